@@ -1,0 +1,205 @@
+//! The event bus: typed commands into the engine and typed events out of it.
+//! The agent publishes `AgentEvent`s after recording them in the session log; the TUI and the
+//! headless printer are two consumers of the same stream and send `UserCommand`s back.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use crate::permissions::Mode;
+use crate::tools::{FileChange, ToolOutput};
+
+/// Id of one tool call, as the model named it (or as we synthesised it when it named none).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CallId(pub String);
+
+impl CallId {
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for CallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One model request/response round within a user request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TurnId(pub u64);
+
+/// Id of a session: also the stem of its log file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionId(pub String);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What the user decided about a held call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call once.
+    Approve,
+    /// Run it, and let every later command starting with `prefix` run for the rest of the
+    /// session (the rule is recorded in the session log, so a resume keeps it).
+    ApproveForSession { prefix: String },
+    /// Do not run it; the model is told, with the user's message when there is one.
+    Deny { message: Option<String> },
+}
+
+/// What the user asks of the agent. Imperative.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UserCommand {
+    Submit { text: String },
+    Decide { call: CallId, decision: Decision },
+    /// Stop the running stream and tools; every open call gets a `[cancelled]` result.
+    Interrupt,
+    SetMode { mode: Mode },
+    SetModel { model: String },
+    Shutdown,
+}
+
+/// Token usage of one request, as the provider reported it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's cache (`prompt_cache_hit_tokens`,
+    /// `prompt_tokens_details.cached_tokens`).
+    pub cached_tokens: u64,
+}
+
+/// Why a request to the agent ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", content = "detail", rename_all = "snake_case")]
+pub enum EndReason {
+    /// The model answered without tool calls.
+    Completed,
+    /// The user interrupted.
+    Interrupted,
+    /// The step limit was reached before the model finished.
+    StepLimit,
+    /// A call that needed approval was denied (or could not be asked) and the run stops there.
+    Denied,
+    /// Provider error after retries, truncated stream, or another agent-side failure.
+    Failed(String),
+}
+
+/// What the model sees of a finished call, and the canonical value behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// True for error results (`Error: …`): invalid arguments, unknown tool, denied, …
+    pub is_error: bool,
+    /// Exactly the text sent back to the model.
+    pub text: String,
+    /// The structured value, when the tool produced one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<ToolOutput>,
+}
+
+impl ToolResult {
+    pub fn ok(output: ToolOutput) -> Self {
+        Self { is_error: false, text: output.model_text(), output: Some(output) }
+    }
+    pub fn error(message: impl fmt::Display) -> Self {
+        Self { is_error: true, text: format!("Error: {message}"), output: None }
+    }
+    pub fn cancelled() -> Self {
+        Self { is_error: true, text: "[cancelled]".into(), output: None }
+    }
+    pub fn interrupted() -> Self {
+        Self { is_error: true, text: "[interrupted]".into(), output: None }
+    }
+}
+
+/// What happened to one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolEvent {
+    Requested { call: CallId, name: String, args: serde_json::Value },
+    /// The gate holds the call until a `UserCommand::Decide` for it arrives.
+    AwaitingApproval {
+        call: CallId,
+        name: String,
+        /// The command, or the path for writes.
+        subject: String,
+        why: String,
+        sandboxed: bool,
+        /// The prefix "approve for the session" would allow.
+        prefix: String,
+        /// For a held write or edit: the change it would make.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<FileChange>,
+    },
+    Decided { call: CallId, decision: Decision },
+    /// A piece of a running command's output, for the live tail.
+    OutputTail { call: CallId, chunk: String },
+    Finished { call: CallId, name: String, result: ToolResult },
+}
+
+/// What happened. Past tense or a state; never a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    SessionStarted {
+        session: SessionId,
+        provider: String,
+        model: String,
+        mode: Mode,
+        context_window: u64,
+        resumed: bool,
+    },
+    /// A user message entered the conversation (also replayed on resume).
+    UserMessage { text: String },
+    TurnStarted { turn: TurnId },
+    TextDelta { turn: TurnId, text: String },
+    ReasoningDelta { turn: TurnId, text: String },
+    /// The assistant message of a turn is complete (also replayed on resume).
+    AssistantMessage { turn: TurnId, text: String, reasoning: String },
+    Retrying { attempt: u32, wait_ms: u64, reason: String },
+    Usage(Usage),
+    Tool(ToolEvent),
+    ModeChanged { mode: Mode },
+    ModelChanged { model: String },
+    /// Something the user should know that did not end the turn.
+    Warning { message: String },
+    TurnEnded { turn: TurnId, reason: EndReason },
+    /// The agent is idle and waits for the next `Submit`.
+    Idle,
+}
+
+/// The engine's ends of the bus.
+pub struct EngineEnds {
+    pub commands: mpsc::Receiver<UserCommand>,
+    pub events: mpsc::UnboundedSender<AgentEvent>,
+}
+
+/// The front end's ends of the bus (TUI or headless printer).
+pub struct FrontEnds {
+    pub commands: mpsc::Sender<UserCommand>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+}
+
+/// Commands are bounded (a user cannot outrun the engine); events are unbounded because a
+/// dropped delta would corrupt the transcript.
+pub fn channel() -> (EngineEnds, FrontEnds) {
+    let (command_tx, command_rx) = mpsc::channel(64);
+    let (event_tx, event_rx) = mpsc::unbounded_channel();
+    (
+        EngineEnds { commands: command_rx, events: event_tx },
+        FrontEnds { commands: command_tx, events: event_rx },
+    )
+}

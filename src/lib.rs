@@ -1,0 +1,19 @@
+//! cairn: a terminal coding agent.
+//!
+//! ```text
+//!  tui / exec printer ──UserCommand──► agent loop ──► llm (OpenAI-compatible SSE)
+//!          ▲                               │
+//!          └──────────AgentEvent───────────┤
+//!                                          ▼
+//!                     permission gate ──► tools ──► write queue ──► files
+//!                                          │   └──► bash executor (process groups)
+//!                                          ▼
+//!                     session log (append-only JSONL, the single source of truth)
+//! ```
+//!
+//! Start with `bus` (the events), `tools` (the tool trait), `agent` (the loop).
+
+pub mod bus;
+pub mod llm;
+pub mod permissions;
+pub mod tools;

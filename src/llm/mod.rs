@@ -1,0 +1,109 @@
+//! The model side: OpenAI-compatible chat completions with streaming. `sse` turns bytes into
+//! events, `stream` assembles chunks into a `Completion`, `client` does HTTP and retries.
+//! The agent talks to a `ChatModel`, so tests can script it without a server.
+
+pub mod wire;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::bus::{CallId, Usage};
+use crate::tools::ToolSpec;
+pub use wire::{ChatMessage, WireFunction, WireToolCall};
+
+/// Where and how to reach the model.
+#[derive(Debug, Clone)]
+pub struct ProviderSettings {
+    /// Preset name (`deepseek`, `openai`, `openrouter`, `ollama`, `custom`).
+    pub provider: String,
+    /// API root including its version; `/chat/completions` is appended.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    /// Retries after the first attempt for 429, 5xx and dropped connections.
+    pub max_retries: u32,
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// Longest wait for the first byte of a response and between two reads of the body.
+    pub idle_timeout: Duration,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+/// A tool call assembled from the stream, arguments still raw JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssembledCall {
+    pub id: CallId,
+    pub name: String,
+    /// Raw argument text; `""` means `{}`.
+    pub arguments: String,
+}
+
+/// One complete model response.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Completion {
+    pub text: String,
+    pub reasoning: String,
+    pub tool_calls: Vec<AssembledCall>,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// Progress while a response streams, for the UI.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamDelta {
+    Text(String),
+    Reasoning(String),
+    /// A tool call began (its name is known; arguments are still arriving).
+    ToolCallStarted { id: CallId, name: String },
+    Usage(Usage),
+    /// A retryable failure; the client waits `wait` before attempt `attempt`.
+    Retrying { attempt: u32, wait: Duration, reason: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// The stream ended before a finish reason (or with `length` mid-tool-call). Half-built
+    /// tool calls are dropped; `partial` keeps the text that did arrive.
+    #[error("the response was cut off: {reason}")]
+    Truncated { reason: String, partial: Box<Completion> },
+    /// A non-retryable HTTP status, or a retryable one after all retries.
+    #[error("the provider answered {status}: {message}")]
+    Status { status: u16, message: String },
+    #[error("the provider's quota is exhausted: {message}")]
+    QuotaExhausted { message: String },
+    /// An error object sent inside a 200 stream.
+    #[error("the provider reported an error: {message}")]
+    Provider { message: String },
+    #[error("connection failed: {0}")]
+    Connection(String),
+    #[error("could not read the provider's response: {0}")]
+    Protocol(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A request: the whole conversation plus the tool schemas.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [ChatMessage],
+    pub tools: &'a [ToolSpec],
+}
+
+pub type DeltaSink<'a> = &'a mut (dyn FnMut(StreamDelta) + Send);
+
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// Streams one response. Retries are the implementation's business; each wait is reported
+    /// as `StreamDelta::Retrying` first. Returns `Cancelled` soon after `cancel` fires.
+    async fn stream_chat(
+        &self,
+        request: ChatRequest<'_>,
+        on_delta: DeltaSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError>;
+    fn model(&self) -> String;
+    fn set_model(&self, model: &str);
+}

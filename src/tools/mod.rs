@@ -1,0 +1,182 @@
+//! The tool trait, the errors and context tools share, and the registry of all tools.
+//! The agent asks the registry for a tool by name, feeds `access` to the permission gate and
+//! the write queue, then `run`s it; the canonical `ToolOutput` goes to the log and the UI.
+
+mod file_render;
+mod output;
+mod render;
+pub mod jobs;
+pub mod paths;
+pub mod read_state;
+pub mod write_queue;
+
+pub use output::*;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::bus::CallId;
+use paths::RealPath;
+use read_state::ReadTracker;
+use write_queue::WriteQueue;
+
+/// The model's face of a tool: exactly what goes into the request, nothing else.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: serde_json::Value,
+}
+
+/// What a call would touch. The gate decides on it; the runtime schedules by it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only: may run concurrently with other reads of the same turn.
+    Read,
+    /// Writes this file: serialised per real path by the write queue.
+    Write { path: RealPath, display: String },
+    /// Runs a shell command.
+    Command { command: String, background: bool },
+    /// Touches only session state (todos, job bookkeeping).
+    Session,
+}
+
+/// Errors a tool reports to the model as an `is_error` result. Messages say what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("invalid arguments: {0}")]
+    InvalidArgs(String),
+    #[error("{path}: not read in this session; call read_file on it first")]
+    NotRead { path: String },
+    #[error("{path}: changed on disk since it was last read; read it again before changing it")]
+    Stale { path: String },
+    #[error("{path}: no such file or directory")]
+    NotFound { path: String },
+    #[error("{path}: {reason}")]
+    Refused { path: String, reason: String },
+    #[error("{0}")]
+    Failed(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ToolError {
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io { what: what.into(), source }
+    }
+}
+
+/// Settings of the bash tool that come from the configuration.
+#[derive(Debug, Clone)]
+pub struct BashSettings {
+    /// Environment variables removed from every command (the provider's key and the like).
+    pub hidden_env: Vec<String>,
+    /// Variables that look secret but the user lets through.
+    pub allowed_env: Vec<String>,
+    /// Grace period between SIGTERM and SIGKILL.
+    pub kill_grace: std::time::Duration,
+    /// Whether commands run in the Landlock sandbox, and what it allows.
+    pub sandbox: Option<crate::permissions::sandbox::SandboxPolicy>,
+}
+
+impl Default for BashSettings {
+    fn default() -> Self {
+        Self {
+            hidden_env: Vec::new(),
+            allowed_env: Vec::new(),
+            kill_grace: std::time::Duration::from_secs(3),
+            sandbox: None,
+        }
+    }
+}
+
+/// What all calls of a session share.
+pub struct ToolEnv {
+    pub workspace: PathBuf,
+    pub reads: ReadTracker,
+    pub writes: WriteQueue,
+    pub jobs: jobs::JobTable,
+    pub bash: BashSettings,
+}
+
+impl ToolEnv {
+    pub fn new(workspace: PathBuf, bash: BashSettings) -> Arc<Self> {
+        Arc::new(Self {
+            workspace,
+            reads: ReadTracker::default(),
+            writes: WriteQueue::default(),
+            jobs: jobs::JobTable::default(),
+            bash,
+        })
+    }
+}
+
+/// Receives live output of a running command, for the UI's tail.
+pub type TailSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The context of one call.
+#[derive(Clone)]
+pub struct ToolCx {
+    pub env: Arc<ToolEnv>,
+    pub call: CallId,
+    /// Cancelled when the user interrupts; tools stop and report `[cancelled]`.
+    pub cancel: CancellationToken,
+    pub tail: Option<TailSink>,
+}
+
+impl ToolCx {
+    pub fn new(env: Arc<ToolEnv>, call: CallId) -> Self {
+        Self { env, call, cancel: CancellationToken::new(), tail: None }
+    }
+    pub fn workspace(&self) -> &std::path::Path {
+        &self.env.workspace
+    }
+    /// Resolves a path argument against the workspace.
+    pub fn resolve(&self, raw: &str) -> Result<RealPath, ToolError> {
+        if raw.trim().is_empty() {
+            return Err(ToolError::InvalidArgs("`path` must not be empty".into()));
+        }
+        paths::resolve(&self.env.workspace, raw)
+            .map_err(|err| ToolError::io(format!("resolving {raw}"), err))
+    }
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    /// What a call would touch; invalid arguments are reported here, before the gate.
+    fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError>;
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError>;
+}
+
+/// Parses a tool's argument struct, turning serde's message into a correctable error.
+pub fn parse_args<T: serde::de::DeserializeOwned>(args: &serde_json::Value) -> Result<T, ToolError> {
+    T::deserialize(args).map_err(|err| ToolError::InvalidArgs(err.to_string()))
+}
+
+/// All tools, in the order their schemas are sent.
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl Registry {
+    pub fn with_tools(tools: Vec<Box<dyn Tool>>) -> Self {
+        Self { tools }
+    }
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools.iter().find(|t| t.spec().name == name).map(|t| t.as_ref())
+    }
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec()).collect()
+    }
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.spec().name).collect()
+    }
+}

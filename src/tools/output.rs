@@ -1,0 +1,167 @@
+//! The canonical values tools produce. The session log stores them verbatim; the model's text
+//! (`model_text`) and the UI's cards and diffs are projections of the same value.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// A finished (or cancelled, or timed-out) shell command.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandRun {
+    pub command: String,
+    /// What the model sees of stdout: head and tail when cut, escape sequences stripped.
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    /// Name of the signal that ended it (`SIGKILL`), if any.
+    pub signal: Option<String>,
+    /// The timeout that fired, in ms.
+    pub timed_out_after_ms: Option<u64>,
+    pub cancelled: bool,
+    /// Bytes produced on each stream, including what was cut.
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    /// True when the shown output is only a head and a tail of the whole.
+    pub truncated: bool,
+    /// Where the full output was spilled, when it did not fit in memory.
+    pub spill_path: Option<PathBuf>,
+    pub duration_ms: u64,
+    pub sandboxed: bool,
+    /// The command failed in a way that looks like the sandbox refused it.
+    pub sandbox_denied: bool,
+    /// Set when the command runs (or now runs) as a background job.
+    pub job_id: Option<String>,
+}
+
+/// Lines of a file, as `read_file` returned them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSlice {
+    pub path: String,
+    /// 1-based number of the first line shown.
+    pub offset: usize,
+    pub lines: Vec<String>,
+    pub total_lines: usize,
+    /// Lines that were cut because they were too long.
+    pub long_lines_cut: usize,
+}
+
+/// A write or edit: what changed in which file. Large files keep only the hunks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// The path as shown to the user (relative to the workspace when inside it).
+    pub path: String,
+    /// True when the file did not exist before.
+    pub created: bool,
+    /// Unified diff (3 lines of context) of before → after.
+    pub diff: String,
+    pub added: usize,
+    pub removed: usize,
+    /// 1-based first and last line of the new file that the change touched.
+    pub first_line: usize,
+    pub last_line: usize,
+    /// Number of replacements made (edits), or 1 for a write.
+    pub replacements: usize,
+}
+
+/// One entry of a listing or a glob.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListEntry {
+    pub path: String,
+    pub is_dir: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listing {
+    pub root: String,
+    pub entries: Vec<ListEntry>,
+    /// Set when the listing was capped; the number of entries not shown, when known.
+    pub truncated: bool,
+    pub omitted: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrepMode {
+    #[default]
+    Content,
+    Files,
+    Count,
+}
+
+/// One line of grep output: a match, or a context line around one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrepLine {
+    pub path: String,
+    pub line: u64,
+    pub text: String,
+    pub is_context: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Matches {
+    pub pattern: String,
+    pub mode: GrepMode,
+    pub lines: Vec<GrepLine>,
+    /// Files with matches (files mode), or (path, count) for count mode.
+    pub files: Vec<(String, u64)>,
+    pub total_matches: u64,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoItem {
+    pub content: String,
+    pub status: TodoStatus,
+}
+
+/// State of a background job, as `job_output` / `job_kill` report it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobReport {
+    pub job_id: String,
+    pub command: String,
+    /// New output since the last read.
+    pub stdout: String,
+    pub stderr: String,
+    pub running: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub killed: bool,
+    pub truncated: bool,
+    pub spill_path: Option<PathBuf>,
+}
+
+/// The canonical value of a successful tool run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolOutput {
+    Command(CommandRun),
+    FileSlice(FileSlice),
+    FileChanged(FileChange),
+    Listing(Listing),
+    Matches(Matches),
+    Todos { todos: Vec<TodoItem> },
+    Job(JobReport),
+}
+
+impl ToolOutput {
+    /// The short text the model sees. Business facts appear here as markers.
+    pub fn model_text(&self) -> String {
+        match self {
+            ToolOutput::Command(run) => super::render::command_text(run),
+            ToolOutput::FileSlice(slice) => super::file_render::slice_text(slice),
+            ToolOutput::FileChanged(change) => super::file_render::change_text(change),
+            ToolOutput::Listing(listing) => super::render::listing_text(listing),
+            ToolOutput::Matches(matches) => super::render::matches_text(matches),
+            ToolOutput::Todos { todos } => super::render::todos_text(todos),
+            ToolOutput::Job(report) => super::render::job_text(report),
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! The one integration-test binary: each module drives cairn the way a user or a model would.
+
+mod support;
