@@ -69,7 +69,23 @@ pub enum UserCommand {
     Interrupt,
     SetMode { mode: Mode },
     SetModel { model: String },
+    /// Start a fresh session (the TUI's `/new`).
+    NewSession,
+    /// Ask for `AgentEvent::Sessions` (the `/resume` picker).
+    ListSessions,
+    /// Switch to a saved session; its history is replayed as events.
+    Resume { session: SessionId },
     Shutdown,
+}
+
+/// One saved session, as `cairn sessions` and the resume picker show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub id: SessionId,
+    /// RFC 3339 start time.
+    pub started: String,
+    pub cwd: String,
+    pub first_prompt: String,
 }
 
 /// Token usage of one request, as the provider reported it.
@@ -179,6 +195,11 @@ pub enum AgentEvent {
     TurnEnded { turn: TurnId, reason: EndReason },
     /// The agent is idle and waits for the next `Submit`.
     Idle,
+    /// Answer to `UserCommand::ListSessions`, newest first.
+    Sessions { sessions: Vec<SessionSummary> },
+    /// The conversation was replaced (new or resumed session): clear the transcript, diffs and
+    /// todos; the history of a resumed session follows as ordinary events.
+    Reset,
 }
 
 /// The engine's ends of the bus.
