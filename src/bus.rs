@@ -63,18 +63,29 @@ pub enum Decision {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UserCommand {
-    Submit { text: String },
-    Decide { call: CallId, decision: Decision },
+    Submit {
+        text: String,
+    },
+    Decide {
+        call: CallId,
+        decision: Decision,
+    },
     /// Stop the running stream and tools; every open call gets a `[cancelled]` result.
     Interrupt,
-    SetMode { mode: Mode },
-    SetModel { model: String },
+    SetMode {
+        mode: Mode,
+    },
+    SetModel {
+        model: String,
+    },
     /// Start a fresh session (the TUI's `/new`).
     NewSession,
     /// Ask for `AgentEvent::Sessions` (the `/resume` picker).
     ListSessions,
     /// Switch to a saved session; its history is replayed as events.
-    Resume { session: SessionId },
+    Resume {
+        session: SessionId,
+    },
     Shutdown,
 }
 
@@ -128,16 +139,32 @@ pub struct ToolResult {
 
 impl ToolResult {
     pub fn ok(output: ToolOutput) -> Self {
-        Self { is_error: false, text: output.model_text(), output: Some(output) }
+        Self {
+            is_error: false,
+            text: output.model_text(),
+            output: Some(output),
+        }
     }
     pub fn error(message: impl fmt::Display) -> Self {
-        Self { is_error: true, text: format!("Error: {message}"), output: None }
+        Self {
+            is_error: true,
+            text: format!("Error: {message}"),
+            output: None,
+        }
     }
     pub fn cancelled() -> Self {
-        Self { is_error: true, text: "[cancelled]".into(), output: None }
+        Self {
+            is_error: true,
+            text: "[cancelled]".into(),
+            output: None,
+        }
     }
     pub fn interrupted() -> Self {
-        Self { is_error: true, text: "[interrupted]".into(), output: None }
+        Self {
+            is_error: true,
+            text: "[interrupted]".into(),
+            output: None,
+        }
     }
 }
 
@@ -145,7 +172,11 @@ impl ToolResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolEvent {
-    Requested { call: CallId, name: String, args: serde_json::Value },
+    Requested {
+        call: CallId,
+        name: String,
+        args: serde_json::Value,
+    },
     /// The gate holds the call until a `UserCommand::Decide` for it arrives.
     AwaitingApproval {
         call: CallId,
@@ -160,10 +191,20 @@ pub enum ToolEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<FileChange>,
     },
-    Decided { call: CallId, decision: Decision },
+    Decided {
+        call: CallId,
+        decision: Decision,
+    },
     /// A piece of a running command's output, for the live tail.
-    OutputTail { call: CallId, chunk: String },
-    Finished { call: CallId, name: String, result: ToolResult },
+    OutputTail {
+        call: CallId,
+        chunk: String,
+    },
+    Finished {
+        call: CallId,
+        name: String,
+        result: ToolResult,
+    },
 }
 
 /// What happened. Past tense or a state; never a request.
@@ -179,24 +220,53 @@ pub enum AgentEvent {
         resumed: bool,
     },
     /// A user message entered the conversation (also replayed on resume).
-    UserMessage { text: String },
-    TurnStarted { turn: TurnId },
-    TextDelta { turn: TurnId, text: String },
-    ReasoningDelta { turn: TurnId, text: String },
+    UserMessage {
+        text: String,
+    },
+    TurnStarted {
+        turn: TurnId,
+    },
+    TextDelta {
+        turn: TurnId,
+        text: String,
+    },
+    ReasoningDelta {
+        turn: TurnId,
+        text: String,
+    },
     /// The assistant message of a turn is complete (also replayed on resume).
-    AssistantMessage { turn: TurnId, text: String, reasoning: String },
-    Retrying { attempt: u32, wait_ms: u64, reason: String },
+    AssistantMessage {
+        turn: TurnId,
+        text: String,
+        reasoning: String,
+    },
+    Retrying {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
     Usage(Usage),
     Tool(ToolEvent),
-    ModeChanged { mode: Mode },
-    ModelChanged { model: String },
+    ModeChanged {
+        mode: Mode,
+    },
+    ModelChanged {
+        model: String,
+    },
     /// Something the user should know that did not end the turn.
-    Warning { message: String },
-    TurnEnded { turn: TurnId, reason: EndReason },
+    Warning {
+        message: String,
+    },
+    TurnEnded {
+        turn: TurnId,
+        reason: EndReason,
+    },
     /// The agent is idle and waits for the next `Submit`.
     Idle,
     /// Answer to `UserCommand::ListSessions`, newest first.
-    Sessions { sessions: Vec<SessionSummary> },
+    Sessions {
+        sessions: Vec<SessionSummary>,
+    },
     /// The conversation was replaced (new or resumed session): clear the transcript, diffs and
     /// todos; the history of a resumed session follows as ordinary events.
     Reset,
@@ -220,7 +290,13 @@ pub fn channel() -> (EngineEnds, FrontEnds) {
     let (command_tx, command_rx) = mpsc::channel(64);
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     (
-        EngineEnds { commands: command_rx, events: event_tx },
-        FrontEnds { commands: command_tx, events: event_rx },
+        EngineEnds {
+            commands: command_rx,
+            events: event_tx,
+        },
+        FrontEnds {
+            commands: command_tx,
+            events: event_rx,
+        },
     )
 }

@@ -13,7 +13,10 @@
 //!
 //! Start with `bus` (the events), `tools` (the tool trait), `agent` (the loop).
 
+pub mod agent;
 pub mod bus;
+pub mod config;
 pub mod llm;
 pub mod permissions;
+pub mod session_log;
 pub mod tools;

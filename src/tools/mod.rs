@@ -4,8 +4,9 @@
 
 mod file_render;
 mod output;
-mod render;
+pub mod render;
 pub mod jobs;
+mod ansi;
 pub mod paths;
 pub mod read_state;
 pub mod write_queue;
@@ -154,6 +155,10 @@ pub trait Tool: Send + Sync {
     /// What a call would touch; invalid arguments are reported here, before the gate.
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError>;
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError>;
+    /// The change a write would make, shown in the approval prompt when the call is held.
+    fn preview(&self, _args: &serde_json::Value, _cx: &ToolCx) -> Option<FileChange> {
+        None
+    }
 }
 
 /// Parses a tool's argument struct, turning serde's message into a correctable error.

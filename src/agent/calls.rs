@@ -1,0 +1,377 @@
+//! The tool calls of one reply: validate each (unknown tool, invalid JSON and bad arguments
+//! become correctable error results), pass it through the permission gate (asking the user
+//! when it holds one), then run: consecutive read-only calls concurrently, everything else in
+//! order. Every call gets exactly one result, also when the user interrupts.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use super::history::todos_of;
+use crate::bus::{AgentEvent, CallId, Decision, ToolEvent, ToolResult};
+use crate::llm::{AssembledCall, ChatMessage, Completion};
+use crate::permissions::Verdict;
+use crate::session_log::Record;
+use crate::tools::{Access, Registry, TailSink, ToolCx, ToolEnv};
+
+/// What the request does after this step's calls.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum CallsOutcome {
+    Continue,
+    Interrupted,
+    /// A call needed approval in a headless run; the run stops.
+    DeniedHeadless,
+}
+
+/// A call that passed validation and the gate.
+struct Ready {
+    call: CallId,
+    name: String,
+    args: Value,
+    access: Access,
+}
+
+enum Plan {
+    Run(Ready),
+    Done {
+        call: CallId,
+        name: String,
+        result: ToolResult,
+    },
+}
+
+impl Agent {
+    pub(super) async fn run_calls(
+        &mut self,
+        completion: &Completion,
+        cancel: &CancellationToken,
+    ) -> CallsOutcome {
+        let mut denied_headless = false;
+        let mut plans = Vec::with_capacity(completion.tool_calls.len());
+        for call in &completion.tool_calls {
+            if cancel.is_cancelled() {
+                plans.push(Plan::Done {
+                    call: call.id.clone(),
+                    name: call.name.clone(),
+                    result: ToolResult::cancelled(),
+                });
+                continue;
+            }
+            let plan = self.plan_call(call, cancel, &mut denied_headless).await;
+            plans.push(plan);
+        }
+        self.execute(plans, cancel).await;
+        if cancel.is_cancelled() {
+            CallsOutcome::Interrupted
+        } else if denied_headless {
+            CallsOutcome::DeniedHeadless
+        } else {
+            CallsOutcome::Continue
+        }
+    }
+
+    async fn plan_call(
+        &mut self,
+        call: &AssembledCall,
+        cancel: &CancellationToken,
+        denied_headless: &mut bool,
+    ) -> Plan {
+        let args = parse_arguments(&call.arguments);
+        self.emit(AgentEvent::Tool(ToolEvent::Requested {
+            call: call.id.clone(),
+            name: call.name.clone(),
+            args: args
+                .clone()
+                .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+        }));
+        let done = |result| Plan::Done {
+            call: call.id.clone(),
+            name: call.name.clone(),
+            result,
+        };
+        let Some(tool) = self.engine.registry.get(&call.name) else {
+            let names = self.engine.registry.names().join(", ");
+            return done(ToolResult::error(format!(
+                "unknown tool `{}`; the tools are: {names}",
+                call.name
+            )));
+        };
+        let args = match args {
+            Ok(args) => args,
+            Err(message) => return done(ToolResult::error(message)),
+        };
+        let cx = ToolCx::new(Arc::clone(&self.engine.tools), call.id.clone());
+        let access = match tool.access(&args, &cx) {
+            Ok(access) => access,
+            Err(err) => return done(ToolResult::error(err)),
+        };
+        match self
+            .engine
+            .gate
+            .check(&call.name, &access, self.shared.mode())
+        {
+            Verdict::Run => {}
+            Verdict::Deny { why } => {
+                return done(ToolResult::error(format!(
+                    "this call is denied by the user's rules: {why}. Do not retry it."
+                )));
+            }
+            Verdict::Ask { why, prefix } => {
+                if !self.settings.interactive {
+                    *denied_headless = true;
+                    return done(ToolResult::error(format!(
+                        "this call needs the user's approval ({why}), and nobody can approve it in this headless run (mode {}). It was not run.",
+                        self.shared.mode()
+                    )));
+                }
+                let preview = tool.preview(&args, &cx);
+                let decision = self.ask(call, &access, why, prefix, preview, cancel).await;
+                match decision {
+                    None => return done(ToolResult::cancelled()),
+                    Some(Decision::Approve) => {}
+                    Some(Decision::ApproveForSession { prefix }) => {
+                        self.engine.gate.allow_for_session(&prefix);
+                        self.record(&Record::SessionRule { prefix });
+                    }
+                    Some(Decision::Deny { message }) => {
+                        let text = match message.filter(|m| !m.trim().is_empty()) {
+                            Some(m) => format!("the user denied this call and said: {m}"),
+                            None => "the user denied this call. Do not retry it; ask the user or take another approach.".into(),
+                        };
+                        return done(ToolResult::error(text));
+                    }
+                }
+            }
+        }
+        Plan::Run(Ready {
+            call: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            access,
+        })
+    }
+
+    /// Holds the call until the user decides; `None` when interrupted meanwhile.
+    async fn ask(
+        &mut self,
+        call: &AssembledCall,
+        access: &Access,
+        why: String,
+        prefix: String,
+        diff: Option<crate::tools::FileChange>,
+        cancel: &CancellationToken,
+    ) -> Option<Decision> {
+        let (tx, rx) = oneshot::channel();
+        self.shared.park_approval(call.id.clone(), tx);
+        let subject = match access {
+            Access::Command { command, .. } => command.clone(),
+            Access::Write { display, .. } => display.clone(),
+            Access::Read | Access::Session => call.name.clone(),
+        };
+        let sandboxed = matches!(access, Access::Command { .. }) && self.engine.gate.sandboxed();
+        self.emit(AgentEvent::Tool(ToolEvent::AwaitingApproval {
+            call: call.id.clone(),
+            name: call.name.clone(),
+            subject,
+            why,
+            sandboxed,
+            prefix,
+            diff,
+        }));
+        let decision = tokio::select! {
+            decision = rx => decision.ok(),
+            () = cancel.cancelled() => None,
+        };
+        if let Some(decision) = &decision {
+            self.record(&Record::Approval {
+                call: call.id.clone(),
+                decision: decision.clone(),
+            });
+            self.emit(AgentEvent::Tool(ToolEvent::Decided {
+                call: call.id.clone(),
+                decision: decision.clone(),
+            }));
+        }
+        decision
+    }
+
+    /// Runs the planned calls: consecutive reads together, the rest one by one in order.
+    async fn execute(&mut self, plans: Vec<Plan>, cancel: &CancellationToken) {
+        let mut reads: Vec<Ready> = Vec::new();
+        for plan in plans {
+            match plan {
+                Plan::Run(ready) if ready.access == Access::Read => reads.push(ready),
+                Plan::Run(ready) => {
+                    self.run_batch(std::mem::take(&mut reads), cancel).await;
+                    self.run_batch(vec![ready], cancel).await;
+                }
+                Plan::Done { call, name, result } => {
+                    self.run_batch(std::mem::take(&mut reads), cancel).await;
+                    self.finish(call, name, result);
+                }
+            }
+        }
+        self.run_batch(reads, cancel).await;
+    }
+
+    async fn run_batch(&mut self, batch: Vec<Ready>, cancel: &CancellationToken) {
+        if batch.is_empty() {
+            return;
+        }
+        let mut running = Vec::with_capacity(batch.len());
+        for ready in batch {
+            if cancel.is_cancelled() {
+                self.finish(ready.call, ready.name, ToolResult::cancelled());
+                continue;
+            }
+            let handle = spawn_tool(
+                Arc::clone(&self.engine.registry),
+                Arc::clone(&self.engine.tools),
+                &ready,
+                cancel.child_token(),
+                self.tail_sink(&ready.call),
+            );
+            running.push((ready, handle));
+        }
+        for (ready, handle) in running {
+            let result = await_tool(&ready, handle, cancel).await;
+            self.finish(ready.call, ready.name, result);
+        }
+    }
+
+    fn tail_sink(&self, call: &CallId) -> TailSink {
+        let events = self.events.clone();
+        let call = call.clone();
+        Arc::new(move |chunk: &str| {
+            let _ = events.send(AgentEvent::Tool(ToolEvent::OutputTail {
+                call: call.clone(),
+                chunk: chunk.to_string(),
+            }));
+        })
+    }
+
+    /// Records the result, adds it to the conversation and publishes it.
+    fn finish(&mut self, call: CallId, name: String, result: ToolResult) {
+        if let Some(todos) = todos_of(&result) {
+            self.session.todos = todos.to_vec();
+        }
+        self.record(&Record::ToolResult {
+            call: call.clone(),
+            name: name.clone(),
+            result: result.clone(),
+        });
+        self.session.messages.push(ChatMessage::Tool {
+            tool_call_id: call.0.clone(),
+            content: result.text.clone(),
+        });
+        self.emit(AgentEvent::Tool(ToolEvent::Finished { call, name, result }));
+    }
+}
+
+/// `""` (some providers send no arguments for parameterless calls) means `{}`.
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "the arguments must be a JSON object, got {}; send the call again with an object of the tool's parameters",
+            kind_of(&other)
+        )),
+        Err(err) => Err(format!(
+            "the arguments are not valid JSON ({err}); send the call again with a valid JSON object"
+        )),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+type ToolHandle = tokio::task::JoinHandle<ToolResult>;
+
+/// Runs the tool on its own task, so a panic in it becomes an error result, not a crash.
+fn spawn_tool(
+    registry: Arc<Registry>,
+    env: Arc<ToolEnv>,
+    ready: &Ready,
+    cancel: CancellationToken,
+    tail: TailSink,
+) -> ToolHandle {
+    let name = ready.name.clone();
+    let args = ready.args.clone();
+    let cx = ToolCx {
+        env,
+        call: ready.call.clone(),
+        cancel,
+        tail: Some(tail),
+    };
+    tokio::spawn(async move {
+        let Some(tool) = registry.get(&name) else {
+            return ToolResult::error(format!("unknown tool `{name}`"));
+        };
+        match tool.run(args, &cx).await {
+            Ok(output) => ToolResult::ok(output),
+            Err(err) => ToolResult::error(err),
+        }
+    })
+}
+
+/// Waits for a call. On interrupt, reads are abandoned at once; commands and writes are awaited
+/// (commands kill their process group and report `[cancelled]`; writes are atomic and short).
+async fn await_tool(
+    ready: &Ready,
+    mut handle: ToolHandle,
+    cancel: &CancellationToken,
+) -> ToolResult {
+    let joined = if ready.access == Access::Read {
+        tokio::select! {
+            joined = &mut handle => joined,
+            () = cancel.cancelled() => {
+                handle.abort();
+                return ToolResult::cancelled();
+            }
+        }
+    } else {
+        handle.await
+    };
+    match joined {
+        Ok(result) => result,
+        Err(err) => {
+            tracing::error!(tool = %ready.name, "tool task failed: {err}");
+            ToolResult::error(format!(
+                "internal error in {} (details in cairn's log); the call may not have completed",
+                ready.name
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_validated_with_correctable_messages() {
+        assert_eq!(parse_arguments(""), Ok(Value::Object(Default::default())));
+        assert!(parse_arguments("{\"a\":1}").is_ok());
+        let err = parse_arguments("{\"a\":").err().unwrap_or_default();
+        assert!(
+            err.contains("not valid JSON") && err.contains("send the call again"),
+            "{err}"
+        );
+        let err = parse_arguments("[1]").err().unwrap_or_default();
+        assert!(err.contains("an array"), "{err}");
+    }
+}

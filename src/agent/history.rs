@@ -1,0 +1,224 @@
+//! Rebuilds a session from its log: the conversation as the model will be sent it, the current
+//! todos, the session rules, and the events a front end replays to show the past.
+
+use std::collections::HashSet;
+
+use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId};
+use crate::llm::{ChatMessage, WireFunction, WireToolCall};
+use crate::session_log::{LoggedCall, Record};
+use crate::tools::{TodoItem, ToolOutput};
+
+/// What a session's records add up to.
+#[derive(Debug, Default)]
+pub struct Rebuilt {
+    pub messages: Vec<ChatMessage>,
+    pub todos: Vec<TodoItem>,
+    pub session_rules: Vec<String>,
+    pub events: Vec<AgentEvent>,
+    /// Calls that had no result in the log (the process died while they ran).
+    pub interrupted: Vec<CallId>,
+}
+
+/// The assistant message as sent back to the model. Reasoning goes back only with tool
+/// calls: DeepSeek requires it there and ignores it elsewhere.
+pub fn assistant_message(text: &str, reasoning: &str, calls: &[LoggedCall]) -> ChatMessage {
+    ChatMessage::Assistant {
+        content: if text.is_empty() && !calls.is_empty() {
+            None
+        } else {
+            Some(text.to_string())
+        },
+        reasoning_content: (!calls.is_empty() && !reasoning.is_empty())
+            .then(|| reasoning.to_string()),
+        tool_calls: calls
+            .iter()
+            .map(|c| WireToolCall {
+                id: c.id.0.clone(),
+                kind: "function".into(),
+                function: WireFunction {
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                },
+            })
+            .collect(),
+    }
+}
+
+/// The latest successful `todo_write` is the current list.
+pub fn todos_of(result: &ToolResult) -> Option<&[TodoItem]> {
+    match &result.output {
+        Some(ToolOutput::Todos { todos }) if !result.is_error => Some(todos),
+        _ => None,
+    }
+}
+
+pub fn rebuild(records: &[Record]) -> Rebuilt {
+    let mut out = Rebuilt::default();
+    // Calls of the latest assistant message still waiting for a result, in order.
+    let mut open: Vec<LoggedCall> = Vec::new();
+    let mut turn = 0u64;
+    for record in records {
+        match record {
+            Record::User { text } => {
+                close_open_calls(&mut out, &mut open);
+                out.messages.push(ChatMessage::User {
+                    content: text.clone(),
+                });
+                out.events
+                    .push(AgentEvent::UserMessage { text: text.clone() });
+            }
+            Record::Assistant {
+                text,
+                reasoning,
+                tool_calls,
+            } => {
+                close_open_calls(&mut out, &mut open);
+                turn += 1;
+                out.messages
+                    .push(assistant_message(text, reasoning, tool_calls));
+                out.events.push(AgentEvent::AssistantMessage {
+                    turn: TurnId(turn),
+                    text: text.clone(),
+                    reasoning: reasoning.clone(),
+                });
+                for call in tool_calls {
+                    let args = serde_json::from_str(&call.arguments)
+                        .unwrap_or(serde_json::Value::String(call.arguments.clone()));
+                    out.events.push(AgentEvent::Tool(ToolEvent::Requested {
+                        call: call.id.clone(),
+                        name: call.name.clone(),
+                        args,
+                    }));
+                }
+                open = tool_calls.clone();
+            }
+            Record::ToolResult { call, name, result } => {
+                // Only results of the open assistant message belong in the conversation; a
+                // stray one (a hand-edited log) would make the request invalid.
+                let Some(pos) = open.iter().position(|c| &c.id == call) else {
+                    continue;
+                };
+                open.remove(pos);
+                if let Some(todos) = todos_of(result) {
+                    out.todos = todos.to_vec();
+                }
+                out.messages.push(ChatMessage::Tool {
+                    tool_call_id: call.0.clone(),
+                    content: result.text.clone(),
+                });
+                out.events.push(AgentEvent::Tool(ToolEvent::Finished {
+                    call: call.clone(),
+                    name: name.clone(),
+                    result: result.clone(),
+                }));
+            }
+            Record::SessionRule { prefix } => out.session_rules.push(prefix.clone()),
+            Record::Usage(usage) => out.events.push(AgentEvent::Usage(*usage)),
+            Record::Mode { mode } => out.events.push(AgentEvent::ModeChanged { mode: *mode }),
+            Record::Model { model } => out.events.push(AgentEvent::ModelChanged {
+                model: model.clone(),
+            }),
+            Record::Ended { reason } => out.events.push(AgentEvent::TurnEnded {
+                turn: TurnId(turn),
+                reason: reason.clone(),
+            }),
+            Record::Approval { call, decision } => {
+                out.events.push(AgentEvent::Tool(ToolEvent::Decided {
+                    call: call.clone(),
+                    decision: decision.clone(),
+                }))
+            }
+            Record::Meta { .. } => {}
+        }
+    }
+    close_open_calls(&mut out, &mut open);
+    dedupe_rules(&mut out.session_rules);
+    out
+}
+
+/// A call without a result gets a synthetic `[interrupted]` one, so the conversation stays
+/// valid (every tool call answered, in order) and the model knows it may not have run fully.
+fn close_open_calls(out: &mut Rebuilt, open: &mut Vec<LoggedCall>) {
+    for call in open.drain(..) {
+        let result = ToolResult::interrupted();
+        out.messages.push(ChatMessage::Tool {
+            tool_call_id: call.id.0.clone(),
+            content: result.text.clone(),
+        });
+        out.events.push(AgentEvent::Tool(ToolEvent::Finished {
+            call: call.id.clone(),
+            name: call.name.clone(),
+            result,
+        }));
+        out.interrupted.push(call.id);
+    }
+}
+
+fn dedupe_rules(rules: &mut Vec<String>) {
+    let mut seen = HashSet::new();
+    rules.retain(|r| seen.insert(r.clone()));
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn call(id: &str) -> LoggedCall {
+        LoggedCall {
+            id: CallId::new(id),
+            name: "bash".into(),
+            arguments: "{\"command\":\"ls\"}".into(),
+        }
+    }
+
+    #[test]
+    fn a_call_without_result_is_answered_as_interrupted() {
+        let records = vec![
+            Record::User { text: "go".into() },
+            Record::Assistant {
+                text: String::new(),
+                reasoning: "think".into(),
+                tool_calls: vec![call("a"), call("b")],
+            },
+            Record::ToolResult {
+                call: CallId::new("a"),
+                name: "bash".into(),
+                result: ToolResult::error("x"),
+            },
+        ];
+        let rebuilt = rebuild(&records);
+        assert_eq!(rebuilt.interrupted, vec![CallId::new("b")]);
+        assert_eq!(rebuilt.messages.len(), 4);
+        assert_eq!(
+            rebuilt.messages[3],
+            ChatMessage::Tool {
+                tool_call_id: "b".into(),
+                content: "[interrupted]".into()
+            }
+        );
+        let ChatMessage::Assistant {
+            content,
+            reasoning_content,
+            ..
+        } = &rebuilt.messages[1]
+        else {
+            panic!()
+        };
+        assert_eq!(content, &None);
+        assert_eq!(reasoning_content.as_deref(), Some("think"));
+    }
+
+    #[test]
+    fn stray_results_are_ignored() {
+        let records = vec![
+            Record::User { text: "go".into() },
+            Record::ToolResult {
+                call: CallId::new("zz"),
+                name: "bash".into(),
+                result: ToolResult::error("x"),
+            },
+        ];
+        assert_eq!(rebuild(&records).messages.len(), 1);
+    }
+}

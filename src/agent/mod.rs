@@ -1,0 +1,320 @@
+//! The agent task: owns the session (log, conversation, todos) and serves `UserCommand`s.
+//! A small router task answers interrupts and approval decisions at once, even while a
+//! request is running; everything else is handled in order by the agent itself.
+
+mod calls;
+pub mod history;
+pub mod prompt;
+mod turn;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::bus::{AgentEvent, CallId, Decision, SessionId, UserCommand};
+use crate::llm::{ChatMessage, ChatModel};
+use crate::permissions::{Mode, PermissionGate};
+use crate::session_log::{self, LogError, Record, SessionLog};
+use crate::tools::{Registry, TodoItem, ToolEnv};
+use prompt::WorkspaceFacts;
+
+/// How the agent behaves; fixed for the life of the task.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    pub workspace: PathBuf,
+    pub provider: String,
+    pub mode: Mode,
+    /// Model requests allowed per user request.
+    pub max_steps: u32,
+    pub context_window: u64,
+    /// False in headless runs: a call that would ask is denied and the run stops.
+    pub interactive: bool,
+    pub sessions_dir: PathBuf,
+}
+
+/// Where the conversation comes from.
+#[derive(Debug, Clone)]
+pub enum StartFrom {
+    New,
+    /// Resume the session whose log is at this path.
+    Resume(PathBuf),
+}
+
+/// The parts of the engine the agent drives.
+pub struct Engine {
+    pub model: Arc<dyn ChatModel>,
+    pub registry: Arc<Registry>,
+    pub tools: Arc<ToolEnv>,
+    pub gate: Arc<dyn PermissionGate>,
+}
+
+/// State the router task shares with the agent.
+#[derive(Default)]
+struct Shared {
+    approvals: Mutex<HashMap<CallId, oneshot::Sender<Decision>>>,
+    cancel: Mutex<CancellationToken>,
+    mode: Mutex<Mode>,
+}
+
+impl Shared {
+    fn mode(&self) -> Mode {
+        *self.mode.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn set_mode(&self, mode: Mode) {
+        *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode;
+    }
+    /// A fresh token for the next request; the previous one stays cancelled.
+    fn fresh_cancel(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
+        token
+    }
+    fn cancel_current(&self) {
+        self.cancel
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .cancel();
+    }
+    fn park_approval(&self, call: CallId, tx: oneshot::Sender<Decision>) {
+        self.approvals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(call, tx);
+    }
+    fn decide(&self, call: &CallId, decision: Decision) {
+        let tx = self
+            .approvals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(call);
+        if let Some(tx) = tx {
+            // The waiting call may have been cancelled meanwhile; then nobody listens.
+            let _ = tx.send(decision);
+        }
+    }
+}
+
+/// One session's conversation and its log.
+struct Session {
+    id: SessionId,
+    log: SessionLog,
+    messages: Vec<ChatMessage>,
+    todos: Vec<TodoItem>,
+}
+
+pub struct Agent {
+    settings: AgentSettings,
+    engine: Engine,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    shared: Arc<Shared>,
+    session: Session,
+    facts: WorkspaceFacts,
+    turn_counter: u64,
+    log_failed: bool,
+}
+
+impl Agent {
+    /// Opens (or creates) the session and publishes its start and, when resumed, its history.
+    pub fn start(
+        settings: AgentSettings,
+        engine: Engine,
+        from: StartFrom,
+        events: mpsc::UnboundedSender<AgentEvent>,
+    ) -> Result<Self, LogError> {
+        let shared = Arc::new(Shared::default());
+        shared.set_mode(settings.mode);
+        let facts = WorkspaceFacts::gather(&settings.workspace);
+        let (session, history) = open_session(&settings, &engine, &from)?;
+        let mut agent = Self {
+            settings,
+            engine,
+            events,
+            shared,
+            session,
+            facts,
+            turn_counter: 0,
+            log_failed: false,
+        };
+        agent.announce(matches!(from, StartFrom::Resume(_)), history);
+        Ok(agent)
+    }
+
+    pub fn session_id(&self) -> &SessionId {
+        &self.session.id
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.session.log.path().to_path_buf()
+    }
+
+    fn announce(&mut self, resumed: bool, history: Vec<AgentEvent>) {
+        self.emit(AgentEvent::SessionStarted {
+            session: self.session.id.clone(),
+            provider: self.settings.provider.clone(),
+            model: self.engine.model.model(),
+            mode: self.shared.mode(),
+            context_window: self.settings.context_window,
+            resumed,
+        });
+        for event in history {
+            self.emit(event);
+        }
+    }
+
+    /// Serves commands until `Shutdown` or until every sender is gone. Background jobs and
+    /// anything tools started die before this returns.
+    pub async fn run(mut self, mut commands: mpsc::Receiver<UserCommand>) {
+        let (work_tx, mut work_rx) = mpsc::unbounded_channel();
+        let shared = Arc::clone(&self.shared);
+        let router = tokio::spawn(async move {
+            while let Some(command) = commands.recv().await {
+                match command {
+                    UserCommand::Interrupt => shared.cancel_current(),
+                    UserCommand::Decide { call, decision } => shared.decide(&call, decision),
+                    UserCommand::Shutdown => {
+                        shared.cancel_current();
+                        let _ = work_tx.send(UserCommand::Shutdown);
+                        break;
+                    }
+                    other => {
+                        if work_tx.send(other).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        self.emit(AgentEvent::Idle);
+        while let Some(command) = work_rx.recv().await {
+            match command {
+                UserCommand::Submit { text } => {
+                    self.handle_request(text).await;
+                    self.emit(AgentEvent::Idle);
+                }
+                UserCommand::SetMode { mode } => {
+                    self.shared.set_mode(mode);
+                    self.record(&Record::Mode { mode });
+                    self.emit(AgentEvent::ModeChanged { mode });
+                }
+                UserCommand::SetModel { model } => {
+                    self.engine.model.set_model(&model);
+                    self.record(&Record::Model {
+                        model: model.clone(),
+                    });
+                    self.emit(AgentEvent::ModelChanged { model });
+                }
+                UserCommand::ListSessions => {
+                    let sessions = session_log::list_sessions(&self.settings.sessions_dir);
+                    self.emit(AgentEvent::Sessions { sessions });
+                }
+                UserCommand::NewSession => self.switch_session(StartFrom::New),
+                UserCommand::Resume { session } => {
+                    match session_log::find_session(&self.settings.sessions_dir, &session.0) {
+                        Ok(path) => self.switch_session(StartFrom::Resume(path)),
+                        Err(err) => self.emit(AgentEvent::Warning {
+                            message: err.to_string(),
+                        }),
+                    }
+                }
+                UserCommand::Shutdown => break,
+                UserCommand::Interrupt | UserCommand::Decide { .. } => {}
+            }
+        }
+        router.abort();
+    }
+
+    fn switch_session(&mut self, from: StartFrom) {
+        match open_session(&self.settings, &self.engine, &from) {
+            Ok((session, history)) => {
+                self.session = session;
+                self.turn_counter = 0;
+                self.emit(AgentEvent::Reset);
+                self.announce(matches!(from, StartFrom::Resume(_)), history);
+            }
+            Err(err) => self.emit(AgentEvent::Warning {
+                message: err.to_string(),
+            }),
+        }
+    }
+
+    /// Record, then publish. A log that cannot be written is reported once; the work goes on,
+    /// since stopping would lose more than it protects.
+    fn record(&mut self, record: &Record) {
+        if let Err(err) = self.session.log.append(record) {
+            tracing::error!("{err}");
+            if !self.log_failed {
+                self.log_failed = true;
+                self.emit(AgentEvent::Warning {
+                    message: format!("the session log cannot be written: {err}"),
+                });
+            }
+        }
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        // A front end that went away cannot be told anything; the log still has it all.
+        let _ = self.events.send(event);
+    }
+}
+
+/// Creates a new session log, or reads one back and rebuilds its state.
+fn open_session(
+    settings: &AgentSettings,
+    engine: &Engine,
+    from: &StartFrom,
+) -> Result<(Session, Vec<AgentEvent>), LogError> {
+    match from {
+        StartFrom::New => {
+            let id = session_log::new_session_id();
+            let mut log = SessionLog::create(&settings.sessions_dir, &id)?;
+            log.append(&Record::Meta {
+                id: id.clone(),
+                cwd: settings.workspace.display().to_string(),
+                provider: settings.provider.clone(),
+                model: engine.model.model(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                started: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+                    .to_string(),
+            })?;
+            Ok((
+                Session {
+                    id,
+                    log,
+                    messages: Vec::new(),
+                    todos: Vec::new(),
+                },
+                Vec::new(),
+            ))
+        }
+        StartFrom::Resume(path) => {
+            let loaded = session_log::read_log(path)?;
+            let id = match loaded.records.first() {
+                Some(Record::Meta { id, .. }) => id.clone(),
+                _ => return Err(LogError::NoMeta { path: path.clone() }),
+            };
+            let rebuilt = history::rebuild(&loaded.records);
+            let log = SessionLog::open_append(path.clone())?;
+            for prefix in &rebuilt.session_rules {
+                engine.gate.allow_for_session(prefix);
+            }
+            let mut events: Vec<AgentEvent> = loaded
+                .warnings
+                .into_iter()
+                .map(|message| AgentEvent::Warning { message })
+                .collect();
+            events.extend(rebuilt.events);
+            Ok((
+                Session {
+                    id,
+                    log,
+                    messages: rebuilt.messages,
+                    todos: rebuilt.todos,
+                },
+                events,
+            ))
+        }
+    }
+}

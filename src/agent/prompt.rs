@@ -1,0 +1,82 @@
+//! The system prompt: role, how to work, workspace facts, `AGENTS.md`, and the current todos.
+//! Kept short on purpose: every byte is sent with every request.
+
+use std::path::Path;
+
+use crate::tools::{TodoItem, render};
+
+/// `AGENTS.md` beyond this is cut: instructions, not a second codebase.
+const AGENTS_MD_LIMIT: usize = 16 * 1024;
+
+const ROLE: &str = "You are cairn, a coding agent working in the user's repository through tools. \
+Be concise. Read before you edit; keep edits minimal and in the project's style. \
+Use todo_write to plan multi-step work and keep it current. Run the project's checks after changes. \
+Tool results may contain markers like [exit code: 1] or [output truncated]; act on them. \
+If a call is denied, do not retry it; ask or choose another way. \
+When done, answer briefly with what changed.";
+
+/// Facts gathered once per session.
+#[derive(Debug, Clone, Default)]
+pub struct WorkspaceFacts {
+    pub root: String,
+    pub git_branch: Option<String>,
+    pub agents_md: Option<String>,
+}
+
+impl WorkspaceFacts {
+    pub fn gather(root: &Path) -> Self {
+        let agents_md = std::fs::read_to_string(root.join("AGENTS.md"))
+            .ok()
+            .map(|mut text| {
+                if text.len() > AGENTS_MD_LIMIT {
+                    let mut cut = AGENTS_MD_LIMIT;
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    text.truncate(cut);
+                    text.push_str("\n[AGENTS.md truncated]");
+                }
+                text
+            });
+        Self {
+            root: root.display().to_string(),
+            git_branch: git_branch(root),
+            agents_md,
+        }
+    }
+}
+
+/// Reads `.git/HEAD` directly: spawning git for one line would cost more than the request.
+fn git_branch(root: &Path) -> Option<String> {
+    let head = std::fs::read_to_string(root.join(".git").join("HEAD")).ok()?;
+    let head = head.trim();
+    Some(
+        head.strip_prefix("ref: refs/heads/")
+            .unwrap_or(head)
+            .to_string(),
+    )
+}
+
+pub fn system_prompt(facts: &WorkspaceFacts, todos: &[TodoItem]) -> String {
+    let mut out = String::with_capacity(1024);
+    out.push_str(ROLE);
+    out.push_str("\n\n# Workspace\n");
+    out.push_str(&format!(
+        "Directory: {}\nPlatform: {}\n",
+        facts.root,
+        std::env::consts::OS
+    ));
+    if let Some(branch) = &facts.git_branch {
+        out.push_str(&format!("Git branch: {branch}\n"));
+    }
+    if let Some(agents) = &facts.agents_md {
+        out.push_str("\n# AGENTS.md (instructions from the repository)\n");
+        out.push_str(agents.trim_end());
+        out.push('\n');
+    }
+    if !todos.is_empty() {
+        out.push_str("\n# Current todos\n");
+        out.push_str(&render::todos_text(todos));
+    }
+    out
+}

@@ -1,0 +1,158 @@
+//! One user request: stream a reply → collect text, reasoning and tool calls → validate, gate
+//! and run the calls → append results → ask again, until the model answers without tool calls,
+//! the step limit is reached, the user interrupts, or something fails.
+
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use super::calls::CallsOutcome;
+use super::history::assistant_message;
+use crate::bus::{AgentEvent, EndReason, TurnId};
+use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
+use crate::session_log::{LoggedCall, Record};
+
+impl Agent {
+    pub(super) async fn handle_request(&mut self, text: String) {
+        let cancel = self.shared.fresh_cancel();
+        self.record(&Record::User { text: text.clone() });
+        self.emit(AgentEvent::UserMessage { text: text.clone() });
+        self.session
+            .messages
+            .push(ChatMessage::User { content: text });
+        let mut last_turn = TurnId(self.turn_counter);
+        let reason = 'request: {
+            for _ in 0..self.settings.max_steps {
+                self.turn_counter += 1;
+                let turn = TurnId(self.turn_counter);
+                last_turn = turn;
+                self.emit(AgentEvent::TurnStarted { turn });
+                let completion = match self.stream_reply(turn, &cancel).await {
+                    Ok(completion) => completion,
+                    Err(reason) => break 'request reason,
+                };
+                if completion.tool_calls.is_empty() {
+                    break 'request EndReason::Completed;
+                }
+                match self.run_calls(&completion, &cancel).await {
+                    CallsOutcome::Continue => {}
+                    CallsOutcome::Interrupted => break 'request EndReason::Interrupted,
+                    CallsOutcome::DeniedHeadless => break 'request EndReason::Denied,
+                }
+            }
+            self.emit(AgentEvent::Warning {
+                message: format!(
+                    "stopped after {} steps (max_steps); send a message to let the agent continue",
+                    self.settings.max_steps
+                ),
+            });
+            EndReason::StepLimit
+        };
+        if reason != EndReason::Completed {
+            self.record(&Record::Ended {
+                reason: reason.clone(),
+            });
+        }
+        self.emit(AgentEvent::TurnEnded {
+            turn: last_turn,
+            reason,
+        });
+    }
+
+    /// Streams one reply and records it. On failure returns how the request ends.
+    async fn stream_reply(
+        &mut self,
+        turn: TurnId,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, EndReason> {
+        let mut messages = Vec::with_capacity(self.session.messages.len() + 1);
+        messages.push(ChatMessage::System {
+            content: super::prompt::system_prompt(&self.facts, &self.session.todos),
+        });
+        messages.extend(self.session.messages.iter().cloned());
+        let specs = self.engine.registry.specs();
+        let events = self.events.clone();
+        let mut on_delta = move |delta: StreamDelta| {
+            let event = match delta {
+                StreamDelta::Text(text) => AgentEvent::TextDelta { turn, text },
+                StreamDelta::Reasoning(text) => AgentEvent::ReasoningDelta { turn, text },
+                StreamDelta::Usage(usage) => AgentEvent::Usage(usage),
+                StreamDelta::Retrying {
+                    attempt,
+                    wait,
+                    reason,
+                } => AgentEvent::Retrying {
+                    attempt,
+                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    reason,
+                },
+                StreamDelta::ToolCallStarted { .. } => return,
+            };
+            let _ = events.send(event);
+        };
+        let request = ChatRequest {
+            messages: &messages,
+            tools: &specs,
+        };
+        let model = std::sync::Arc::clone(&self.engine.model);
+        let result = model.stream_chat(request, &mut on_delta, cancel).await;
+        match result {
+            Ok(completion) => {
+                self.keep_reply(turn, &completion);
+                Ok(completion)
+            }
+            Err(LlmError::Cancelled) => Err(EndReason::Interrupted),
+            Err(LlmError::Truncated { reason, partial }) => {
+                // What arrived is kept (text only: half-built calls are never run).
+                if !partial.text.is_empty() || !partial.reasoning.is_empty() {
+                    let text_only = Completion {
+                        tool_calls: Vec::new(),
+                        ..(*partial).clone()
+                    };
+                    self.keep_reply(turn, &text_only);
+                }
+                let dropped = partial.tool_calls.len();
+                let message = if dropped > 0 {
+                    format!(
+                        "the response was cut off ({reason}); {dropped} unfinished tool call(s) were not run"
+                    )
+                } else {
+                    format!("the response was cut off ({reason})")
+                };
+                Err(EndReason::Failed(message))
+            }
+            Err(err) => Err(EndReason::Failed(err.to_string())),
+        }
+    }
+
+    /// Appends the assistant message to the log (before any of its calls runs) and to the
+    /// conversation, and publishes it.
+    fn keep_reply(&mut self, turn: TurnId, completion: &Completion) {
+        let calls: Vec<LoggedCall> = completion
+            .tool_calls
+            .iter()
+            .map(|c| LoggedCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect();
+        self.record(&Record::Assistant {
+            text: completion.text.clone(),
+            reasoning: completion.reasoning.clone(),
+            tool_calls: calls.clone(),
+        });
+        if let Some(usage) = completion.usage {
+            self.record(&Record::Usage(usage));
+        }
+        self.session.messages.push(assistant_message(
+            &completion.text,
+            &completion.reasoning,
+            &calls,
+        ));
+        self.emit(AgentEvent::AssistantMessage {
+            turn,
+            text: completion.text.clone(),
+            reasoning: completion.reasoning.clone(),
+        });
+    }
+}

@@ -1,0 +1,372 @@
+//! The session log: append-only JSONL, one file per session, the single source of truth.
+//! The agent appends a record before it publishes the matching event; resume and replay
+//! rebuild the conversation, todos and session rules from the records alone.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::bus::{CallId, Decision, EndReason, SessionId, SessionSummary, ToolResult, Usage};
+use crate::permissions::Mode;
+
+/// A tool call as the model made it, arguments as raw JSON text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoggedCall {
+    pub id: CallId,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// One line of the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    Meta {
+        id: SessionId,
+        cwd: String,
+        provider: String,
+        model: String,
+        version: String,
+        started: String,
+    },
+    User {
+        text: String,
+    },
+    /// Written before any of its tool calls runs, so a crash leaves a record of what ran.
+    Assistant {
+        text: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        reasoning: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<LoggedCall>,
+    },
+    ToolResult {
+        call: CallId,
+        name: String,
+        result: ToolResult,
+    },
+    Approval {
+        call: CallId,
+        decision: Decision,
+    },
+    /// "Approve this prefix for the session".
+    SessionRule {
+        prefix: String,
+    },
+    Usage(Usage),
+    Mode {
+        mode: Mode,
+    },
+    Model {
+        model: String,
+    },
+    /// How a user request ended, when it did not simply complete.
+    Ended {
+        reason: EndReason,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("session log {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no session `{0}` (see `cairn sessions`)")]
+    NotFound(String),
+    #[error("no earlier session in this directory")]
+    NoneHere,
+    #[error("session log {path} has no session header; it is not a cairn log")]
+    NoMeta { path: PathBuf },
+}
+
+/// Where session logs live: `$CAIRN_DATA_DIR/sessions` or the platform data directory.
+pub fn sessions_dir() -> PathBuf {
+    let base = std::env::var_os("CAIRN_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            directories::ProjectDirs::from("", "", "cairn")
+                .map(|dirs| dirs.data_dir().to_path_buf())
+                .unwrap_or_else(|| PathBuf::from(".cairn"))
+        });
+    base.join("sessions")
+}
+
+/// A new session id: sortable by start time, unique enough for one user's machine.
+pub fn new_session_id() -> SessionId {
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let stamp: String = now.chars().filter(|c| c.is_ascii_digit()).collect();
+    let (date, time) = stamp.split_at(8.min(stamp.len()));
+    SessionId(format!("{date}-{time}-{:04x}", fastrand::u16(..)))
+}
+
+/// Appends records, one `write` per line, so a crash loses at most the line being written.
+pub struct SessionLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl SessionLog {
+    pub fn create(dir: &Path, id: &SessionId) -> Result<Self, LogError> {
+        let path = dir.join(format!("{id}.jsonl"));
+        std::fs::create_dir_all(dir).map_err(|source| LogError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Self::open_append(path)
+    }
+
+    pub fn open_append(path: PathBuf) -> Result<Self, LogError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| LogError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(Self { path, file })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&mut self, record: &Record) -> Result<(), LogError> {
+        let mut line = serde_json::to_vec(record).map_err(|err| LogError::Io {
+            path: self.path.clone(),
+            source: std::io::Error::other(err),
+        })?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(|source| LogError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// A log read back: its records, and warnings about lines that had to be skipped.
+#[derive(Debug, Default)]
+pub struct LoadedLog {
+    pub records: Vec<Record>,
+    pub warnings: Vec<String>,
+}
+
+/// Reads a log. A line that does not parse (a crash mid-write, a hand edit) is skipped with a
+/// warning naming its line number; the rest of the session is kept.
+pub fn read_log(path: &Path) -> Result<LoadedLog, LogError> {
+    let file = File::open(path).map_err(|source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut loaded = LoadedLog::default();
+    let mut line = Vec::new();
+    let mut number = 0usize;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|source| LogError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        let complete = line.last() == Some(&b'\n');
+        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        if body.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(body) {
+            Ok(record) => loaded.records.push(record),
+            Err(err) if !complete => loaded.warnings.push(format!(
+                "{}: skipped the truncated last line {number} ({err})",
+                path.display()
+            )),
+            Err(err) => loaded.warnings.push(format!(
+                "{}: skipped unreadable line {number} ({err})",
+                path.display()
+            )),
+        }
+    }
+    if !matches!(loaded.records.first(), Some(Record::Meta { .. })) {
+        return Err(LogError::NoMeta {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(loaded)
+}
+
+/// Reads only what a listing needs: the header and the first user message.
+fn summarize(path: &Path) -> Option<SessionSummary> {
+    let file = File::open(path).ok()?;
+    let mut summary: Option<SessionSummary> = None;
+    for line in BufReader::new(file).lines().take(64) {
+        let Ok(line) = line else { break };
+        match serde_json::from_str::<Record>(&line) {
+            Ok(Record::Meta {
+                id, cwd, started, ..
+            }) => {
+                summary = Some(SessionSummary {
+                    id,
+                    started,
+                    cwd,
+                    first_prompt: String::new(),
+                });
+            }
+            Ok(Record::User { text }) => {
+                if let Some(s) = summary.as_mut() {
+                    s.first_prompt = text
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(120)
+                        .collect();
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    summary
+}
+
+/// Every session in `dir`, newest first.
+pub fn list_sessions(dir: &Path) -> Vec<SessionSummary> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect();
+    // Ids start with the start time, so the name order is the time order.
+    paths.sort();
+    paths.reverse();
+    paths.iter().filter_map(|p| summarize(p)).collect()
+}
+
+/// The log file of a session id (or a unique prefix of one).
+pub fn find_session(dir: &Path, id: &str) -> Result<PathBuf, LogError> {
+    let exact = dir.join(format!("{id}.jsonl"));
+    if exact.is_file() {
+        return Ok(exact);
+    }
+    let matches: Vec<SessionSummary> = list_sessions(dir)
+        .into_iter()
+        .filter(|s| s.id.0.starts_with(id))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(dir.join(format!("{}.jsonl", one.id))),
+        _ => Err(LogError::NotFound(id.to_string())),
+    }
+}
+
+/// The newest session started in `cwd`.
+pub fn latest_in(dir: &Path, cwd: &Path) -> Result<PathBuf, LogError> {
+    let cwd = cwd.display().to_string();
+    list_sessions(dir)
+        .into_iter()
+        .find(|s| s.cwd == cwd)
+        .map(|s| dir.join(format!("{}.jsonl", s.id)))
+        .ok_or(LogError::NoneHere)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn meta() -> Record {
+        Record::Meta {
+            id: SessionId("20260101-000000-0000".into()),
+            cwd: "/w".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            version: "0".into(),
+            started: "2026-01-01T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn truncated_last_line_is_skipped_with_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = SessionId("s".into());
+        let mut log = SessionLog::create(dir.path(), &id).unwrap();
+        log.append(&meta()).unwrap();
+        log.append(&Record::User { text: "hi".into() }).unwrap();
+        let path = log.path().to_path_buf();
+        drop(log);
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(b"{\"type\":\"user\",\"te").unwrap();
+        let loaded = read_log(&path).unwrap();
+        assert_eq!(loaded.records.len(), 2);
+        assert_eq!(loaded.warnings.len(), 1);
+        assert!(loaded.warnings[0].contains("truncated last line 3"));
+    }
+
+    #[test]
+    fn a_file_without_header_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, "garbage\n").unwrap();
+        assert!(matches!(read_log(&path), Err(LogError::NoMeta { .. })));
+    }
+
+    #[test]
+    fn sessions_are_listed_newest_first_with_their_first_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        for (id, prompt) in [
+            ("20260101-000000-aaaa", "old"),
+            ("20260102-000000-bbbb", "new"),
+        ] {
+            let mut log = SessionLog::create(dir.path(), &SessionId(id.into())).unwrap();
+            let Record::Meta {
+                cwd,
+                provider,
+                model,
+                version,
+                started,
+                ..
+            } = meta()
+            else {
+                unreachable!()
+            };
+            log.append(&Record::Meta {
+                id: SessionId(id.into()),
+                cwd,
+                provider,
+                model,
+                version,
+                started,
+            })
+            .unwrap();
+            log.append(&Record::User {
+                text: prompt.into(),
+            })
+            .unwrap();
+        }
+        let list = list_sessions(dir.path());
+        assert_eq!(
+            list.iter()
+                .map(|s| s.first_prompt.as_str())
+                .collect::<Vec<_>>(),
+            ["new", "old"]
+        );
+        assert!(find_session(dir.path(), "20260101").is_ok());
+        assert!(
+            latest_in(dir.path(), Path::new("/w"))
+                .unwrap()
+                .ends_with("20260102-000000-bbbb.jsonl")
+        );
+    }
+}
