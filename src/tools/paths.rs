@@ -1,9 +1,16 @@
 //! Path resolution against the workspace. Only `resolve` builds a `RealPath`, so an
-//! unresolved path cannot reach the write queue or the read tracker by accident.
+//! unresolved path cannot reach the write queue or the read tracker by accident. Symlinks are
+//! followed (also dangling ones and ones in not-yet-existing parents), so "inside the
+//! workspace" means where the bytes would really land.
 
+use std::ffi::OsString;
+use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+/// Symlink hops followed before giving up, like the kernel's ELOOP limit.
+const MAX_SYMLINK_HOPS: usize = 40;
 
 /// A path with symlinks, `.` and `..` resolved. For a file that does not exist yet, the real
 /// path of its deepest existing ancestor joined with the remaining components.
@@ -21,6 +28,15 @@ impl RealPath {
     pub fn inside_workspace(&self) -> bool {
         self.inside_workspace
     }
+    /// The key under which all spellings of one file meet: the real path, case-folded on
+    /// file systems that ignore case (macOS, Windows).
+    pub fn key(&self) -> PathBuf {
+        if cfg!(any(target_os = "macos", target_os = "windows")) {
+            PathBuf::from(self.real.to_string_lossy().to_lowercase())
+        } else {
+            self.real.clone()
+        }
+    }
     /// The path as shown to people: relative to the workspace when inside it.
     pub fn display_in(&self, workspace: &Path) -> String {
         let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
@@ -32,63 +48,179 @@ impl RealPath {
     }
 }
 
-/// Resolves `raw` (relative to `workspace`, or absolute; `~/` is the home directory).
-pub fn resolve(workspace: &Path, raw: &str) -> std::io::Result<RealPath> {
+/// Resolves `raw` (relative to `workspace`, or absolute; `~` and `~/` are the home directory).
+/// Fails only when the workspace itself cannot be resolved or a symlink loops.
+pub fn resolve(workspace: &Path, raw: &str) -> io::Result<RealPath> {
     let root = std::fs::canonicalize(workspace)?;
     let expanded = expand_home(raw);
-    let joined = if expanded.is_absolute() { expanded } else { root.join(expanded) };
+    let joined = if expanded.is_absolute() {
+        expanded
+    } else {
+        root.join(expanded)
+    };
     let real = resolve_existing_prefix(&joined)?;
     let inside_workspace = real.starts_with(&root);
-    Ok(RealPath { real, inside_workspace })
+    Ok(RealPath {
+        real,
+        inside_workspace,
+    })
 }
 
 fn expand_home(raw: &str) -> PathBuf {
+    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    if raw == "~" {
+        if let Some(home) = home() {
+            return home;
+        }
+    }
     if let Some(rest) = raw.strip_prefix("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return PathBuf::from(home).join(rest);
+        if let Some(home) = home() {
+            return home.join(rest);
         }
     }
     PathBuf::from(raw)
 }
 
 /// Canonicalises the longest existing prefix and appends the rest lexically, so that
-/// `new/dir/../file` and symlinked parents resolve like the kernel would once created.
-fn resolve_existing_prefix(path: &Path) -> std::io::Result<PathBuf> {
+/// `new/dir/../file` and symlinked parents resolve like the kernel would once created. A
+/// dangling symlink on the way is followed to its target: writing through it would create
+/// the target, so that is where the write really goes.
+fn resolve_existing_prefix(path: &Path) -> io::Result<PathBuf> {
     let mut existing = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    // Components not yet resolved, innermost last pushed (so applied in reverse).
+    let mut rest: Vec<OsString> = Vec::new();
+    let mut hops = 0;
     loop {
         match std::fs::canonicalize(&existing) {
-            Ok(mut real) => {
-                for part in rest.iter().rev() {
-                    let part = Path::new(part);
-                    match part.components().next() {
-                        Some(Component::ParentDir) => {
-                            real.pop();
-                        }
-                        Some(Component::CurDir) | None => {}
-                        _ => real.push(part),
+            Ok(real) => return Ok(apply_lexically(real, &rest)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                if is_symlink(&existing) {
+                    hops += 1;
+                    if hops > MAX_SYMLINK_HOPS {
+                        return Err(io::Error::other(format!(
+                            "too many levels of symbolic links at {}",
+                            existing.display()
+                        )));
                     }
+                    let target = std::fs::read_link(&existing)?;
+                    let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
+                    existing = if target.is_absolute() {
+                        target
+                    } else {
+                        parent.join(target)
+                    };
+                    continue;
                 }
-                return Ok(real);
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                let Some(name) = existing.file_name().map(|n| n.to_os_string()) else {
-                    // `..` or root: take the component off lexically and keep going.
-                    match existing.components().next_back() {
-                        Some(Component::ParentDir) => {
-                            rest.push("..".into());
-                            existing.pop();
-                            continue;
-                        }
-                        _ => return Err(err),
+                match existing.components().next_back() {
+                    Some(Component::Normal(name)) => {
+                        rest.push(name.to_os_string());
+                        existing.pop();
                     }
-                };
-                rest.push(name);
-                if !existing.pop() {
-                    return Err(err);
+                    Some(Component::ParentDir) => {
+                        rest.push("..".into());
+                        existing.pop();
+                    }
+                    Some(Component::CurDir) => {
+                        existing.pop();
+                    }
+                    _ => return Err(err),
                 }
             }
             Err(err) => return Err(err),
         }
+    }
+}
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
+}
+
+/// Appends not-yet-existing components; `..` after them is lexical because a component that
+/// does not exist cannot be a symlink.
+fn apply_lexically(mut real: PathBuf, rest: &[OsString]) -> PathBuf {
+    for part in rest.iter().rev() {
+        if part == ".." {
+            real.pop();
+        } else {
+            real.push(part);
+        }
+    }
+    real
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn ws() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn relative_dotted_and_absolute_spellings_resolve_to_one_path() {
+        let (_dir, root) = ws();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("x"), "x").unwrap();
+        let expected = root.join("x");
+        for raw in ["x", "./x", "sub/../x", expected.to_str().unwrap()] {
+            let real = resolve(&root, raw).unwrap();
+            assert_eq!(real.as_path(), expected, "{raw}");
+            assert!(real.inside_workspace());
+        }
+    }
+
+    #[test]
+    fn missing_parents_with_dotdot_resolve_lexically() {
+        let (_dir, root) = ws();
+        let real = resolve(&root, "new/dir/../f").unwrap();
+        assert_eq!(real.as_path(), root.join("new/f"));
+        assert!(real.inside_workspace());
+        assert_eq!(real.display_in(&root), "new/f");
+    }
+
+    #[test]
+    fn escaping_with_dotdot_is_outside() {
+        let (_dir, root) = ws();
+        let real = resolve(&root, "../elsewhere.txt").unwrap();
+        assert!(!real.inside_workspace());
+        assert_eq!(real.as_path(), root.parent().unwrap().join("elsewhere.txt"));
+    }
+
+    #[test]
+    fn symlinked_directory_leading_out_is_outside() {
+        let (_dir, root) = ws();
+        let (_other, outside) = ws();
+        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        let real = resolve(&root, "link/new/file.txt").unwrap();
+        assert!(!real.inside_workspace());
+        assert_eq!(real.as_path(), outside.join("new/file.txt"));
+    }
+
+    #[test]
+    fn dangling_symlink_resolves_to_its_target() {
+        let (_dir, root) = ws();
+        let (_other, outside) = ws();
+        std::os::unix::fs::symlink(outside.join("target.txt"), root.join("dangling")).unwrap();
+        let real = resolve(&root, "dangling").unwrap();
+        assert_eq!(real.as_path(), outside.join("target.txt"));
+        assert!(!real.inside_workspace());
+    }
+
+    #[test]
+    fn symlink_loop_is_an_error_not_a_hang() {
+        let (_dir, root) = ws();
+        std::os::unix::fs::symlink(root.join("b"), root.join("a")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("b")).unwrap();
+        assert!(resolve(&root, "a").is_err());
+    }
+
+    #[test]
+    fn workspace_itself_displays_as_dot() {
+        let (_dir, root) = ws();
+        assert_eq!(resolve(&root, ".").unwrap().display_in(&root), ".");
     }
 }

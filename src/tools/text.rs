@@ -1,0 +1,164 @@
+//! Small text helpers the file tools share: binary detection, line cutting, CRLF handling,
+//! and lenient argument parsing (models send `"10"` for 10 and `"true"` for true).
+
+use serde::{Deserialize, Deserializer};
+
+/// How much of a file's head decides whether it is text.
+pub const SNIFF_BYTES: usize = 8 * 1024;
+
+/// True when `head` (the first bytes of a file) looks binary: a NUL byte, or bytes that are
+/// not UTF-8 (a multi-byte character cut at the end of the sample is fine).
+pub fn looks_binary(head: &[u8]) -> bool {
+    if memchr::memchr(0, head).is_some() {
+        return true;
+    }
+    match std::str::from_utf8(head) {
+        Ok(_) => false,
+        Err(err) => err.error_len().is_some(),
+    }
+}
+
+/// Cuts `text` to at most `max_chars` characters, on a character boundary. Returns the kept
+/// part and whether anything was cut.
+pub fn cut_chars(text: &str, max_chars: usize) -> (&str, bool) {
+    match text.char_indices().nth(max_chars) {
+        Some((at, _)) => (&text[..at], true),
+        None => (text, false),
+    }
+}
+
+/// True when the file's lines end in CRLF (judged by its first line break).
+pub fn uses_crlf(bytes: &[u8]) -> bool {
+    memchr::memchr(b'\n', bytes).is_some_and(|at| at > 0 && bytes[at - 1] == b'\r')
+}
+
+/// Rewrites the model's line breaks (LF or CRLF) to CRLF.
+pub fn to_crlf(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+/// 1-based line number of byte offset `at` in `bytes`.
+pub fn line_of(bytes: &[u8], at: usize) -> usize {
+    memchr::memchr_iter(b'\n', &bytes[..at.min(bytes.len())]).count() + 1
+}
+
+/// Accepts `10`, `"10"` or null for an optional count.
+pub fn lenient_usize<'de, D: Deserializer<'de>>(de: D) -> Result<Option<usize>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Num(u64),
+        Float(f64),
+        Text(String),
+    }
+    match Option::<Raw>::deserialize(de)? {
+        None => Ok(None),
+        Some(Raw::Num(n)) => Ok(Some(n as usize)),
+        Some(Raw::Float(f)) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as usize)),
+        Some(Raw::Text(s)) if s.trim().is_empty() => Ok(None),
+        Some(Raw::Text(s)) => s.trim().parse().map(Some).map_err(|_| {
+            serde::de::Error::custom(format!("expected a non-negative whole number, got {s:?}"))
+        }),
+        Some(Raw::Float(f)) => Err(serde::de::Error::custom(format!(
+            "expected a non-negative whole number, got {f}"
+        ))),
+    }
+}
+
+/// Accepts `true`, `"true"`, `"false"` or null for an optional flag.
+pub fn lenient_bool<'de, D: Deserializer<'de>>(de: D) -> Result<Option<bool>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Bool(bool),
+        Text(String),
+    }
+    match Option::<Raw>::deserialize(de)? {
+        None => Ok(None),
+        Some(Raw::Bool(b)) => Ok(Some(b)),
+        Some(Raw::Text(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" => Ok(Some(true)),
+            "false" | "no" | "0" | "" => Ok(Some(false)),
+            _ => Err(serde::de::Error::custom(format!(
+                "expected true or false, got {s:?}"
+            ))),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn binary_sniffing() {
+        let cases: &[(&[u8], bool)] = &[
+            (b"plain text\n", false),
+            (b"", false),
+            ("h\u{e9}llo \u{1f600}".as_bytes(), false),
+            (b"a\0b", true),
+            (b"\xff\xfe\x00\x00", true),
+            (b"caf\xe9 latin-1", true),
+            // A character cut by the sample's end is still text.
+            (&"ab\u{1f600}".as_bytes()[..4], false),
+        ];
+        for (bytes, binary) in cases {
+            assert_eq!(looks_binary(bytes), *binary, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn cutting_respects_characters() {
+        assert_eq!(cut_chars("h\u{e9}llo", 2), ("h\u{e9}", true));
+        assert_eq!(cut_chars("abc", 3), ("abc", false));
+        assert_eq!(cut_chars("", 0), ("", false));
+    }
+
+    #[test]
+    fn crlf_detection_and_conversion() {
+        assert!(uses_crlf(b"a\r\nb\r\n"));
+        assert!(!uses_crlf(b"a\nb\r\n"));
+        assert!(!uses_crlf(b"no break"));
+        assert_eq!(to_crlf("a\nb\r\nc"), "a\r\nb\r\nc");
+    }
+
+    #[test]
+    fn line_numbers_of_offsets() {
+        let text = b"one\ntwo\nthree";
+        assert_eq!(line_of(text, 0), 1);
+        assert_eq!(line_of(text, 4), 2);
+        assert_eq!(line_of(text, 12), 3);
+    }
+
+    #[derive(Deserialize)]
+    struct Args {
+        #[serde(default, deserialize_with = "lenient_usize")]
+        n: Option<usize>,
+        #[serde(default, deserialize_with = "lenient_bool")]
+        flag: Option<bool>,
+    }
+
+    #[test]
+    fn lenient_numbers_and_flags() {
+        let parse = |v: serde_json::Value| serde_json::from_value::<Args>(v).map(|a| (a.n, a.flag));
+        assert_eq!(
+            parse(serde_json::json!({"n": 3, "flag": true})).unwrap(),
+            (Some(3), Some(true))
+        );
+        assert_eq!(
+            parse(serde_json::json!({"n": "12", "flag": "false"})).unwrap(),
+            (Some(12), Some(false))
+        );
+        assert_eq!(
+            parse(serde_json::json!({"n": 4.0})).unwrap(),
+            (Some(4), None)
+        );
+        assert_eq!(parse(serde_json::json!({"n": null})).unwrap(), (None, None));
+        assert_eq!(parse(serde_json::json!({})).unwrap(), (None, None));
+        assert!(parse(serde_json::json!({"n": -1})).is_err());
+        assert!(parse(serde_json::json!({"n": "many"})).is_err());
+        assert!(parse(serde_json::json!({"flag": "maybe"})).is_err());
+    }
+}
