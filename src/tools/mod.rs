@@ -10,6 +10,8 @@ mod ansi;
 pub mod paths;
 pub mod read_state;
 pub mod write_queue;
+pub mod diff;
+pub mod text;
 
 pub use output::*;
 
