@@ -2,6 +2,8 @@
 //! events, `stream` assembles chunks into a `Completion`, `client` does HTTP and retries.
 //! The agent talks to a `ChatModel`, so tests can script it without a server.
 
+pub mod sse;
+pub mod stream;
 pub mod wire;
 
 use std::time::Duration;
@@ -57,10 +59,17 @@ pub enum StreamDelta {
     Text(String),
     Reasoning(String),
     /// A tool call began (its name is known; arguments are still arriving).
-    ToolCallStarted { id: CallId, name: String },
+    ToolCallStarted {
+        id: CallId,
+        name: String,
+    },
     Usage(Usage),
     /// A retryable failure; the client waits `wait` before attempt `attempt`.
-    Retrying { attempt: u32, wait: Duration, reason: String },
+    Retrying {
+        attempt: u32,
+        wait: Duration,
+        reason: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,7 +77,10 @@ pub enum LlmError {
     /// The stream ended before a finish reason (or with `length` mid-tool-call). Half-built
     /// tool calls are dropped; `partial` keeps the text that did arrive.
     #[error("the response was cut off: {reason}")]
-    Truncated { reason: String, partial: Box<Completion> },
+    Truncated {
+        reason: String,
+        partial: Box<Completion>,
+    },
     /// A non-retryable HTTP status, or a retryable one after all retries.
     #[error("the provider answered {status}: {message}")]
     Status { status: u16, message: String },
