@@ -252,7 +252,8 @@ pub fn list_sessions(dir: &Path) -> Vec<SessionSummary> {
     // Ids start with the start time, so the name order is the time order.
     paths.sort();
     paths.reverse();
-    paths.iter().filter_map(|p| summarize(p)).collect()
+    // A session nobody typed into is not worth listing (or continuing).
+    paths.iter().filter_map(|p| summarize(p)).filter(|s| !s.first_prompt.is_empty()).collect()
 }
 
 /// The log file of a session id (or a unique prefix of one).
