@@ -468,6 +468,23 @@ mod tests {
     }
 
     #[test]
+    fn the_example_config_loads_and_documents_every_key() {
+        let text = include_str!("../config.example.toml");
+        let file = ConfigFile::parse(text, Path::new("config.example.toml")).unwrap();
+        assert_eq!(file.provider.as_deref(), Some("deepseek"));
+        assert!(file.bash.is_some() && file.sandbox.is_some() && file.permissions.is_some());
+        for key in [
+            "provider", "model", "base_url", "api_key_env", "mode", "max_steps", "context_window",
+            "max_retries", "max_tokens", "temperature", "request_idle_timeout_secs", "pass_env",
+            "enabled", "network", "writable", "allow_unsandboxed", "allow", "ask", "deny",
+        ] {
+            assert!(text.contains(&format!("{key} =")), "config.example.toml does not document `{key}`");
+        }
+        let cfg = Config::resolve(file, &env_of(&[("DEEPSEEK_API_KEY", "k")]), "c".into()).unwrap();
+        assert_eq!(cfg.mode, Mode::AutoEdit);
+    }
+
+    #[test]
     fn bad_mode_in_env_is_reported() {
         let err = ConfigFile::from_env(&env_of(&[("CAIRN_MODE", "yolo")])).unwrap_err();
         assert!(err.to_string().contains("CAIRN_MODE"));
