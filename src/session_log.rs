@@ -149,6 +149,17 @@ impl SessionLog {
     }
 }
 
+fn ends_without_newline(file: &mut File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
+}
+
 /// A log read back: its records, and warnings about lines that had to be skipped.
 #[derive(Debug, Default)]
 pub struct LoadedLog {
@@ -313,6 +324,12 @@ mod tests {
         assert_eq!(loaded.records.len(), 2);
         assert_eq!(loaded.warnings.len(), 1);
         assert!(loaded.warnings[0].contains("truncated last line 3"));
+        // Appending after the crash starts a fresh line: the new record is not lost.
+        let mut log = SessionLog::open_append(path.clone()).unwrap();
+        log.append(&Record::User { text: "again".into() }).unwrap();
+        let loaded = read_log(&path).unwrap();
+        assert_eq!(loaded.records.len(), 3);
+        assert_eq!(loaded.records[2], Record::User { text: "again".into() });
     }
 
     #[test]
