@@ -120,15 +120,19 @@ impl SessionLog {
         Self::open_append(path)
     }
 
+    /// Opens a log for appending. A last line cut short by a crash is closed with a newline
+    /// first, so the next record starts on a line of its own instead of merging with it.
     pub fn open_append(path: PathBuf) -> Result<Self, LogError> {
-        let file = OpenOptions::new()
+        let io_err = |source| LogError::Io { path: path.clone(), source };
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&path)
-            .map_err(|source| LogError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            .map_err(io_err)?;
+        if ends_without_newline(&mut file).map_err(io_err)? {
+            file.write_all(b"\n").map_err(io_err)?;
+        }
         Ok(Self { path, file })
     }
 
