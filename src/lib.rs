@@ -19,4 +19,5 @@ pub mod config;
 pub mod llm;
 pub mod permissions;
 pub mod session_log;
+pub mod testing;
 pub mod tools;

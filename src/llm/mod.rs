@@ -2,6 +2,7 @@
 //! events, `stream` assembles chunks into a `Completion`, `client` does HTTP and retries.
 //! The agent talks to a `ChatModel`, so tests can script it without a server.
 
+pub mod client;
 pub mod sse;
 pub mod stream;
 pub mod wire;
@@ -13,10 +14,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bus::{CallId, Usage};
 use crate::tools::ToolSpec;
+pub use client::HttpModel;
 pub use wire::{ChatMessage, WireFunction, WireToolCall};
 
-/// Where and how to reach the model.
-#[derive(Debug, Clone)]
+/// Where and how to reach the model. `Debug` shows whether a key is set, never the key.
+#[derive(Clone)]
 pub struct ProviderSettings {
     /// Preset name (`deepseek`, `openai`, `openrouter`, `ollama`, `custom`).
     pub provider: String,
@@ -32,6 +34,23 @@ pub struct ProviderSettings {
     pub idle_timeout: Duration,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+}
+
+impl std::fmt::Debug for ProviderSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderSettings")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("model", &self.model)
+            .field("max_retries", &self.max_retries)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("max_backoff", &self.max_backoff)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .finish()
+    }
 }
 
 /// A tool call assembled from the stream, arguments still raw JSON text.

@@ -1,0 +1,53 @@
+//! `mock-llm --script FILE [--port N] [--record FILE]`: serves scripted turns (a JSON array of
+//! `cairn::testing::Script`) as an OpenAI-compatible streaming endpoint on 127.0.0.1, for
+//! trying cairn by hand or driving the binary from end-to-end tests.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use clap::Parser;
+use color_eyre::eyre::WrapErr;
+
+use cairn::testing::{MockLlm, MockOptions, Script};
+
+#[derive(Parser)]
+#[command(
+    name = "mock-llm",
+    about = "Scripted OpenAI-compatible chat server on 127.0.0.1"
+)]
+struct Args {
+    /// JSON file holding an array of scripts, played one per request.
+    #[arg(long)]
+    script: PathBuf,
+    /// Port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Append each request body received to this file as a JSON line.
+    #[arg(long)]
+    record: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> color_eyre::Result<()> {
+    color_eyre::install()?;
+    let args = Args::parse();
+    let text = std::fs::read_to_string(&args.script)
+        .wrap_err_with(|| format!("reading the script {}", args.script.display()))?;
+    let scripts: Vec<Script> = serde_json::from_str(&text)
+        .wrap_err_with(|| format!("parsing the script {}", args.script.display()))?;
+    let options = MockOptions {
+        port: args.port,
+        record: args.record,
+    };
+    let server = MockLlm::start_with(scripts, options)
+        .await
+        .wrap_err("starting the server")?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening {}", server.url())?;
+    stdout.flush()?;
+    drop(stdout);
+    tokio::signal::ctrl_c()
+        .await
+        .wrap_err("waiting for Ctrl+C")?;
+    Ok(())
+}

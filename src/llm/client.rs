@@ -1,0 +1,542 @@
+//! HTTP side of the model: POSTs the conversation to `{base_url}/chat/completions`, streams the
+//! body through `stream::StreamDecoder`, and retries rate limits, server errors and dropped
+//! connections with backoff. The agent holds it as a `ChatModel`.
+
+use std::sync::RwLock;
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::stream::{Progress, StreamDecoder, cut, error_message};
+use super::{
+    ChatModel, ChatRequest, Completion, DeltaSink, LlmError, ProviderSettings, StreamDelta,
+};
+
+/// Largest error body read from a failed response; the message shown is cut much shorter.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// An OpenAI-compatible chat-completions endpoint.
+pub struct HttpModel {
+    settings: ProviderSettings,
+    endpoint: String,
+    model: RwLock<String>,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for HttpModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpModel")
+            .field("endpoint", &self.endpoint)
+            .field("model", &self.model())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why one attempt failed, and whether another may succeed.
+enum Failure {
+    Retry {
+        error: LlmError,
+        reason: String,
+        wait: Option<Duration>,
+    },
+    Fatal(LlmError),
+}
+
+impl HttpModel {
+    /// Refuses a base URL that is not an http(s) URL.
+    pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
+        let base = settings.base_url.trim_end_matches('/');
+        let endpoint = format!("{base}/chat/completions");
+        match reqwest::Url::parse(&endpoint) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => {}
+            Ok(_) | Err(_) => {
+                return Err(LlmError::Connection(format!(
+                    "invalid base URL `{}`: expected something like http://localhost:11434/v1",
+                    settings.base_url
+                )));
+            }
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(settings.idle_timeout)
+            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Connection(format!("could not set up the HTTP client: {e}")))?;
+        Ok(Self {
+            model: RwLock::new(settings.model.clone()),
+            settings,
+            endpoint,
+            http,
+        })
+    }
+
+    /// The JSON body sent for `request`, exactly as POSTed.
+    pub fn request_body(&self, request: ChatRequest<'_>) -> serde_json::Value {
+        let mut body = json!({
+            "model": self.model(),
+            "messages": request.messages,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+        });
+        if !request.tools.is_empty() {
+            let tools: Vec<_> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": t.name,
+                            "description": t.description,
+                            "parameters": t.parameters,
+                        },
+                    })
+                })
+                .collect();
+            body["tools"] = json!(tools);
+        }
+        if let Some(max_tokens) = self.settings.max_tokens {
+            body["max_tokens"] = json!(max_tokens);
+        }
+        if let Some(temperature) = self.settings.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        body
+    }
+
+    async fn stream_with_retries(
+        &self,
+        request: ChatRequest<'_>,
+        on_delta: DeltaSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let body = serde_json::to_vec(&self.request_body(request))
+            .map_err(|e| LlmError::Protocol(format!("could not encode the request: {e}")))?;
+        let mut retry = 0;
+        loop {
+            let (error, reason, hint) = match self.attempt(&body, &mut *on_delta).await {
+                Ok(completion) => return Ok(completion),
+                Err(Failure::Fatal(error)) => return Err(error),
+                Err(Failure::Retry {
+                    error,
+                    reason,
+                    wait,
+                }) => (error, reason, wait),
+            };
+            if retry >= self.settings.max_retries {
+                return Err(error);
+            }
+            retry += 1;
+            let wait = self.backoff(retry, hint);
+            tracing::info!(retry, wait_ms = wait.as_millis() as u64, %reason, "retrying the model request");
+            on_delta(StreamDelta::Retrying {
+                attempt: retry,
+                wait,
+                reason,
+            });
+            tokio::select! {
+                () = cancel.cancelled() => return Err(LlmError::Cancelled),
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// The server's wait when it named one, else exponential backoff with jitter; both capped.
+    fn backoff(&self, retry: u32, hint: Option<Duration>) -> Duration {
+        let wait = hint.unwrap_or_else(|| {
+            let factor = 2u32.saturating_pow(retry.saturating_sub(1).min(20));
+            let base = self.settings.initial_backoff.saturating_mul(factor);
+            // Jitter in [base/2, base): clients that failed together do not retry together.
+            base / 2 + base.mul_f64(fastrand::f64() / 2.0)
+        });
+        wait.min(self.settings.max_backoff)
+    }
+
+    async fn attempt(&self, body: &[u8], on_delta: DeltaSink<'_>) -> Result<Completion, Failure> {
+        let idle = self.settings.idle_timeout;
+        let mut request = self
+            .http
+            .post(&self.endpoint)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream")
+            .body(body.to_vec());
+        if let Some(key) = self.settings.api_key.as_deref().filter(|k| !k.is_empty()) {
+            request = request.bearer_auth(key);
+        }
+        tracing::debug!(endpoint = %self.endpoint, model = %self.model(), "model request");
+        let response = match tokio::time::timeout(idle, request.send()).await {
+            Err(_) => return Err(no_data(idle)),
+            Ok(Err(e)) => {
+                let message = connection_message(&e);
+                return Err(Failure::Retry {
+                    reason: format!("connection failed: {message}"),
+                    error: LlmError::Connection(message),
+                    wait: None,
+                });
+            }
+            Ok(Ok(response)) => response,
+        };
+        if !response.status().is_success() {
+            return Err(self.status_failure(response).await);
+        }
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("json"));
+        if is_json {
+            read_whole_answer(response, idle, on_delta).await
+        } else {
+            read_stream(response, idle, on_delta).await
+        }
+    }
+
+    async fn status_failure(&self, response: reqwest::Response) -> Failure {
+        let status = response.status().as_u16();
+        let wait = retry_after(response.headers(), SystemTime::now());
+        let body = read_error_body(response, self.settings.idle_timeout).await;
+        let mut message = error_body_message(&body, status);
+        if status == 401 && self.settings.api_key.is_none() {
+            message.push_str(" (no API key is configured)");
+        }
+        let lower = body.to_lowercase();
+        let quota = [
+            "insufficient_quota",
+            "insufficient balance",
+            "insufficient credits",
+            "exceeded your current quota",
+        ]
+        .iter()
+        .any(|needle| lower.contains(needle));
+        if status == 402 || (status == 429 && quota) {
+            return Failure::Fatal(LlmError::QuotaExhausted { message });
+        }
+        let error = LlmError::Status {
+            status,
+            message: message.clone(),
+        };
+        match status {
+            429 => Failure::Retry {
+                error,
+                reason: format!("rate limited (429): {message}"),
+                wait,
+            },
+            408 | 409 | 500..=599 => Failure::Retry {
+                error,
+                reason: format!("server error {status}: {message}"),
+                wait,
+            },
+            _ => Failure::Fatal(error),
+        }
+    }
+}
+
+#[async_trait]
+impl ChatModel for HttpModel {
+    async fn stream_chat(
+        &self,
+        request: ChatRequest<'_>,
+        on_delta: DeltaSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        if cancel.is_cancelled() {
+            return Err(LlmError::Cancelled);
+        }
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(LlmError::Cancelled),
+            result = self.stream_with_retries(request, on_delta, cancel) => result,
+        }
+    }
+
+    fn model(&self) -> String {
+        self.model
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    fn set_model(&self, model: &str) {
+        *self
+            .model
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = model.to_string();
+    }
+}
+
+/// Reads the event stream. A drop or stall before anything was shown may be retried; after,
+/// it is `Truncated` (retrying would show the user the same text twice).
+async fn read_stream(
+    mut response: reqwest::Response,
+    idle: Duration,
+    on_delta: DeltaSink<'_>,
+) -> Result<Completion, Failure> {
+    let mut decoder = StreamDecoder::new();
+    loop {
+        let failure = match tokio::time::timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(bytes))) => match decoder.feed(&bytes, &mut *on_delta) {
+                Ok(Progress::More) => continue,
+                Ok(Progress::Done) => break,
+                Err(e) => return Err(Failure::Fatal(e)),
+            },
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => format!("the connection dropped: {}", connection_message(&e)),
+            Err(_) => format!("no data for {}s", idle.as_secs_f64()),
+        };
+        if decoder.has_content() {
+            return Err(Failure::Fatal(decoder.truncated(failure)));
+        }
+        return Err(Failure::Retry {
+            error: LlmError::Connection(failure.clone()),
+            reason: failure,
+            wait: None,
+        });
+    }
+    let had_content = decoder.has_content();
+    match decoder.finish(&mut *on_delta) {
+        Ok(completion) => Ok(completion),
+        Err(LlmError::Truncated { .. }) if !had_content => {
+            let reason = "the connection closed before the response began".to_string();
+            Err(Failure::Retry {
+                error: LlmError::Connection(reason.clone()),
+                reason,
+                wait: None,
+            })
+        }
+        Err(e) => Err(Failure::Fatal(e)),
+    }
+}
+
+/// A server that ignored `stream: true` answers with one JSON completion.
+async fn read_whole_answer(
+    response: reqwest::Response,
+    idle: Duration,
+    on_delta: DeltaSink<'_>,
+) -> Result<Completion, Failure> {
+    let body = match tokio::time::timeout(idle, response.bytes()).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(e)) => {
+            let reason = format!("the connection dropped: {}", connection_message(&e));
+            return Err(Failure::Retry {
+                error: LlmError::Connection(reason.clone()),
+                reason,
+                wait: None,
+            });
+        }
+        Err(_) => return Err(no_data(idle)),
+    };
+    let text = String::from_utf8_lossy(&body);
+    let mut decoder = super::stream::StreamAssembler::new();
+    decoder
+        .chunk(&text, &mut *on_delta)
+        .map_err(Failure::Fatal)?;
+    decoder.finish(&mut *on_delta).map_err(Failure::Fatal)
+}
+
+fn no_data(idle: Duration) -> Failure {
+    let reason = format!("no response within {}s", idle.as_secs_f64());
+    Failure::Retry {
+        error: LlmError::Connection(reason.clone()),
+        reason,
+        wait: None,
+    }
+}
+
+/// The error and its causes, which is where reqwest keeps the useful part.
+fn connection_message(error: &reqwest::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+async fn read_error_body(mut response: reqwest::Response, idle: Duration) -> String {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match tokio::time::timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(bytes))) => body.extend_from_slice(&bytes),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The provider's own message (`{"error":{"message":…}}` and friends), else the body text,
+/// else the status's name; at most about 500 characters.
+fn error_body_message(body: &str, status: u16) -> String {
+    let trimmed = body.trim();
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(trimmed) {
+        let detail = value.get("detail").filter(|d| d.is_string());
+        if value.get("error").is_some() || value.get("message").is_some() {
+            return error_message(&value);
+        }
+        if let Some(serde_json::Value::String(detail)) = detail {
+            return cut(detail, 500);
+        }
+    }
+    if trimmed.is_empty() {
+        let name = reqwest::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason());
+        return name.unwrap_or("no message").to_string();
+    }
+    let single_line = trimmed.split_whitespace().collect::<Vec<_>>().join(" ");
+    cut(&single_line, 500)
+}
+
+/// `retry-after-ms` (OpenAI) first, then `Retry-After` as seconds or an HTTP date.
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = header("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use reqwest::header::HeaderValue;
+
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        let cases: &[(&[(&'static str, &str)], Option<Duration>)] = &[
+            (&[("retry-after", "3")], Some(Duration::from_secs(3))),
+            (
+                &[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")],
+                Some(Duration::from_secs(10)),
+            ),
+            (
+                &[("retry-after", "Sun, 06 Nov 1994 08:49:00 GMT")],
+                Some(Duration::ZERO),
+            ),
+            (
+                &[("retry-after", "3"), ("retry-after-ms", "250")],
+                Some(Duration::from_millis(250)),
+            ),
+            (&[("retry-after", "soon")], None),
+            (&[("retry-after", "-1")], None),
+            (&[], None),
+        ];
+        for (pairs, expected) in cases {
+            assert_eq!(retry_after(&headers(pairs), now), *expected, "{pairs:?}");
+        }
+    }
+
+    #[test]
+    fn error_body_messages() {
+        let cases = [
+            (
+                r#"{"error":{"message":"Invalid model","type":"invalid_request_error"}}"#,
+                400,
+                "Invalid model",
+            ),
+            (
+                r#"{"error":{"message":"Insufficient Balance"}}"#,
+                402,
+                "Insufficient Balance",
+            ),
+            (r#"{"detail":"Not Found"}"#, 404, "Not Found"),
+            (
+                "<html>\n<h1>502 Bad Gateway</h1>\n</html>",
+                502,
+                "<html> <h1>502 Bad Gateway</h1> </html>",
+            ),
+            ("", 503, "Service Unavailable"),
+        ];
+        for (body, status, expected) in cases {
+            assert_eq!(error_body_message(body, status), expected);
+        }
+        let long = "x".repeat(2000);
+        assert!(error_body_message(&long, 500).chars().count() <= 501);
+    }
+
+    fn settings(initial_ms: u64, max_ms: u64) -> ProviderSettings {
+        ProviderSettings {
+            provider: "custom".into(),
+            base_url: "http://127.0.0.1:9/v1/".into(),
+            api_key: Some("sk-secret".into()),
+            model: "m".into(),
+            max_retries: 5,
+            initial_backoff: Duration::from_millis(initial_ms),
+            max_backoff: Duration::from_millis(max_ms),
+            idle_timeout: Duration::from_secs(5),
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_and_is_capped() {
+        let model = HttpModel::new(settings(100, 1000)).unwrap();
+        for _ in 0..50 {
+            let first = model.backoff(1, None);
+            assert!(
+                first >= Duration::from_millis(50) && first < Duration::from_millis(100),
+                "{first:?}"
+            );
+            let third = model.backoff(3, None);
+            assert!(
+                third >= Duration::from_millis(200) && third < Duration::from_millis(400),
+                "{third:?}"
+            );
+            assert_eq!(model.backoff(30, None), Duration::from_millis(1000));
+        }
+        assert_eq!(
+            model.backoff(1, Some(Duration::from_millis(700))),
+            Duration::from_millis(700)
+        );
+        assert_eq!(
+            model.backoff(1, Some(Duration::from_secs(60))),
+            Duration::from_millis(1000)
+        );
+    }
+
+    #[test]
+    fn endpoint_and_debug_output_hide_the_key() {
+        let model = HttpModel::new(settings(1, 1)).unwrap();
+        assert_eq!(model.endpoint, "http://127.0.0.1:9/v1/chat/completions");
+        assert!(!format!("{model:?}").contains("sk-secret"));
+        assert!(!format!("{:?}", settings(1, 1)).contains("sk-secret"));
+        model.set_model("other");
+        assert_eq!(model.model(), "other");
+        assert!(
+            HttpModel::new(ProviderSettings {
+                base_url: "localhost:11434".into(),
+                ..settings(1, 1)
+            })
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,363 @@
+//! A scripted OpenAI-compatible streaming server on 127.0.0.1 for tests and demos: each
+//! `POST …/chat/completions` plays the next `Script` and every request is recorded, so a test
+//! can assert exactly what cairn sent. Plain HTTP/1.1, one request per connection.
+
+use std::collections::VecDeque;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::mock_script::{Reply, Script};
+
+/// The answer once the scripts are used up.
+pub const NO_MORE_TURNS: &str = "(mock: no more scripted turns)";
+
+const MAX_HEAD: usize = 64 * 1024;
+const WRITE_BATCH: usize = 64 * 1024;
+
+/// Where the server listens and where it records.
+#[derive(Debug, Clone, Default)]
+pub struct MockOptions {
+    /// 0 picks a free port.
+    pub port: u16,
+    /// Every received request body is appended here as one JSON line.
+    pub record: Option<PathBuf>,
+}
+
+/// One received request.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON (a JSON string holding the text when it was not JSON).
+    pub body: serde_json::Value,
+}
+
+struct Shared {
+    scripts: Mutex<VecDeque<Script>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    count: watch::Sender<usize>,
+    record: Option<Mutex<std::fs::File>>,
+}
+
+/// The running server; dropping it stops it.
+pub struct MockLlm {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+}
+
+impl Drop for MockLlm {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl MockLlm {
+    /// Starts on a free port of 127.0.0.1. Panics if it cannot listen (a test set-up failure).
+    pub async fn start(scripts: impl IntoIterator<Item = Script>) -> MockLlm {
+        Self::start_with(scripts, MockOptions::default())
+            .await
+            .expect("the mock LLM server could not listen on 127.0.0.1")
+    }
+
+    pub async fn start_with(
+        scripts: impl IntoIterator<Item = Script>,
+        options: MockOptions,
+    ) -> std::io::Result<MockLlm> {
+        let listener = TcpListener::bind(("127.0.0.1", options.port)).await?;
+        let record = match &options.record {
+            Some(path) => {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?;
+                Some(Mutex::new(file))
+            }
+            None => None,
+        };
+        let shared = Arc::new(Shared {
+            scripts: Mutex::new(scripts.into_iter().collect()),
+            requests: Mutex::new(Vec::new()),
+            count: watch::channel(0).0,
+            record,
+        });
+        let shutdown = CancellationToken::new();
+        let addr = listener.local_addr()?;
+        tokio::spawn(accept_loop(listener, shared.clone(), shutdown.clone()));
+        Ok(MockLlm {
+            addr,
+            shared,
+            shutdown,
+        })
+    }
+
+    /// The API root, `/v1` included, as a `base_url`.
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// Appends a script after the ones already queued.
+    pub fn push(&self, script: Script) {
+        lock(&self.shared.scripts).push_back(script);
+    }
+
+    /// Scripts not played yet.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared.scripts).len()
+    }
+
+    /// Every chat-completions request body received, in order.
+    pub fn requests(&self) -> Vec<serde_json::Value> {
+        self.recorded().into_iter().map(|r| r.body).collect()
+    }
+
+    /// Requests with method, path and headers.
+    pub fn recorded(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Body of request `i` (0-based). Panics when fewer arrived.
+    pub fn request(&self, i: usize) -> serde_json::Value {
+        let requests = lock(&self.shared.requests);
+        match requests.get(i) {
+            Some(request) => request.body.clone(),
+            None => panic!(
+                "mock LLM: request {i} was asked for but only {} arrived",
+                requests.len()
+            ),
+        }
+    }
+
+    /// A header of request `i`, by case-insensitive name.
+    pub fn header(&self, i: usize, name: &str) -> Option<String> {
+        let requests = lock(&self.shared.requests);
+        let request = requests.get(i)?;
+        let name = name.to_ascii_lowercase();
+        request
+            .headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// The content of the `tool` message answering `call_id` in request `i`.
+    pub fn tool_result(&self, i: usize, call_id: &str) -> Option<String> {
+        let body = lock(&self.shared.requests).get(i)?.body.clone();
+        let message = body["messages"]
+            .as_array()?
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"].as_str() == Some(call_id))?;
+        Some(match &message["content"] {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+    }
+
+    /// Waits until at least `n` requests arrived. Panics after `within` (a test guard).
+    pub async fn wait_for_requests(&self, n: usize, within: Duration) {
+        let mut count = self.shared.count.subscribe();
+        let reached = tokio::time::timeout(within, count.wait_for(|&c| c >= n)).await;
+        if !matches!(reached, Ok(Ok(_))) {
+            let got = *self.shared.count.borrow();
+            panic!("mock LLM: waited {within:?} for {n} requests, {got} arrived");
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: CancellationToken) {
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((socket, _)) = accepted else { continue };
+        let (shared, shutdown) = (shared.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                () = shutdown.cancelled() => {}
+                result = serve(socket, &shared) => {
+                    if let Err(e) = result {
+                        tracing::debug!("mock LLM connection ended: {e}");
+                    }
+                }
+            }
+        });
+    }
+}
+
+async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    let Some(request) = read_request(&mut socket).await? else {
+        return Ok(());
+    };
+    let is_chat = request.method == "POST" && request.path.ends_with("/chat/completions");
+    if request.method == "GET" && request.path.ends_with("/models") {
+        let body = json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]});
+        return respond(&mut socket, 200, &[], body.to_string().as_bytes()).await;
+    }
+    if !is_chat {
+        let body = json!({"error": {"message": format!("no route for {} {}", request.method, request.path)}});
+        return respond(&mut socket, 404, &[], body.to_string().as_bytes()).await;
+    }
+    let script = lock(&shared.scripts)
+        .pop_front()
+        .unwrap_or_else(|| Script::text(NO_MORE_TURNS));
+    let model = request.body["model"]
+        .as_str()
+        .unwrap_or("mock-model")
+        .to_string();
+    let prompt_bytes = request.body.to_string().len();
+    if let Some(file) = &shared.record {
+        let mut file = lock(file);
+        writeln!(file, "{}", request.body)?;
+        file.flush()?;
+    }
+    lock(&shared.requests).push(request);
+    shared.count.send_modify(|c| *c += 1);
+    play(&mut socket, &script, &model, prompt_bytes).await
+}
+
+async fn play(
+    socket: &mut TcpStream,
+    script: &Script,
+    model: &str,
+    prompt_bytes: usize,
+) -> std::io::Result<()> {
+    match &script.reply {
+        Reply::Status { code, body } => {
+            let mut headers = Vec::new();
+            if let Some(secs) = script.retry_after {
+                headers.push(("Retry-After", secs.to_string()));
+            }
+            if let Some(ms) = script.retry_after_ms {
+                headers.push(("retry-after-ms", ms.to_string()));
+            }
+            return respond(socket, *code, &headers, body.as_bytes()).await;
+        }
+        Reply::Raw(body) => {
+            socket.write_all(STREAM_HEAD.as_bytes()).await?;
+            socket.write_all(body).await?;
+            return socket.shutdown().await;
+        }
+        _ => {}
+    }
+    socket.write_all(STREAM_HEAD.as_bytes()).await?;
+    let mut out = Vec::with_capacity(WRITE_BATCH * 2);
+    let delay = script.delay();
+    for (i, chunk) in script.chunks(model, prompt_bytes).enumerate() {
+        if script.cut_after_chunks == Some(i) {
+            socket.write_all(&out).await?;
+            return socket.shutdown().await;
+        }
+        if let Some(delay) = delay.filter(|_| i > 0) {
+            socket.write_all(&out).await?;
+            out.clear();
+            tokio::time::sleep(delay).await;
+        }
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(chunk.as_bytes());
+        out.extend_from_slice(b"\n\n");
+        if out.len() >= WRITE_BATCH {
+            socket.write_all(&out).await?;
+            out.clear();
+        }
+    }
+    out.extend_from_slice(b"data: [DONE]\n\n");
+    socket.write_all(&out).await?;
+    socket.shutdown().await
+}
+
+const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+
+async fn respond(
+    socket: &mut TcpStream,
+    code: u16,
+    headers: &[(&str, String)],
+    body: &[u8],
+) -> std::io::Result<()> {
+    let reason = reqwest::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Status");
+    let mut head = format!(
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    socket.write_all(head.as_bytes()).await?;
+    socket.write_all(body).await?;
+    socket.shutdown().await
+}
+
+/// Reads one request: head up to the blank line, then `Content-Length` bytes of body.
+async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<RecordedRequest>> {
+    let mut buf = Vec::with_capacity(8192);
+    let head_end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(std::io::Error::other("request head too large"));
+        }
+        let mut chunk = [0u8; 8192];
+        let n = socket.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next().unwrap_or_default().split(' ');
+    let method = request_line.next().unwrap_or_default().to_string();
+    let path = request_line.next().unwrap_or_default().to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = buf.split_off(head_end + 4);
+    while body.len() < length {
+        let mut chunk = vec![0u8; (length - body.len()).min(64 * 1024)];
+        let n = socket.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    let body = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&body).into_owned()));
+    Ok(Some(RecordedRequest {
+        method,
+        path,
+        headers,
+        body,
+    }))
+}
