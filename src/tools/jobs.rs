@@ -1,21 +1,256 @@
-//! Background jobs started by `bash` with `background: true`: their output buffers, and the
-//! guarantee that every job dies when the session ends.
+//! Background jobs started by `bash` with `background: true`: their captured output (same caps
+//! as a foreground run), incremental reads for `job_output`, `job_kill`, and the guarantee that
+//! every job's process group dies when the session ends (`kill_all`, or dropping the table).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// The session's background jobs, by id.
+use nix::sys::signal::Signal;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::bash::OUTPUT_BUDGET;
+use super::executor::{self, Capture, CommandSpec, Group, Which, capture::split_budget};
+use super::{JobReport, ToolError};
+
+/// Most jobs running at once; a model that starts more is told to stop one first.
+pub const MAX_RUNNING: usize = 16;
+/// How long `job_kill` waits for the job's exit to be recorded after its group is gone.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// The session's background jobs, by id (`job-1`, `job-2`, …).
 #[derive(Default)]
 pub struct JobTable {
-    jobs: Mutex<HashMap<String, ()>>,
+    jobs: Mutex<BTreeMap<u64, Arc<Job>>>,
+    next: AtomicU64,
+}
+
+struct Job {
+    id: String,
+    command: String,
+    group: Group,
+    capture: Arc<Capture>,
+    started: Instant,
+    grace: Duration,
+    /// Set once the main process exited and the group was ended.
+    end: watch::Receiver<Option<JobEnd>>,
+    /// Stream offsets already returned by `job_output`.
+    cursor: Mutex<(u64, u64)>,
+    killed: AtomicBool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct JobEnd {
+    exit_code: Option<i32>,
+    signal: Option<String>,
 }
 
 impl JobTable {
-    /// Number of jobs still tracked.
-    pub fn len(&self) -> usize {
-        self.jobs.lock().map(|jobs| jobs.len()).unwrap_or(0)
+    /// Starts `spec` as a background job and returns its id at once.
+    pub fn start(&self, spec: &CommandSpec<'_>) -> Result<String, ToolError> {
+        let running = self.snapshot().iter().filter(|job| job.running()).count();
+        if running >= MAX_RUNNING {
+            return Err(ToolError::Failed(format!(
+                "{running} background jobs are already running; stop one with job_kill first"
+            )));
+        }
+        let spawned = executor::spawn(spec, false)
+            .map_err(|err| ToolError::io("could not start bash", err))?;
+        let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let (end_tx, end_rx) = watch::channel(None);
+        let job = Arc::new(Job {
+            id: format!("job-{number}"),
+            command: spec.command.to_owned(),
+            group: spawned.group,
+            capture: spawned.capture.clone(),
+            started: spawned.started,
+            grace: spec.settings.kill_grace,
+            end: end_rx,
+            cursor: Mutex::new((0, 0)),
+            killed: AtomicBool::new(false),
+        });
+        let mut child = spawned.child;
+        let (group, capture, grace) = (spawned.group, spawned.capture, job.grace);
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            // Whatever the job left running in its group goes with it.
+            group.end(grace).await;
+            executor::drain(&capture, Duration::from_secs(1)).await;
+            let end = match status {
+                Ok(status) => JobEnd {
+                    exit_code: status.code(),
+                    signal: executor::signal_name(&status),
+                },
+                Err(err) => {
+                    tracing::warn!("waiting for a background job: {err}");
+                    JobEnd {
+                        exit_code: None,
+                        signal: None,
+                    }
+                }
+            };
+            let _ = end_tx.send(Some(end));
+        });
+        let id = job.id.clone();
+        self.lock().insert(number, job);
+        Ok(id)
     }
+
+    /// New output since the last read. With `wait`, waits up to that long for new output or
+    /// the job's end when there is none yet; `cancel` cuts the wait short.
+    pub async fn output(
+        &self,
+        id: &str,
+        wait: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<JobReport, ToolError> {
+        let job = self.find(id)?;
+        if !wait.is_zero() && !job.has_news() && job.running() {
+            let mut progress = job.capture.subscribe();
+            let mut end = job.end.clone();
+            let deadline = tokio::time::Instant::now() + wait;
+            while !job.has_news() && job.running() {
+                tokio::select! {
+                    changed = progress.changed() => if changed.is_err() { break },
+                    changed = end.changed() => if changed.is_err() { break },
+                    () = tokio::time::sleep_until(deadline) => break,
+                    () = cancel.cancelled() => break,
+                }
+            }
+        }
+        Ok(job.report())
+    }
+
+    /// Ends the job's process group (SIGTERM, SIGKILL after the grace period) and reports what
+    /// it printed since the last read.
+    pub async fn kill(&self, id: &str) -> Result<JobReport, ToolError> {
+        let job = self.find(id)?;
+        job.stop().await;
+        Ok(job.report())
+    }
+
+    /// Ends every running job's process group; for the end of a session.
+    pub async fn kill_all(&self) {
+        let jobs = self.snapshot();
+        futures_util::future::join_all(
+            jobs.iter()
+                .filter(|job| job.running())
+                .map(|job| job.stop()),
+        )
+        .await;
+    }
+
+    /// Number of jobs started in this session.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Ids of the jobs still running.
+    pub fn running(&self) -> Vec<String> {
+        self.snapshot()
+            .iter()
+            .filter(|job| job.running())
+            .map(|job| job.id.clone())
+            .collect()
+    }
+
+    fn find(&self, id: &str) -> Result<Arc<Job>, ToolError> {
+        let found = self.snapshot().into_iter().find(|job| job.id == id.trim());
+        found.ok_or_else(|| {
+            let known: Vec<String> = self.snapshot().iter().map(|job| job.id.clone()).collect();
+            let known = if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            };
+            ToolError::InvalidArgs(format!("no job `{id}`; jobs of this session: {known}"))
+        })
+    }
+
+    fn snapshot(&self) -> Vec<Arc<Job>> {
+        self.lock().values().cloned().collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Job>>> {
+        self.jobs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Drop for JobTable {
+    /// The session is over: nothing a job started may outlive it. There is no time for a grace
+    /// period here, so running groups get SIGKILL.
+    fn drop(&mut self) {
+        for job in self.snapshot() {
+            if job.running() {
+                job.group.signal(Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Job {
+    fn running(&self) -> bool {
+        self.end.borrow().is_none()
+    }
+
+    fn has_news(&self) -> bool {
+        let (out, err) = *self.cursor();
+        self.capture.total(Which::Stdout) > out || self.capture.total(Which::Stderr) > err
+    }
+
+    fn cursor(&self) -> std::sync::MutexGuard<'_, (u64, u64)> {
+        self.cursor
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    async fn stop(&self) {
+        if !self.running() {
+            return;
+        }
+        self.killed.store(true, Ordering::Relaxed);
+        self.group.end(self.grace).await;
+        let mut end = self.end.clone();
+        let _ = tokio::time::timeout(EXIT_WAIT, end.wait_for(Option::is_some)).await;
+    }
+
+    /// What the job printed since the last report, and its state; advances the read cursor.
+    fn report(&self) -> JobReport {
+        let end = self.end.borrow().clone();
+        let mut cursor = self.cursor();
+        let (out_from, err_from) = *cursor;
+        let out_to = self.capture.total(Which::Stdout);
+        let err_to = self.capture.total(Which::Stderr);
+        let (out_budget, err_budget) =
+            split_budget(OUTPUT_BUDGET, out_to - out_from, err_to - err_from);
+        let stdout = self
+            .capture
+            .view(Which::Stdout, out_from, out_to, out_budget);
+        let stderr = self
+            .capture
+            .view(Which::Stderr, err_from, err_to, err_budget);
+        *cursor = (out_to, err_to);
+        JobReport {
+            job_id: self.id.clone(),
+            command: self.command.clone(),
+            running: end.is_none(),
+            exit_code: end.as_ref().and_then(|end| end.exit_code),
+            signal: end.and_then(|end| end.signal),
+            killed: self.killed.load(Ordering::Relaxed),
+            truncated: stdout.truncated || stderr.truncated,
+            spill_path: stdout.spill_path,
+            stderr_spill_path: stderr.spill_path,
+            stdout: stdout.text,
+            stderr: stderr.text,
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+        }
     }
 }

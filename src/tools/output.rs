@@ -31,6 +31,15 @@ pub struct CommandRun {
     pub sandbox_denied: bool,
     /// Set when the command runs (or now runs) as a background job.
     pub job_id: Option<String>,
+    /// Where the full stderr was spilled (`spill_path` is stdout's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_spill_path: Option<PathBuf>,
+    /// Started with `background: true`: the run returned at once with `job_id`.
+    #[serde(default)]
+    pub background: bool,
+    /// The `timeout_ms` the model asked for, when it was above the maximum and clamped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_clamped_from: Option<u64>,
 }
 
 /// Lines of a file, as `read_file` returned them.
@@ -136,6 +145,11 @@ pub struct JobReport {
     pub killed: bool,
     pub truncated: bool,
     pub spill_path: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_spill_path: Option<PathBuf>,
+    /// Milliseconds since the job started.
+    #[serde(default)]
+    pub elapsed_ms: u64,
 }
 
 /// The canonical value of a successful tool run.

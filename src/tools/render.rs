@@ -1,61 +1,183 @@
-//! What the model sees of commands, listings, searches, todos and jobs.
+//! What the model sees of commands, listings, searches, todos and jobs: short text with the
+//! business facts as markers (`[exit code: 1]`, `[timed out after 120000ms]`, truncation).
 
-use super::{CommandRun, JobReport, Listing, Matches, TodoItem, TodoStatus};
+use super::{CommandRun, GrepMode, JobReport, Listing, Matches, TodoItem, TodoStatus};
+
+/// Longest echo of the command; the model wrote it, so a long script is not sent back whole.
+const COMMAND_ECHO: usize = 200;
 
 pub fn command_text(run: &CommandRun) -> String {
-    let mut out = format!("$ {}\n", run.command);
-    out.push_str(&run.stdout);
-    if !run.stderr.is_empty() {
-        out.push_str("\n[stderr]\n");
-        out.push_str(&run.stderr);
+    let mut out = format!("$ {}\n", command_echo(&run.command));
+    if let Some(job) = &run.job_id
+        && run.background
+    {
+        out.push_str(&format!(
+            "[started in the background as {job}; read its output with job_output, stop it with job_kill]"
+        ));
+        return out;
     }
+    push_streams(&mut out, &run.stdout, &run.stderr);
+    let mut markers = Vec::new();
     if let Some(code) = run.exit_code.filter(|c| *c != 0) {
-        out.push_str(&format!("\n[exit code: {code}]"));
+        markers.push(format!("[exit code: {code}]"));
     }
     if let Some(signal) = &run.signal {
-        out.push_str(&format!("\n[killed by signal: {signal}]"));
+        markers.push(format!("[killed by signal: {signal}]"));
     }
     if let Some(ms) = run.timed_out_after_ms {
-        out.push_str(&format!("\n[timed out after {ms}ms]"));
+        markers.push(format!("[timed out after {ms}ms]"));
     }
     if run.cancelled {
-        out.push_str("\n[cancelled]");
+        markers.push("[cancelled]".to_owned());
     }
+    if run.sandbox_denied {
+        markers.push(
+            "[sandbox: the command was blocked from writing outside the workspace or using the network]"
+                .to_owned(),
+        );
+    }
+    if let Some(asked) = run.timeout_clamped_from {
+        markers.push(format!(
+            "[timeout_ms {asked} is above the maximum; clamped to {}ms]",
+            super::bash::MAX_TIMEOUT_MS
+        ));
+    }
+    if run.stdout.is_empty() && run.stderr.is_empty() && markers.is_empty() {
+        out.push_str("(no output)");
+    }
+    push_markers(&mut out, &markers);
     out
+}
+
+pub fn job_text(report: &JobReport) -> String {
+    let mut out = format!("[{}] $ {}\n", report.job_id, command_echo(&report.command));
+    push_streams(&mut out, &report.stdout, &report.stderr);
+    let quiet = report.stdout.is_empty() && report.stderr.is_empty();
+    let mut markers = Vec::new();
+    if report.running {
+        let secs = report.elapsed_ms / 1000;
+        let news = if quiet { "no new output; " } else { "" };
+        markers.push(format!("[{news}still running after {secs}s]"));
+    } else {
+        if quiet {
+            markers.push("[no new output]".to_owned());
+        }
+        if report.killed {
+            markers.push("[stopped by job_kill]".to_owned());
+        }
+        match (report.exit_code, &report.signal) {
+            (_, Some(signal)) => markers.push(format!("[killed by signal: {signal}]")),
+            (Some(0), None) => markers.push("[exited successfully]".to_owned()),
+            (Some(code), None) => markers.push(format!("[exit code: {code}]")),
+            (None, None) => markers.push("[ended]".to_owned()),
+        }
+    }
+    push_markers(&mut out, &markers);
+    out
+}
+
+fn command_echo(command: &str) -> String {
+    let command = command.trim();
+    let first_line = command.lines().next().unwrap_or_default();
+    if first_line.len() == command.len() && command.len() <= COMMAND_ECHO {
+        return command.to_owned();
+    }
+    let mut end = first_line.len().min(COMMAND_ECHO);
+    while !first_line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} …", &first_line[..end])
+}
+
+fn push_streams(out: &mut String, stdout: &str, stderr: &str) {
+    out.push_str(stdout);
+    if !stderr.is_empty() {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("[stderr]\n");
+        out.push_str(stderr);
+    }
+}
+
+fn push_markers(out: &mut String, markers: &[String]) {
+    for marker in markers {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(marker);
+    }
 }
 
 pub fn listing_text(listing: &Listing) -> String {
     let mut out = String::new();
     for entry in &listing.entries {
         out.push_str(&entry.path);
-        if entry.is_dir {
+        if entry.is_dir && !entry.path.ends_with('/') {
             out.push('/');
         }
         out.push('\n');
     }
+    if listing.entries.is_empty() {
+        out.push_str("(no entries)\n");
+    }
     if listing.truncated {
-        out.push_str("[output truncated]\n");
+        match listing.omitted {
+            Some(n) => out.push_str(&format!(
+                "[output truncated: {n} more entries not shown; narrow the path or pattern]\n"
+            )),
+            None => out.push_str("[output truncated: narrow the path or pattern]\n"),
+        }
     }
     out
 }
 
 pub fn matches_text(matches: &Matches) -> String {
     let mut out = String::new();
-    for line in &matches.lines {
-        let sep = if line.is_context { '-' } else { ':' };
-        out.push_str(&format!("{}{sep}{}{sep}{}\n", line.path, line.line, line.text));
+    match matches.mode {
+        GrepMode::Content => {
+            for line in &matches.lines {
+                let sep = if line.is_context { '-' } else { ':' };
+                out.push_str(&format!(
+                    "{}{sep}{}{sep}{}\n",
+                    line.path, line.line, line.text
+                ));
+            }
+        }
+        GrepMode::Files => {
+            for (path, _) in &matches.files {
+                out.push_str(&format!("{path}\n"));
+            }
+        }
+        GrepMode::Count => {
+            for (path, count) in &matches.files {
+                out.push_str(&format!("{path}:{count}\n"));
+            }
+        }
     }
-    for (path, count) in &matches.files {
-        out.push_str(&format!("{path}:{count}\n"));
+    if out.is_empty() {
+        out.push_str(&format!("No matches for `{}`\n", matches.pattern));
     }
     if matches.truncated {
-        out.push_str("[output truncated]\n");
+        out.push_str(&format!(
+            "[output truncated: {} matches in total; narrow the pattern, path or glob]\n",
+            matches.total_matches
+        ));
     }
     out
 }
 
 pub fn todos_text(todos: &[TodoItem]) -> String {
-    let mut out = String::new();
+    if todos.is_empty() {
+        return "Todo list cleared.\n".to_owned();
+    }
+    let count = |status| todos.iter().filter(|item| item.status == status).count();
+    let (done, active) = (count(TodoStatus::Completed), count(TodoStatus::InProgress));
+    let mut out = format!(
+        "Todo list updated: {} items, {done} completed, {active} in progress, {} pending.\n",
+        todos.len(),
+        count(TodoStatus::Pending)
+    );
     for item in todos {
         let mark = match item.status {
             TodoStatus::Pending => "[ ]",
@@ -64,20 +186,167 @@ pub fn todos_text(todos: &[TodoItem]) -> String {
         };
         out.push_str(&format!("- {mark} {}\n", item.content));
     }
+    if active > 1 {
+        out.push_str(&format!(
+            "Note: {active} items are in_progress; keep one in progress at a time.\n"
+        ));
+    }
     out
 }
 
-pub fn job_text(report: &JobReport) -> String {
-    let mut out = format!("[job {}] {}\n", report.job_id, report.command);
-    out.push_str(&report.stdout);
-    if !report.stderr.is_empty() {
-        out.push_str("\n[stderr]\n");
-        out.push_str(&report.stderr);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> CommandRun {
+        CommandRun {
+            command: "make test".into(),
+            exit_code: Some(0),
+            ..CommandRun::default()
+        }
     }
-    if report.running {
-        out.push_str("\n[still running]");
-    } else if let Some(code) = report.exit_code {
-        out.push_str(&format!("\n[exit code: {code}]"));
+
+    #[test]
+    fn command_texts() {
+        let cases = [
+            (
+                CommandRun {
+                    stdout: "ok\n".into(),
+                    ..run()
+                },
+                "$ make test\nok\n",
+            ),
+            (run(), "$ make test\n(no output)"),
+            (
+                CommandRun {
+                    stdout: "a".into(),
+                    stderr: "boom\n".into(),
+                    exit_code: Some(2),
+                    ..run()
+                },
+                "$ make test\na\n[stderr]\nboom\n[exit code: 2]",
+            ),
+            (
+                CommandRun {
+                    exit_code: None,
+                    signal: Some("SIGTERM".into()),
+                    timed_out_after_ms: Some(5000),
+                    ..run()
+                },
+                "$ make test\n[killed by signal: SIGTERM]\n[timed out after 5000ms]",
+            ),
+            (
+                CommandRun {
+                    exit_code: None,
+                    signal: Some("SIGKILL".into()),
+                    cancelled: true,
+                    ..run()
+                },
+                "$ make test\n[killed by signal: SIGKILL]\n[cancelled]",
+            ),
+            (
+                CommandRun {
+                    job_id: Some("job-3".into()),
+                    background: true,
+                    exit_code: None,
+                    ..run()
+                },
+                "$ make test\n[started in the background as job-3; read its output with job_output, stop it with job_kill]",
+            ),
+            (
+                CommandRun {
+                    timeout_clamped_from: Some(900_000),
+                    ..run()
+                },
+                "$ make test\n[timeout_ms 900000 is above the maximum; clamped to 600000ms]",
+            ),
+            (
+                CommandRun {
+                    command: "cat <<EOF > f\nlots\nEOF".into(),
+                    stderr: "cat: f: Permission denied\n".into(),
+                    exit_code: Some(1),
+                    sandbox_denied: true,
+                    ..run()
+                },
+                "$ cat <<EOF > f …\n[stderr]\ncat: f: Permission denied\n[exit code: 1]\n[sandbox: the command was blocked from writing outside the workspace or using the network]",
+            ),
+        ];
+        for (run, expected) in cases {
+            assert_eq!(command_text(&run), expected);
+        }
     }
-    out
+
+    #[test]
+    fn job_texts() {
+        let base = JobReport {
+            job_id: "job-1".into(),
+            command: "npm run dev".into(),
+            ..JobReport::default()
+        };
+        let cases = [
+            (
+                JobReport {
+                    running: true,
+                    stdout: "ready\n".into(),
+                    elapsed_ms: 2500,
+                    ..base.clone()
+                },
+                "[job-1] $ npm run dev\nready\n[still running after 2s]",
+            ),
+            (
+                JobReport {
+                    running: true,
+                    elapsed_ms: 9000,
+                    ..base.clone()
+                },
+                "[job-1] $ npm run dev\n[no new output; still running after 9s]",
+            ),
+            (
+                JobReport {
+                    exit_code: Some(0),
+                    stdout: "done\n".into(),
+                    ..base.clone()
+                },
+                "[job-1] $ npm run dev\ndone\n[exited successfully]",
+            ),
+            (
+                JobReport {
+                    killed: true,
+                    signal: Some("SIGTERM".into()),
+                    ..base.clone()
+                },
+                "[job-1] $ npm run dev\n[no new output]\n[stopped by job_kill]\n[killed by signal: SIGTERM]",
+            ),
+        ];
+        for (report, expected) in cases {
+            assert_eq!(job_text(&report), expected);
+        }
+    }
+
+    #[test]
+    fn todo_texts() {
+        let item = |content: &str, status| TodoItem {
+            content: content.into(),
+            status,
+        };
+        let todos = [
+            item("read the code", TodoStatus::Completed),
+            item("fix the bug", TodoStatus::InProgress),
+            item("add a test", TodoStatus::Pending),
+        ];
+        assert_eq!(
+            todos_text(&todos),
+            "Todo list updated: 3 items, 1 completed, 1 in progress, 1 pending.\n\
+             - [x] read the code\n- [~] fix the bug\n- [ ] add a test\n"
+        );
+        let two = [
+            item("a", TodoStatus::InProgress),
+            item("b", TodoStatus::InProgress),
+        ];
+        assert!(
+            todos_text(&two)
+                .ends_with("Note: 2 items are in_progress; keep one in progress at a time.\n")
+        );
+        assert_eq!(todos_text(&[]), "Todo list cleared.\n");
+    }
 }

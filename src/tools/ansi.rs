@@ -1,0 +1,236 @@
+//! Turning raw command output into text a model can read: terminal escape sequences and
+//! control characters removed, carriage-return overwrites collapsed, binary output detected,
+//! and head/tail cut points chosen on line or character boundaries.
+//!
+//! The `strip-ansi-escapes` crate drops tabs and carriage returns along with the escapes, so
+//! this small state machine does the stripping itself.
+
+const ESC: u8 = 0x1b;
+const BEL: u8 = 0x07;
+
+/// Strips escape sequences and control characters (keeping `\n` and `\t`), applies `\r`
+/// overwrites (the last rewrite of a progress line wins) and backspaces, and decodes the rest
+/// as UTF-8, replacing the rare invalid byte.
+pub fn clean(raw: &[u8]) -> String {
+    let mut out: Vec<u8> = Vec::with_capacity(raw.len());
+    let mut line_start = 0;
+    let mut carriage_return = false;
+    let mut i = 0;
+    while i < raw.len() {
+        let byte = raw[i];
+        match byte {
+            ESC => {
+                i = skip_escape(raw, i);
+                continue;
+            }
+            b'\n' => {
+                out.push(b'\n');
+                line_start = out.len();
+                carriage_return = false;
+            }
+            b'\r' => carriage_return = true,
+            0x08 => pop_char(&mut out, line_start),
+            b'\t' | 0x20.. if byte != 0x7f => {
+                if carriage_return {
+                    // A lone `\r` followed by more text rewrites the line, as a terminal shows it.
+                    out.truncate(line_start);
+                    carriage_return = false;
+                }
+                out.push(byte);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Removes the last UTF-8 character of `out`, never going before `floor`.
+fn pop_char(out: &mut Vec<u8>, floor: usize) {
+    while out.len() > floor {
+        let last = out.pop().unwrap_or(0);
+        if last & 0xC0 != 0x80 {
+            break;
+        }
+    }
+}
+
+/// Returns the index just after the escape sequence starting at `raw[start] == ESC`.
+fn skip_escape(raw: &[u8], start: usize) -> usize {
+    let Some(&kind) = raw.get(start + 1) else {
+        return raw.len();
+    };
+    let body = start + 2;
+    match kind {
+        // CSI: parameters and intermediates, then one final byte in 0x40..=0x7e.
+        b'[' => raw[body..]
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+            .map_or(raw.len(), |p| body + p + 1),
+        // OSC ends with BEL or ST; DCS, SOS, PM and APC end with ST.
+        b']' | b'P' | b'X' | b'^' | b'_' => {
+            let mut j = body;
+            while j < raw.len() {
+                if kind == b']' && raw[j] == BEL {
+                    return j + 1;
+                }
+                if raw[j] == ESC && raw.get(j + 1) == Some(&b'\\') {
+                    return j + 2;
+                }
+                j += 1;
+            }
+            raw.len()
+        }
+        // nF sequences (charset selection and the like): intermediates, then a final byte.
+        0x20..=0x2f => raw[body..]
+            .iter()
+            .position(|b| !(0x20..=0x2f).contains(b))
+            .map_or(raw.len(), |p| body + p + 1),
+        _ => start + 2,
+    }
+}
+
+/// Whether bytes are not text: a NUL byte, or more than a tenth invalid UTF-8 or control
+/// characters. An incomplete character at the very end (a cut) does not count.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    if bytes.contains(&0) {
+        return true;
+    }
+    let mut invalid = 0usize;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(_) => break,
+            Err(err) => {
+                let Some(len) = err.error_len() else { break };
+                invalid += len;
+                rest = &rest[err.valid_up_to() + len..];
+            }
+        }
+    }
+    let controls = bytes
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\t' | b'\r' | ESC | 0x08 | 0x0c))
+        .count();
+    (invalid + controls) * 10 > bytes.len()
+}
+
+/// How many leading bytes of `bytes` to keep when at most `max` fit: ends after a newline
+/// when one lies in the second half of the window, otherwise on a character boundary.
+pub fn head_len(bytes: &[u8], max: usize) -> usize {
+    if bytes.len() <= max {
+        return bytes.len();
+    }
+    if let Some(pos) = bytes[..max].iter().rposition(|&b| b == b'\n')
+        && pos >= max / 2
+    {
+        return pos + 1;
+    }
+    let mut end = max;
+    while end > 0 && bytes[end] & 0xC0 == 0x80 {
+        end -= 1;
+    }
+    end
+}
+
+/// Where to start the kept tail of `bytes` when at most `max` fit: just after a newline when
+/// one lies in the first half of the window, otherwise on a character boundary.
+pub fn tail_start(bytes: &[u8], max: usize) -> usize {
+    if bytes.len() <= max {
+        return 0;
+    }
+    let start = bytes.len() - max;
+    if let Some(pos) = bytes[start..].iter().position(|&b| b == b'\n')
+        && pos < max / 2
+    {
+        return start + pos + 1;
+    }
+    let mut start = start;
+    while start < bytes.len() && bytes[start] & 0xC0 == 0x80 {
+        start += 1;
+    }
+    start
+}
+
+/// Lossy decode of a piece of live output, keeping an incomplete trailing character back for
+/// the next piece. Returns the text and how many bytes it consumed.
+pub fn decode_piece(bytes: &[u8]) -> (String, usize) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (text.to_owned(), bytes.len()),
+        Err(err) if err.error_len().is_none() && bytes.len() - err.valid_up_to() < 4 => {
+            let used = err.valid_up_to();
+            (String::from_utf8_lossy(&bytes[..used]).into_owned(), used)
+        }
+        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), bytes.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_strips_escapes_and_controls() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"plain\n", "plain\n"),
+            (
+                b"\x1b[31mred\x1b[0m and \x1b[1;32mbold green\x1b[m",
+                "red and bold green",
+            ),
+            (b"a\tb\n", "a\tb\n"),
+            (b"crlf\r\nline\r\n", "crlf\nline\n"),
+            (b"10%\r50%\r100%\ndone", "100%\ndone"),
+            (b"trailing cr\r", "trailing cr"),
+            (b"\x1b]0;window title\x07text", "text"),
+            (b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),
+            (b"\x1b(Bcharset", "charset"),
+            (
+                b"bell\x07 and nul-free \x01controls",
+                "bell and nul-free controls",
+            ),
+            (b"abc\x08\x08X", "aX"),
+            (b"unterminated \x1b[12", "unterminated "),
+            (
+                "h\u{e9}llo \u{4e16}\u{754c}\n".as_bytes(),
+                "h\u{e9}llo \u{4e16}\u{754c}\n",
+            ),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(
+                clean(raw),
+                *expected,
+                "input {:?}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+    }
+
+    #[test]
+    fn binary_detection() {
+        assert!(looks_binary(b"ELF\x00\x01\x02"));
+        assert!(looks_binary(&[0xff, 0xfe, 0xfa, 0x80, b'a', 0x90, 0x91]));
+        assert!(!looks_binary(b"just text\n"));
+        assert!(!looks_binary("\u{4e16}\u{754c}".as_bytes()));
+        // A character cut at the end is a truncation, not binary.
+        assert!(!looks_binary(&"\u{4e16}".as_bytes()[..2]));
+        assert!(!looks_binary(b"\x1b[31mcoloured\x1b[0m\n"));
+    }
+
+    #[test]
+    fn cut_points_prefer_lines_then_characters() {
+        let text = b"line one\nline two\nline three\n";
+        assert_eq!(head_len(text, 100), text.len());
+        assert_eq!(head_len(text, 20), 18);
+        assert_eq!(tail_start(text, 14), 18);
+        let wide = "\u{4e16}\u{4e16}\u{4e16}".as_bytes();
+        assert_eq!(head_len(wide, 4), 3);
+        assert_eq!(tail_start(wide, 4), 6);
+    }
+
+    #[test]
+    fn decode_piece_holds_back_a_split_character() {
+        let bytes = "ab\u{4e16}".as_bytes();
+        assert_eq!(decode_piece(&bytes[..3]), ("ab".to_owned(), 2));
+        assert_eq!(decode_piece(bytes), ("ab\u{4e16}".to_owned(), 5));
+    }
+}

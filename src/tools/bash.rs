@@ -1,0 +1,189 @@
+//! The `bash` tool: arguments, the model's face, and turning an executor run into the canonical
+//! `CommandRun`. Spawning, capture and killing live in `executor`; background jobs in `jobs`.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::executor::{self, CommandSpec, Ending, Which, capture::split_budget};
+use super::{Access, CommandRun, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+
+/// Timeout when the model names none.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Longest timeout a model may ask for.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Bytes of output (both streams) the model sees of one run; with the command line and the
+/// markers the whole result stays under 16 KiB.
+pub const OUTPUT_BUDGET: usize = 14 * 1024;
+
+#[derive(Debug, Deserialize)]
+struct BashArgs {
+    command: String,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+    #[serde(default)]
+    background: bool,
+}
+
+impl BashArgs {
+    fn parse(args: &serde_json::Value) -> Result<Self, ToolError> {
+        let args: Self = parse_args(args)?;
+        if args.command.trim().is_empty() {
+            return Err(ToolError::InvalidArgs("`command` must not be empty".into()));
+        }
+        if args.timeout_ms == Some(0) {
+            return Err(ToolError::InvalidArgs(
+                "`timeout_ms` must be at least 1 (or left out for the default 120000)".into(),
+            ));
+        }
+        Ok(args)
+    }
+
+    /// The timeout to apply, and the requested value when it was clamped.
+    fn timeout(&self) -> (u64, Option<u64>) {
+        match self.timeout_ms {
+            None => (DEFAULT_TIMEOUT_MS, None),
+            Some(ms) if ms > MAX_TIMEOUT_MS => (MAX_TIMEOUT_MS, Some(ms)),
+            Some(ms) => (ms, None),
+        }
+    }
+}
+
+pub struct Bash;
+
+#[async_trait]
+impl Tool for Bash {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "bash",
+            description: "Run a command with `bash -c` in the workspace (no stdin, no terminal). \
+                Returns stdout, a [stderr] section and markers such as [exit code: N]. Long output \
+                keeps its head and tail; the full output is saved to a file whose path is given. \
+                On timeout the command is killed. When the command exits, anything it left \
+                running is killed too: for servers and watchers use background: true, then \
+                job_output and job_kill.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": { "type": "string" },
+                    "timeout_ms": {
+                        "type": "integer",
+                        "description": "Default 120000, max 600000."
+                    },
+                    "background": {
+                        "type": "boolean",
+                        "description": "Start as a job and return its id at once."
+                    }
+                },
+                "required": ["command"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+        let args = BashArgs::parse(args)?;
+        Ok(Access::Command {
+            command: args.command,
+            background: args.background,
+        })
+    }
+
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
+        let args = BashArgs::parse(&args)?;
+        let (timeout_ms, clamped) = args.timeout();
+        let spec = CommandSpec {
+            command: &args.command,
+            cwd: cx.workspace(),
+            settings: &cx.env.bash,
+        };
+        if args.background {
+            let job_id = cx.env.jobs.start(&spec)?;
+            return Ok(ToolOutput::Command(CommandRun {
+                command: args.command.clone(),
+                job_id: Some(job_id),
+                background: true,
+                sandboxed: cx.env.bash.sandbox.is_some(),
+                ..CommandRun::default()
+            }));
+        }
+        let finished = executor::run(
+            &spec,
+            Duration::from_millis(timeout_ms),
+            &cx.cancel,
+            cx.tail.clone(),
+        )
+        .await
+        .map_err(|err| ToolError::io("could not start bash", err))?;
+        let mut run = command_run(args.command.clone(), &finished, timeout_ms);
+        run.timeout_clamped_from = clamped;
+        Ok(ToolOutput::Command(run))
+    }
+}
+
+/// The canonical value of a finished foreground run.
+fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) -> CommandRun {
+    let capture = &finished.capture;
+    let stdout_bytes = capture.total(Which::Stdout);
+    let stderr_bytes = capture.total(Which::Stderr);
+    let (out_budget, err_budget) = split_budget(OUTPUT_BUDGET, stdout_bytes, stderr_bytes);
+    let stdout = capture.view(Which::Stdout, 0, stdout_bytes, out_budget);
+    let stderr = capture.view(Which::Stderr, 0, stderr_bytes, err_budget);
+    let exit_code = finished.status.code();
+    let failed = exit_code != Some(0);
+    let sandbox_denied = finished.sandboxed
+        && failed
+        && finished.ending == Ending::Exited
+        && [
+            "Permission denied",
+            "Operation not permitted",
+            "Read-only file system",
+        ]
+        .iter()
+        .any(|needle| stderr.text.contains(needle));
+    CommandRun {
+        command,
+        exit_code,
+        signal: executor::signal_name(&finished.status),
+        timed_out_after_ms: (finished.ending == Ending::TimedOut).then_some(timeout_ms),
+        cancelled: finished.ending == Ending::Cancelled,
+        stdout_bytes,
+        stderr_bytes,
+        truncated: stdout.truncated || stderr.truncated,
+        spill_path: stdout.spill_path,
+        stderr_spill_path: stderr.spill_path,
+        stdout: stdout.text,
+        stderr: stderr.text,
+        duration_ms: finished.duration.as_millis() as u64,
+        sandboxed: finished.sandboxed,
+        sandbox_denied,
+        job_id: None,
+        background: false,
+        timeout_clamped_from: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_validated_and_timeouts_clamped() {
+        let parse = |v: serde_json::Value| BashArgs::parse(&v);
+        assert!(parse(json!({"command": "  "})).is_err());
+        assert!(parse(json!({"command": "ls", "timeout_ms": 0})).is_err());
+        assert!(parse(json!({"timeout_ms": 5})).is_err());
+        let args = parse(json!({"command": "ls"})).expect("valid");
+        assert_eq!(args.timeout(), (DEFAULT_TIMEOUT_MS, None));
+        let args = parse(json!({"command": "ls", "timeout_ms": 900_000})).expect("valid");
+        assert_eq!(args.timeout(), (MAX_TIMEOUT_MS, Some(900_000)));
+    }
+
+    #[test]
+    fn schema_stays_small() {
+        let spec = Bash.spec();
+        let size = spec.description.len() + spec.parameters.to_string().len() + spec.name.len();
+        assert!(size <= 700, "bash schema is {size} bytes");
+    }
+}

@@ -1,0 +1,85 @@
+//! `job_output` and `job_kill`: the model's handles on background jobs started by `bash`.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+
+/// Longest `wait_ms` honoured, like the longest bash timeout.
+pub const MAX_WAIT_MS: u64 = 600_000;
+
+#[derive(Debug, Deserialize)]
+struct OutputArgs {
+    job_id: String,
+    #[serde(default)]
+    wait_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct KillArgs {
+    job_id: String,
+}
+
+pub struct JobOutput;
+
+#[async_trait]
+impl Tool for JobOutput {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "job_output",
+            description: "New output of a background job since the last read, and whether it is \
+                still running. wait_ms: wait up to this long for new output or the job's end.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "job_id": { "type": "string" },
+                    "wait_ms": { "type": "integer" }
+                },
+                "required": ["job_id"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+        parse_args::<OutputArgs>(args)?;
+        Ok(Access::Session)
+    }
+
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
+        let args: OutputArgs = parse_args(&args)?;
+        let wait = Duration::from_millis(args.wait_ms.unwrap_or(0).min(MAX_WAIT_MS));
+        let report = cx.env.jobs.output(&args.job_id, wait, &cx.cancel).await?;
+        Ok(ToolOutput::Job(report))
+    }
+}
+
+pub struct JobKill;
+
+#[async_trait]
+impl Tool for JobKill {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "job_kill",
+            description: "Stop a background job and everything it started; returns its last output.",
+            parameters: json!({
+                "type": "object",
+                "properties": { "job_id": { "type": "string" } },
+                "required": ["job_id"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+        parse_args::<KillArgs>(args)?;
+        Ok(Access::Session)
+    }
+
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
+        let args: KillArgs = parse_args(&args)?;
+        let report = cx.env.jobs.kill(&args.job_id).await?;
+        Ok(ToolOutput::Job(report))
+    }
+}
