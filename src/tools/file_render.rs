@@ -1,34 +1,125 @@
-//! What the model sees of file reads and changes.
+//! What the model sees of file reads and changes: numbered lines with a "continue at" marker,
+//! and a one-line summary of a change (the diff itself is for the UI, not the model).
 
 use super::{FileChange, FileSlice};
 
-/// `cat -n` style numbering, plus how many lines remain.
+/// `cat -n` style numbering, plus how many lines remain and where to continue.
 pub fn slice_text(slice: &FileSlice) -> String {
     let mut out = String::new();
-    let last = slice.offset + slice.lines.len();
-    let width = last.to_string().len().max(6);
-    for (i, line) in slice.lines.iter().enumerate() {
-        out.push_str(&format!("{:>width$}\t{line}\n", slice.offset + i));
+    if slice.total_lines == 0 {
+        out.push_str(&format!("[{} is empty]\n", slice.path));
+        return out;
     }
-    let shown_to = last.saturating_sub(1);
+    for (i, line) in slice.lines.iter().enumerate() {
+        out.push_str(&format!("{:>6}\t{line}\n", slice.offset + i));
+    }
+    let shown_to = slice.offset + slice.lines.len() - 1;
     if shown_to < slice.total_lines {
         let remaining = slice.total_lines - shown_to;
         out.push_str(&format!(
-            "[{remaining} more lines; continue with offset {}]\n",
+            "[{remaining} more lines of {}; continue with offset {}]\n",
+            slice.total_lines,
             shown_to + 1
         ));
     }
-    if slice.lines.is_empty() && slice.total_lines == 0 {
-        out.push_str("[empty file]\n");
+    if slice.long_lines_cut > 0 {
+        let n = slice.long_lines_cut;
+        let lines = if n == 1 { "line was" } else { "lines were" };
+        out.push_str(&format!(
+            "[{n} long {lines} cut; use grep to search inside them]\n"
+        ));
     }
     out
 }
 
 /// A one-line summary: the model asked for the change, it does not need the diff back.
 pub fn change_text(change: &FileChange) -> String {
-    let verb = if change.created { "Created" } else { "Updated" };
+    let path = &change.path;
+    if change.created {
+        let lines = change.last_line;
+        return format!("Created {path} ({lines} lines).");
+    }
+    if change.added + change.removed == 0 {
+        return format!("{path} unchanged: the new content is identical to the old.");
+    }
+    let lines = if change.first_line == change.last_line {
+        format!("line {}", change.first_line)
+    } else {
+        format!("lines {}-{}", change.first_line, change.last_line)
+    };
+    let replacements = match change.replacements {
+        0 | 1 => String::new(),
+        n => format!(", {n} replacements"),
+    };
     format!(
-        "{verb} {} (+{} -{}, lines {}-{})",
-        change.path, change.added, change.removed, change.first_line, change.last_line
+        "Updated {path}: {lines} (+{} -{}{replacements}). Read the file again only if you need \
+         its new content.",
+        change.added, change.removed
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice(offset: usize, lines: &[&str], total: usize) -> FileSlice {
+        FileSlice {
+            path: "f.rs".into(),
+            offset,
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+            total_lines: total,
+            long_lines_cut: 0,
+        }
+    }
+
+    #[test]
+    fn slices_are_numbered_and_say_where_to_continue() {
+        assert_eq!(
+            slice_text(&slice(1, &["a", "b"], 2)),
+            "     1\ta\n     2\tb\n"
+        );
+        assert_eq!(
+            slice_text(&slice(10, &["x"], 12)),
+            "    10\tx\n[2 more lines of 12; continue with offset 11]\n"
+        );
+        assert_eq!(slice_text(&slice(1, &[], 0)), "[f.rs is empty]\n");
+        let mut cut = slice(1, &["a"], 1);
+        cut.long_lines_cut = 2;
+        assert!(
+            slice_text(&cut).ends_with("[2 long lines were cut; use grep to search inside them]\n")
+        );
+    }
+
+    #[test]
+    fn change_summaries() {
+        let change = |created, added, removed, first, last, replacements| FileChange {
+            path: "src/a.rs".into(),
+            created,
+            diff: "--- a\n+++ b\n".into(),
+            added,
+            removed,
+            first_line: first,
+            last_line: last,
+            replacements,
+        };
+        let cases = [
+            (change(true, 3, 0, 1, 3, 1), "Created src/a.rs (3 lines)."),
+            (
+                change(false, 0, 0, 0, 0, 1),
+                "src/a.rs unchanged: the new content is identical to the old.",
+            ),
+            (
+                change(false, 1, 1, 7, 7, 1),
+                "Updated src/a.rs: line 7 (+1 -1). Read the file again only if you need its new content.",
+            ),
+            (
+                change(false, 4, 2, 3, 40, 3),
+                "Updated src/a.rs: lines 3-40 (+4 -2, 3 replacements). Read the file again only if you \
+                 need its new content.",
+            ),
+        ];
+        for (value, text) in cases {
+            assert_eq!(change_text(&value), text);
+        }
+    }
 }

@@ -16,6 +16,11 @@ pub mod read_state;
 pub mod write_queue;
 pub mod diff;
 pub mod text;
+pub mod read_file;
+pub mod write_file;
+pub mod edit_file;
+mod edit_match;
+mod file_store;
 
 pub use output::*;
 

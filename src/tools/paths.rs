@@ -68,15 +68,15 @@ pub fn resolve(workspace: &Path, raw: &str) -> io::Result<RealPath> {
 
 fn expand_home(raw: &str) -> PathBuf {
     let home = || std::env::var_os("HOME").map(PathBuf::from);
-    if raw == "~" {
-        if let Some(home) = home() {
-            return home;
-        }
+    if raw == "~"
+        && let Some(home) = home()
+    {
+        return home;
     }
-    if let Some(rest) = raw.strip_prefix("~/") {
-        if let Some(home) = home() {
-            return home.join(rest);
-        }
+    if let Some(rest) = raw.strip_prefix("~/")
+        && let Some(home) = home()
+    {
+        return home.join(rest);
     }
     PathBuf::from(raw)
 }

@@ -1,0 +1,240 @@
+//! edit_file: exact string replacement in a file the model has read, one edit or several
+//! applied all-or-nothing in order. Works on bytes (so invalid UTF-8 elsewhere survives),
+//! keeps CRLF files CRLF, and runs inside the path's write-queue turn. Confinement works as
+//! for write_file: the gate decides on `access`, see write_file.rs.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::edit_match::{ambiguous, not_found};
+use super::file_store::{check_fresh, load, store};
+use super::read_file::missing_file;
+use super::text::{lenient_bool, to_crlf, uses_crlf};
+use super::write_file::cancelled;
+use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    #[serde(alias = "file_path")]
+    path: String,
+    old_string: Option<String>,
+    new_string: Option<String>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    replace_all: Option<bool>,
+    edits: Option<Vec<EditArgs>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct EditArgs {
+    old_string: String,
+    new_string: String,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    replace_all: Option<bool>,
+}
+
+/// One validated replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub old: String,
+    pub new: String,
+    pub replace_all: bool,
+}
+
+pub struct EditFile;
+
+#[async_trait]
+impl Tool for EditFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "edit_file",
+            description: "Replace exact text in a file you have read. old_string must match the \
+                          file exactly (whitespace included, no line-number prefixes) and occur \
+                          once, unless replace_all. For several changes to one file pass `edits` \
+                          (applied in order, all or none) instead of old_string/new_string.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "old_string": {"type": "string", "description": "Text to replace"},
+                    "new_string": {"type": "string", "description": "Replacement"},
+                    "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)"},
+                    "edits": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "old_string": {"type": "string"},
+                                "new_string": {"type": "string"},
+                                "replace_all": {"type": "boolean"}
+                            },
+                            "required": ["old_string", "new_string"]
+                        }
+                    }
+                },
+                "required": ["path"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
+        let args: Args = parse_args(args)?;
+        let path = args.path.clone();
+        to_edits(args)?;
+        let real = cx.resolve(&path)?;
+        let display = real.display_in(cx.workspace());
+        Ok(Access::Write {
+            path: real,
+            display,
+        })
+    }
+
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(&args)?;
+        let real = cx.resolve(&args.path)?;
+        let edits = to_edits(args)?;
+        let display = real.display_in(cx.workspace());
+        // The stamp is checked only once our turn has come: an edit queued behind another
+        // sees that edit's result, whose stamp our own write recorded.
+        let _turn = tokio::select! {
+            turn = cx.env.writes.lock(&real) => turn,
+            () = cx.cancel.cancelled() => return Err(cancelled(&display)),
+        };
+        let env = cx.env.clone();
+        let change = tokio::task::spawn_blocking(move || {
+            let current = load(&real, &display)?;
+            if current.meta.is_none() {
+                return Err(missing_file(real.as_path(), &display));
+            }
+            check_fresh(&env.reads, &real, &display, &current)?;
+            let (after, replacements) = apply_edits(&current.bytes, &edits, &display)?;
+            store(&env.reads, &real, &display, &current, &after, replacements)
+        })
+        .await
+        .map_err(|err| ToolError::Failed(format!("internal error while editing: {err}")))??;
+        Ok(ToolOutput::FileChanged(change))
+    }
+}
+
+/// Turns either form of the arguments into a list of checked edits.
+fn to_edits(args: Args) -> Result<Vec<Edit>, ToolError> {
+    let invalid = |msg: &str| Err(ToolError::InvalidArgs(msg.into()));
+    let edits = match (args.edits, args.old_string, args.new_string) {
+        (Some(_), Some(_), _) => {
+            return invalid("give either old_string/new_string or `edits`, not both");
+        }
+        (Some(edits), None, _) => edits
+            .into_iter()
+            .map(|e| Edit {
+                old: e.old_string,
+                new: e.new_string,
+                replace_all: e.replace_all.unwrap_or(false),
+            })
+            .collect(),
+        (None, Some(old), Some(new)) => vec![Edit {
+            old,
+            new,
+            replace_all: args.replace_all.unwrap_or(false),
+        }],
+        (None, Some(_), None) => {
+            return invalid("`new_string` is missing (use \"\" to delete the text)");
+        }
+        (None, None, _) => {
+            return invalid("`old_string` and `new_string` are required (or `edits`)");
+        }
+    };
+    if edits.is_empty() {
+        return invalid("`edits` is empty");
+    }
+    for (i, edit) in edits.iter().enumerate() {
+        let which = edit_label(i, edits.len());
+        if edit.old.is_empty() {
+            return Err(ToolError::InvalidArgs(format!(
+                "{which}old_string is empty; edit_file replaces existing text. To create a file or \
+                 replace all of it, use write_file"
+            )));
+        }
+        if edit.old == edit.new {
+            return Err(ToolError::InvalidArgs(format!(
+                "{which}old_string and new_string are identical; nothing would change"
+            )));
+        }
+    }
+    Ok(edits)
+}
+
+fn edit_label(i: usize, count: usize) -> String {
+    if count > 1 {
+        format!("edit {} of {count}: ", i + 1)
+    } else {
+        String::new()
+    }
+}
+
+/// Applies `edits` in order to `bytes`; returns the new content and the number of
+/// replacements. Any failing edit fails the whole call, naming which one.
+pub fn apply_edits(
+    bytes: &[u8],
+    edits: &[Edit],
+    display: &str,
+) -> Result<(Vec<u8>, usize), ToolError> {
+    let crlf = uses_crlf(bytes);
+    let mut content = bytes.to_vec();
+    let mut replacements = 0;
+    for (i, edit) in edits.iter().enumerate() {
+        let (old, new) = if crlf {
+            (to_crlf(&edit.old), to_crlf(&edit.new))
+        } else {
+            (edit.old.clone(), edit.new.clone())
+        };
+        let mut found: Vec<usize> = memchr::memmem::find_iter(&content, old.as_bytes()).collect();
+        let (old, new) = if found.is_empty() && old != edit.old {
+            // A mixed-line-break file: try the model's text as given.
+            found = memchr::memmem::find_iter(&content, edit.old.as_bytes()).collect();
+            (edit.old.clone(), edit.new.clone())
+        } else {
+            (old, new)
+        };
+        let which = edit_label(i, edits.len());
+        let context = if edits.len() > 1 {
+            " No edit was applied."
+        } else {
+            ""
+        };
+        match found.len() {
+            0 => {
+                return Err(ToolError::Failed(format!(
+                    "{which}{}{context}",
+                    not_found(&content, &edit.old, display)
+                )));
+            }
+            1 => {}
+            _ if edit.replace_all => {}
+            _ => {
+                return Err(ToolError::Failed(format!(
+                    "{which}{}{context}",
+                    ambiguous(&content, &found, display)
+                )));
+            }
+        }
+        content = replace_at(&content, &found, old.len(), new.as_bytes());
+        replacements += found.len();
+    }
+    Ok((content, replacements))
+}
+
+fn replace_at(content: &[u8], found: &[usize], old_len: usize, new: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(content.len() + found.len() * new.len());
+    let mut from = 0;
+    for &at in found {
+        out.extend_from_slice(&content[from..at]);
+        out.extend_from_slice(new);
+        from = at + old_len;
+    }
+    out.extend_from_slice(&content[from..]);
+    out
+}
+
+#[cfg(test)]
+#[path = "edit_file_tests.rs"]
+mod tests;

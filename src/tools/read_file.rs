@@ -1,0 +1,395 @@
+//! read_file: numbered lines of a text file, a window at a time. Streams the file once
+//! (counting lines and hashing for the read-before-write stamp on the way), so a window near
+//! the end of a huge file costs one sequential read. Records the stamp in `cx.env.reads`.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::read_state::{FileStamp, StampHasher};
+use super::text::{SNIFF_BYTES, cut_chars, lenient_usize, looks_binary};
+use super::{Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+
+/// Lines shown when the model gives no limit.
+pub const DEFAULT_LIMIT: usize = 2000;
+/// Longer lines are cut, with a marker.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Bytes kept of one line: enough for `MAX_LINE_CHARS` characters of any width.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
+/// The window also ends once this much text is shown; the marker says where to continue.
+const MAX_WINDOW_BYTES: usize = 256 * 1024;
+const CHUNK: usize = 256 * 1024;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    #[serde(alias = "file_path")]
+    path: String,
+    #[serde(default, deserialize_with = "lenient_usize")]
+    offset: Option<usize>,
+    #[serde(default, deserialize_with = "lenient_usize")]
+    limit: Option<usize>,
+}
+
+pub struct ReadFile;
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "read_file",
+            description: "Read a text file, numbered like `cat -n`. Long files come in windows: \
+                          pass offset (1-based line) and limit; the output says where to continue. \
+                          Lines over 2000 chars are cut. A file must be read before write_file \
+                          overwrites it or edit_file changes it.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Relative to the workspace, or absolute"},
+                    "offset": {"type": "integer", "description": "First line to show (default 1)"},
+                    "limit": {"type": "integer", "description": "Lines to show (default 2000)"}
+                },
+                "required": ["path"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+        let args: Args = parse_args(args)?;
+        validate(&args)?;
+        Ok(Access::Read)
+    }
+
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(&args)?;
+        let (offset, limit) = validate(&args)?;
+        let real = cx.resolve(&args.path)?;
+        let display = real.display_in(cx.workspace());
+        let path = real.as_path().to_path_buf();
+        let (slice, stamp) =
+            tokio::task::spawn_blocking(move || read_window(&path, &display, offset, limit))
+                .await
+                .map_err(|err| {
+                    ToolError::Failed(format!("internal error while reading: {err}"))
+                })??;
+        cx.env.reads.record(&real, stamp);
+        Ok(ToolOutput::FileSlice(slice))
+    }
+}
+
+fn validate(args: &Args) -> Result<(usize, usize), ToolError> {
+    if args.path.trim().is_empty() {
+        return Err(ToolError::InvalidArgs("`path` must not be empty".into()));
+    }
+    // Models often count from 0; line 0 can only mean the first line.
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 {
+        return Err(ToolError::InvalidArgs(
+            "`limit` must be at least 1 (or left out for 2000)".into(),
+        ));
+    }
+    Ok((offset, limit))
+}
+
+/// Reads lines `offset..offset + limit` of `path` and the stamp of the whole file.
+pub fn read_window(
+    path: &Path,
+    display: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<(FileSlice, FileStamp), ToolError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(missing_file(path, display));
+        }
+        Err(err) => return Err(ToolError::io(format!("reading {display}"), err)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::Failed(format!(
+            "{display} is a directory; use list_dir to see what is in it"
+        )));
+    }
+    let mut file =
+        File::open(path).map_err(|err| ToolError::io(format!("opening {display}"), err))?;
+    let mut window = Window::new(offset, limit);
+    let mut hasher = StampHasher::default();
+    let mut buf = vec![0u8; CHUNK];
+    let mut first = true;
+    loop {
+        let n = read_full(&mut file, &mut buf)
+            .map_err(|err| ToolError::io(format!("reading {display}"), err))?;
+        if n == 0 {
+            break;
+        }
+        let chunk = &buf[..n];
+        if first && looks_binary(&chunk[..n.min(SNIFF_BYTES)]) {
+            return Err(ToolError::Failed(format!(
+                "{display} is a binary file ({} bytes); read_file shows text only. Inspect it with \
+                 bash (for example `file` or `xxd | head`) if you need to",
+                meta.len()
+            )));
+        }
+        first = false;
+        hasher.update(chunk);
+        window.feed(chunk);
+    }
+    let stamp = hasher.finish(meta.modified().ok());
+    let total_lines = window.finish();
+    if offset > total_lines.max(1) {
+        return Err(ToolError::InvalidArgs(format!(
+            "offset {offset} is past the end of {display}, which has {total_lines} lines; use an \
+             offset from 1 to {}",
+            total_lines.max(1)
+        )));
+    }
+    let slice = FileSlice {
+        path: display.to_string(),
+        offset,
+        lines: window.lines,
+        total_lines,
+        long_lines_cut: window.long_lines_cut,
+    };
+    Ok((slice, stamp))
+}
+
+/// Fills `buf` unless the file ends first; returns the bytes read.
+fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(filled)
+}
+
+/// The line-splitting state of one read: skips to the window, keeps its lines, then only
+/// counts.
+struct Window {
+    offset: usize,
+    limit: usize,
+    /// Number of the line the next byte belongs to (1-based).
+    line_no: usize,
+    /// Bytes of the current line inside the window (capped) and its full length.
+    current: Vec<u8>,
+    current_len: usize,
+    /// Whether the current line has any bytes (for a final line without newline).
+    in_line: bool,
+    lines: Vec<String>,
+    shown_bytes: usize,
+    /// Set when the byte budget ended the window early.
+    closed: bool,
+    long_lines_cut: usize,
+}
+
+impl Window {
+    fn new(offset: usize, limit: usize) -> Self {
+        Self {
+            offset,
+            limit,
+            line_no: 1,
+            current: Vec::new(),
+            current_len: 0,
+            in_line: false,
+            lines: Vec::new(),
+            shown_bytes: 0,
+            closed: false,
+            long_lines_cut: 0,
+        }
+    }
+
+    fn in_window(&self) -> bool {
+        !self.closed && self.line_no >= self.offset && self.line_no < self.offset + self.limit
+    }
+
+    fn feed(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() {
+            if self.line_no < self.offset {
+                chunk = self.skip(chunk);
+            } else if self.in_window() {
+                chunk = self.take(chunk);
+            } else {
+                // Past the window: only count.
+                self.line_no += chunk.iter().filter(|&&b| b == b'\n').count();
+                self.in_line = chunk.last() != Some(&b'\n');
+                return;
+            }
+        }
+    }
+
+    /// Skips lines before the window; returns what is left of `chunk` once it is reached.
+    fn skip<'c>(&mut self, chunk: &'c [u8]) -> &'c [u8] {
+        let wanted = self.offset - self.line_no;
+        let breaks = chunk.iter().filter(|&&b| b == b'\n').count();
+        if breaks < wanted {
+            self.line_no += breaks;
+            self.in_line = chunk.last() != Some(&b'\n');
+            return &[];
+        }
+        let at = memchr::memchr_iter(b'\n', chunk)
+            .nth(wanted - 1)
+            .unwrap_or(chunk.len() - 1);
+        self.line_no = self.offset;
+        self.in_line = false;
+        &chunk[at + 1..]
+    }
+
+    /// Takes bytes of the current window line; returns the rest after its end, if any.
+    fn take<'c>(&mut self, chunk: &'c [u8]) -> &'c [u8] {
+        let (part, rest, ended) = match memchr::memchr(b'\n', chunk) {
+            Some(at) => (&chunk[..at], &chunk[at + 1..], true),
+            None => (chunk, &[][..], false),
+        };
+        let room = MAX_LINE_BYTES.saturating_sub(self.current.len());
+        self.current
+            .extend_from_slice(&part[..part.len().min(room)]);
+        self.current_len += part.len();
+        self.in_line = !part.is_empty() || self.in_line;
+        if ended {
+            self.end_line();
+        }
+        rest
+    }
+
+    fn end_line(&mut self) {
+        let mut bytes = std::mem::take(&mut self.current);
+        let full_len = std::mem::take(&mut self.current_len);
+        let capped = full_len > bytes.len();
+        if !capped && bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        let text = line_text(bytes, capped, full_len);
+        if text.1 {
+            self.long_lines_cut += 1;
+        }
+        self.shown_bytes += text.0.len();
+        self.lines.push(text.0);
+        self.line_no += 1;
+        self.in_line = false;
+        if self.shown_bytes >= MAX_WINDOW_BYTES {
+            self.closed = true;
+        }
+    }
+
+    /// Ends the read; returns the number of lines in the file.
+    fn finish(&mut self) -> usize {
+        if self.in_line {
+            if self.in_window() {
+                self.end_line();
+            } else {
+                self.line_no += 1;
+            }
+        }
+        self.line_no - 1
+    }
+}
+
+/// The shown text of one line and whether it was cut.
+fn line_text(mut bytes: Vec<u8>, capped: bool, full_len: usize) -> (String, bool) {
+    if capped {
+        // The byte cap may have split a character: drop the partial one.
+        if let Err(err) = std::str::from_utf8(&bytes)
+            && err.error_len().is_none()
+        {
+            bytes.truncate(err.valid_up_to());
+        }
+    }
+    let (mut text, invalid) = match String::from_utf8(bytes) {
+        Ok(text) => (text, false),
+        Err(err) => (String::from_utf8_lossy(err.as_bytes()).into_owned(), true),
+    };
+    let (kept, cut) = cut_chars(&text, MAX_LINE_CHARS);
+    let cut = cut || capped;
+    if cut {
+        text = format!("{kept} [line cut: {full_len} bytes in all]");
+    }
+    if invalid {
+        text.push_str(" [invalid UTF-8 shown as \u{fffd}]");
+    }
+    (text, cut)
+}
+
+/// A missing-file error that suggests similar names from the parent directory.
+pub fn missing_file(path: &Path, display: &str) -> ToolError {
+    let Some(parent) = path.parent() else {
+        return ToolError::NotFound {
+            path: display.to_string(),
+        };
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return ToolError::Failed(format!(
+            "{display}: no such file; its directory does not exist either (list_dir or glob can \
+             find the right path)"
+        ));
+    };
+    let wanted = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let mut similar: Vec<(usize, String)> = entries
+        .take(2000)
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let score = name_distance(&wanted, &name.to_lowercase())?;
+            Some((score, name))
+        })
+        .collect();
+    similar.sort();
+    let names: Vec<String> = similar.into_iter().take(5).map(|(_, name)| name).collect();
+    if names.is_empty() {
+        return ToolError::Failed(format!(
+            "{display}: no such file (glob can find the right path)"
+        ));
+    }
+    ToolError::Failed(format!(
+        "{display}: no such file. Similar names in the same directory: {}",
+        names.join(", ")
+    ))
+}
+
+/// A small edit distance between file names, or None when they are not alike. Also counts
+/// the same stem with another extension as alike.
+fn name_distance(wanted: &str, name: &str) -> Option<usize> {
+    if wanted.is_empty() || wanted.len() > 64 || name.len() > 64 {
+        return None;
+    }
+    let stem = |s: &str| {
+        s.rsplit_once('.')
+            .map_or(s.to_string(), |(stem, _)| stem.to_string())
+    };
+    let a: Vec<char> = wanted.chars().collect();
+    let b: Vec<char> = name.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            let next = (row[j] + 1).min(row[j + 1] + 1).min(prev + cost);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    let distance = row[b.len()];
+    let limit = (a.len() / 4).clamp(1, 3);
+    if distance <= limit {
+        Some(distance)
+    } else if stem(wanted) == stem(name) {
+        Some(limit + 1)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+#[path = "read_file_tests.rs"]
+mod tests;

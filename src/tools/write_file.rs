@@ -1,0 +1,116 @@
+//! write_file: replaces a whole file (or creates it, with its directories). Overwriting needs
+//! a prior read of the unchanged file. Runs inside the path's write-queue turn.
+//!
+//! Confinement: `access` reports `Access::Write` with the resolved real path; a path outside
+//! the workspace (also through a symlink) has `inside_workspace() == false`, and the agent
+//! must put every call through the permission gate on that `Access` before `run`. `run`
+//! itself cannot know whether the user approved, so it does not refuse such paths.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::file_store::{check_fresh, load, store};
+use super::text::{to_crlf, uses_crlf};
+use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    #[serde(alias = "file_path")]
+    path: String,
+    content: String,
+}
+
+pub struct WriteFile;
+
+#[async_trait]
+impl Tool for WriteFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "write_file",
+            description: "Create a file, or replace all of an existing one (read it first). Parent \
+                          directories are created; a final newline is added. Prefer edit_file to \
+                          change part of a file.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Relative to the workspace, or absolute"},
+                    "content": {"type": "string", "description": "The complete new content"}
+                },
+                "required": ["path", "content"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
+        let args: Args = parse_args(args)?;
+        let real = cx.resolve(&args.path)?;
+        let display = real.display_in(cx.workspace());
+        Ok(Access::Write {
+            path: real,
+            display,
+        })
+    }
+
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(&args)?;
+        let real = cx.resolve(&args.path)?;
+        let display = real.display_in(cx.workspace());
+        let _turn = tokio::select! {
+            turn = cx.env.writes.lock(&real) => turn,
+            () = cx.cancel.cancelled() => return Err(cancelled(&display)),
+        };
+        let env = cx.env.clone();
+        let change = tokio::task::spawn_blocking(move || {
+            let current = load(&real, &display)?;
+            check_fresh(&env.reads, &real, &display, &current)?;
+            let after = new_content(args.content, &current.bytes);
+            store(&env.reads, &real, &display, &current, after.as_bytes(), 1)
+        })
+        .await
+        .map_err(|err| ToolError::Failed(format!("internal error while writing: {err}")))??;
+        Ok(ToolOutput::FileChanged(change))
+    }
+}
+
+/// The model's content with a final newline, in the line-break style of the file it replaces.
+fn new_content(mut content: String, before: &[u8]) -> String {
+    if !content.is_empty() && !content.ends_with('\n') {
+        content.push('\n');
+    }
+    if uses_crlf(before) && !content.contains("\r\n") {
+        to_crlf(&content)
+    } else {
+        content
+    }
+}
+
+pub(crate) fn cancelled(display: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "[cancelled] before changing {display}; nothing was written"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_gets_a_final_newline_and_keeps_the_file_line_breaks() {
+        let cases = [
+            ("a", &b""[..], "a\n"),
+            ("a\n", b"", "a\n"),
+            ("", b"", ""),
+            ("a\nb", b"x\r\ny\r\n", "a\r\nb\r\n"),
+            ("a\r\nb\r\n", b"x\r\n", "a\r\nb\r\n"),
+            ("a\nb\n", b"x\ny\n", "a\nb\n"),
+        ];
+        for (content, before, expected) in cases {
+            assert_eq!(
+                new_content(content.to_string(), before),
+                expected,
+                "{content:?}"
+            );
+        }
+    }
+}
