@@ -1,6 +1,10 @@
 //! The permission gate: every call passes it before it runs. It turns the call's `Access`,
 //! the mode and the rules into run / ask / deny, with a reason a person can read.
 
+pub mod classify;
+mod commands;
+mod dev_commands;
+mod file_commands;
 pub mod sandbox;
 
 use serde::{Deserialize, Serialize};
@@ -8,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::tools::Access;
 
 /// How much runs without asking.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 #[value(rename_all = "kebab-case")]
 pub enum Mode {
@@ -48,7 +54,9 @@ impl std::str::FromStr for Mode {
             "auto-edit" | "auto_edit" => Ok(Mode::AutoEdit),
             "auto" => Ok(Mode::Auto),
             "never" => Ok(Mode::Never),
-            other => Err(format!("unknown mode `{other}` (ask, auto-edit, auto, never)")),
+            other => Err(format!(
+                "unknown mode `{other}` (ask, auto-edit, auto, never)"
+            )),
         }
     }
 }
@@ -58,9 +66,14 @@ impl std::str::FromStr for Mode {
 pub enum Verdict {
     Run,
     /// Hold the call for the user. `prefix` is what "approve for the session" would allow.
-    Ask { why: String, prefix: String },
+    Ask {
+        why: String,
+        prefix: String,
+    },
     /// Refuse without asking (a deny rule).
-    Deny { why: String },
+    Deny {
+        why: String,
+    },
 }
 
 /// Decides whether a call runs, asks or is refused.

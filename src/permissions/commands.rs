@@ -1,0 +1,775 @@
+//! What each simple command does, by name: the read-only list, the dangerous families, and
+//! the wrappers (`sudo`, `env`, `timeout`, `xargs`, `bash -c`, ...) whose payload is judged
+//! as a command of its own. The walker in `classify.rs` calls `judge_and_push` for every
+//! simple command it finds; file and developer tools live in sibling modules.
+
+use crate::permissions::classify::{Class, Stdin, Walker, Word};
+
+/// Variables whose value decides which program runs or what it loads.
+pub(crate) const SENSITIVE_VARIABLES: &[&str] = &[
+    "PATH",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "IFS",
+    "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_EDITOR",
+    "GIT_PAGER",
+    "PAGER",
+    "EDITOR",
+    "PYTHONSTARTUP",
+    "NODE_OPTIONS",
+    "PERL5OPT",
+    "RUSTC_WRAPPER",
+    "SHELLOPTS",
+    "BASHOPTS",
+];
+
+/// Commands that only read (when nothing redirects their output into a file).
+const READ_ONLY: &[&str] = &[
+    "ls",
+    "ll",
+    "la",
+    "dir",
+    "vdir",
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "grep",
+    "egrep",
+    "fgrep",
+    "zgrep",
+    "rg",
+    "ag",
+    "ack",
+    "wc",
+    "echo",
+    "printf",
+    "pwd",
+    "which",
+    "whereis",
+    "type",
+    "whatis",
+    "apropos",
+    "cut",
+    "tr",
+    "jq",
+    "tree",
+    "du",
+    "df",
+    "stat",
+    "file",
+    "printenv",
+    "date",
+    "cal",
+    "uname",
+    "id",
+    "whoami",
+    "groups",
+    "uptime",
+    "ps",
+    "pgrep",
+    "pidof",
+    "free",
+    "lsblk",
+    "lscpu",
+    "nproc",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "true",
+    "false",
+    "test",
+    "[",
+    "sleep",
+    "seq",
+    "diff",
+    "cmp",
+    "comm",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "hexdump",
+    "od",
+    "strings",
+    "nl",
+    "tac",
+    "rev",
+    "fold",
+    "fmt",
+    "column",
+    "paste",
+    "join",
+    "expand",
+    "unexpand",
+    "man",
+    "info",
+    "help",
+    "locale",
+    "getconf",
+    "nm",
+    "objdump",
+    "readelf",
+    "size",
+    "ldd",
+    "tokei",
+    "cloc",
+    "scc",
+    "exa",
+    "eza",
+    "lsd",
+    "bat",
+    "batcat",
+    "cd",
+    "pushd",
+    "popd",
+    "dirs",
+    "export",
+    "set",
+    "unset",
+    "shopt",
+    "local",
+    "declare",
+    "typeset",
+    "read",
+    "history",
+    "wait",
+    ":",
+    "exit",
+    "return",
+    "break",
+    "continue",
+    "shift",
+    "hash",
+    "getent",
+    "who",
+    "w",
+    "zcat",
+    "bzcat",
+    "xzcat",
+    "zless",
+    "base64",
+    "numfmt",
+    "expr",
+    "factor",
+    "tldr",
+    "lsmod",
+    "hostname",
+    "tput",
+    "cargo-metadata",
+    "look",
+    "iconv",
+    "file",
+    "whoami",
+    "arch",
+    "users",
+];
+
+/// Privilege escalation.
+const PRIVILEGE: &[&str] = &[
+    "sudo", "su", "doas", "pkexec", "runuser", "run0", "sudoedit", "chroot",
+];
+
+/// Disk and file-system tools.
+const DISK: &[&str] = &[
+    "dd",
+    "fdisk",
+    "sfdisk",
+    "cfdisk",
+    "gdisk",
+    "sgdisk",
+    "parted",
+    "partprobe",
+    "mount",
+    "umount",
+    "losetup",
+    "wipefs",
+    "shred",
+    "blkdiscard",
+    "hdparm",
+    "cryptsetup",
+    "lvremove",
+    "vgremove",
+    "pvremove",
+    "lvcreate",
+    "mdadm",
+    "zpool",
+    "zfs",
+    "fsck",
+    "e2fsck",
+    "tune2fs",
+    "resize2fs",
+    "debugfs",
+    "swapon",
+    "swapoff",
+    "badblocks",
+    "mke2fs",
+    "mkswap",
+    "mkfs",
+];
+
+const POWER: &[&str] = &["shutdown", "reboot", "halt", "poweroff"];
+
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
+];
+
+const INTERPRETERS: &[&str] = &[
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "php",
+    "lua",
+    "deno",
+    "bun",
+    "Rscript",
+    "tclsh",
+    "pwsh",
+    "osascript",
+    "julia",
+];
+
+const DOWNLOADERS: &[&str] = &[
+    "curl",
+    "wget",
+    "fetch",
+    "aria2c",
+    "http",
+    "https",
+    "xh",
+    "lwp-download",
+    "nc",
+    "ncat",
+    "socat",
+];
+
+/// Whether a command fetches data from the network (and so must not feed an interpreter).
+pub(crate) fn is_download(name: &str) -> bool {
+    DOWNLOADERS.contains(&name)
+}
+
+pub(crate) fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
+}
+
+fn is_interpreter(name: &str) -> bool {
+    INTERPRETERS.contains(&name)
+        || ["python", "perl", "ruby", "php", "lua"].iter().any(|p| {
+            name.strip_prefix(p)
+                .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        })
+}
+
+/// The outcome of judging one simple command.
+pub(crate) enum Judged {
+    /// The command's own class; any payload was already pushed as parts of its own.
+    Own(Class, String),
+    /// A transparent wrapper (`timeout 5 X`): judge `X`, which starts at this word index.
+    Inner(usize),
+}
+
+use Judged::{Inner, Own};
+
+/// The program name a command word names: unquoted, absolute paths reduced to their file name.
+/// `None` when the name is only known at run time or is a pattern the shell would expand.
+pub(crate) fn program_name(word: &Word) -> Option<&str> {
+    if !word.literal || word.text.contains(['*', '?', '[', '{']) && word.text != "[" {
+        return None;
+    }
+    Some(word.text.rsplit('/').next().unwrap_or(&word.text))
+}
+
+/// The words a rule sees: unquoted, the program's absolute path reduced to its name.
+fn normalized(words: &[Word]) -> Vec<String> {
+    words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| match (i, program_name(w)) {
+            (0, Some(name)) if w.text.starts_with('/') => name.to_string(),
+            _ => w.text.clone(),
+        })
+        .collect()
+}
+
+/// The arguments before `--` that are options.
+pub(crate) fn options(args: &[Word]) -> impl Iterator<Item = &str> {
+    args.iter()
+        .map(|a| a.text.as_str())
+        .take_while(|a| *a != "--")
+        .filter(|a| a.starts_with('-') && a.len() > 1)
+}
+
+/// A short option letter, alone or in a cluster (`-rf` has `r` and `f`).
+pub(crate) fn has_short(args: &[Word], letter: char) -> bool {
+    options(args).any(|o| !o.starts_with("--") && o[1..].contains(letter))
+}
+
+/// A long option, bare or with `=value`.
+pub(crate) fn has_long(args: &[Word], long: &str) -> bool {
+    options(args).any(|o| o == long || o.strip_prefix(long).is_some_and(|r| r.starts_with('=')))
+}
+
+/// The non-option arguments; options in `with_value` consume the next word.
+pub(crate) fn positionals<'w>(args: &'w [Word], with_value: &[&str]) -> Vec<&'w Word> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        if a == "--" {
+            out.extend(&args[i + 1..]);
+            break;
+        }
+        if a.starts_with('-') && a.len() > 1 && args[i].literal {
+            i += if with_value.contains(&a) { 2 } else { 1 };
+            continue;
+        }
+        out.push(&args[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The value of an option given as `-o VALUE`, `--out VALUE` or `--out=VALUE`.
+pub(crate) fn option_value(args: &[Word], names: &[&str]) -> Option<Word> {
+    for (i, a) in args.iter().enumerate() {
+        if a.text == "--" {
+            break;
+        }
+        for name in names {
+            if a.text == *name {
+                return args.get(i + 1).cloned();
+            }
+            if let Some(v) = a.text.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+                return Some(Word {
+                    text: v.to_string(),
+                    literal: a.literal,
+                });
+            }
+        }
+    }
+    None
+}
+
+/// Index of the first word after the wrapper's options; `with_value` options take an argument.
+fn skip_options(words: &[Word], from: usize, with_value: &[&str]) -> usize {
+    let mut i = from;
+    while i < words.len() {
+        let a = words[i].text.as_str();
+        if a == "--" {
+            return i + 1;
+        }
+        if !a.starts_with('-') || a.len() == 1 {
+            break;
+        }
+        i += if with_value.contains(&a) { 2 } else { 1 };
+    }
+    i
+}
+
+impl Walker {
+    /// Judges one simple command (after quote removal) and records it, merged with what its
+    /// redirections write.
+    pub(crate) fn judge_and_push(&mut self, words: &[Word], findings: Vec<(Class, String)>) {
+        let (class, reason) = match self.judge(words) {
+            Own(class, reason) => (class, reason),
+            Inner(start) if start < words.len() => {
+                return self.judge_and_push(&words[start..], findings);
+            }
+            Inner(_) => (Class::ReadOnly, "runs nothing".to_string()),
+        };
+        let (class, reason) = match findings.into_iter().max_by_key(|f| f.0) {
+            Some((worse, why)) if worse > class => (worse, why),
+            _ => (class, reason),
+        };
+        self.push(normalized(words), class, reason);
+    }
+
+    fn judge(&mut self, words: &[Word]) -> Judged {
+        let Some(first) = words.first() else {
+            return Own(Class::ReadOnly, "runs nothing".into());
+        };
+        let Some(name) = program_name(first).map(str::to_string) else {
+            return Own(
+                Class::Dangerous,
+                format!("names its command at run time ({})", first.text),
+            );
+        };
+        let args = &words[1..];
+        if args.len() == 1 && matches!(args[0].text.as_str(), "--version" | "--help" | "-V") {
+            return Own(
+                Class::ReadOnly,
+                format!("prints the version or help of {name}"),
+            );
+        }
+        let name = name.as_str();
+        if let Some(judged) = self.judge_wrapper(name, words) {
+            return judged;
+        }
+        if let Some(judged) = self.judge_files(name, args) {
+            return judged;
+        }
+        if let Some(judged) = self.judge_dev(name, args) {
+            return judged;
+        }
+        self.judge_system(name, &first.text, args)
+    }
+
+    fn judge_wrapper(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+        let args = &words[1..];
+        Some(match name {
+            "timeout" => {
+                let i = skip_options(words, 1, &["-s", "-k", "--signal", "--kill-after"]);
+                Inner(i + 1)
+            }
+            "nice" => Inner(skip_options(words, 1, &["-n", "--adjustment"])),
+            "ionice" => Inner(skip_options(
+                words,
+                1,
+                &["-c", "-n", "--class", "--classdata"],
+            )),
+            "nohup" | "builtin" | "setsid" | "unbuffer" | "time" | "caffeinate" => {
+                Inner(skip_options(words, 1, &[]))
+            }
+            "stdbuf" => Inner(skip_options(words, 1, &["-i", "-o", "-e"])),
+            "command" if has_short(args, 'v') || has_short(args, 'V') => {
+                Own(Class::ReadOnly, "looks up a command".into())
+            }
+            "command" => Inner(skip_options(words, 1, &[])),
+            "exec" => Inner(skip_options(words, 1, &["-a"])),
+            "busybox" => Inner(1),
+            "env" => self.env(words),
+            "xargs" => self.xargs(words),
+            "watch" => {
+                let i = skip_options(words, 1, &["-n", "--interval", "-d"]);
+                let script: Vec<&str> = words[i.min(words.len())..]
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect();
+                self.shell_string(
+                    &Word::literal(script.join(" ")),
+                    words[i.min(words.len())..].iter().all(|w| w.literal),
+                );
+                Own(Class::ReadOnly, "repeats a command (watch)".into())
+            }
+            "eval" => Own(
+                Class::Dangerous,
+                "evaluates a string as a command (eval)".into(),
+            ),
+            "source" | "." => self.source_file(args),
+            "trap" => {
+                if let Some(code) = args.first().filter(|a| !a.text.starts_with('-')) {
+                    self.shell_string(code, code.literal);
+                }
+                Own(Class::Mutating, "sets a signal handler (trap)".into())
+            }
+            "alias" if !args.is_empty() => Own(Class::Mutating, "defines an alias".into()),
+            _ if PRIVILEGE.contains(&name) => self.privileged(name, words),
+            _ if is_shell(name) => self.shell(name, args),
+            _ if is_interpreter(name) => self.interpreter(name, args),
+            _ => return None,
+        })
+    }
+
+    fn env(&mut self, words: &[Word]) -> Judged {
+        let mut i = 1;
+        while i < words.len() {
+            let a = words[i].text.as_str();
+            match a {
+                "-u" | "--unset" => i += 2,
+                "-C" | "--chdir" => {
+                    self.cwd = None;
+                    i += 2;
+                }
+                "-S" | "--split-string" => {
+                    if let Some(script) = words.get(i + 1) {
+                        self.shell_string(script, script.literal);
+                    }
+                    return Own(
+                        Class::ReadOnly,
+                        "runs a command with a changed environment".into(),
+                    );
+                }
+                "--" => i += 1,
+                _ if a.starts_with('-') => i += 1,
+                _ if a.contains('=') => {
+                    let var = a.split('=').next().unwrap_or_default();
+                    if SENSITIVE_VARIABLES.contains(&var) {
+                        self.push(
+                            vec![format!("{var}=")],
+                            Class::Mutating,
+                            format!("changes {var}, which decides what runs"),
+                        );
+                    }
+                    i += 1;
+                }
+                _ => return Inner(i),
+            }
+        }
+        Own(Class::ReadOnly, "prints the environment".into())
+    }
+
+    fn xargs(&mut self, words: &[Word]) -> Judged {
+        let with_value = [
+            "-I",
+            "-n",
+            "-P",
+            "-L",
+            "-l",
+            "-s",
+            "-d",
+            "-E",
+            "-e",
+            "-a",
+            "--max-args",
+            "--max-procs",
+            "--delimiter",
+            "--arg-file",
+            "--replace",
+        ];
+        let i = skip_options(words, 1, &with_value);
+        if i >= words.len() {
+            return Own(Class::ReadOnly, "prints its input (xargs)".into());
+        }
+        let saved = std::mem::replace(&mut self.stdin, Stdin::Inherited);
+        self.judge_and_push(&words[i..], Vec::new());
+        self.stdin = saved;
+        Own(
+            Class::ReadOnly,
+            "runs a command on its input (xargs)".into(),
+        )
+    }
+
+    fn privileged(&mut self, name: &str, words: &[Word]) -> Judged {
+        let reason = format!("runs as another user ({name})");
+        match name {
+            "su" => {
+                if let Some(code) = option_value(&words[1..], &["-c", "--command"]) {
+                    self.shell_string(&code, code.literal);
+                }
+            }
+            "chroot" => {
+                return Own(
+                    Class::Dangerous,
+                    "changes the root directory (chroot)".into(),
+                );
+            }
+            _ => {
+                let with_value = [
+                    "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group",
+                ];
+                let i = skip_options(words, 1, &with_value);
+                if i < words.len() {
+                    self.judge_and_push(&words[i..], Vec::new());
+                }
+            }
+        }
+        Own(Class::Dangerous, reason)
+    }
+
+    /// Follows a string that will run as shell code; one only known at run time is dangerous.
+    pub(crate) fn shell_string(&mut self, code: &Word, literal: bool) {
+        if literal {
+            self.source(&code.text);
+        } else {
+            self.push(
+                Vec::new(),
+                Class::Dangerous,
+                format!("runs shell code only known at run time ({})", code.text),
+            );
+        }
+    }
+
+    fn shell(&mut self, name: &str, args: &[Word]) -> Judged {
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i].text;
+            if a == "-c" || (a.starts_with('-') && !a.starts_with("--") && a.contains('c')) {
+                let Some(code) = args.get(i + 1) else {
+                    return Own(Class::Dangerous, "could not parse the command".into());
+                };
+                self.shell_string(code, code.literal);
+                return Own(Class::ReadOnly, format!("runs a {name} string"));
+            }
+            if a == "-o" || a == "+o" || a == "-O" {
+                i += 2;
+            } else if a.starts_with('-') || a.starts_with('+') {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        match args.get(i) {
+            Some(script) if !script.literal => Own(
+                Class::Dangerous,
+                format!("runs a script produced at run time ({})", script.text),
+            ),
+            Some(script) => Own(Class::Mutating, format!("runs the script {}", script.text)),
+            None => self.reads_code(name, true),
+        }
+    }
+
+    fn interpreter(&mut self, name: &str, args: &[Word]) -> Judged {
+        if args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-c" | "-e" | "-E" | "--eval" | "-r" | "-p"))
+        {
+            return Own(Class::Mutating, format!("runs inline {name} code"));
+        }
+        match positionals(args, &["-m", "-W", "-X", "-I"]).first() {
+            Some(script) if !script.literal => Own(
+                Class::Dangerous,
+                format!("runs a script produced at run time ({})", script.text),
+            ),
+            Some(script) => Own(
+                Class::Mutating,
+                format!("runs the {name} script {}", script.text),
+            ),
+            None if args.iter().any(|a| a.text == "-m") => {
+                Own(Class::Mutating, format!("runs a {name} module"))
+            }
+            None => self.reads_code(name, false),
+        }
+    }
+
+    /// An interpreter that reads its program from standard input.
+    fn reads_code(&mut self, name: &str, shell: bool) -> Judged {
+        match self.stdin.clone() {
+            Stdin::Pipe { download: true } => Own(
+                Class::Dangerous,
+                format!("pipes a download into a shell ({name})"),
+            ),
+            Stdin::Pipe { download: false } if shell => Own(
+                Class::Dangerous,
+                format!("pipes text into a shell ({name}), which runs it as commands"),
+            ),
+            Stdin::Pipe { .. } => Own(Class::Mutating, format!("runs {name} code from its input")),
+            Stdin::Code(code) if shell => {
+                self.source(&code);
+                Own(Class::ReadOnly, format!("runs a {name} here-document"))
+            }
+            Stdin::Code(_) => Own(Class::Mutating, format!("runs inline {name} code")),
+            Stdin::File => Own(Class::Mutating, format!("runs a {name} script from a file")),
+            Stdin::Inherited => Own(Class::Mutating, format!("starts an interactive {name}")),
+        }
+    }
+
+    fn source_file(&mut self, args: &[Word]) -> Judged {
+        let Some(file) = args.first() else {
+            return Own(Class::ReadOnly, "sources nothing".into());
+        };
+        let text = file.text.as_str();
+        if !file.literal || text.starts_with("/dev/fd/") || text.starts_with("/proc/") {
+            return Own(
+                Class::Dangerous,
+                format!("sources a script produced at run time, maybe a download ({text})"),
+            );
+        }
+        Own(Class::Mutating, format!("runs the commands in {text}"))
+    }
+
+    /// Privilege, disks, power, processes, and everything not known: the last resort.
+    fn judge_system(&mut self, name: &str, shown: &str, args: &[Word]) -> Judged {
+        if DISK.contains(&name) || name.starts_with("mkfs.") || name.starts_with("fsck.") {
+            return Own(
+                Class::Dangerous,
+                format!("uses a disk or file-system tool ({name})"),
+            );
+        }
+        if POWER.contains(&name) {
+            return Own(
+                Class::Dangerous,
+                format!("shuts down or restarts the machine ({name})"),
+            );
+        }
+        match name {
+            "init" | "telinit" if args.iter().any(|a| matches!(a.text.as_str(), "0" | "6")) => {
+                return Own(
+                    Class::Dangerous,
+                    format!("shuts down or restarts the machine ({name})"),
+                );
+            }
+            "systemctl" => return systemctl(args),
+            "killall" | "pkill" | "killall5" => {
+                return Own(
+                    Class::Dangerous,
+                    format!("kills processes by name ({name})"),
+                );
+            }
+            "kill" => return kill(args),
+            "crontab" if has_short(args, 'r') => {
+                return Own(Class::Dangerous, "deletes the crontab (crontab -r)".into());
+            }
+            _ => {}
+        }
+        if READ_ONLY.contains(&name) {
+            return Own(Class::ReadOnly, format!("only reads ({name})"));
+        }
+        if is_download(name) {
+            return Own(Class::Mutating, format!("makes network requests ({name})"));
+        }
+        Own(
+            Class::Mutating,
+            format!("runs {shown}, which is not known to be read-only"),
+        )
+    }
+}
+
+fn systemctl(args: &[Word]) -> Judged {
+    let verb = positionals(args, &["-H", "-M", "-t", "-p", "--type", "--property"])
+        .first()
+        .map(|w| w.text.clone());
+    match verb.as_deref() {
+        Some(
+            "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue"
+            | "emergency",
+        ) => Own(
+            Class::Dangerous,
+            "shuts down or restarts the machine (systemctl)".into(),
+        ),
+        Some(
+            "status" | "show" | "list-units" | "list-unit-files" | "is-active" | "is-enabled"
+            | "is-failed" | "cat",
+        )
+        | None => Own(Class::ReadOnly, "only reads (systemctl)".into()),
+        Some(_) => Own(
+            Class::Mutating,
+            "changes system services (systemctl)".into(),
+        ),
+    }
+}
+
+fn kill(args: &[Word]) -> Judged {
+    let mut rest = args;
+    if let Some(first) = rest.first() {
+        let t = first.text.as_str();
+        if t == "-s" || t == "-n" {
+            rest = rest.get(2..).unwrap_or(&[]);
+        } else if t.starts_with('-') && t != "--" {
+            rest = &rest[1..];
+        }
+    }
+    if rest.iter().any(|a| a.text == "-1") {
+        return Own(Class::Dangerous, "kills every process (kill -1)".into());
+    }
+    if args.iter().any(|a| a.text == "-l" || a.text == "-L") {
+        return Own(Class::ReadOnly, "lists signals".into());
+    }
+    Own(Class::Mutating, "sends a signal to a process (kill)".into())
+}
