@@ -420,7 +420,7 @@ mod tests {
 
     use super::*;
 
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
         for (name, value) in pairs {
             map.insert(*name, HeaderValue::from_str(value).unwrap());
@@ -431,7 +431,8 @@ mod tests {
     #[test]
     fn retry_after_forms() {
         let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        let cases: &[(&[(&'static str, &str)], Option<Duration>)] = &[
+        type Case = (&'static [(&'static str, &'static str)], Option<Duration>);
+        let cases: &[Case] = &[
             (&[("retry-after", "3")], Some(Duration::from_secs(3))),
             (
                 &[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")],
