@@ -1,4 +1,7 @@
 //! The one integration-test binary: each module drives cairn the way a user or a model would.
 
+mod exec_e2e;
 mod llm_client;
+mod resume;
 mod support;
+mod tools_bash;

@@ -1,1 +1,3 @@
 //! Helpers shared by the integration tests.
+
+pub mod cairn_cmd;

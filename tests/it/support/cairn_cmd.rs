@@ -1,0 +1,161 @@
+//! Runs the real `cairn` binary in a temp workspace with its own data and config directories,
+//! so tests never see the developer's sessions, config or keys.
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use tokio::io::AsyncWriteExt;
+
+pub const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// What a run printed and how it ended.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// A workspace plus private data/config dirs for one test.
+pub struct Sandbox {
+    root: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("ws")).unwrap();
+        Self { root }
+    }
+
+    pub fn file(self, rel: &str, content: &str) -> Self {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+        self
+    }
+
+    /// The workspace directory (canonical, as cairn records it).
+    pub fn workspace(&self) -> PathBuf {
+        std::fs::canonicalize(self.root.path().join("ws")).unwrap()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.path().join("ws").join(rel)
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.root.path().join("data")
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.data_dir().join("sessions")
+    }
+
+    /// The only (or newest) session log.
+    pub fn log_path(&self) -> PathBuf {
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(self.sessions_dir())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        logs.sort();
+        logs.pop().expect("no session log was written")
+    }
+
+    pub fn session_id(&self) -> String {
+        self.log_path().file_stem().unwrap().to_string_lossy().into_owned()
+    }
+
+    pub fn log_records(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.log_path())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// A `Command` for cairn in the workspace with the private directories.
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(CAIRN);
+        cmd.current_dir(self.workspace())
+            .env("CAIRN_DATA_DIR", self.data_dir())
+            .env("CAIRN_CONFIG_DIR", self.root.path().join("config"))
+            .env("HOME", self.root.path())
+            .env_remove("DEEPSEEK_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENROUTER_API_KEY")
+            .env_remove("CAIRN_API_KEY")
+            .env_remove("CAIRN_PROVIDER")
+            .env_remove("CAIRN_MODEL")
+            .env_remove("CAIRN_BASE_URL")
+            .env_remove("CAIRN_MODE")
+            .args(args)
+            .kill_on_drop(true);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    pub async fn exec(&self, url: &str, args: &[&str]) -> Run {
+        let mut full = vec!["exec", "--base-url", url];
+        full.extend_from_slice(args);
+        self.exec_raw(&full, &[]).await
+    }
+
+    pub async fn exec_raw(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let output = self.command(args, env).stdin(Stdio::null()).output().await.unwrap();
+        to_run(output)
+    }
+
+    pub async fn exec_with_stdin(&self, url: &str, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
+        let mut full = vec!["exec", "--base-url", url];
+        full.extend_from_slice(args);
+        let mut child = self
+            .command(&full, env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(stdin.as_bytes()).await.unwrap();
+        drop(pipe);
+        to_run(child.wait_with_output().await.unwrap())
+    }
+}
+
+fn to_run(output: std::process::Output) -> Run {
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Polls `check` until it holds or the deadline passes; the deadline is only a guard.
+pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// True while a process with this pid exists (and is not a zombie we could still reap).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+pub fn read_pid(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
