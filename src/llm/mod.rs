@@ -62,6 +62,26 @@ pub struct AssembledCall {
     pub arguments: String,
 }
 
+impl AssembledCall {
+    /// The call as it goes back to the provider in the assistant message. Blank arguments
+    /// become `{}`: DeepSeek streams `""` for tools without parameters but rejects it in history.
+    pub fn to_wire(&self) -> WireToolCall {
+        let arguments = if self.arguments.trim().is_empty() {
+            "{}".to_string()
+        } else {
+            self.arguments.clone()
+        };
+        WireToolCall {
+            id: self.id.0.clone(),
+            kind: "function".into(),
+            function: WireFunction {
+                name: self.name.clone(),
+                arguments,
+            },
+        }
+    }
+}
+
 /// One complete model response.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Completion {
@@ -83,7 +103,8 @@ pub enum StreamDelta {
         name: String,
     },
     Usage(Usage),
-    /// A retryable failure; the client waits `wait` before attempt `attempt`.
+    /// A retryable failure; the client waits `wait` before retry number `attempt` (1 for the
+    /// first retry, at most `max_retries`). `wait` is the server's `Retry-After` when it sent one.
     Retrying {
         attempt: u32,
         wait: Duration,

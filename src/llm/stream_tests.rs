@@ -498,3 +498,15 @@ fn error_message_shapes() {
     }
     assert_eq!(cut("ééé", 3), "é…");
 }
+
+#[test]
+fn blank_arguments_go_back_to_the_provider_as_an_empty_object() {
+    assert_eq!(
+        call("t", "todo_read", " ").to_wire().function.arguments,
+        "{}"
+    );
+    assert_eq!(
+        call("t", "glob", r#"{"a":1}"#).to_wire().function.arguments,
+        r#"{"a":1}"#
+    );
+}

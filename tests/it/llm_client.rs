@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -15,10 +13,10 @@ use cairn::llm::{
     AssembledCall, ChatMessage, ChatModel, ChatRequest, Completion, HttpModel, LlmError,
     ProviderSettings, StreamDelta,
 };
-use cairn::testing::{MockLlm, NO_MORE_TURNS, Script, token_text};
+use cairn::testing::{MockLlm, Script, token_text};
 use cairn::tools::ToolSpec;
 
-fn settings(url: String) -> ProviderSettings {
+pub(crate) fn settings(url: String) -> ProviderSettings {
     ProviderSettings {
         provider: "custom".into(),
         base_url: url,
@@ -74,7 +72,7 @@ async fn chat_with(
     (result, deltas)
 }
 
-async fn chat(model: &HttpModel) -> (Result<Completion, LlmError>, Vec<StreamDelta>) {
+pub(crate) async fn chat(model: &HttpModel) -> (Result<Completion, LlmError>, Vec<StreamDelta>) {
     chat_with(model, &[], &CancellationToken::new(), |_| {}).await
 }
 
@@ -513,115 +511,4 @@ async fn a_huge_answer_streams_whole() {
     let completion = chat(&model).await.0.unwrap();
     assert_eq!(completion.text, token_text(200_000));
     assert_eq!(completion.usage.unwrap().completion_tokens, 200_000 * 4 / 4);
-}
-
-#[tokio::test]
-async fn the_mock_serves_200k_tokens_quickly() {
-    let llm = MockLlm::start([Script::text_tokens(200_000)]).await;
-    let client = reqwest::Client::new();
-    let started = Instant::now();
-    let response = client
-        .post(format!("{}/chat/completions", llm.url()))
-        .body("{}")
-        .send()
-        .await
-        .unwrap();
-    let bytes = response.bytes().await.unwrap();
-    let elapsed = started.elapsed();
-    assert!(bytes.ends_with(b"data: [DONE]\n\n"));
-    // The brief is "well under 0.25 s"; the guard is looser for a loaded CI machine.
-    assert!(
-        elapsed < Duration::from_secs(1),
-        "{} bytes in {elapsed:?}",
-        bytes.len()
-    );
-}
-
-#[tokio::test]
-async fn the_mock_answers_when_the_script_runs_out() {
-    let llm = MockLlm::start([]).await;
-    let model = HttpModel::new(settings(llm.url())).unwrap();
-    assert_eq!(chat(&model).await.0.unwrap().text, NO_MORE_TURNS);
-    llm.wait_for_requests(1, Duration::from_secs(5)).await;
-}
-
-#[tokio::test]
-async fn the_mock_finds_tool_results_by_call_id() {
-    let llm = MockLlm::start([Script::text("done")]).await;
-    let model = HttpModel::new(settings(llm.url())).unwrap();
-    let messages = vec![
-        ChatMessage::User {
-            content: "go".into(),
-        },
-        ChatMessage::Assistant {
-            content: None,
-            reasoning_content: None,
-            tool_calls: vec![cairn::llm::WireToolCall {
-                id: "c1".into(),
-                kind: "function".into(),
-                function: cairn::llm::WireFunction {
-                    name: "bash".into(),
-                    arguments: "{}".into(),
-                },
-            }],
-        },
-        ChatMessage::Tool {
-            tool_call_id: "c1".into(),
-            content: "[exit code: 1]".into(),
-        },
-    ];
-    let request = ChatRequest {
-        messages: &messages,
-        tools: &[],
-    };
-    model
-        .stream_chat(request, &mut |_| {}, &CancellationToken::new())
-        .await
-        .unwrap();
-    assert_eq!(llm.tool_result(0, "c1").as_deref(), Some("[exit code: 1]"));
-    assert_eq!(llm.tool_result(0, "c2"), None);
-}
-
-#[tokio::test]
-async fn the_mock_llm_binary_serves_a_script_file_and_records_requests() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("script.json");
-    let record = dir.path().join("requests.jsonl");
-    std::fs::write(&script, r#"[{"text": "from the file"}]"#).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mock-llm"))
-        .arg("--script")
-        .arg(&script)
-        .arg("--record")
-        .arg(&record)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().strip_prefix("listening ").unwrap().to_string();
-    assert!(
-        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
-        "{line}"
-    );
-
-    let model = HttpModel::new(settings(url)).unwrap();
-    let text = chat(&model).await.0.map(|c| c.text);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_eq!(text.unwrap(), "from the file");
-    let recorded: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(&record)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(recorded["model"], "mock-model");
-    assert!(
-        child.try_wait().unwrap().is_some(),
-        "the server process is gone"
-    );
 }

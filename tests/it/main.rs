@@ -2,6 +2,7 @@
 
 mod exec_e2e;
 mod llm_client;
+mod mock_llm;
 mod resume;
 mod support;
 mod tools_bash;
