@@ -21,3 +21,4 @@ pub mod permissions;
 pub mod session_log;
 pub mod testing;
 pub mod tools;
+pub mod tui;

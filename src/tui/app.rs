@@ -1,0 +1,590 @@
+//! The TUI's state: panes, focus, modals, the message queue and the status line. `apply` folds
+//! an `AgentEvent` in, `handle_input` (input.rs) turns keys into state changes and
+//! `UserCommand`s, and `render` draws everything from `&self`. No terminal, clock or channel
+//! in here: time is injected with `set_now`, commands and intents are collected for the loop.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+
+use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
+use crate::tools::ToolOutput;
+use crate::tui::TuiOptions;
+use crate::tui::approval::{ApprovalPrompt, Held};
+use crate::tui::cards::{CardState, ToolCard};
+use crate::tui::composer::Composer;
+use crate::tui::diffs::DiffPane;
+use crate::tui::picker::SessionPicker;
+use crate::tui::status::{Activity, Status};
+use crate::tui::todos::TodoPane;
+use crate::tui::transcript::Transcript;
+use crate::tui::transcript::entry::NoticeLevel;
+use crate::tui::{help, theme, wrap};
+
+/// Smallest terminal the layout is drawn in.
+pub const MIN_WIDTH: u16 = 40;
+pub const MIN_HEIGHT: u16 = 10;
+/// From this width the todo and diff panes sit beside the transcript; below it they are tabs.
+pub const WIDE: u16 = 100;
+/// How long a second Ctrl+C has to quit.
+pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Input,
+    Transcript,
+    Todos,
+    Diffs,
+}
+
+/// The main-area tab on narrow terminals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Transcript,
+    Todos,
+    Diffs,
+}
+
+/// Something only the main loop can do (it owns the terminal).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppIntent {
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
+    SetMouseCapture(bool),
+    /// Suspend the screen and edit the message in `$EDITOR`.
+    OpenEditor,
+}
+
+/// Where the panes were drawn last frame (mouse hit-testing).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Areas {
+    pub transcript: Rect,
+    pub todos: Rect,
+    pub diffs: Rect,
+}
+
+#[derive(Debug)]
+pub struct App {
+    pub(crate) transcript: Transcript,
+    pub(crate) diffs: DiffPane,
+    pub(crate) todos: TodoPane,
+    pub(crate) approval: ApprovalPrompt,
+    pub(crate) composer: Composer,
+    pub(crate) status: Status,
+    pub(crate) picker: Option<SessionPicker>,
+    pub(crate) help_open: bool,
+    pub(crate) focus: Focus,
+    pub(crate) tab: Tab,
+    pub(crate) read_only: bool,
+    /// The agent is working on a request (from our submit until `Idle`).
+    pub(crate) busy: bool,
+    /// Messages typed while busy, sent one per `Idle`.
+    pub(crate) queued: VecDeque<String>,
+    pub(crate) commands: Vec<UserCommand>,
+    pub(crate) intents: Vec<AppIntent>,
+    pub(crate) now: Instant,
+    pub(crate) quit_armed: Option<Instant>,
+    pub(crate) should_quit: bool,
+    pub(crate) mouse_captured: bool,
+    /// A short message in the status line until the instant given.
+    pub(crate) flash: Option<(String, Instant)>,
+    pub(crate) areas: Cell<Areas>,
+}
+
+impl App {
+    pub fn new(options: &TuiOptions, now: Instant) -> Self {
+        Self {
+            transcript: Transcript::new(),
+            diffs: DiffPane::new(),
+            todos: TodoPane::default(),
+            approval: ApprovalPrompt::default(),
+            composer: Composer::default(),
+            status: Status::new(
+                options.provider.clone(),
+                options.model.clone(),
+                options.mode,
+                options.read_only,
+            ),
+            picker: None,
+            help_open: false,
+            focus: if options.read_only {
+                Focus::Transcript
+            } else {
+                Focus::Input
+            },
+            tab: Tab::Transcript,
+            read_only: options.read_only,
+            busy: false,
+            queued: VecDeque::new(),
+            commands: Vec::new(),
+            intents: Vec::new(),
+            now,
+            quit_armed: None,
+            should_quit: false,
+            mouse_captured: true,
+            flash: None,
+            areas: Cell::new(Areas::default()),
+        }
+    }
+
+    /// The clock for everything that shows time (spinners, elapsed, countdowns).
+    pub fn set_now(&mut self, now: Instant) {
+        self.now = now;
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.should_quit
+    }
+
+    /// Commands for the engine produced since the last call.
+    pub fn take_commands(&mut self) -> Vec<UserCommand> {
+        std::mem::take(&mut self.commands)
+    }
+
+    pub fn take_intents(&mut self) -> Vec<AppIntent> {
+        std::mem::take(&mut self.intents)
+    }
+
+    pub fn focus(&self) -> Focus {
+        self.focus
+    }
+
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy
+    }
+
+    /// When the next frame is needed even without input or events (animations, countdowns).
+    pub fn next_tick(&self) -> Option<Instant> {
+        let mut next: Option<Instant> = None;
+        let mut want = |at: Instant| next = Some(next.map_or(at, |n: Instant| n.min(at)));
+        if self.transcript.is_animating() {
+            want(self.now + Duration::from_millis(100));
+        }
+        if let Activity::Retrying { until, .. } = self.status.activity
+            && until > self.now
+        {
+            want(self.now + Duration::from_millis(250));
+        }
+        if let Some((_, until)) = &self.flash {
+            want(*until);
+        }
+        next
+    }
+
+    /// Drops expired transient state (flash messages); true when something changed.
+    pub fn expire(&mut self) -> bool {
+        if self
+            .flash
+            .as_ref()
+            .is_some_and(|(_, until)| *until <= self.now)
+        {
+            self.flash = None;
+            return true;
+        }
+        false
+    }
+
+    pub(crate) fn flash(&mut self, text: impl Into<String>) {
+        self.flash = Some((text.into(), self.now + QUIT_WINDOW));
+    }
+
+    pub(crate) fn notice(&mut self, text: &str, level: NoticeLevel) {
+        self.transcript.push_notice(text, level);
+    }
+
+    /// Sends a message now, or queues it while the agent works.
+    pub(crate) fn send_message(&mut self, text: String) {
+        if self.busy {
+            self.queued.push_back(text);
+        } else {
+            self.commands.push(UserCommand::Submit { text });
+            self.busy = true;
+            self.status.activity = Activity::Thinking;
+        }
+    }
+
+    // ----- events -----
+
+    /// Folds one event from the engine into the state.
+    pub fn apply(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::SessionStarted {
+                provider,
+                model,
+                mode,
+                context_window,
+                resumed,
+                session,
+            } => {
+                self.status.provider.clone_from(provider);
+                self.status.model.clone_from(model);
+                self.status.mode = *mode;
+                self.status.context_window = *context_window;
+                if *resumed && !self.read_only {
+                    self.notice(&format!("resumed session {session}"), NoticeLevel::Info);
+                }
+            }
+            AgentEvent::UserMessage { text } => self.transcript.push_user(text),
+            AgentEvent::TurnStarted { .. } => {
+                self.busy = true;
+                self.status.activity = Activity::Thinking;
+            }
+            AgentEvent::TextDelta { turn, text } => {
+                self.transcript.text_delta(*turn, text);
+                self.status.activity = Activity::Streaming;
+            }
+            AgentEvent::ReasoningDelta { turn, text } => {
+                self.transcript.reasoning_delta(*turn, text);
+                self.status.activity = Activity::Reasoning;
+            }
+            AgentEvent::AssistantMessage {
+                turn,
+                text,
+                reasoning,
+            } => {
+                self.transcript.assistant_message(*turn, text, reasoning);
+            }
+            AgentEvent::Retrying {
+                attempt,
+                wait_ms,
+                reason,
+            } => {
+                let until = self.now + Duration::from_millis(*wait_ms);
+                self.status.activity = Activity::Retrying {
+                    until,
+                    attempt: *attempt,
+                    reason: reason.clone(),
+                };
+                let secs = wait_ms.div_ceil(1000);
+                self.notice(
+                    &format!("{reason}: retrying in {secs}s (attempt {attempt})"),
+                    NoticeLevel::Warning,
+                );
+            }
+            AgentEvent::Usage(usage) => self.status.add_usage(usage),
+            AgentEvent::Tool(tool) => self.apply_tool(tool),
+            AgentEvent::ModeChanged { mode } => self.status.mode = *mode,
+            AgentEvent::ModelChanged { model } => self.status.model.clone_from(model),
+            AgentEvent::Warning { message } => self.notice(message, NoticeLevel::Warning),
+            AgentEvent::TurnEnded { reason, .. } => self.turn_ended(reason),
+            AgentEvent::Idle => self.idle(),
+            AgentEvent::Sessions { sessions } => {
+                self.picker = Some(SessionPicker::new(sessions.clone()))
+            }
+            AgentEvent::Reset => {
+                self.transcript.clear();
+                self.diffs.clear();
+                self.todos.clear();
+                self.approval.clear();
+                self.status.reset_usage();
+            }
+        }
+    }
+
+    fn turn_ended(&mut self, reason: &EndReason) {
+        self.transcript.end_streaming();
+        match reason {
+            EndReason::Completed => {}
+            EndReason::Interrupted => self.notice("interrupted", NoticeLevel::Warning),
+            EndReason::StepLimit => {
+                self.notice("stopped: the step limit was reached", NoticeLevel::Warning)
+            }
+            EndReason::Denied => self.notice("stopped: a call was denied", NoticeLevel::Warning),
+            EndReason::Failed(message) => {
+                self.notice(&format!("failed: {message}"), NoticeLevel::Error)
+            }
+        }
+    }
+
+    fn idle(&mut self) {
+        self.busy = false;
+        self.status.activity = Activity::Idle;
+        self.transcript.end_streaming();
+        if let Some(next) = self.queued.pop_front() {
+            self.send_message(next);
+        }
+    }
+
+    fn apply_tool(&mut self, event: &ToolEvent) {
+        let now = self.now;
+        match event {
+            ToolEvent::Requested { call, name, args } => {
+                self.transcript
+                    .push_card(ToolCard::new(call.clone(), name.clone(), args, now));
+                self.status.activity = Activity::RunningTool(name.clone());
+            }
+            ToolEvent::AwaitingApproval {
+                call,
+                name,
+                subject,
+                why,
+                sandboxed,
+                prefix,
+                diff,
+            } => {
+                self.transcript
+                    .update_card(call, |card| card.state = CardState::AwaitingApproval);
+                if !self.read_only {
+                    self.approval.hold(Held {
+                        call: call.clone(),
+                        name: name.clone(),
+                        subject: subject.clone(),
+                        why: why.clone(),
+                        sandboxed: *sandboxed,
+                        prefix: prefix.clone(),
+                        diff: diff.clone(),
+                    });
+                    self.status.activity = Activity::WaitingForApproval;
+                }
+            }
+            ToolEvent::Decided { call, decision } => {
+                self.approval.settle(call);
+                self.transcript.update_card(call, |card| {
+                    card.decision = Some(decision.clone());
+                    if card.state == CardState::AwaitingApproval {
+                        card.state = CardState::Running;
+                        card.started = now;
+                    }
+                });
+                if let Some(card) = self.transcript.card(call) {
+                    self.status.activity = Activity::RunningTool(card.name.clone());
+                }
+            }
+            ToolEvent::OutputTail { call, chunk } => self
+                .transcript
+                .update_card(call, |card| card.push_tail(chunk)),
+            ToolEvent::Finished { call, result, .. } => {
+                self.approval.settle(call);
+                let diff_index = match &result.output {
+                    Some(ToolOutput::FileChanged(change)) => Some(self.diffs.push(change.clone())),
+                    Some(ToolOutput::Todos { todos }) => {
+                        self.todos.set(todos.clone());
+                        None
+                    }
+                    _ => None,
+                };
+                self.transcript.update_card(call, |card| {
+                    card.diff_index = diff_index;
+                    card.finish(result.clone(), now);
+                });
+                if !self.transcript.is_animating() && self.busy {
+                    self.status.activity = Activity::Thinking;
+                }
+            }
+        }
+    }
+
+    // ----- drawing -----
+
+    pub fn render(&self, frame: &mut Frame) {
+        let area = frame.area();
+        if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+            render_too_small(area, frame.buffer_mut());
+            return;
+        }
+        let composer_height = if self.read_only {
+            3
+        } else {
+            self.composer.wanted_height(area.width)
+        };
+        let queued_height = self.queued.len().min(3) as u16;
+        let [main, queued, input, status] = Layout::vertical([
+            Constraint::Min(3),
+            Constraint::Length(queued_height),
+            Constraint::Length(composer_height),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let buf = frame.buffer_mut();
+        if area.width >= WIDE {
+            self.render_wide(main, buf);
+        } else {
+            self.render_narrow(main, buf);
+        }
+        self.render_queued(queued, buf);
+        let title = if self.busy && !self.read_only {
+            " message · queued while busy "
+        } else {
+            " message "
+        };
+        let cursor = self.composer.render(
+            input,
+            buf,
+            self.focus == Focus::Input,
+            title,
+            self.read_only,
+        );
+        let hint = self.flash.as_ref().map(|(text, _)| text.as_str());
+        self.status.render(status, buf, self.now, hint);
+        let modal_open = self.approval.is_open() || self.picker.is_some() || self.help_open;
+        if self.approval.is_open() {
+            self.approval.render(main, buf);
+        }
+        if let Some(picker) = &self.picker {
+            picker.render(main, buf);
+        }
+        if self.help_open {
+            help::render(area, buf);
+        }
+        if let Some(position) = cursor
+            && !modal_open
+        {
+            frame.set_cursor_position(position);
+        }
+    }
+
+    fn render_wide(&self, main: Rect, buf: &mut Buffer) {
+        let side = (main.width * 36 / 100).clamp(36, 72);
+        let [left, right] =
+            Layout::horizontal([Constraint::Min(40), Constraint::Length(side)]).areas(main);
+        let todo_height = self.todos.wanted_height().min(right.height / 2).max(3);
+        let [todos, diffs] =
+            Layout::vertical([Constraint::Length(todo_height), Constraint::Min(3)]).areas(right);
+        self.render_transcript(left, buf);
+        self.todos.render(todos, buf, self.focus == Focus::Todos);
+        self.diffs.render(diffs, buf, self.focus == Focus::Diffs);
+        self.areas.set(Areas {
+            transcript: left,
+            todos,
+            diffs,
+        });
+    }
+
+    fn render_narrow(&self, main: Rect, buf: &mut Buffer) {
+        let [tabs, body] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main);
+        let todos = if self.todos.is_empty() {
+            String::new()
+        } else {
+            " •".to_string()
+        };
+        let diffs = if self.diffs.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.diffs.len())
+        };
+        let labels = [
+            (Tab::Transcript, "Transcript".to_string()),
+            (Tab::Todos, format!("Todos{todos}")),
+            (Tab::Diffs, format!("Diffs{diffs}")),
+        ];
+        let mut spans = vec![Span::raw(" ")];
+        for (i, (tab, label)) in labels.into_iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(" │ ", theme::border()));
+            }
+            let style = if tab == self.tab {
+                theme::tab_active()
+            } else {
+                theme::dim()
+            };
+            spans.push(Span::styled(label, style));
+        }
+        spans.push(Span::styled("   Tab switches", theme::dim()));
+        buf.set_line(tabs.x, tabs.y, &Line::from(spans), tabs.width);
+        let mut areas = Areas::default();
+        match self.tab {
+            Tab::Transcript => {
+                self.render_transcript(body, buf);
+                areas.transcript = body;
+            }
+            Tab::Todos => {
+                self.todos.render(body, buf, self.focus == Focus::Todos);
+                areas.todos = body;
+            }
+            Tab::Diffs => {
+                self.diffs.render(body, buf, self.focus == Focus::Diffs);
+                areas.diffs = body;
+            }
+        }
+        self.areas.set(areas);
+    }
+
+    fn render_transcript(&self, area: Rect, buf: &mut Buffer) {
+        let border = if self.focus == Focus::Transcript {
+            theme::border_focused()
+        } else {
+            theme::border()
+        };
+        let title = if self.read_only {
+            " cairn · replay "
+        } else {
+            " cairn "
+        };
+        let block = ratatui::widgets::Block::bordered()
+            .border_style(border)
+            .title(Span::styled(title, theme::bold()));
+        let inner = block.inner(area);
+        ratatui::widgets::Widget::render(block, area, buf);
+        if self.transcript.is_empty() {
+            let hint = if self.read_only {
+                "This session has no messages."
+            } else {
+                "What should we work on?"
+            };
+            buf.set_line(
+                inner.x + 2,
+                inner.y,
+                &Line::styled(hint, theme::dim()),
+                inner.width.saturating_sub(2),
+            );
+            return;
+        }
+        self.transcript.render(inner, buf, self.now);
+    }
+
+    fn render_queued(&self, area: Rect, buf: &mut Buffer) {
+        for (i, text) in self
+            .queued
+            .iter()
+            .take(usize::from(area.height))
+            .enumerate()
+        {
+            let more = if i + 1 == usize::from(area.height) && self.queued.len() > i + 1 {
+                format!(" (+{} more)", self.queued.len() - i - 1)
+            } else {
+                String::new()
+            };
+            let text = format!("⏳ queued: {}{more}", text.replace('\n', " ⏎ "));
+            let line = Line::styled(
+                wrap::truncate(&text, usize::from(area.width)),
+                theme::queued(),
+            );
+            buf.set_line(
+                area.x + 1,
+                area.y + i as u16,
+                &line,
+                area.width.saturating_sub(1),
+            );
+        }
+    }
+}
+
+fn render_too_small(area: Rect, buf: &mut Buffer) {
+    let lines = [
+        format!("Terminal too small ({}x{})", area.width, area.height),
+        format!("cairn needs at least {MIN_WIDTH}x{MIN_HEIGHT}"),
+    ];
+    let top = area.y + area.height.saturating_sub(2) / 2;
+    for (i, text) in lines.iter().enumerate() {
+        let text = wrap::truncate(text, usize::from(area.width));
+        let x = area.x + area.width.saturating_sub(wrap::width(&text) as u16) / 2;
+        let y = top + i as u16;
+        if y < area.y + area.height {
+            buf.set_line(x, y, &Line::styled(text, theme::warning()), area.width);
+        }
+    }
+}

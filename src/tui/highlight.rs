@@ -1,0 +1,90 @@
+//! Syntax highlighting with syntect's bundled syntaxes and themes, loaded once on first use.
+//! Code blocks, diffs and the approval prompt's command all come through here.
+
+use std::sync::LazyLock;
+
+use ratatui::style::{Color, Style};
+use ratatui::text::Span;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{Theme, ThemeSet};
+use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::util::LinesWithEndings;
+
+use super::theme;
+
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
+static THEME: LazyLock<Theme> = LazyLock::new(|| {
+    let mut themes = ThemeSet::load_defaults();
+    themes
+        .themes
+        .remove(theme::SYNTAX_THEME)
+        .unwrap_or_default()
+});
+
+/// Finds a syntax by a fence tag (`rust`, `py`, `sh`) or a file extension.
+fn syntax_for(token: &str) -> Option<&'static SyntaxReference> {
+    let token = token.trim();
+    if token.is_empty() {
+        return None;
+    }
+    SYNTAXES
+        .find_syntax_by_token(token)
+        .or_else(|| SYNTAXES.find_syntax_by_extension(token))
+}
+
+/// The syntax token for a path's extension (`src/main.rs` → `rs`), or "".
+pub fn token_for_path(path: &str) -> &str {
+    std::path::Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+}
+
+/// Highlights `code` line by line. Unknown languages come back unstyled; a line syntect
+/// cannot highlight falls back to plain text instead of failing the render.
+pub fn highlight(code: &str, lang: &str) -> Vec<Vec<Span<'static>>> {
+    let Some(syntax) = syntax_for(lang) else {
+        return code
+            .lines()
+            .map(|l| vec![Span::raw(l.to_string())])
+            .collect();
+    };
+    let mut lines = HighlightLines::new(syntax, &THEME);
+    let mut out = Vec::new();
+    for line in LinesWithEndings::from(code) {
+        let spans = match lines.highlight_line(line, &SYNTAXES) {
+            Ok(regions) => regions
+                .into_iter()
+                .filter_map(|(style, text)| {
+                    let text = text.trim_end_matches(['\n', '\r']);
+                    (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(style)))
+                })
+                .collect(),
+            Err(_) => vec![Span::raw(line.trim_end_matches(['\n', '\r']).to_string())],
+        };
+        out.push(spans);
+    }
+    out
+}
+
+fn convert(style: syntect::highlighting::Style) -> Style {
+    let fg = style.foreground;
+    Style::default().fg(Color::Rgb(fg.r, fg.g, fg.b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_languages_get_colours_and_unknown_stay_plain() {
+        let rust = highlight("fn main() {}\n", "rust");
+        assert_eq!(rust.len(), 1);
+        assert!(rust[0].iter().any(|s| s.style.fg.is_some()));
+        let text: String = rust[0].iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(text, "fn main() {}");
+        let plain = highlight("x\ny", "no-such-language");
+        assert_eq!(plain.len(), 2);
+        assert_eq!(plain[0][0].style, Style::default());
+    }
+}

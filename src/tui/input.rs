@@ -1,0 +1,343 @@
+//! Keys, mouse and paste → state changes and commands. Input goes to the open modal first
+//! (help, session picker, approval prompt), then to global keys, then to the focused pane.
+
+use crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+
+use crate::bus::UserCommand;
+use crate::permissions::Mode;
+use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
+use crate::tui::composer::ComposerAction;
+use crate::tui::picker::PickerOutcome;
+use crate::tui::transcript::entry::NoticeLevel;
+
+/// Lines one mouse wheel step scrolls.
+const WHEEL_LINES: usize = 3;
+
+impl App {
+    /// Handles one terminal input event.
+    pub fn handle_input(&mut self, event: &Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(*key),
+            Event::Paste(text) => self.handle_paste(text),
+            Event::Mouse(mouse) => self.handle_mouse(mouse),
+            _ => {}
+        }
+    }
+
+    /// Text typed into `$EDITOR` (Ctrl+G) replaces the message being written.
+    pub fn editor_returned(&mut self, text: &str) {
+        self.composer.set_text(text.trim_end_matches('\n'));
+        self.focus = Focus::Input;
+    }
+
+    /// The message given on the command line, sent as if typed.
+    pub fn submit_initial(&mut self, text: &str) {
+        if !self.read_only && !text.trim().is_empty() {
+            self.send_message(text.to_string());
+        }
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            self.ctrl_c();
+            return;
+        }
+        self.quit_armed = None;
+        if self.help_open {
+            self.help_open = false;
+            return;
+        }
+        if let Some(picker) = &mut self.picker {
+            match picker.handle_key(key) {
+                PickerOutcome::Open => {}
+                PickerOutcome::Closed => self.picker = None,
+                PickerOutcome::Resume(session) => {
+                    self.picker = None;
+                    self.commands.push(UserCommand::Resume { session });
+                }
+            }
+            return;
+        }
+        if self.approval.is_open() {
+            if let Some((call, decision)) = self.approval.handle_key(key) {
+                self.commands.push(UserCommand::Decide { call, decision });
+            }
+            return;
+        }
+        if self.handle_global_key(key) {
+            return;
+        }
+        match self.focus {
+            Focus::Input => self.handle_input_key(key),
+            Focus::Transcript => self.handle_transcript_key(key),
+            Focus::Todos => self.handle_todos_key(key),
+            Focus::Diffs => self.handle_diffs_key(key),
+        }
+    }
+
+    fn ctrl_c(&mut self) {
+        if self
+            .quit_armed
+            .is_some_and(|at| self.now.saturating_duration_since(at) <= QUIT_WINDOW)
+        {
+            self.commands.push(UserCommand::Shutdown);
+            self.should_quit = true;
+            return;
+        }
+        self.quit_armed = Some(self.now);
+        if !self.composer.is_empty() {
+            self.composer.clear();
+        }
+        self.flash("press Ctrl+C again to quit");
+    }
+
+    /// Keys that mean the same whatever has focus. True when handled.
+    fn handle_global_key(&mut self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let typing = self.focus == Focus::Input && !self.composer.is_empty();
+        match key.code {
+            KeyCode::Esc => self.escape(),
+            KeyCode::Tab if !typing => self.cycle_focus(1),
+            KeyCode::BackTab => self.cycle_focus(-1),
+            KeyCode::F(2) => self.toggle_mouse(),
+            KeyCode::Char('t') if ctrl => self.toggle_mouse(),
+            KeyCode::Char('y') if ctrl => self.copy(),
+            KeyCode::Char('g') if ctrl && !self.read_only => {
+                self.intents.push(AppIntent::OpenEditor)
+            }
+            KeyCode::PageUp => self.scroll_focused(-(self.transcript.page() as isize)),
+            KeyCode::PageDown => self.scroll_focused(self.transcript.page() as isize),
+            KeyCode::Char('[') if !typing => self.step_diff(-1),
+            KeyCode::Char(']') if !typing => self.step_diff(1),
+            KeyCode::Char('?') if !typing => self.help_open = true,
+            _ => return false,
+        }
+        true
+    }
+
+    fn escape(&mut self) {
+        if self.busy && !self.read_only {
+            self.commands.push(UserCommand::Interrupt);
+            self.flash("interrupting…");
+        } else if self.transcript.selected().is_some() {
+            self.transcript.clear_selection();
+        } else {
+            self.set_focus(Focus::Input);
+        }
+    }
+
+    fn cycle_focus(&mut self, step: isize) {
+        let order = if self.read_only {
+            &[Focus::Transcript, Focus::Todos, Focus::Diffs][..]
+        } else {
+            &[Focus::Input, Focus::Transcript, Focus::Todos, Focus::Diffs][..]
+        };
+        let at = order.iter().position(|f| *f == self.focus).unwrap_or(0) as isize;
+        let next = (at + step).rem_euclid(order.len() as isize) as usize;
+        self.set_focus(order[next]);
+    }
+
+    pub(crate) fn set_focus(&mut self, focus: Focus) {
+        self.focus = focus;
+        self.tab = match focus {
+            Focus::Transcript => Tab::Transcript,
+            Focus::Todos => Tab::Todos,
+            Focus::Diffs => Tab::Diffs,
+            Focus::Input => self.tab,
+        };
+        if focus != Focus::Transcript {
+            self.transcript.clear_selection();
+        }
+    }
+
+    fn toggle_mouse(&mut self) {
+        self.mouse_captured = !self.mouse_captured;
+        self.intents
+            .push(AppIntent::SetMouseCapture(self.mouse_captured));
+        let text = if self.mouse_captured {
+            "mouse captured (wheel scrolls)"
+        } else {
+            "mouse released: select text freely"
+        };
+        self.flash(text);
+    }
+
+    fn copy(&mut self) {
+        let text = match self.focus {
+            Focus::Diffs => self.diffs.copy_text(),
+            Focus::Todos => Some(self.todos.copy_text()),
+            Focus::Input | Focus::Transcript => self.transcript.copy_text(),
+        };
+        match text {
+            Some(text) if !text.is_empty() => {
+                self.flash(format!("copied {} characters", text.chars().count()));
+                self.intents.push(AppIntent::Copy(text));
+            }
+            _ => self.flash("nothing to copy"),
+        }
+    }
+
+    fn step_diff(&mut self, step: isize) {
+        if self.diffs.is_empty() {
+            self.flash("no edits yet");
+            return;
+        }
+        if step < 0 {
+            self.diffs.prev();
+        } else {
+            self.diffs.next();
+        }
+        // On a narrow screen the diff is a tab: show it.
+        if self.tab != Tab::Diffs && self.focus != Focus::Input {
+            self.set_focus(Focus::Diffs);
+        } else if self.tab != Tab::Diffs {
+            self.tab = Tab::Diffs;
+        }
+    }
+
+    fn scroll_focused(&mut self, lines: isize) {
+        match self.focus {
+            Focus::Todos => self.todos.scroll_by(lines),
+            Focus::Diffs => self.diffs.scroll_by(lines),
+            Focus::Input | Focus::Transcript => self.scroll_transcript(lines),
+        }
+    }
+
+    fn scroll_transcript(&mut self, lines: isize) {
+        let now = self.now;
+        if lines < 0 {
+            self.transcript.scroll_up(lines.unsigned_abs(), now);
+        } else {
+            self.transcript.scroll_down(lines.unsigned_abs(), now);
+        }
+    }
+
+    fn handle_input_key(&mut self, key: KeyEvent) {
+        if self.read_only {
+            return;
+        }
+        let empty = self.composer.is_empty();
+        match key.code {
+            KeyCode::Home if empty => return self.transcript.scroll_to_start(self.now),
+            KeyCode::End if empty => return self.transcript.follow(),
+            _ => {}
+        }
+        if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
+            self.submitted(text);
+        }
+    }
+
+    fn submitted(&mut self, text: String) {
+        self.transcript.follow();
+        let trimmed = text.trim();
+        if trimmed.starts_with('/') && !trimmed.contains('\n') {
+            self.slash_command(trimmed);
+        } else {
+            self.send_message(text);
+        }
+    }
+
+    fn slash_command(&mut self, line: &str) {
+        let (name, arg) = line
+            .split_once(' ')
+            .map_or((line, ""), |(n, a)| (n, a.trim()));
+        match name {
+            "/new" => self.commands.push(UserCommand::NewSession),
+            "/resume" => self.commands.push(UserCommand::ListSessions),
+            "/mode" => match arg.parse::<Mode>() {
+                Ok(mode) => self.commands.push(UserCommand::SetMode { mode }),
+                Err(e) => self.notice(&e, NoticeLevel::Error),
+            },
+            "/model" if !arg.is_empty() => self.commands.push(UserCommand::SetModel {
+                model: arg.to_string(),
+            }),
+            "/model" => self.notice(
+                &format!("model: {} (use /model NAME to change)", self.status.model),
+                NoticeLevel::Info,
+            ),
+            "/diff" | "/diffs" => self.set_focus(Focus::Diffs),
+            "/help" => self.help_open = true,
+            "/quit" | "/exit" => {
+                self.commands.push(UserCommand::Shutdown);
+                self.should_quit = true;
+            }
+            other => self.notice(
+                &format!("unknown command {other} (try /help)"),
+                NoticeLevel::Error,
+            ),
+        }
+    }
+
+    fn handle_transcript_key(&mut self, key: KeyEvent) {
+        let now = self.now;
+        match key.code {
+            KeyCode::Char('j') => self.transcript.scroll_down(1, now),
+            KeyCode::Char('k') => self.transcript.scroll_up(1, now),
+            KeyCode::Up => self.transcript.select_prev(now),
+            KeyCode::Down => self.transcript.select_next(now),
+            KeyCode::Home | KeyCode::Char('g') => self.transcript.scroll_to_start(now),
+            KeyCode::End | KeyCode::Char('G') => self.transcript.follow(),
+            KeyCode::Char('r') => self.transcript.toggle_reasoning(),
+            KeyCode::Char(_) | KeyCode::Enter if !self.read_only => {
+                // Typing in the transcript goes to the input: nothing typed is lost.
+                self.set_focus(Focus::Input);
+                self.handle_input_key(key);
+            }
+            _ => {}
+        }
+    }
+
+    fn handle_todos_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Char('j') | KeyCode::Down => self.todos.scroll_by(1),
+            KeyCode::Char('k') | KeyCode::Up => self.todos.scroll_by(-1),
+            _ => {}
+        }
+    }
+
+    fn handle_diffs_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Char('j') | KeyCode::Down => self.diffs.scroll_by(1),
+            KeyCode::Char('k') | KeyCode::Up => self.diffs.scroll_by(-1),
+            KeyCode::Char('v' | 's') => self.diffs.toggle_view(),
+            KeyCode::Char('n') => self.diffs.next(),
+            KeyCode::Char('p') => self.diffs.prev(),
+            _ => {}
+        }
+    }
+
+    fn handle_paste(&mut self, text: &str) {
+        if self.approval.is_open() {
+            self.approval.handle_paste(text);
+        } else if !self.read_only && self.picker.is_none() {
+            self.help_open = false;
+            self.set_focus(Focus::Input);
+            self.composer.paste(text);
+        }
+    }
+
+    fn handle_mouse(&mut self, mouse: &MouseEvent) {
+        let lines = match mouse.kind {
+            MouseEventKind::ScrollUp => -(WHEEL_LINES as isize),
+            MouseEventKind::ScrollDown => WHEEL_LINES as isize,
+            _ => return,
+        };
+        if self.approval.is_open() || self.picker.is_some() {
+            return;
+        }
+        let areas = self.areas.get();
+        let at = Position::new(mouse.column, mouse.row);
+        let hit = |r: Rect| r.contains(at);
+        if hit(areas.diffs) {
+            self.diffs.scroll_by(lines);
+        } else if hit(areas.todos) {
+            self.todos.scroll_by(lines);
+        } else {
+            self.scroll_transcript(lines);
+        }
+    }
+}

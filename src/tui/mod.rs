@@ -1,0 +1,157 @@
+//! The full-screen terminal UI: panes over the event bus.
+
+pub mod app;
+pub mod approval;
+pub mod cards;
+pub mod composer;
+pub mod diffs;
+pub mod frame;
+pub mod help;
+pub mod highlight;
+mod input;
+pub mod picker;
+pub mod status;
+pub mod terminal;
+pub mod theme;
+pub mod todos;
+pub mod transcript;
+pub mod wrap;
+
+/// How the agent starts the TUI.
+#[derive(Debug, Clone)]
+pub struct TuiOptions {
+    pub provider: String,
+    pub model: String,
+    pub mode: crate::permissions::Mode,
+    /// Replay: browse a past session; nothing can be sent.
+    pub read_only: bool,
+    /// A prompt given on the command line, sent as soon as the UI is up.
+    pub initial_prompt: Option<String>,
+}
+
+use std::time::Instant;
+
+use color_eyre::eyre::WrapErr;
+use crossterm::event::EventStream;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+use self::app::{App, AppIntent};
+use self::frame::FrameScheduler;
+use self::terminal::Term;
+use crate::bus::{AgentEvent, FrontEnds, UserCommand};
+
+/// Events applied in one go before the loop looks at input and frames again: a fast stream
+/// is folded in bulk (one frame for many deltas) without starving the keyboard.
+const EVENT_BATCH: usize = 4096;
+
+/// Runs the full-screen UI until the user quits. Events arrive on `front.events`; commands go
+/// out on `front.commands`. The terminal is restored on return, on error and on panic.
+pub async fn run(front: FrontEnds, options: TuiOptions) -> color_eyre::Result<()> {
+    let mut term = terminal::setup()?;
+    let guard = terminal::RestoreGuard;
+    let result = main_loop(&mut term, front, &options).await;
+    drop(guard);
+    result
+}
+
+async fn main_loop(
+    term: &mut Term,
+    front: FrontEnds,
+    options: &TuiOptions,
+) -> color_eyre::Result<()> {
+    let FrontEnds {
+        commands,
+        mut events,
+    } = front;
+    let mut app = App::new(options, Instant::now());
+    if let Some(prompt) = &options.initial_prompt {
+        app.submit_initial(prompt);
+    }
+    let mut frames = FrameScheduler::new();
+    frames.request(Instant::now());
+    let mut input = EventStream::new();
+    let mut events_open = true;
+    loop {
+        for command in app.take_commands() {
+            // A closed channel means the engine is gone; the UI stays up for browsing.
+            let _ = commands.send(command).await;
+        }
+        for intent in app.take_intents() {
+            match intent {
+                AppIntent::Copy(text) => {
+                    terminal::copy_osc52(&text).wrap_err("copying to the clipboard")?
+                }
+                AppIntent::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,
+                AppIntent::OpenEditor => {
+                    drop(input);
+                    let edited =
+                        terminal::edit_in_editor(term, app.composer.text(), app.mouse_captured)
+                            .await;
+                    input = EventStream::new();
+                    match edited {
+                        Ok(text) => app.editor_returned(&text),
+                        Err(e) => app.flash(format!("{e}")),
+                    }
+                    frames.request(Instant::now());
+                }
+            }
+        }
+        if app.should_quit() {
+            return Ok(());
+        }
+        if let Some(at) = app.next_tick() {
+            frames.request_at(at);
+        }
+        tokio::select! {
+            maybe = input.next() => {
+                let Some(event) = maybe else {
+                    // The terminal is gone: nobody is left to answer, stop the engine too.
+                    let _ = commands.send(UserCommand::Shutdown).await;
+                    return Ok(());
+                };
+                let event = event.wrap_err("reading the terminal")?;
+                app.set_now(Instant::now());
+                app.handle_input(&event);
+                frames.request(Instant::now());
+            }
+            event = events.recv(), if events_open => {
+                app.set_now(Instant::now());
+                match event {
+                    Some(event) => apply_batch(&mut app, event, &mut events),
+                    None => events_open = false,
+                }
+                frames.request(Instant::now());
+            }
+            () = frames.next_due() => {
+                let now = Instant::now();
+                app.set_now(now);
+                app.expire();
+                draw(term, &app)?;
+                frames.drawn(now);
+            }
+        }
+    }
+}
+
+fn apply_batch(app: &mut App, first: AgentEvent, events: &mut mpsc::UnboundedReceiver<AgentEvent>) {
+    app.apply(&first);
+    for _ in 0..EVENT_BATCH {
+        match events.try_recv() {
+            Ok(event) => app.apply(&event),
+            Err(_) => break,
+        }
+    }
+}
+
+/// One frame inside a synchronized update, so the terminal shows it whole (no tearing).
+fn draw(term: &mut Term, app: &App) -> color_eyre::Result<()> {
+    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    crossterm::queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
+    term.draw(|frame| app.render(frame)).wrap_err("drawing")?;
+    crossterm::execute!(term.backend_mut(), EndSynchronizedUpdate)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

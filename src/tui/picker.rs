@@ -1,0 +1,104 @@
+//! The `/resume` picker: the saved sessions from `AgentEvent::Sessions`, newest first.
+//! Up/Down choose, Enter resumes, Esc closes.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Widget};
+
+use crate::bus::{SessionId, SessionSummary};
+use crate::tui::{theme, wrap};
+
+#[derive(Debug)]
+pub struct SessionPicker {
+    sessions: Vec<SessionSummary>,
+    selected: usize,
+}
+
+/// What a key did in the picker.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PickerOutcome {
+    Open,
+    Closed,
+    Resume(SessionId),
+}
+
+impl SessionPicker {
+    pub fn new(sessions: Vec<SessionSummary>) -> Self {
+        Self {
+            sessions,
+            selected: 0,
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> PickerOutcome {
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => PickerOutcome::Closed,
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1);
+                PickerOutcome::Open
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(self.sessions.len().saturating_sub(1));
+                PickerOutcome::Open
+            }
+            KeyCode::Enter => match self.sessions.get(self.selected) {
+                Some(s) => PickerOutcome::Resume(s.id.clone()),
+                None => PickerOutcome::Closed,
+            },
+            _ => PickerOutcome::Open,
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+        let width = area.width.saturating_sub(4).min(100);
+        let height = (self.sessions.len() as u16 + 2)
+            .clamp(3, area.height.saturating_sub(2).max(3))
+            .min(area.height);
+        let rect = Rect::new(
+            area.x + area.width.saturating_sub(width) / 2,
+            area.y + area.height.saturating_sub(height) / 2,
+            width,
+            height,
+        );
+        Clear.render(rect, buf);
+        let block = Block::bordered()
+            .border_style(theme::border_focused())
+            .title(Span::styled(" Resume a session ", theme::bold()))
+            .title_bottom(
+                Line::styled(" ↑↓ choose · Enter resume · Esc close ", theme::dim())
+                    .right_aligned(),
+            );
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        if self.sessions.is_empty() {
+            buf.set_line(
+                inner.x,
+                inner.y,
+                &Line::styled("No saved sessions.", theme::dim()),
+                inner.width,
+            );
+            return;
+        }
+        let rows = usize::from(inner.height);
+        let first = (self.selected + 1).saturating_sub(rows);
+        for (i, s) in self.sessions.iter().enumerate().skip(first).take(rows) {
+            let started: String = s
+                .started
+                .chars()
+                .take(16)
+                .collect::<String>()
+                .replace('T', " ");
+            let prompt = s.first_prompt.replace('\n', " ");
+            let text = format!("{started}  {}  {prompt}", s.cwd);
+            let style = if i == self.selected {
+                theme::selected()
+            } else {
+                theme::base()
+            };
+            let line = Line::styled(wrap::truncate(&text, usize::from(inner.width)), style);
+            buf.set_line(inner.x, inner.y + (i - first) as u16, &line, inner.width);
+        }
+    }
+}

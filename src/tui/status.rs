@@ -1,0 +1,183 @@
+//! The status line: provider and model, mode, tokens in/out/cached summed over the session,
+//! context fill (last prompt tokens / the model's window), and what the agent is doing.
+
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::bus::Usage;
+use crate::permissions::Mode;
+use crate::tui::{theme, wrap};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activity {
+    Idle,
+    Thinking,
+    Reasoning,
+    Streaming,
+    RunningTool(String),
+    WaitingForApproval,
+    Retrying {
+        until: Instant,
+        attempt: u32,
+        reason: String,
+    },
+}
+
+#[derive(Debug)]
+pub struct Status {
+    pub provider: String,
+    pub model: String,
+    pub mode: Mode,
+    pub context_window: u64,
+    pub totals: Usage,
+    pub last_prompt: u64,
+    pub activity: Activity,
+    pub read_only: bool,
+}
+
+impl Status {
+    pub fn new(provider: String, model: String, mode: Mode, read_only: bool) -> Self {
+        Self {
+            provider,
+            model,
+            mode,
+            context_window: 0,
+            totals: Usage::default(),
+            last_prompt: 0,
+            activity: Activity::Idle,
+            read_only,
+        }
+    }
+
+    pub fn add_usage(&mut self, usage: &Usage) {
+        self.totals.prompt_tokens += usage.prompt_tokens;
+        self.totals.completion_tokens += usage.completion_tokens;
+        self.totals.cached_tokens += usage.cached_tokens;
+        self.last_prompt = usage.prompt_tokens;
+    }
+
+    pub fn reset_usage(&mut self) {
+        self.totals = Usage::default();
+        self.last_prompt = 0;
+    }
+
+    pub fn fill_percent(&self) -> Option<u64> {
+        (self.context_window > 0).then(|| (self.last_prompt * 100 / self.context_window).min(100))
+    }
+
+    fn activity_text(&self, now: Instant) -> (String, ratatui::style::Style) {
+        match &self.activity {
+            Activity::Idle => ("idle".into(), theme::dim()),
+            Activity::Thinking => ("thinking…".into(), theme::status_busy()),
+            Activity::Reasoning => ("reasoning…".into(), theme::status_busy()),
+            Activity::Streaming => ("streaming…".into(), theme::status_busy()),
+            Activity::RunningTool(name) => (format!("running {name}…"), theme::status_busy()),
+            Activity::WaitingForApproval => ("waiting for approval".into(), theme::warning()),
+            Activity::Retrying {
+                until,
+                attempt,
+                reason,
+            } => {
+                let secs = until.saturating_duration_since(now).as_secs_f64().ceil() as u64;
+                (
+                    format!("retry {attempt} in {secs}s ({reason})"),
+                    theme::warning(),
+                )
+            }
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: Instant, hint: Option<&str>) {
+        let (activity, activity_style) = self.activity_text(now);
+        let mut right = vec![Span::styled(activity, activity_style)];
+        if let Some(hint) = hint {
+            right = vec![Span::styled(hint.to_string(), theme::warning())];
+        }
+        let right_width: usize = right.iter().map(|s| wrap::width(&s.content)).sum();
+        let room = usize::from(area.width).saturating_sub(right_width + 1);
+        // Most detail that fits: the provider and the cache count go first on narrow screens.
+        let left = [(true, true), (false, true), (false, false)]
+            .into_iter()
+            .map(|(provider, cached)| self.left_spans(provider, cached))
+            .find(|spans| spans.iter().map(|s| wrap::width(&s.content)).sum::<usize>() <= room)
+            .unwrap_or_else(|| self.left_spans(false, false));
+        buf.set_line(area.x, area.y, &Line::from(left), room as u16);
+        let x = area.x + area.width.saturating_sub(right_width as u16);
+        buf.set_line(x, area.y, &Line::from(right), right_width as u16);
+    }
+
+    fn left_spans(&self, provider: bool, cached: bool) -> Vec<Span<'static>> {
+        let sep = || Span::styled(" │ ", theme::border());
+        let mut left = Vec::new();
+        if self.read_only {
+            left.push(Span::styled("replay ", theme::key()));
+            left.push(Span::raw(" "));
+        }
+        let model = if provider {
+            format!("{} · {}", self.provider, self.model)
+        } else {
+            self.model.clone()
+        };
+        left.push(Span::styled(model, theme::accent()));
+        left.push(sep());
+        left.push(Span::styled(self.mode.as_str(), theme::bold()));
+        left.push(sep());
+        let t = &self.totals;
+        let mut counts = format!(
+            "↑{} ↓{}",
+            tokens(t.prompt_tokens),
+            tokens(t.completion_tokens)
+        );
+        if cached {
+            counts.push_str(&format!(" cached {}", tokens(t.cached_tokens)));
+        }
+        left.push(Span::styled(counts, theme::status_bar()));
+        if let Some(fill) = self.fill_percent() {
+            left.push(sep());
+            left.push(Span::styled(format!("ctx {fill}%"), theme::fill(fill)));
+        }
+        left
+    }
+}
+/// `950`, `12.3k`, `1.2M`.
+pub fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_sums_and_fill_uses_the_last_prompt() {
+        let mut s = Status::new("p".into(), "m".into(), Mode::Auto, false);
+        s.context_window = 1000;
+        s.add_usage(&Usage {
+            prompt_tokens: 200,
+            completion_tokens: 10,
+            cached_tokens: 50,
+        });
+        s.add_usage(&Usage {
+            prompt_tokens: 400,
+            completion_tokens: 20,
+            cached_tokens: 100,
+        });
+        assert_eq!(
+            s.totals,
+            Usage {
+                prompt_tokens: 600,
+                completion_tokens: 30,
+                cached_tokens: 150
+            }
+        );
+        assert_eq!(s.fill_percent(), Some(40));
+        assert_eq!(tokens(12_345), "12.3k");
+    }
+}

@@ -1,0 +1,139 @@
+//! The terminal itself: raw mode and the alternate screen on the way in, everything undone on
+//! the way out — on a normal exit, on an error (a drop guard) and on a panic (a hook). Also the
+//! few things only the terminal owner may do: OSC 52 copy, mouse capture, `$EDITOR`.
+
+use std::io::{self, BufWriter, Stdout, Write};
+use std::sync::Once;
+
+use base64::Engine as _;
+use color_eyre::eyre::{WrapErr, eyre};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::{cursor, execute, terminal};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+pub type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+static PANIC_HOOK: Once = Once::new();
+
+/// Enters raw mode and the alternate screen, with bracketed paste and mouse capture.
+pub fn setup() -> color_eyre::Result<Term> {
+    install_panic_hook();
+    enter().wrap_err("setting up the terminal")?;
+    let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
+    let mut term = Terminal::new(backend).wrap_err("opening the terminal")?;
+    term.clear().wrap_err("clearing the screen")?;
+    Ok(term)
+}
+
+fn enter() -> io::Result<()> {
+    terminal::enable_raw_mode()?;
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture
+    )?;
+    // Lets terminals that support it report Shift+Enter; the others ignore the sequence.
+    execute!(
+        out,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    )?;
+    Ok(())
+}
+
+/// Leaves the alternate screen and raw mode. Safe to call more than once.
+pub fn restore() -> io::Result<()> {
+    let mut out = io::stdout();
+    let _ = execute!(out, PopKeyboardEnhancementFlags);
+    let _ = execute!(
+        out,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    terminal::disable_raw_mode()
+}
+
+/// Restores the terminal when dropped, so an early return with an error leaves it usable.
+pub struct RestoreGuard;
+
+impl Drop for RestoreGuard {
+    fn drop(&mut self) {
+        let _ = restore();
+    }
+}
+
+fn install_panic_hook() {
+    PANIC_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            // The message must land on a normal screen, not the alternate one we are leaving.
+            let _ = restore();
+            previous(info);
+        }));
+    });
+}
+
+/// Puts `text` on the clipboard of the terminal's machine (works over SSH).
+pub fn copy_osc52(text: &str) -> io::Result<()> {
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    let mut out = io::stdout();
+    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.flush()
+}
+
+pub fn set_mouse_capture(on: bool) -> io::Result<()> {
+    if on {
+        execute!(io::stdout(), EnableMouseCapture)
+    } else {
+        execute!(io::stdout(), DisableMouseCapture)
+    }
+}
+
+/// Suspends the screen, lets the user edit `text` in `$VISUAL`/`$EDITOR` (default `vi`), then
+/// takes the screen back. Returns the edited text. The caller must have dropped its input
+/// stream, or it would steal the editor's keystrokes.
+pub async fn edit_in_editor(
+    term: &mut Term,
+    text: &str,
+    mouse: bool,
+) -> color_eyre::Result<String> {
+    let file = tempfile::Builder::new()
+        .prefix("cairn-message-")
+        .suffix(".md")
+        .tempfile()?;
+    std::fs::write(file.path(), text).wrap_err("writing the message for the editor")?;
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".to_string());
+    let mut words = editor.split_whitespace().map(str::to_string);
+    let program = words.next().ok_or_else(|| eyre!("$EDITOR is empty"))?;
+    let args: Vec<String> = words.collect();
+    let path = file.path().to_path_buf();
+    restore()?;
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(&program)
+            .args(&args)
+            .arg(&path)
+            .status()
+    })
+    .await
+    .wrap_err("waiting for the editor")?;
+    enter()?;
+    if !mouse {
+        set_mouse_capture(false)?;
+    }
+    term.clear()?;
+    let status = status.wrap_err_with(|| format!("starting the editor `{editor}`"))?;
+    if !status.success() {
+        return Err(eyre!("the editor `{editor}` exited with {status}"));
+    }
+    std::fs::read_to_string(file.path()).wrap_err("reading the edited message")
+}

@@ -1,0 +1,177 @@
+//! Every colour and text style the TUI uses, in one place. Panes ask for a role (`user`,
+//! `added`, `danger`), never for a colour, so the palette can change here alone.
+
+use ratatui::style::{Color, Modifier, Style};
+
+pub fn base() -> Style {
+    Style::default()
+}
+
+pub fn dim() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+
+pub fn bold() -> Style {
+    Style::default().add_modifier(Modifier::BOLD)
+}
+
+pub fn accent() -> Style {
+    Style::default().fg(Color::Cyan)
+}
+
+pub fn user() -> Style {
+    Style::default()
+        .fg(Color::LightBlue)
+        .add_modifier(Modifier::BOLD)
+}
+
+pub fn user_gutter() -> Style {
+    Style::default().fg(Color::LightBlue)
+}
+
+pub fn assistant_gutter() -> Style {
+    Style::default().fg(Color::LightGreen)
+}
+
+pub fn reasoning() -> Style {
+    Style::default()
+        .fg(Color::DarkGray)
+        .add_modifier(Modifier::ITALIC)
+}
+
+pub fn heading() -> Style {
+    Style::default()
+        .fg(Color::LightYellow)
+        .add_modifier(Modifier::BOLD)
+}
+
+pub fn inline_code() -> Style {
+    Style::default().fg(Color::LightMagenta)
+}
+
+pub fn code_frame() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+
+pub fn link() -> Style {
+    Style::default()
+        .fg(Color::Cyan)
+        .add_modifier(Modifier::UNDERLINED)
+}
+
+pub fn quote() -> Style {
+    Style::default()
+        .fg(Color::Gray)
+        .add_modifier(Modifier::ITALIC)
+}
+
+pub fn ok() -> Style {
+    Style::default().fg(Color::Green)
+}
+
+pub fn warning() -> Style {
+    Style::default().fg(Color::Yellow)
+}
+
+pub fn error() -> Style {
+    Style::default().fg(Color::Red)
+}
+
+pub fn danger() -> Style {
+    Style::default()
+        .fg(Color::LightRed)
+        .add_modifier(Modifier::BOLD)
+}
+
+pub fn tool_name() -> Style {
+    Style::default()
+        .fg(Color::LightCyan)
+        .add_modifier(Modifier::BOLD)
+}
+
+pub fn added() -> Style {
+    Style::default().fg(Color::Green)
+}
+
+pub fn removed() -> Style {
+    Style::default().fg(Color::Red)
+}
+
+pub fn hunk_header() -> Style {
+    Style::default().fg(Color::Cyan)
+}
+
+pub fn line_number() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+
+pub fn key() -> Style {
+    Style::default()
+        .fg(Color::Black)
+        .bg(Color::Gray)
+        .add_modifier(Modifier::BOLD)
+}
+
+pub fn border() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+
+pub fn border_focused() -> Style {
+    Style::default().fg(Color::Cyan)
+}
+
+pub fn modal_border() -> Style {
+    Style::default().fg(Color::Yellow)
+}
+
+pub fn selected() -> Style {
+    Style::default().bg(Color::DarkGray)
+}
+
+pub fn selection_bar() -> Style {
+    Style::default().fg(Color::Yellow)
+}
+
+pub fn todo_in_progress() -> Style {
+    Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD)
+}
+
+pub fn todo_done() -> Style {
+    Style::default()
+        .fg(Color::DarkGray)
+        .add_modifier(Modifier::CROSSED_OUT)
+}
+
+pub fn status_bar() -> Style {
+    Style::default().fg(Color::Gray)
+}
+
+pub fn status_busy() -> Style {
+    Style::default().fg(Color::Yellow)
+}
+
+pub fn queued() -> Style {
+    Style::default()
+        .fg(Color::DarkGray)
+        .add_modifier(Modifier::ITALIC)
+}
+
+pub fn tab_active() -> Style {
+    Style::default()
+        .fg(Color::Cyan)
+        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+}
+
+/// Context fill colour: green, then yellow from 60 %, red from 85 %.
+pub fn fill(percent: u64) -> Style {
+    match percent {
+        0..60 => Style::default().fg(Color::Green),
+        60..85 => Style::default().fg(Color::Yellow),
+        _ => Style::default().fg(Color::Red),
+    }
+}
+
+/// The syntect theme code blocks and diffs are highlighted with.
+pub const SYNTAX_THEME: &str = "base16-ocean.dark";

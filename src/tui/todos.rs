@@ -1,0 +1,132 @@
+//! The todo pane: the checklist from the latest `todo_write` result. The item in progress is
+//! highlighted, finished items are checked and dimmed.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Widget};
+
+use crate::tools::{TodoItem, TodoStatus};
+use crate::tui::{theme, wrap};
+
+#[derive(Debug, Default)]
+pub struct TodoPane {
+    items: Vec<TodoItem>,
+    scroll: usize,
+}
+
+impl TodoPane {
+    pub fn set(&mut self, items: Vec<TodoItem>) {
+        self.items = items;
+    }
+
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn scroll_by(&mut self, delta: isize) {
+        self.scroll = self
+            .scroll
+            .saturating_add_signed(delta)
+            .min(self.items.len().saturating_sub(1));
+    }
+
+    /// Rows the pane wants for its content (borders included), for the layout.
+    pub fn wanted_height(&self) -> u16 {
+        (self.items.len().max(1) + 2).min(u16::MAX as usize) as u16
+    }
+
+    pub fn copy_text(&self) -> String {
+        self.items
+            .iter()
+            .map(|t| {
+                let mark = match t.status {
+                    TodoStatus::Pending => "[ ]",
+                    TodoStatus::InProgress => "[~]",
+                    TodoStatus::Completed => "[x]",
+                };
+                format!("- {mark} {}\n", t.content)
+            })
+            .collect()
+    }
+
+    fn lines(&self, width: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        for item in &self.items {
+            let (mark, mark_style, text_style) = match item.status {
+                TodoStatus::Pending => ("☐ ", theme::dim(), theme::base()),
+                TodoStatus::InProgress => {
+                    ("▶ ", theme::todo_in_progress(), theme::todo_in_progress())
+                }
+                TodoStatus::Completed => ("☑ ", theme::ok(), theme::todo_done()),
+            };
+            let first = [Span::styled(mark, mark_style)];
+            let cont = [Span::raw("  ")];
+            out.extend(wrap::wrap(
+                &[Span::styled(item.content.clone(), text_style)],
+                width,
+                &first,
+                &cont,
+            ));
+        }
+        out
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool) {
+        let done = self
+            .items
+            .iter()
+            .filter(|t| t.status == TodoStatus::Completed)
+            .count();
+        let title = if self.items.is_empty() {
+            " Todos ".to_string()
+        } else {
+            format!(" Todos {done}/{} ", self.items.len())
+        };
+        let border = if focused {
+            theme::border_focused()
+        } else {
+            theme::border()
+        };
+        let block = Block::bordered()
+            .border_style(border)
+            .title(Span::styled(title, theme::bold()));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.width == 0 || inner.height == 0 {
+            return;
+        }
+        if self.items.is_empty() {
+            buf.set_line(
+                inner.x,
+                inner.y,
+                &Line::styled("No plan yet.", theme::dim()),
+                inner.width,
+            );
+            return;
+        }
+        let lines = self.lines(usize::from(inner.width));
+        // Keep the item in progress in view when the list is taller than the pane.
+        let height = usize::from(inner.height);
+        let active = self
+            .items
+            .iter()
+            .position(|t| t.status == TodoStatus::InProgress)
+            .unwrap_or(0);
+        let auto = active
+            .saturating_sub(height / 2)
+            .min(lines.len().saturating_sub(height));
+        let start = if self.scroll > 0 {
+            self.scroll.min(lines.len().saturating_sub(1))
+        } else {
+            auto
+        };
+        for (i, line) in lines.iter().skip(start).take(height).enumerate() {
+            buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
+        }
+    }
+}
