@@ -387,6 +387,8 @@ impl Walker {
     /// Judges one simple command (after quote removal) and records it, merged with what its
     /// redirections write.
     pub(crate) fn judge_and_push(&mut self, words: &[Word], findings: Vec<(Class, String)>) {
+        // A command named at run time is whatever it turns out to be: no rule may match it.
+        let named = words.first().and_then(program_name).is_some();
         let (class, reason) = match self.judge(words) {
             Own(class, reason) => (class, reason),
             Inner(start) if start < words.len() => {
@@ -398,7 +400,11 @@ impl Walker {
             Some((worse, why)) if worse > class => (worse, why),
             _ => (class, reason),
         };
-        self.push(normalized(words), class, reason);
+        self.push(
+            if named { normalized(words) } else { Vec::new() },
+            class,
+            reason,
+        );
     }
 
     fn judge(&mut self, words: &[Word]) -> Judged {
@@ -650,24 +656,32 @@ impl Walker {
 
     /// An interpreter that reads its program from standard input.
     fn reads_code(&mut self, name: &str, shell: bool) -> Judged {
-        match self.stdin.clone() {
-            Stdin::Pipe { download: true } => Own(
-                Class::Dangerous,
-                format!("pipes a download into a shell ({name})"),
-            ),
-            Stdin::Pipe { download: false } if shell => Own(
-                Class::Dangerous,
-                format!("pipes text into a shell ({name}), which runs it as commands"),
-            ),
-            Stdin::Pipe { .. } => Own(Class::Mutating, format!("runs {name} code from its input")),
+        let held = match self.stdin.clone() {
+            Stdin::Pipe { download: true } => format!("pipes a download into a shell ({name})"),
+            Stdin::Pipe { download: false } if shell => {
+                format!("pipes text into a shell ({name}), which runs it as commands")
+            }
+            Stdin::Pipe { .. } => {
+                return Own(Class::Mutating, format!("runs {name} code from its input"));
+            }
             Stdin::Code(code) if shell => {
                 self.source(&code);
-                Own(Class::ReadOnly, format!("runs a {name} here-document"))
+                return Own(Class::ReadOnly, format!("runs a {name} here-document"));
             }
-            Stdin::Code(_) => Own(Class::Mutating, format!("runs inline {name} code")),
-            Stdin::File => Own(Class::Mutating, format!("runs a {name} script from a file")),
-            Stdin::Inherited => Own(Class::Mutating, format!("starts an interactive {name}")),
-        }
+            Stdin::Code(_) => return Own(Class::Mutating, format!("runs inline {name} code")),
+            Stdin::File => {
+                return Own(Class::Mutating, format!("runs a {name} script from a file"));
+            }
+            Stdin::Inherited => {
+                return Own(Class::Mutating, format!("starts an interactive {name}"));
+            }
+        };
+        // A finding of the pipeline, not of `sh` alone: no rule may approve it.
+        self.push(Vec::new(), Class::Dangerous, held);
+        Own(
+            Class::Mutating,
+            format!("runs commands from its input ({name})"),
+        )
     }
 
     fn source_file(&mut self, args: &[Word]) -> Judged {

@@ -5,6 +5,8 @@ pub mod classify;
 mod commands;
 mod dev_commands;
 mod file_commands;
+pub mod policy;
+pub mod rules;
 pub mod sandbox;
 
 use serde::{Deserialize, Serialize};

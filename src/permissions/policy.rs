@@ -1,0 +1,281 @@
+//! The policy gate: turns a call's `Access`, the mode, the rules and the classifier's verdict
+//! into run / ask / deny. The agent runtime asks it before every call; `cairn policy check`
+//! asks `explain` for the same answer with its reasons.
+
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::permissions::classify::{Analysis, Class, analyze};
+use crate::permissions::rules::{
+    Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, suggested_prefix,
+};
+use crate::permissions::sandbox::SandboxPolicy;
+use crate::permissions::{Mode, PermissionGate, Verdict};
+use crate::tools::Access;
+
+/// What the gate is built from. The mode is not here: it is given with every call, since the
+/// user can switch it during a session.
+#[derive(Debug, Clone)]
+pub struct PolicySettings {
+    /// Config and project rules; session rules are added through `allow_for_session`.
+    pub rules: RuleSet,
+    pub workspace: PathBuf,
+    /// The sandbox `bash` commands run in, when enabled.
+    pub sandbox: Option<SandboxPolicy>,
+}
+
+/// Run, ask or deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Run,
+    Ask,
+    Deny,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Run => "run",
+            Outcome::Ask => "ask",
+            Outcome::Deny => "deny",
+        }
+    }
+}
+
+/// The gate's answer for a command, with everything `policy check` shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyDecision {
+    pub class: Class,
+    pub decision: Outcome,
+    pub reason: String,
+    /// The rule that decided, as `kind "prefix" (source)`; `None` when the mode decided.
+    pub rule: Option<String>,
+    /// What "approve for the session" would allow (only meaningful when asking).
+    #[serde(skip)]
+    pub prefix: String,
+}
+
+/// The `PermissionGate` of a session: settings plus the session's own approvals.
+pub struct PolicyGate {
+    workspace: PathBuf,
+    sandbox: Option<SandboxPolicy>,
+    rules: RwLock<RuleSet>,
+}
+
+impl PolicyGate {
+    pub fn new(settings: PolicySettings) -> Self {
+        Self {
+            workspace: settings.workspace,
+            sandbox: settings.sandbox,
+            rules: RwLock::new(settings.rules),
+        }
+    }
+
+    /// The prefixes approved for this session so far, for the session log.
+    pub fn session_prefixes(&self) -> Vec<String> {
+        let rules = self
+            .rules
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        rules
+            .rules()
+            .iter()
+            .filter(|r| r.source == RuleSource::Session)
+            .map(|r| r.prefix.clone())
+            .collect()
+    }
+
+    /// Would `command` run, ask or be denied in `mode`, and why.
+    pub fn explain(&self, command: &str, mode: Mode) -> PolicyDecision {
+        let analysis = analyze(command, &self.workspace);
+        let rules = self
+            .rules
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        decide(&analysis, &rules, mode)
+    }
+
+    fn check_write(
+        &self,
+        tool: &str,
+        path: &Path,
+        display: &str,
+        inside: bool,
+        mode: Mode,
+    ) -> Verdict {
+        let rules = self
+            .rules
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match rules.evaluate_write(tool, path) {
+            Some(rule) if rule.kind == RuleKind::Deny => {
+                return Verdict::Deny {
+                    why: format!("{display}: denied by the rule {rule}"),
+                };
+            }
+            Some(rule) if rule.kind == RuleKind::Allow => return Verdict::Run,
+            Some(rule) if mode != Mode::Never => {
+                return Verdict::Ask {
+                    why: format!("{display}: the rule {rule} asks"),
+                    prefix: tool.to_string(),
+                };
+            }
+            _ => {}
+        }
+        match (inside, mode) {
+            (_, Mode::Never) => Verdict::Run,
+            (true, Mode::Ask) => Verdict::Ask {
+                why: format!("changes {display} (mode `ask` asks before every change)"),
+                prefix: tool.to_string(),
+            },
+            (true, _) => Verdict::Run,
+            (false, _) => {
+                let dir = path
+                    .parent()
+                    .unwrap_or(path)
+                    .to_string_lossy()
+                    .trim_end_matches('/')
+                    .to_string();
+                Verdict::Ask {
+                    why: format!("writes outside the workspace ({})", path.display()),
+                    prefix: format!("{tool} {dir}/"),
+                }
+            }
+        }
+    }
+}
+
+/// The decision for one analysed command line: deny rules, then `never`, then ask rules, then
+/// allow rules (every part covered), then the class against the mode.
+fn decide(analysis: &Analysis, rules: &RuleSet, mode: Mode) -> PolicyDecision {
+    let verdict = analysis.classification();
+    let class = verdict.class;
+    let asking = |reason: String, rule: Option<String>| PolicyDecision {
+        class,
+        decision: Outcome::Ask,
+        reason,
+        rule,
+        prefix: approval_prefix(analysis),
+    };
+    let run = |reason: String, rule: Option<String>| PolicyDecision {
+        class,
+        decision: Outcome::Run,
+        reason,
+        rule,
+        prefix: String::new(),
+    };
+    match rules.evaluate(analysis, mode != Mode::Ask) {
+        RuleOutcome::Deny { rule, part } => {
+            return PolicyDecision {
+                class,
+                decision: Outcome::Deny,
+                reason: format!(
+                    "denied by a rule: {} matches `{}`",
+                    rule_text(rule),
+                    part.words.join(" ")
+                ),
+                rule: Some(rule.to_string()),
+                prefix: String::new(),
+            };
+        }
+        _ if mode == Mode::Never => return run(verdict.reason, None),
+        RuleOutcome::Ask { rule, part } => {
+            return asking(
+                format!(
+                    "{}; the rule {} asks for `{}`",
+                    verdict.reason,
+                    rule_text(rule),
+                    part.words.join(" ")
+                ),
+                Some(rule.to_string()),
+            );
+        }
+        RuleOutcome::Allow { rules } => {
+            let names: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
+            return run(
+                format!("{}; allowed by a rule", verdict.reason),
+                Some(names.join(", ")),
+            );
+        }
+        RuleOutcome::None => {}
+    }
+    match (class, mode) {
+        (Class::ReadOnly, Mode::Ask) => asking(
+            format!("{} (mode `ask` asks before every command)", verdict.reason),
+            None,
+        ),
+        (Class::ReadOnly, _) | (Class::Mutating, Mode::Auto) => run(verdict.reason, None),
+        (Class::Mutating, _) | (Class::Dangerous, _) => asking(verdict.reason, None),
+    }
+}
+
+fn rule_text(rule: &Rule) -> String {
+    format!("\"{}\" ({})", rule.prefix, rule.source.as_str())
+}
+
+/// What "approve for the session" offers: the exact command when it is dangerous (an allow
+/// rule only covers a dangerous command it names whole), otherwise the suggested prefix.
+fn approval_prefix(analysis: &Analysis) -> String {
+    let dangerous = analysis
+        .parts
+        .iter()
+        .find(|p| p.class == Class::Dangerous && !p.words.is_empty());
+    match dangerous {
+        Some(part) => exact_prefix(part),
+        None => {
+            let part = analysis
+                .parts
+                .iter()
+                .find(|p| p.class != Class::ReadOnly && !p.words.is_empty());
+            part.or(analysis.parts.first())
+                .map(|p| suggested_prefix(&exact_prefix(p)))
+                .unwrap_or_default()
+        }
+    }
+}
+
+impl PermissionGate for PolicyGate {
+    fn check(&self, tool: &str, access: &Access, mode: Mode) -> Verdict {
+        match access {
+            Access::Read | Access::Session => Verdict::Run,
+            Access::Command { command, .. } => {
+                let decision = self.explain(command, mode);
+                match decision.decision {
+                    Outcome::Run => Verdict::Run,
+                    Outcome::Ask => Verdict::Ask {
+                        why: decision.reason,
+                        prefix: decision.prefix,
+                    },
+                    Outcome::Deny => Verdict::Deny {
+                        why: decision.reason,
+                    },
+                }
+            }
+            Access::Write { path, display } => {
+                self.check_write(tool, path.as_path(), display, path.inside_workspace(), mode)
+            }
+        }
+    }
+
+    fn allow_for_session(&self, prefix: &str) {
+        if prefix.trim().is_empty() {
+            return;
+        }
+        let mut rules = self
+            .rules
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        rules.add(Rule::new(RuleKind::Allow, prefix, RuleSource::Session));
+    }
+
+    fn sandboxed(&self) -> bool {
+        self.sandbox.is_some()
+    }
+}
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

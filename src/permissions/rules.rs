@@ -1,0 +1,413 @@
+//! Allow / ask / deny rules by command prefix, from the user config, the project's
+//! `.cairn/config.toml` and "approve this prefix for the session". Rules match the normalized
+//! words of each simple command (so quoting cannot dodge them); deny wins over ask over allow.
+//! The policy gate feeds them the classifier's `Analysis`.
+
+use std::path::{Path, PathBuf};
+
+use crate::permissions::classify::{Analysis, Class, Part, analyze, command_words};
+
+/// What a rule does when it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleKind {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl RuleKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleKind::Allow => "allow",
+            RuleKind::Ask => "ask",
+            RuleKind::Deny => "deny",
+        }
+    }
+}
+
+/// Where a rule came from, so `policy check` can say which file to edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleSource {
+    /// The user's config file (or `--config`).
+    Config,
+    /// The project's `.cairn/config.toml`.
+    Project,
+    /// Approved from the prompt for this session.
+    Session,
+}
+
+impl RuleSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleSource::Config => "config",
+            RuleSource::Project => "project .cairn/config.toml",
+            RuleSource::Session => "this session",
+        }
+    }
+}
+
+/// One prefix rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub kind: RuleKind,
+    /// The prefix as the user wrote it.
+    pub prefix: String,
+    pub source: RuleSource,
+    /// The prefix's normalized words.
+    words: Vec<String>,
+}
+
+impl Rule {
+    pub fn new(kind: RuleKind, prefix: &str, source: RuleSource) -> Self {
+        let words = command_words(prefix)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| prefix.split_whitespace().map(str::to_string).collect());
+        Self {
+            kind,
+            prefix: prefix.trim().to_string(),
+            source,
+            words,
+        }
+    }
+
+    /// Whether the rule's words start `words`. A rule word ending in `/` matches any word under
+    /// that directory. With `exact`, the rule must cover every word.
+    pub fn matches(&self, words: &[String], exact: bool) -> bool {
+        if self.words.is_empty()
+            || self.words.len() > words.len()
+            || (exact && self.words.len() != words.len())
+        {
+            return false;
+        }
+        self.words.iter().zip(words).all(|(rule, word)| {
+            rule == word
+                || (rule.ends_with('/') && rule.len() > 1 && word.starts_with(rule.as_str()))
+        })
+    }
+
+    /// Whether the rule covers this part of a command. Allow rules cover a dangerous command
+    /// only when they name it whole: approving `rm` must not approve `rm -rf /`.
+    fn covers(&self, part: &Part) -> bool {
+        let exact = self.kind == RuleKind::Allow && part.class == Class::Dangerous;
+        self.matches(&part.words, exact)
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} \"{}\" ({})",
+            self.kind.as_str(),
+            self.prefix,
+            self.source.as_str()
+        )
+    }
+}
+
+/// What the rules say about a whole command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleOutcome<'r> {
+    /// A deny rule matched some part.
+    Deny { rule: &'r Rule, part: Part },
+    /// An ask rule matched some part (and no deny rule did).
+    Ask { rule: &'r Rule, part: Part },
+    /// Every part is covered by an allow rule or is read-only where read-only runs.
+    Allow { rules: Vec<&'r Rule> },
+    /// No rule decides.
+    None,
+}
+
+/// Errors reading or writing a project's rules.
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    #[error("reading {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("writing {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// All rules in force: config, project and session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    /// Rules from the `[permissions]` table of the user's config.
+    pub fn from_config(allow: &[String], ask: &[String], deny: &[String]) -> Self {
+        Self::from_lists(allow, ask, deny, RuleSource::Config)
+    }
+
+    fn from_lists(allow: &[String], ask: &[String], deny: &[String], source: RuleSource) -> Self {
+        let mut set = Self::default();
+        for (kind, list) in [
+            (RuleKind::Allow, allow),
+            (RuleKind::Ask, ask),
+            (RuleKind::Deny, deny),
+        ] {
+            for prefix in list.iter().filter(|p| !p.trim().is_empty()) {
+                set.add(Rule::new(kind, prefix, source));
+            }
+        }
+        set
+    }
+
+    /// The rules of `workspace/.cairn/config.toml` (`[permissions] allow/ask/deny`); no file
+    /// means no rules. A malformed file is an error naming the file.
+    pub fn load_project(workspace: &Path) -> Result<Self, RulesError> {
+        let path = project_config(workspace);
+        let table = match read_table(&path)? {
+            Some(table) => table,
+            None => return Ok(Self::default()),
+        };
+        let Some(permissions) = table.get("permissions") else {
+            return Ok(Self::default());
+        };
+        let invalid = |message: String| RulesError::Invalid {
+            path: path.clone(),
+            message,
+        };
+        let permissions = permissions
+            .as_table()
+            .ok_or_else(|| invalid("`permissions` must be a table".into()))?;
+        let list = |key: &str| -> Result<Vec<String>, RulesError> {
+            let Some(value) = permissions.get(key) else {
+                return Ok(Vec::new());
+            };
+            let items = value
+                .as_array()
+                .ok_or_else(|| invalid(format!("`permissions.{key}` must be a list of strings")))?;
+            items
+                .iter()
+                .map(|v| {
+                    v.as_str().map(str::to_string).ok_or_else(|| {
+                        invalid(format!("`permissions.{key}` must be a list of strings"))
+                    })
+                })
+                .collect()
+        };
+        Ok(Self::from_lists(
+            &list("allow")?,
+            &list("ask")?,
+            &list("deny")?,
+            RuleSource::Project,
+        ))
+    }
+
+    pub fn add(&mut self, rule: Rule) {
+        if !self.rules.contains(&rule) {
+            self.rules.push(rule);
+        }
+    }
+
+    /// Adds every rule of `other` (e.g. the project's rules to the config's).
+    pub fn extend(&mut self, other: RuleSet) {
+        for rule in other.rules {
+            self.add(rule);
+        }
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    fn first(&self, kind: RuleKind, part: &Part) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.kind == kind && r.covers(part))
+    }
+
+    /// What the rules say about `analysis`: deny on any part denies, ask on any part asks, and
+    /// allow needs every part covered (a read-only part counts as covered when
+    /// `read_only_runs`), with at least one allow rule actually used.
+    pub fn evaluate(&self, analysis: &Analysis, read_only_runs: bool) -> RuleOutcome<'_> {
+        for kind in [RuleKind::Deny, RuleKind::Ask] {
+            for part in &analysis.parts {
+                if let Some(rule) = self.first(kind, part) {
+                    let part = part.clone();
+                    return if kind == RuleKind::Deny {
+                        RuleOutcome::Deny { rule, part }
+                    } else {
+                        RuleOutcome::Ask { rule, part }
+                    };
+                }
+            }
+        }
+        let mut used: Vec<&Rule> = Vec::new();
+        for part in &analysis.parts {
+            match self.first(RuleKind::Allow, part) {
+                Some(rule) => {
+                    if !used.contains(&rule) {
+                        used.push(rule);
+                    }
+                }
+                None if part.class == Class::ReadOnly && read_only_runs => {}
+                None => return RuleOutcome::None,
+            }
+        }
+        if used.is_empty() {
+            RuleOutcome::None
+        } else {
+            RuleOutcome::Allow { rules: used }
+        }
+    }
+
+    /// The rules that match a write by `tool` to `path` (words `[tool, path]`).
+    pub fn evaluate_write(&self, tool: &str, path: &Path) -> Option<&Rule> {
+        let words = vec![tool.to_string(), path.to_string_lossy().into_owned()];
+        [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow]
+            .into_iter()
+            .find_map(|kind| {
+                self.rules
+                    .iter()
+                    .find(|r| r.kind == kind && r.matches(&words, false))
+            })
+    }
+}
+
+/// The project config file rules are loaded from and saved to.
+pub fn project_config(workspace: &Path) -> PathBuf {
+    workspace.join(".cairn").join("config.toml")
+}
+
+fn read_table(path: &Path) -> Result<Option<toml::Table>, RulesError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(RulesError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    text.parse::<toml::Table>()
+        .map(Some)
+        .map_err(|err| RulesError::Invalid {
+            path: path.to_path_buf(),
+            message: err.to_string(),
+        })
+}
+
+/// What "approve this prefix for the session" offers for `command`: the program and its
+/// subcommand (`cargo test`, `npm run build`, `git push`) of the first simple command that is
+/// not read-only, so `cd x && cargo test` offers `cargo test`.
+pub fn suggested_prefix(command: &str) -> String {
+    let analysis = analyze(command, Path::new("."));
+    let part = analysis
+        .parts
+        .iter()
+        .filter(|p| !p.words.is_empty())
+        .find(|p| p.class != Class::ReadOnly)
+        .or_else(|| analysis.parts.iter().find(|p| !p.words.is_empty()));
+    let Some(part) = part else {
+        return command.trim().to_string();
+    };
+    let mut prefix = vec![part.words[0].clone()];
+    let takes_script = matches!(
+        part.words[0].as_str(),
+        "npm" | "pnpm" | "yarn" | "bun" | "uv" | "poetry" | "pipenv"
+    );
+    for word in part
+        .words
+        .iter()
+        .skip(1)
+        .take(if takes_script { 2 } else { 1 })
+    {
+        if !is_subcommand(word) {
+            break;
+        }
+        let script_runner = matches!(word.as_str(), "run" | "run-script" | "exec" | "x");
+        prefix.push(word.clone());
+        if !(takes_script && script_runner) {
+            break;
+        }
+    }
+    join_words(&prefix)
+}
+
+/// The exact words of a part, quoted so that they parse back to the same words.
+pub fn exact_prefix(part: &Part) -> String {
+    join_words(&part.words)
+}
+
+fn is_subcommand(word: &str) -> bool {
+    !word.is_empty()
+        && !word.starts_with('-')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':'))
+        && word.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+}
+
+fn join_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Quotes a word for the shell when it needs it.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '-' | '_' | '.' | '/' | ':' | '=' | '+' | ',' | '@' | '%')
+        });
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Appends `prefix` to the `allow` list of the project's `.cairn/config.toml`, creating the
+/// file when needed; other keys are kept (comments are not). Returns the file written.
+pub fn save_project_rule(workspace: &Path, prefix: &str) -> Result<PathBuf, RulesError> {
+    let path = project_config(workspace);
+    let mut table = read_table(&path)?.unwrap_or_default();
+    let invalid = |message: &str| RulesError::Invalid {
+        path: path.clone(),
+        message: message.into(),
+    };
+    let permissions = table
+        .entry("permissions")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| invalid("`permissions` must be a table"))?;
+    let allow = permissions
+        .entry("allow")
+        .or_insert_with(|| toml::Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or_else(|| invalid("`permissions.allow` must be a list of strings"))?;
+    let prefix = prefix.trim();
+    if !allow.iter().any(|v| v.as_str() == Some(prefix)) {
+        allow.push(toml::Value::String(prefix.to_string()));
+    }
+    let text = toml::to_string(&table).map_err(|err| invalid(&err.to_string()))?;
+    let write = |source| RulesError::Write {
+        path: path.clone(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(write)?;
+    }
+    std::fs::write(&path, text).map_err(write)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;

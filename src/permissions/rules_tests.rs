@@ -1,0 +1,135 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+fn outcome_kind(set: &RuleSet, command: &str) -> Option<RuleKind> {
+    let ws = std::env::current_dir().unwrap();
+    match set.evaluate(&analyze(command, &ws), true) {
+        RuleOutcome::Deny { .. } => Some(RuleKind::Deny),
+        RuleOutcome::Ask { .. } => Some(RuleKind::Ask),
+        RuleOutcome::Allow { .. } => Some(RuleKind::Allow),
+        RuleOutcome::None => None,
+    }
+}
+
+#[test]
+fn prefixes_match_normalized_words() {
+    let set = RuleSet::from_config(&[], &[], &strings(&["git push"]));
+    for command in [
+        "git push origin main",
+        "g'i't push",
+        "/usr/bin/git push",
+        "\"git\" \\push -f",
+        "ls && git push",
+    ] {
+        assert_eq!(
+            outcome_kind(&set, command),
+            Some(RuleKind::Deny),
+            "{command}"
+        );
+    }
+    assert_eq!(outcome_kind(&set, "git pull"), None);
+    assert_eq!(outcome_kind(&set, "git pushx"), None);
+}
+
+#[test]
+fn deny_wins_over_ask_wins_over_allow() {
+    let set = RuleSet::from_config(
+        &strings(&["cargo"]),
+        &strings(&["cargo publish"]),
+        &strings(&["cargo publish --force"]),
+    );
+    assert_eq!(outcome_kind(&set, "cargo build"), Some(RuleKind::Allow));
+    assert_eq!(outcome_kind(&set, "cargo publish"), Some(RuleKind::Ask));
+    assert_eq!(
+        outcome_kind(&set, "cargo publish --force"),
+        Some(RuleKind::Deny)
+    );
+}
+
+#[test]
+fn allow_needs_every_part_covered() {
+    let set = RuleSet::from_config(&strings(&["git status", "cargo test"]), &[], &[]);
+    assert_eq!(outcome_kind(&set, "git status"), Some(RuleKind::Allow));
+    assert_eq!(outcome_kind(&set, "git status; rm -rf /"), None);
+    assert_eq!(outcome_kind(&set, "cargo test && make"), None);
+    // Read-only parts need no rule where read-only commands run anyway.
+    assert_eq!(
+        outcome_kind(&set, "cd sub && cargo test | tail -5"),
+        Some(RuleKind::Allow)
+    );
+}
+
+#[test]
+fn allow_covers_a_dangerous_command_only_when_exact() {
+    let set = RuleSet::from_config(&strings(&["rm", "rm -rf build"]), &[], &[]);
+    assert_eq!(outcome_kind(&set, "rm notes.txt"), Some(RuleKind::Allow));
+    assert_eq!(outcome_kind(&set, "rm -rf build"), Some(RuleKind::Allow));
+    assert_eq!(outcome_kind(&set, "rm -rf build /"), None);
+    assert_eq!(outcome_kind(&set, "rm -rf /"), None);
+}
+
+#[test]
+fn suggested_prefixes_name_program_and_subcommand() {
+    assert_eq!(
+        suggested_prefix("cargo test --all -- --nocapture"),
+        "cargo test"
+    );
+    assert_eq!(suggested_prefix("npm run build -- --prod"), "npm run build");
+    assert_eq!(suggested_prefix("cd web && npm install"), "npm install");
+    assert_eq!(suggested_prefix("make -j4"), "make");
+    assert_eq!(suggested_prefix("git push origin main"), "git push");
+    assert_eq!(suggested_prefix("ls -la"), "ls");
+    assert_eq!(suggested_prefix("python3 script.py"), "python3");
+}
+
+#[test]
+fn project_rules_round_trip_through_the_config_file() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".cairn")).unwrap();
+    std::fs::write(
+        project_config(ws.path()),
+        "model = \"x\"\n[permissions]\ndeny = [\"git push\"]\n",
+    )
+    .unwrap();
+    save_project_rule(ws.path(), "cargo test").unwrap();
+    save_project_rule(ws.path(), "cargo test").unwrap();
+    let set = RuleSet::load_project(ws.path()).unwrap();
+    let described: Vec<String> = set.rules().iter().map(|r| r.to_string()).collect();
+    assert_eq!(
+        described,
+        vec![
+            "allow \"cargo test\" (project .cairn/config.toml)",
+            "deny \"git push\" (project .cairn/config.toml)"
+        ]
+    );
+    let text = std::fs::read_to_string(project_config(ws.path())).unwrap();
+    assert!(
+        text.contains("model = \"x\""),
+        "other keys are kept: {text}"
+    );
+}
+
+#[test]
+fn a_malformed_project_file_is_an_error_naming_it() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".cairn")).unwrap();
+    std::fs::write(
+        project_config(ws.path()),
+        "[permissions]\nallow = \"cargo\"\n",
+    )
+    .unwrap();
+    let err = RuleSet::load_project(ws.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("config.toml") && err.contains("permissions.allow"),
+        "{err}"
+    );
+    assert_eq!(
+        RuleSet::load_project(&ws.path().join("missing")).unwrap(),
+        RuleSet::default()
+    );
+}
