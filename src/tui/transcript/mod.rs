@@ -35,6 +35,8 @@ pub enum Scroll {
 pub struct Transcript {
     entries: Vec<Entry>,
     cards: HashMap<CallId, usize>,
+    /// Cards still running (they need animation frames).
+    running: usize,
     scroll: Scroll,
     selected: Option<usize>,
     expand_reasoning: bool,
@@ -55,6 +57,7 @@ impl Transcript {
         Self {
             entries: Vec::new(),
             cards: HashMap::new(),
+            running: 0,
             scroll: Scroll::Pinned,
             selected: None,
             expand_reasoning: false,
@@ -196,6 +199,7 @@ impl Transcript {
 
     pub fn push_card(&mut self, card: ToolCard) {
         let call = card.call.clone();
+        self.running += usize::from(card.is_running());
         let index = self.push(EntryKind::Tool(Box::new(card)));
         self.cards.insert(call, index);
     }
@@ -208,7 +212,13 @@ impl Transcript {
         if let Some(entry) = self.entries.get_mut(index)
             && let EntryKind::Tool(card) = entry.kind_mut()
         {
+            let was_running = card.is_running();
             f(card);
+            match (was_running, card.is_running()) {
+                (true, false) => self.running -= 1,
+                (false, true) => self.running += 1,
+                _ => {}
+            }
         }
         if self.scroll != Scroll::Pinned && !self.is_above_view(index) {
             self.unseen_below = true;
@@ -225,9 +235,7 @@ impl Transcript {
 
     /// True while any card is running (the spinner needs frames).
     pub fn is_animating(&self) -> bool {
-        self.cards.values().any(|&i| {
-            matches!(self.entries.get(i).map(|e| &e.kind), Some(EntryKind::Tool(card)) if card.is_running())
-        })
+        self.running > 0
     }
 
     pub fn toggle_reasoning(&mut self) {

@@ -12,13 +12,17 @@ use super::render;
 #[derive(Debug)]
 pub struct Block {
     pub source: String,
+    /// False when the block was cut out of one long paragraph: the next continues it
+    /// without a blank line.
+    gap_after: bool,
     cache: RefCell<Option<(usize, Vec<Line<'static>>)>>,
 }
 
 impl Block {
-    fn new(source: String) -> Self {
+    fn new(source: String, gap_after: bool) -> Self {
         Self {
             source,
+            gap_after,
             cache: RefCell::new(None),
         }
     }
@@ -35,6 +39,9 @@ impl Block {
         f(lines)
     }
 }
+
+/// Bytes after which an unfinished paragraph is cut at the next line end.
+const SOFT_LIMIT: usize = 4096;
 
 /// Markdown text that grows by deltas.
 #[derive(Debug, Default)]
@@ -90,19 +97,26 @@ impl StreamText {
                 continue;
             }
             let block_has_text = !self.tail[..line_start].trim().is_empty();
-            if line.is_empty() && block_has_text {
+            let paragraph_end = line.is_empty() && block_has_text;
+            // A paragraph with no blank line for pages is cut at a line end all the same,
+            // so each frame re-renders a bounded tail, never the whole answer.
+            let too_long = !line.is_empty() && line_end >= SOFT_LIMIT;
+            if paragraph_end || too_long {
                 let rest = self.tail.split_off(line_end);
                 let block = std::mem::replace(&mut self.tail, rest);
-                self.blocks.push(Block::new(block));
+                self.blocks.push(Block::new(block, paragraph_end));
                 self.scanned = 0;
             }
         }
     }
 
-    /// Laid-out blocks at `width`, the tail last; a blank line separates blocks.
-    fn with_parts(&self, width: usize, mut f: impl FnMut(&[Line<'static>])) {
+    /// Laid-out blocks at `width`, the tail last, each with whether a blank line goes
+    /// before it.
+    fn with_parts(&self, width: usize, mut f: impl FnMut(&[Line<'static>], bool)) {
+        let mut gap = false;
         for block in &self.blocks {
-            block.with_lines(width, &mut f);
+            block.with_lines(width, |lines| f(lines, gap));
+            gap = block.gap_after;
         }
         if !self.tail.trim().is_empty() {
             let mut cache = self.tail_cache.borrow_mut();
@@ -113,7 +127,7 @@ impl StreamText {
                 *cache = Some((width, self.tail.len(), render::markdown(&self.tail, width)));
             }
             if let Some((_, _, lines)) = cache.as_ref() {
-                f(lines);
+                f(lines, gap);
             }
         }
     }
@@ -121,9 +135,9 @@ impl StreamText {
     /// Number of lines at `width`.
     pub fn height(&self, width: usize) -> usize {
         let mut total = 0;
-        self.with_parts(width, |lines| {
+        self.with_parts(width, |lines, gap| {
             if !lines.is_empty() {
-                total += usize::from(total > 0) + lines.len();
+                total += usize::from(total > 0 && gap) + lines.len();
             }
         });
         total
@@ -134,11 +148,11 @@ impl StreamText {
     pub fn collect(&self, width: usize, skip: usize, take: usize, out: &mut Vec<Line<'static>>) {
         let mut pos = 0;
         let end = skip + take;
-        self.with_parts(width, |lines| {
+        self.with_parts(width, |lines, gap| {
             if lines.is_empty() || pos >= end {
                 return;
             }
-            if pos > 0 {
+            if pos > 0 && gap {
                 if pos >= skip {
                     out.push(Line::default());
                 }
@@ -188,6 +202,33 @@ mod tests {
             s.text(),
             "Intro paragraph.\n\n```rust\nfn a() {}\n\nfn b() {}\n```\n\nEnd."
         );
+    }
+
+    #[test]
+    fn a_huge_paragraph_is_cut_into_bounded_blocks_without_losing_text() {
+        let mut s = StreamText::default();
+        let line = "alpha beta gamma delta cairn stone path ridge alpha beta gamma delta\n";
+        for _ in 0..2000 {
+            s.push(line);
+        }
+        assert!(s.blocks.len() > 10);
+        assert!(s.tail.len() < SOFT_LIMIT + line.len());
+        assert_eq!(s.text(), line.repeat(2000));
+        let lines = s.lines(200);
+        assert!(
+            lines.iter().all(|l| l.width() > 0),
+            "no blank lines inside one paragraph"
+        );
+        let words: usize = lines
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|sp| sp.content.split_whitespace().count())
+                    .sum::<usize>()
+            })
+            .sum();
+        assert_eq!(words, 12 * 2000);
     }
 
     #[test]
