@@ -262,17 +262,13 @@ impl Script {
             }
             Reply::TextTokens(n) => {
                 let n = *n;
-                let head = head.clone();
-                // Built by hand, not with `json!`: 200,000 tokens must stream in milliseconds
-                // even in a debug build. The words need no JSON escaping; `\n` is written escaped.
-                let tokens = (0..n.div_ceil(TOKENS_PER_CHUNK)).map(move |c| {
-                    let end = ((c + 1) * TOKENS_PER_CHUNK).min(n);
+                let token_chunk = move |first: usize, end: usize| {
                     let mut out = String::with_capacity(head.len() + 128);
                     out.push_str(&head);
                     out.push_str(r#"{"index":0,"delta":{"content":""#);
-                    for i in c * TOKENS_PER_CHUNK..end {
+                    for i in first..end {
                         out.push_str(WORDS[i % WORDS.len()]);
-                        out.push_str(if (i + 1).is_multiple_of(12) {
+                        out.push_str(if (i + 1).is_multiple_of(LINE_WORDS) {
                             "\\n"
                         } else {
                             " "
@@ -280,6 +276,19 @@ impl Script {
                     }
                     out.push_str(r#""},"finish_reason":null}]}"#);
                     out
+                };
+                // The words repeat with period TOKEN_CYCLE, so full chunks come from a table:
+                // 200,000 tokens stream in milliseconds even in a debug build.
+                let full: Vec<String> = (0..TOKEN_CYCLE)
+                    .map(|at| token_chunk(at, at + TOKENS_PER_CHUNK))
+                    .collect();
+                let tokens = (0..n.div_ceil(TOKENS_PER_CHUNK)).map(move |c| {
+                    let (first, end) = (c * TOKENS_PER_CHUNK, ((c + 1) * TOKENS_PER_CHUNK).min(n));
+                    if end - first == TOKENS_PER_CHUNK {
+                        full[first % TOKEN_CYCLE].clone()
+                    } else {
+                        token_chunk(first, end)
+                    }
                 });
                 generated += n * 4;
                 (Box::new(tokens), "stop")
@@ -362,6 +371,10 @@ impl Script {
 }
 
 const TOKENS_PER_CHUNK: usize = 10;
+/// A line break follows every this many words.
+const LINE_WORDS: usize = 12;
+/// After this many tokens the words and line breaks repeat (lcm of 8 words and 12).
+const TOKEN_CYCLE: usize = 24;
 const WORDS: [&str; 8] = [
     "alpha", "beta", "gamma", "delta", "cairn", "stone", "path", "ridge",
 ];
@@ -375,7 +388,7 @@ pub fn token_text(n: usize) -> String {
 
 fn push_token(text: &mut String, i: usize) {
     text.push_str(WORDS[i % WORDS.len()]);
-    text.push(if (i + 1).is_multiple_of(12) {
+    text.push(if (i + 1).is_multiple_of(LINE_WORDS) {
         '\n'
     } else {
         ' '
