@@ -18,6 +18,7 @@ pub mod bus;
 pub mod config;
 pub mod llm;
 pub mod permissions;
+pub mod policy_cmd;
 pub mod session_log;
 pub mod testing;
 pub mod tools;

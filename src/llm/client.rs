@@ -181,13 +181,22 @@ impl HttpModel {
         if !response.status().is_success() {
             return Err(self.status_failure(response).await);
         }
-        let is_json = response
+        let content_type = response
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("json"));
-        if is_json {
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.contains("json") {
             read_whole_answer(response, idle, on_delta).await
+        } else if content_type.starts_with("text/html") {
+            // A proxy or captive portal answered, not a model: retrying will not help.
+            let body = read_error_body(response, idle).await;
+            Err(Failure::Fatal(LlmError::Protocol(format!(
+                "expected an event stream from {} but got an HTML page: {}",
+                self.endpoint,
+                error_body_message(&body, 200)
+            ))))
         } else {
             read_stream(response, idle, on_delta).await
         }

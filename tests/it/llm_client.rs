@@ -512,3 +512,57 @@ async fn a_huge_answer_streams_whole() {
     assert_eq!(completion.text, token_text(200_000));
     assert_eq!(completion.usage.unwrap().completion_tokens, 200_000 * 4 / 4);
 }
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_reported() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let settings = ProviderSettings {
+        max_retries: 1,
+        ..settings(format!("http://127.0.0.1:{port}/v1"))
+    };
+    let model = HttpModel::new(settings).unwrap();
+    let (result, deltas) = chat(&model).await;
+    assert!(matches!(result, Err(LlmError::Connection(_))), "{result:?}");
+    let retries = retries(&deltas);
+    assert_eq!(retries.len(), 1);
+    assert!(
+        retries[0].2.starts_with("connection failed"),
+        "{}",
+        retries[0].2
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_and_answers_json_is_understood() {
+    let answer = r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"whole answer"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#;
+    let raw = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+        answer.len()
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Read until the JSON body's closing brace: the request head and body are small.
+        while !request.ends_with(b"}") {
+            let n = socket.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            request.extend_from_slice(&buf[..n]);
+        }
+        socket.write_all(raw.as_bytes()).await.unwrap();
+        socket.shutdown().await.unwrap();
+    });
+    let model = HttpModel::new(settings(url)).unwrap();
+    let (result, deltas) = chat(&model).await;
+    assert_eq!(result.unwrap().text, "whole answer");
+    assert_eq!(streamed_text(&deltas), "whole answer");
+}

@@ -27,9 +27,9 @@ async fn the_mock_serves_200k_tokens_quickly() {
     let bytes = response.bytes().await.unwrap();
     let elapsed = started.elapsed();
     assert!(bytes.ends_with(b"data: [DONE]\n\n"));
-    // The brief is "well under 0.25 s"; the guard is looser for a loaded CI machine.
+    // About 10 ms in a debug build; a huge answer must never slow a test suite down.
     assert!(
-        elapsed < Duration::from_secs(1),
+        elapsed < Duration::from_millis(250),
         "{} bytes in {elapsed:?}",
         bytes.len()
     );
