@@ -50,18 +50,23 @@ impl HttpModel {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
         let base = settings.base_url.trim_end_matches('/');
         let endpoint = format!("{base}/chat/completions");
-        match reqwest::Url::parse(&endpoint) {
-            Ok(url) if matches!(url.scheme(), "http" | "https") => {}
+        let url = match reqwest::Url::parse(&endpoint) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => url,
             Ok(_) | Err(_) => {
                 return Err(LlmError::Connection(format!(
                     "invalid base URL `{}`: expected something like http://localhost:11434/v1",
                     settings.base_url
                 )));
             }
-        }
-        let http = reqwest::Client::builder()
+        };
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(settings.idle_timeout)
-            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")));
+        // A local server (Ollama, llama.cpp, the test mock) is never behind the user's proxy.
+        if is_loopback(&url) {
+            builder = builder.no_proxy();
+        }
+        let http = builder
             .build()
             .map_err(|e| LlmError::Connection(format!("could not set up the HTTP client: {e}")))?;
         Ok(Self {
@@ -344,6 +349,15 @@ async fn read_whole_answer(
     decoder.finish(&mut *on_delta).map_err(Failure::Fatal)
 }
 
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or("");
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 fn no_data(idle: Duration) -> Failure {
     let reason = format!("no response within {}s", idle.as_secs_f64());
     Failure::Retry {
@@ -541,6 +555,17 @@ mod tests {
         assert!(!format!("{:?}", settings(1, 1)).contains("sk-secret"));
         model.set_model("other");
         assert_eq!(model.model(), "other");
+        for (url, local) in [
+            ("http://localhost:1/v1", true),
+            ("http://[::1]:1/v1", true),
+            ("https://api.deepseek.com", false),
+        ] {
+            assert_eq!(
+                is_loopback(&reqwest::Url::parse(url).unwrap()),
+                local,
+                "{url}"
+            );
+        }
         assert!(
             HttpModel::new(ProviderSettings {
                 base_url: "localhost:11434".into(),
