@@ -197,6 +197,15 @@ impl App {
         false
     }
 
+    /// The engine closed its end of the bus: say so; browsing still works.
+    pub fn engine_stopped(&mut self) {
+        self.busy = false;
+        self.status.activity = Activity::Idle;
+        if !self.read_only {
+            self.notice("the engine stopped; Ctrl+C twice quits", NoticeLevel::Error);
+        }
+    }
+
     pub(crate) fn flash(&mut self, text: impl Into<String>) {
         self.flash = Some((text.into(), self.now + QUIT_WINDOW));
     }

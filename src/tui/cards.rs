@@ -193,9 +193,9 @@ impl ToolCard {
         }
         let more = body.len().saturating_sub(DIFF_LINES);
         let hint = match (more, self.diff_index) {
-            (0, Some(i)) => format!("edit #{} · /diff or [ ] to review", i + 1),
+            (0, Some(i)) => format!("edit #{} · Enter on this card or /diff to review", i + 1),
             (n, Some(i)) => format!(
-                "… {n} more lines · edit #{} · /diff or [ ] to review",
+                "… {n} more lines · edit #{} · Enter on this card or /diff",
                 i + 1
             ),
             (n, None) if n > 0 => format!("… {n} more lines"),

@@ -2,7 +2,7 @@
 //! (help, session picker, approval prompt), then to global keys, then to the focused pane.
 
 use crossterm::event::{
-    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
 
@@ -282,6 +282,18 @@ impl App {
             KeyCode::Home | KeyCode::Char('g') => self.transcript.scroll_to_start(now),
             KeyCode::End | KeyCode::Char('G') => self.transcript.follow(),
             KeyCode::Char('r') => self.transcript.toggle_reasoning(),
+            KeyCode::Enter
+                if self
+                    .transcript
+                    .selected_card()
+                    .is_some_and(|c| c.diff_index.is_some()) =>
+            {
+                // An edit card links to its diff.
+                if let Some(index) = self.transcript.selected_card().and_then(|c| c.diff_index) {
+                    self.diffs.select(index);
+                    self.set_focus(Focus::Diffs);
+                }
+            }
             KeyCode::Char(_) | KeyCode::Enter if !self.read_only => {
                 // Typing in the transcript goes to the input: nothing typed is lost.
                 self.set_focus(Focus::Input);
@@ -321,17 +333,33 @@ impl App {
     }
 
     fn handle_mouse(&mut self, mouse: &MouseEvent) {
-        let lines = match mouse.kind {
-            MouseEventKind::ScrollUp => -(WHEEL_LINES as isize),
-            MouseEventKind::ScrollDown => WHEEL_LINES as isize,
-            _ => return,
-        };
-        if self.approval.is_open() || self.picker.is_some() {
+        if self.approval.is_open() || self.picker.is_some() || self.help_open {
             return;
         }
         let areas = self.areas.get();
         let at = Position::new(mouse.column, mouse.row);
         let hit = |r: Rect| r.contains(at);
+        let lines = match mouse.kind {
+            MouseEventKind::ScrollUp => -(WHEEL_LINES as isize),
+            MouseEventKind::ScrollDown => WHEEL_LINES as isize,
+            MouseEventKind::Down(MouseButton::Left) => {
+                // A click focuses the pane under the pointer.
+                let focus = if hit(areas.diffs) {
+                    Focus::Diffs
+                } else if hit(areas.todos) {
+                    Focus::Todos
+                } else if hit(areas.transcript) {
+                    Focus::Transcript
+                } else if !self.read_only {
+                    Focus::Input
+                } else {
+                    return;
+                };
+                self.set_focus(focus);
+                return;
+            }
+            _ => return,
+        };
         if hit(areas.diffs) {
             self.diffs.scroll_by(lines);
         } else if hit(areas.todos) {

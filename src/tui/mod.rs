@@ -119,7 +119,10 @@ async fn main_loop(
                 app.set_now(Instant::now());
                 match event {
                     Some(event) => apply_batch(&mut app, event, &mut events),
-                    None => events_open = false,
+                    None => {
+                        events_open = false;
+                        app.engine_stopped();
+                    }
                 }
                 frames.request(Instant::now());
             }

@@ -533,3 +533,38 @@ fn a_turn_failure_is_shown_and_the_ui_stays_usable() {
     app.handle_input(&key(KeyCode::Enter));
     assert_eq!(app.take_commands().len(), 1);
 }
+
+#[test]
+fn enter_on_an_edit_card_opens_its_diff() {
+    let mut app = scripted_session(Instant::now());
+    app.handle_input(&key(KeyCode::Tab));
+    assert_eq!(app.focus(), Focus::Transcript);
+    draw(&app, 120, 40);
+    for _ in 0..10 {
+        app.handle_input(&key(KeyCode::Up));
+        if app
+            .transcript
+            .selected_card()
+            .is_some_and(|c| c.diff_index.is_some())
+        {
+            break;
+        }
+    }
+    assert!(
+        screen_text(&app, 120, 40).contains("▌ ✓ edit_file"),
+        "the selection is marked"
+    );
+    app.handle_input(&key(KeyCode::Enter));
+    assert_eq!(app.focus(), Focus::Diffs);
+}
+
+#[test]
+fn copy_sends_the_selected_entry_to_the_clipboard() {
+    let mut app = scripted_session(Instant::now());
+    app.handle_input(&ctrl('y'));
+    let intents = app.take_intents();
+    assert!(
+        matches!(intents.as_slice(), [super::app::AppIntent::Copy(text)] if text.contains("```rust")),
+        "with nothing selected, the last answer is copied: {intents:?}"
+    );
+}

@@ -402,6 +402,14 @@ impl Transcript {
         }
     }
 
+    /// The card of the selected entry, when it is one.
+    pub fn selected_card(&self) -> Option<&ToolCard> {
+        match &self.entries.get(self.selected?)?.kind {
+            EntryKind::Tool(card) => Some(card),
+            _ => None,
+        }
+    }
+
     pub fn clear_selection(&mut self) {
         self.selected = None;
     }

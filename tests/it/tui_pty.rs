@@ -1,0 +1,363 @@
+//! End-to-end tests of the full-screen UI: the real `cairn` binary in a pseudo-terminal,
+//! against the scripted mock LLM, with the screen read back through a terminal emulator
+//! (`vt100`). What is asserted is what a user would see (and what the model was told).
+#![allow(clippy::unwrap_used)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+use serde_json::json;
+
+use crate::support::cairn_cmd::{CAIRN, Sandbox};
+use cairn::testing::{MockLlm, Script};
+
+/// Guard for every wait: generous, because CI machines are slow; never a synchronisation.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// cairn running in a pseudo-terminal, its screen mirrored by a vt100 parser.
+struct Tui {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    master: Box<dyn MasterPty + Send>,
+    child: Box<dyn Child + Send + Sync>,
+}
+
+impl Tui {
+    fn start(sb: &Sandbox, url: &str, extra: &[&str], cols: u16, rows: u16) -> Tui {
+        let pty = native_pty_system();
+        let pair = pty
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let root = sb.data_dir().parent().unwrap().to_path_buf();
+        let mut cmd = CommandBuilder::new(CAIRN);
+        cmd.cwd(sb.workspace());
+        cmd.args(["--base-url", url, "--mode", "auto-edit"]);
+        cmd.args(extra);
+        for key in [
+            "DEEPSEEK_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENROUTER_API_KEY",
+            "CAIRN_PROVIDER",
+            "CAIRN_MODEL",
+            "CAIRN_MODE",
+            "CAIRN_BASE_URL",
+            "VISUAL",
+        ] {
+            cmd.env_remove(key);
+        }
+        let dir = |name: &str| root.join(name).into_os_string();
+        cmd.env("CAIRN_API_KEY", "test");
+        cmd.env("CAIRN_DATA_DIR", sb.data_dir());
+        cmd.env("CAIRN_CONFIG_DIR", dir("config"));
+        cmd.env("HOME", &root);
+        cmd.env("XDG_DATA_HOME", dir("xdg-data"));
+        cmd.env("XDG_CONFIG_HOME", dir("xdg-config"));
+        cmd.env("XDG_STATE_HOME", dir("xdg-state"));
+        cmd.env("TERM", "xterm-256color");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let sink = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16 * 1024];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        let writer = pair.master.take_writer().unwrap();
+        Tui {
+            screen,
+            writer,
+            master: pair.master,
+            child,
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    /// Waits until the screen satisfies `check`; returns the screen then.
+    async fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.contents();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {what}; the screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    async fn wait_for_text(&self, text: &str) -> String {
+        self.wait_for(&format!("`{text}`"), |s| s.contains(text))
+            .await
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    async fn submit(&mut self, prompt: &str) {
+        self.wait_for_text("What should we work on?").await;
+        self.send(prompt);
+        self.wait_for_text(prompt).await;
+        self.send("\r");
+    }
+
+    fn resize(&mut self, cols: u16, rows: u16) {
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        self.screen.lock().unwrap().set_size(rows, cols);
+    }
+
+    /// Ctrl+C twice, then the process must exit and leave the normal screen behind.
+    async fn quit(mut self) {
+        self.send("\x03");
+        self.wait_for_text("Ctrl+C again").await;
+        self.send("\x03");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "cairn exited with {status:?}");
+                break;
+            }
+            assert!(start.elapsed() < DEADLINE, "cairn did not quit");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let parser = self.screen.lock().unwrap();
+        assert!(
+            !parser.screen().alternate_screen(),
+            "the alternate screen was left"
+        );
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn process_alive(pid: i32) -> bool {
+    // Signal 0 checks existence; a zombie waiting for its parent counts as gone.
+    let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = status
+        .rsplit(')')
+        .next()
+        .and_then(|rest| rest.split_whitespace().next());
+    !status.is_empty() && state != Some("Z")
+}
+
+fn read_pid(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_a_prompt_gets_a_streamed_answer() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![Script::text(
+        "Hello from **cairn**: the answer is 42.\n\n```rust\nlet answer = 42;\n```",
+    )])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), &[], 100, 30);
+    tui.submit("what is the answer?").await;
+    let screen = tui.wait_for_text("the answer is 42").await;
+    assert!(screen.contains("let answer = 42;"), "{screen}");
+    assert!(
+        screen.contains("what is the answer?"),
+        "the user message stays in the transcript"
+    );
+    let sent = llm.request(0).to_string();
+    assert!(sent.contains("what is the answer?"));
+    tui.wait_for_text("idle").await;
+    tui.quit().await;
+}
+
+fn victim(sb: &Sandbox) -> PathBuf {
+    let dir = sb.data_dir().parent().unwrap().join("victim");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep.txt"), "precious").unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_approving_a_dangerous_command_runs_it_and_shows_its_card() {
+    let sb = Sandbox::new();
+    let victim = victim(&sb);
+    let llm = MockLlm::start(vec![
+        Script::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "rm -rf ../victim && echo removed-victim"}),
+        ),
+        Script::text("The directory is gone."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), &[], 100, 30);
+    tui.submit("delete the victim dir").await;
+    let prompt = tui.wait_for_text("approve once").await;
+    assert!(prompt.contains("rm -rf ../victim"), "{prompt}");
+    assert!(prompt.contains("deny with a message"), "{prompt}");
+    assert!(victim.exists(), "nothing runs before the approval");
+    tui.send("y");
+    let screen = tui.wait_for_text("removed-victim").await;
+    assert!(screen.contains("exit 0"), "{screen}");
+    tui.wait_for_text("The directory is gone.").await;
+    assert!(!victim.exists());
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_denying_a_dangerous_command_tells_the_model() {
+    let sb = Sandbox::new();
+    let victim = victim(&sb);
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "rm -rf ../victim"})),
+        Script::text("Understood, I left it alone."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), &[], 100, 30);
+    tui.submit("delete the victim dir").await;
+    tui.wait_for_text("approve once").await;
+    tui.send("n");
+    tui.wait_for_text("denied by you").await;
+    tui.wait_for_text("I left it alone").await;
+    let told = llm.tool_result(1, "c1").unwrap();
+    assert!(told.to_lowercase().contains("denied"), "{told}");
+    assert!(victim.join("keep.txt").exists());
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_an_edit_shows_in_the_diff_pane_and_the_todo_pane_updates() {
+    let sb = Sandbox::new().file("notes.txt", "hello world\n");
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "read_file", json!({"path": "notes.txt"})),
+        Script::tool_call(
+            "c2",
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "world", "new_string": "cairn"}),
+        ),
+        Script::tool_call(
+            "c3",
+            "todo_write",
+            json!({"todos": [
+                {"content": "rename world", "status": "completed"},
+                {"content": "tell the user", "status": "in_progress"}
+            ]}),
+        ),
+        Script::text("Renamed."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), &[], 130, 40);
+    tui.submit("rename world to cairn").await;
+    let screen = tui.wait_for_text("Renamed.").await;
+    assert_eq!(sb.read("notes.txt"), "hello cairn\n");
+    // The diff pane (right column) lists the edit and shows its lines.
+    assert!(screen.contains("1 edit · 1 file"), "{screen}");
+    assert!(screen.contains("+ hello cairn"), "{screen}");
+    assert!(screen.contains("- hello world"), "{screen}");
+    // The todo pane shows the checklist with its state.
+    assert!(screen.contains("Todos 1/2"), "{screen}");
+    assert!(
+        screen.contains("☑ rename world") && screen.contains("▶ tell the user"),
+        "{screen}"
+    );
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_esc_during_a_long_command_ends_it_and_no_process_survives() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo $$ > shell.pid; sleep 300 & echo $! > sleep.pid; wait"}),
+        ),
+        Script::text("stopped"),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), &["--mode", "never"], 100, 30);
+    tui.submit("run the long thing").await;
+    let start = Instant::now();
+    let (shell, sleeper) = loop {
+        if let (Some(a), Some(b)) = (
+            read_pid(&sb.path("shell.pid")),
+            read_pid(&sb.path("sleep.pid")),
+        ) {
+            break (a, b);
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the command never started:\n{}",
+            tui.contents()
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    assert!(process_alive(sleeper));
+    tui.send("\x1b");
+    tui.wait_for_text("interrupted").await;
+    let start = Instant::now();
+    while process_alive(shell) || process_alive(sleeper) {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "a process of the command survived Esc"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    // The UI is still usable afterwards.
+    tui.wait_for_text("idle").await;
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_a_resize_reflows_without_losing_lines() {
+    let sb = Sandbox::new();
+    let words: Vec<String> = (1..=60).map(|i| format!("w{i:02}")).collect();
+    let answer = words.join(" ");
+    let llm = MockLlm::start(vec![Script::text(&answer)]).await;
+    let mut tui = Tui::start(&sb, &llm.url(), &[], 120, 30);
+    tui.submit("words please").await;
+    tui.wait_for_text("w60").await;
+    let every_word_once = |s: &str| words.iter().all(|w| s.matches(w.as_str()).count() == 1);
+    for (cols, rows) in [(60, 30), (45, 30), (120, 30)] {
+        tui.resize(cols, rows);
+        let screen = tui
+            .wait_for(&format!("every word exactly once at {cols}x{rows}"), |s| {
+                every_word_once(s) && s.lines().all(|l| l.chars().count() <= usize::from(cols))
+            })
+            .await;
+        // Wrapped at the new width: the answer takes more rows on a narrower screen.
+        let rows_used = screen
+            .lines()
+            .filter(|l| l.contains('w') && l.contains("w0") || l.contains("w1"))
+            .count();
+        assert!(rows_used > 0);
+    }
+    tui.quit().await;
+}
