@@ -41,12 +41,12 @@ impl BashArgs {
         Ok(args)
     }
 
-    /// The timeout to apply, and the requested value when it was clamped.
-    fn timeout(&self) -> (u64, Option<u64>) {
+    /// The timeout to apply, and whether the requested one was above the maximum.
+    fn timeout(&self) -> (u64, bool) {
         match self.timeout_ms {
-            None => (DEFAULT_TIMEOUT_MS, None),
-            Some(ms) if ms > MAX_TIMEOUT_MS => (MAX_TIMEOUT_MS, Some(ms)),
-            Some(ms) => (ms, None),
+            None => (DEFAULT_TIMEOUT_MS, false),
+            Some(ms) if ms > MAX_TIMEOUT_MS => (MAX_TIMEOUT_MS, true),
+            Some(ms) => (ms, false),
         }
     }
 }
@@ -117,7 +117,7 @@ impl Tool for Bash {
         .await
         .map_err(|err| ToolError::io("could not start bash", err))?;
         let mut run = command_run(args.command.clone(), &finished, timeout_ms);
-        run.timeout_clamped_from = clamped;
+        run.timeout_clamped = clamped;
         Ok(ToolOutput::Command(run))
     }
 }
@@ -152,7 +152,6 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
         stderr_bytes,
         truncated: stdout.truncated || stderr.truncated,
         spill_path: stdout.spill_path,
-        stderr_spill_path: stderr.spill_path,
         stdout: stdout.text,
         stderr: stderr.text,
         duration_ms: finished.duration.as_millis() as u64,
@@ -160,7 +159,7 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
         sandbox_denied,
         job_id: None,
         background: false,
-        timeout_clamped_from: None,
+        timeout_clamped: false,
     }
 }
 
@@ -175,9 +174,9 @@ mod tests {
         assert!(parse(json!({"command": "ls", "timeout_ms": 0})).is_err());
         assert!(parse(json!({"timeout_ms": 5})).is_err());
         let args = parse(json!({"command": "ls"})).expect("valid");
-        assert_eq!(args.timeout(), (DEFAULT_TIMEOUT_MS, None));
+        assert_eq!(args.timeout(), (DEFAULT_TIMEOUT_MS, false));
         let args = parse(json!({"command": "ls", "timeout_ms": 900_000})).expect("valid");
-        assert_eq!(args.timeout(), (MAX_TIMEOUT_MS, Some(900_000)));
+        assert_eq!(args.timeout(), (MAX_TIMEOUT_MS, true));
     }
 
     #[test]

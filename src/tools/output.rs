@@ -23,7 +23,8 @@ pub struct CommandRun {
     pub stderr_bytes: u64,
     /// True when the shown output is only a head and a tail of the whole.
     pub truncated: bool,
-    /// Where the full output was spilled, when it did not fit in memory.
+    /// Where the full stdout was spilled, when it did not fit in memory. A spilled stderr is
+    /// named in the truncation marker inside `stderr`.
     pub spill_path: Option<PathBuf>,
     pub duration_ms: u64,
     pub sandboxed: bool,
@@ -31,15 +32,12 @@ pub struct CommandRun {
     pub sandbox_denied: bool,
     /// Set when the command runs (or now runs) as a background job.
     pub job_id: Option<String>,
-    /// Where the full stderr was spilled (`spill_path` is stdout's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stderr_spill_path: Option<PathBuf>,
     /// Started with `background: true`: the run returned at once with `job_id`.
     #[serde(default)]
     pub background: bool,
-    /// The `timeout_ms` the model asked for, when it was above the maximum and clamped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_clamped_from: Option<u64>,
+    /// The model asked for a `timeout_ms` above the maximum; the maximum was used.
+    #[serde(default)]
+    pub timeout_clamped: bool,
 }
 
 /// Lines of a file, as `read_file` returned them.

@@ -1,0 +1,481 @@
+//! The bash tool, background jobs and todo_write, driven as the model drives them: arguments in,
+//! canonical value and model text out. Process tests prove by pid that nothing survives.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cairn::bus::CallId;
+use cairn::tools::bash::Bash;
+use cairn::tools::job_tools::{JobKill, JobOutput};
+use cairn::tools::todo_write::TodoWrite;
+use cairn::tools::{BashSettings, CommandRun, JobReport, Tool, ToolCx, ToolEnv, ToolOutput};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+struct Fixture {
+    dir: TempDir,
+    cx: ToolCx,
+}
+
+fn fixture_with(settings: BashSettings) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().canonicalize().unwrap();
+    let env = ToolEnv::new(workspace, settings);
+    Fixture {
+        cx: ToolCx::new(env, CallId::new("call-1")),
+        dir,
+    }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(BashSettings {
+        kill_grace: Duration::from_millis(300),
+        ..BashSettings::default()
+    })
+}
+
+impl Fixture {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    async fn bash(&self, args: Value) -> (CommandRun, String) {
+        match Bash.run(args, &self.cx).await.unwrap() {
+            ToolOutput::Command(run) => {
+                let text = ToolOutput::Command(run.clone()).model_text();
+                (run, text)
+            }
+            other => panic!("expected a command run, got {other:?}"),
+        }
+    }
+
+    async fn job(&self, tool: &dyn Tool, args: Value) -> (JobReport, String) {
+        match tool.run(args, &self.cx).await.unwrap() {
+            ToolOutput::Job(report) => {
+                let text = ToolOutput::Job(report.clone()).model_text();
+                (report, text)
+            }
+            other => panic!("expected a job report, got {other:?}"),
+        }
+    }
+
+    /// Pids the command wrote to `name`, one per complete line (a writer may be mid-line).
+    fn pids(&self, name: &str) -> Vec<i32> {
+        let text = std::fs::read_to_string(self.path(name)).unwrap_or_default();
+        let complete = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+        complete
+            .lines()
+            .map(|pid| pid.trim().parse().unwrap())
+            .collect()
+    }
+
+    /// Polls until the command has written `count` pids to `name`.
+    async fn wait_for_pids(&self, name: &str, count: usize) -> Vec<i32> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let pids = self.pids(name);
+            if pids.len() >= count {
+                return pids;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name} holds {pids:?}, expected {count} pids"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// A process is alive when /proc has it and it is not a zombie (an orphan waiting for a reaper
+/// has already ended).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat[stat.rfind(')').unwrap() + 1..]
+                .split_whitespace()
+                .next()
+                .unwrap();
+            state != "Z" && state != "X"
+        }
+        Err(_) => false,
+    }
+}
+
+fn assert_all_dead(pids: &[i32]) {
+    assert!(!pids.is_empty());
+    for pid in pids {
+        assert!(!alive(*pid), "process {pid} survived");
+    }
+}
+
+#[tokio::test]
+async fn non_zero_exit_is_a_marker_after_stdout_and_stderr() {
+    let fx = fixture();
+    let (run, text) = fx
+        .bash(json!({"command": "echo out; echo err >&2; exit 3"}))
+        .await;
+    assert_eq!(run.exit_code, Some(3));
+    assert_eq!(
+        text,
+        "$ echo out; echo err >&2; exit 3\nout\n[stderr]\nerr\n[exit code: 3]"
+    );
+}
+
+#[tokio::test]
+async fn runs_in_the_workspace_with_a_plain_terminal_environment() {
+    let fx = fixture();
+    let (run, _) = fx
+        .bash(json!({"command": "pwd; echo $NO_COLOR $TERM $PAGER $GIT_PAGER"}))
+        .await;
+    let workspace = fx.dir.path().canonicalize().unwrap();
+    assert_eq!(
+        run.stdout,
+        format!("{}\n1 dumb cat cat\n", workspace.display())
+    );
+    assert_eq!(run.exit_code, Some(0));
+}
+
+#[tokio::test]
+async fn timeout_kills_child_and_grandchild_even_when_they_ignore_sigterm() {
+    let fx = fixture();
+    let command = "bash -c 'trap \"\" TERM; sleep 1000 & echo $! >> pids; echo $$ >> pids; wait' & \
+                   echo $$ >> pids; wait";
+    let started = Instant::now();
+    let (run, text) = fx
+        .bash(json!({"command": command, "timeout_ms": 700}))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        fx.pids("pids").len(),
+        3,
+        "main shell, child shell and grandchild sleep"
+    );
+    assert_all_dead(&fx.pids("pids"));
+    assert_eq!(run.timed_out_after_ms, Some(700));
+    assert!(text.contains("[timed out after 700ms]"), "{text}");
+}
+
+#[tokio::test]
+async fn a_command_ignoring_sigterm_is_killed_with_sigkill() {
+    let fx = fixture();
+    let (run, text) = fx
+        .bash(json!({"command": "trap '' TERM; echo $$ > pids; sleep 1000", "timeout_ms": 300}))
+        .await;
+    assert_eq!(run.signal.as_deref(), Some("SIGKILL"));
+    assert!(
+        text.ends_with("[killed by signal: SIGKILL]\n[timed out after 300ms]"),
+        "{text}"
+    );
+    assert_all_dead(&fx.pids("pids"));
+}
+
+#[tokio::test]
+async fn background_leftovers_die_when_the_command_exits() {
+    let fx = fixture();
+    let started = Instant::now();
+    let (run, text) = fx
+        .bash(json!({"command": "sleep 1000 & echo $! > pids; echo done"}))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.exit_code, Some(0));
+    assert_eq!(text, "$ sleep 1000 & echo $! > pids; echo done\ndone\n");
+    assert_all_dead(&fx.pids("pids"));
+}
+
+#[tokio::test]
+async fn cancel_mid_run_kills_everything() {
+    let fx = Arc::new(fixture());
+    let runner = {
+        let fx = fx.clone();
+        tokio::spawn(async move {
+            fx.bash(
+                json!({"command": "(sleep 1000 & echo $! >> pids; wait) & echo $$ >> pids; wait"}),
+            )
+            .await
+        })
+    };
+    fx.wait_for_pids("pids", 2).await;
+    fx.cx.cancel.cancel();
+    let (run, text) = tokio::time::timeout(Duration::from_secs(10), runner)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(run.cancelled);
+    assert!(text.contains("[cancelled]"), "{text}");
+    assert_all_dead(&fx.pids("pids"));
+}
+
+#[tokio::test]
+async fn fifty_megabytes_of_output_keep_head_and_tail_and_spill_the_rest() {
+    let fx = fixture();
+    let (run, text) = fx.bash(json!({"command": "seq 1 6500000"})).await;
+    assert!(run.stdout_bytes > 50_000_000, "{}", run.stdout_bytes);
+    assert!(
+        text.len() <= 16 * 1024,
+        "model text is {} bytes",
+        text.len()
+    );
+    assert!(
+        text.starts_with("$ seq 1 6500000\n1\n2\n3\n4\n"),
+        "{}",
+        &text[..60]
+    );
+    assert!(
+        text.ends_with("6499999\n6500000\n"),
+        "{}",
+        &text[text.len() - 60..]
+    );
+    assert!(run.truncated);
+    let spill = run.spill_path.clone().unwrap();
+    assert_eq!(std::fs::metadata(&spill).unwrap().len(), run.stdout_bytes);
+    let marker = format!(
+        "[output truncated: {} bytes total; showing first ",
+        run.stdout_bytes
+    );
+    assert!(text.contains(&marker), "{text}");
+    assert!(text.contains(&format!("full output in {}]", spill.display())));
+    assert!(
+        !spill.starts_with(fx.dir.path()),
+        "spill files stay out of the repository"
+    );
+    std::fs::remove_file(spill).unwrap();
+}
+
+#[tokio::test]
+async fn terminal_colours_are_stripped() {
+    let fx = fixture();
+    let (run, _) = fx
+        .bash(json!({"command": "printf '\\033[1;31mred\\033[0m plain\\n'; printf '\\033[32mwarn\\033[m\\n' >&2"}))
+        .await;
+    assert_eq!(run.stdout, "red plain\n");
+    assert_eq!(run.stderr, "warn\n");
+}
+
+#[tokio::test]
+async fn binary_output_becomes_a_marker_with_its_size() {
+    let fx = fixture();
+    let (run, text) = fx
+        .bash(json!({"command": "printf 'ELF\\0\\1\\2'; head -c 2000 /dev/zero"}))
+        .await;
+    assert!(
+        text.contains("[binary output: 2006 bytes; saved in "),
+        "{text}"
+    );
+    assert!(!text.contains('\u{fffd}'));
+    let saved = run.spill_path.unwrap();
+    assert_eq!(std::fs::metadata(&saved).unwrap().len(), 2006);
+    std::fs::remove_file(saved).unwrap();
+}
+
+#[tokio::test]
+async fn a_command_reading_stdin_gets_end_of_file_at_once() {
+    let fx = fixture();
+    let started = Instant::now();
+    let (run, _) = fx
+        .bash(json!({"command": "cat; read line; echo \"read=$?\"", "timeout_ms": 20000}))
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(run.stdout, "read=1\n");
+}
+
+#[tokio::test]
+async fn unicode_output_arrives_intact() {
+    let fx = fixture();
+    let (run, _) = fx.bash(json!({"command": "echo 'héllo 世界 🎉'"})).await;
+    assert_eq!(run.stdout, "héllo 世界 🎉\n");
+}
+
+#[tokio::test]
+async fn secrets_are_removed_from_the_environment() {
+    // SAFETY: these names are used by no other test and the value is only read by children.
+    unsafe {
+        std::env::set_var("CAIRN_IT_API_KEY", "sk-leak");
+        std::env::set_var("CAIRN_IT_SESSION_TOKEN", "tok-leak");
+        std::env::set_var("CAIRN_IT_ALLOWED_TOKEN", "visible");
+        std::env::set_var("CAIRN_IT_PROVIDER_KEY", "provider-leak");
+    }
+    let fx = fixture_with(BashSettings {
+        hidden_env: vec!["CAIRN_IT_PROVIDER_KEY".into()],
+        allowed_env: vec!["CAIRN_IT_ALLOWED_TOKEN".into()],
+        ..BashSettings::default()
+    });
+    let (run, _) = fx
+        .bash(json!({"command": "env | grep CAIRN_IT_ | sort; echo end"}))
+        .await;
+    assert_eq!(run.stdout, "CAIRN_IT_ALLOWED_TOKEN=visible\nend\n");
+}
+
+#[tokio::test]
+async fn live_output_reaches_the_tail_while_the_command_runs() {
+    let mut fx = fixture();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let sink_seen = seen.clone();
+    fx.cx.tail = Some(Arc::new(move |chunk: &str| {
+        sink_seen.lock().unwrap().push_str(chunk)
+    }));
+    let fx = Arc::new(fx);
+    let runner = {
+        let fx = fx.clone();
+        tokio::spawn(async move {
+            fx.bash(json!({"command": "echo first; while [ ! -f go ]; do sleep 0.01; done; echo second"}))
+                .await
+        })
+    };
+    // The command waits for `go`, so "first" can only have come through the live tail.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !seen.lock().unwrap().contains("first") {
+        assert!(Instant::now() < deadline, "no live output");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!runner.is_finished());
+    std::fs::write(fx.path("go"), "").unwrap();
+    let (run, _) = runner.await.unwrap();
+    assert_eq!(run.stdout, "first\nsecond\n");
+    assert_eq!(*seen.lock().unwrap(), "first\nsecond\n");
+}
+
+#[tokio::test]
+async fn background_job_starts_reports_new_output_and_is_killed() {
+    let fx = fixture();
+    let (run, text) = fx
+        .bash(json!({"command": "echo $$ > pids; sleep 1000 & echo $! >> pids; echo ready; wait", "background": true}))
+        .await;
+    let job = run.job_id.clone().unwrap();
+    assert_eq!(job, "job-1");
+    assert!(
+        text.contains("[started in the background as job-1;"),
+        "{text}"
+    );
+
+    let (report, text) = fx
+        .job(&JobOutput, json!({"job_id": job, "wait_ms": 10000}))
+        .await;
+    assert_eq!(report.stdout, "ready\n");
+    assert!(report.running);
+    assert!(text.contains("[still running after"), "{text}");
+    let (report, text) = fx
+        .job(&JobOutput, json!({"job_id": job, "wait_ms": 100}))
+        .await;
+    assert_eq!(report.stdout, "", "output is reported once");
+    assert!(text.contains("[no new output; still running"), "{text}");
+
+    let (report, text) = fx.job(&JobKill, json!({"job_id": job})).await;
+    assert!(!report.running && report.killed, "{report:?}");
+    assert!(text.contains("[stopped by job_kill]"), "{text}");
+    assert_all_dead(&fx.pids("pids"));
+
+    let err = JobOutput
+        .run(json!({"job_id": "job-9"}), &fx.cx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("jobs of this session: job-1"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_finished_job_reports_its_exit_code_and_last_output() {
+    let fx = fixture();
+    let (run, _) = fx
+        .bash(json!({"command": "echo one; echo two >&2; exit 4", "background": true}))
+        .await;
+    let job = run.job_id.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    loop {
+        let (report, text) = fx
+            .job(&JobOutput, json!({"job_id": job, "wait_ms": 5000}))
+            .await;
+        stdout.push_str(&report.stdout);
+        stderr.push_str(&report.stderr);
+        if !report.running {
+            assert_eq!(report.exit_code, Some(4));
+            assert!(text.ends_with("[exit code: 4]"), "{text}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the job never ended");
+    }
+    assert_eq!((stdout.as_str(), stderr.as_str()), ("one\n", "two\n"));
+}
+
+#[tokio::test]
+async fn jobs_die_with_kill_all_and_when_the_table_is_dropped() {
+    let fx = fixture();
+    for _ in 0..2 {
+        fx.bash(json!({"command": "sleep 1000 & echo $! >> pids; wait", "background": true}))
+            .await;
+    }
+    fx.wait_for_pids("pids", 2).await;
+    fx.cx.env.jobs.kill_all().await;
+    assert_all_dead(&fx.pids("pids"));
+    assert!(fx.cx.env.jobs.running().is_empty());
+
+    let session = fixture();
+    session
+        .bash(json!({"command": "trap '' TERM; sleep 1000 & echo $! >> pids; wait", "background": true}))
+        .await;
+    let pids = session.wait_for_pids("pids", 1).await;
+    assert!(alive(pids[0]));
+    let Fixture { dir, cx } = session;
+    drop(cx); // the last reference to the session's tools: the job table goes with it
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|pid| alive(*pid)) {
+        assert!(
+            Instant::now() < deadline,
+            "a job survived the end of the session"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(dir);
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_correctable_errors() {
+    let fx = fixture();
+    for args in [
+        json!({}),
+        json!({"command": ""}),
+        json!({"command": "ls", "timeout_ms": 0}),
+    ] {
+        let err = Bash.run(args.clone(), &fx.cx).await.unwrap_err();
+        assert!(
+            err.to_string().starts_with("invalid arguments"),
+            "{args}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn todo_write_returns_the_list_and_renders_checkboxes() {
+    let fx = fixture();
+    let args = json!({"todos": [
+        {"content": "read the parser", "status": "completed"},
+        {"content": "fix the bug", "status": "in_progress"},
+        {"content": "add a regression test", "status": "pending"}
+    ]});
+    let output = TodoWrite.run(args, &fx.cx).await.unwrap();
+    let text = output.model_text();
+    assert!(
+        text.ends_with("- [x] read the parser\n- [~] fix the bug\n- [ ] add a regression test\n"),
+        "{text}"
+    );
+    let err = TodoWrite
+        .run(
+            json!({"todos": [{"content": "", "status": "pending"}]}),
+            &fx.cx,
+        )
+        .await;
+    assert!(err.is_err());
+}
