@@ -111,7 +111,7 @@ pub struct Usage {
 
 /// Why a request to the agent ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "reason", content = "detail", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum EndReason {
     /// The model answered without tool calls.
     Completed,

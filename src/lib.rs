@@ -15,7 +15,11 @@
 
 pub mod agent;
 pub mod bus;
+pub mod cli;
+pub mod commands;
 pub mod config;
+pub mod exec;
+pub mod launch;
 pub mod llm;
 pub mod permissions;
 pub mod policy_cmd;

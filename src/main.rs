@@ -1,1 +1,89 @@
-fn main() {}
+//! Entry point: parse arguments, install error and panic hooks, log to a file, dispatch.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use color_eyre::eyre::Result;
+
+use cairn::cli::{Cli, Command, PolicyCommand, ToolCommand};
+use cairn::exec::status;
+use cairn::{commands, exec, permissions};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // The sandbox trampoline must stay minimal: no runtime, no hooks, just restrict and exec.
+    if let Some(Command::Sandbox { args }) = &cli.command {
+        return exit_code(permissions::sandbox::sandbox_main(args.clone()));
+    }
+    if let Err(err) = color_eyre::install() {
+        eprintln!("cairn: {err}");
+    }
+    // Without a log file cairn still works; it just keeps no diagnostics.
+    let _ = init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("cairn: could not start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(dispatch(cli));
+    // Do not wait for blocking tasks (a read of a huge file) to finish on the way out.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(code) => exit_code(code),
+        Err(err) => {
+            eprintln!("cairn: {err:#}");
+            exit_code(status::USAGE)
+        }
+    }
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+async fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        None => commands::run_tui(cli.run).await,
+        Some(Command::Exec(args)) => exec::run(args).await,
+        Some(Command::Sessions { json }) => {
+            print!("{}", commands::sessions_text(json));
+            Ok(status::OK)
+        }
+        Some(Command::Replay { id }) => commands::replay(&id).await,
+        Some(Command::Tool(ToolCommand::List)) => {
+            println!("{}", commands::tool_list_json()?);
+            Ok(status::OK)
+        }
+        Some(Command::Tool(ToolCommand::Run { name, args, json })) => {
+            let (text, code) = commands::tool_run(&name, &args, json).await?;
+            print!("{text}");
+            Ok(code)
+        }
+        Some(Command::Policy(PolicyCommand::Check { mode, json, config, command })) => {
+            let (text, code) = commands::policy_check(&command, mode, json, config)?;
+            print!("{text}");
+            Ok(code)
+        }
+        Some(Command::Sandbox { .. }) => Ok(status::USAGE),
+    }
+}
+
+/// Logs go to a file in the platform state/data directory, never to the screen.
+fn init_tracing() -> Option<()> {
+    let dir: PathBuf = cairn::session_log::sessions_dir().parent()?.to_path_buf();
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("cairn.log")).ok()?;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init()
+        .ok()?;
+    Some(())
+}

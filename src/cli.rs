@@ -1,0 +1,123 @@
+//! The command line (SPEC §10). Spellings here are a public interface: keep them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::FlagLayer;
+use crate::permissions::Mode;
+
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, about = "A terminal coding agent", args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags shared by the full-screen UI and `exec`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    /// How much runs without asking: ask, auto-edit (default), auto, never.
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+    /// Provider preset: deepseek (default), openai, openrouter, ollama, custom.
+    #[arg(long)]
+    pub provider: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    /// API root including its version, e.g. http://localhost:11434/v1.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// An extra config file, over the user's own.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Model requests allowed per prompt.
+    #[arg(long)]
+    pub max_steps: Option<u32>,
+    /// Resume the latest session of this directory.
+    #[arg(long, conflicts_with = "resume")]
+    pub r#continue: bool,
+    /// Resume a session by id (a picker when no id is given).
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+    /// The first prompt.
+    pub prompt: Option<String>,
+}
+
+impl RunArgs {
+    pub fn flags(&self) -> FlagLayer {
+        FlagLayer {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            mode: self.mode,
+            config: self.config.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run headless: print the final answer (or JSON events) and exit.
+    Exec(ExecArgs),
+    /// List saved sessions, newest first.
+    Sessions {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Browse a past session read-only.
+    Replay { id: String },
+    /// The tools as the model sees them.
+    #[command(subcommand)]
+    Tool(ToolCommand),
+    /// Would a command be held, and why.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Internal: run a command inside the Landlock sandbox.
+    #[command(name = "__sandbox", hide = true, disable_help_flag = true)]
+    Sandbox {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// One JSON event per line on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// Print every tool's schema exactly as sent to the model.
+    List,
+    /// Run one tool in the current directory and print what the model would see.
+    Run {
+        name: String,
+        /// The arguments as a JSON object.
+        args: String,
+        /// Print the canonical value instead.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the decision for COMMAND, the reason and the matching rule.
+    Check {
+        #[arg(long, value_enum)]
+        mode: Option<Mode>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+}

@@ -1,0 +1,190 @@
+//! Headless driver (`cairn exec`): the same engine and bus as the TUI, with a printer in place
+//! of the panes. The final answer goes to stdout, progress and errors to stderr; `--json`
+//! writes every event as one JSON line instead.
+#![allow(clippy::print_stderr)]
+
+use std::io::{IsTerminal, Read, Write};
+
+use color_eyre::eyre::{Result, WrapErr, eyre};
+
+use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
+use crate::cli::ExecArgs;
+use crate::launch;
+
+/// Exit statuses scripts can rely on.
+pub mod status {
+    pub const OK: i32 = 0;
+    /// Provider error after retries, truncated stream, or another failure.
+    pub const FAILED: i32 = 1;
+    /// Bad arguments or configuration.
+    pub const USAGE: i32 = 2;
+    /// A call needed an approval that a headless run cannot give.
+    pub const DENIED: i32 = 3;
+    /// The step limit ended the run before the model finished.
+    pub const STEP_LIMIT: i32 = 4;
+    pub const INTERRUPTED: i32 = 130;
+}
+
+pub async fn run(args: ExecArgs) -> Result<i32> {
+    let prompt = match args.run.prompt.clone() {
+        Some(prompt) => prompt,
+        None if std::io::stdin().is_terminal() => {
+            return Err(eyre!("no prompt: pass it as an argument or on standard input"));
+        }
+        None => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).wrap_err("reading the prompt from standard input")?;
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(eyre!("the prompt is empty"));
+    }
+    let launched = launch::start(&args.run, false)?;
+    let (agent, mut front) = (launched.agent, launched.front);
+    let agent_task = tokio::spawn(agent.run(launched.commands));
+    front.commands.send(UserCommand::Submit { text: prompt }).await.wrap_err("starting the agent")?;
+
+    let mut printer = Printer::new(args.json);
+    let mut exit = status::FAILED;
+    let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
+    let mut shutting_down = false;
+    loop {
+        tokio::select! {
+            event = front.events.recv() => {
+                let Some(event) = event else { break };
+                if let AgentEvent::TurnEnded { reason, .. } = &event {
+                    exit = exit_status(reason);
+                }
+                printer.print(&event);
+                // Drain what is already queued before flushing: one write per burst, not per delta.
+                while let Ok(more) = front.events.try_recv() {
+                    if let AgentEvent::TurnEnded { reason, .. } = &more {
+                        exit = exit_status(reason);
+                    }
+                    printer.print(&more);
+                }
+                printer.flush();
+                if printer.request_done() && !shutting_down {
+                    shutting_down = true;
+                    let _ = front.commands.send(UserCommand::Shutdown).await;
+                }
+            }
+            _ = &mut interrupted, if !shutting_down => {
+                shutting_down = true;
+                let _ = front.commands.send(UserCommand::Interrupt).await;
+                let _ = front.commands.send(UserCommand::Shutdown).await;
+            }
+        }
+    }
+    agent_task.await.wrap_err("the agent task failed")?;
+    printer.finish();
+    Ok(exit)
+}
+
+fn exit_status(reason: &EndReason) -> i32 {
+    match reason {
+        EndReason::Completed => status::OK,
+        EndReason::Interrupted => status::INTERRUPTED,
+        EndReason::StepLimit => status::STEP_LIMIT,
+        EndReason::Denied => status::DENIED,
+        EndReason::Failed(_) => status::FAILED,
+    }
+}
+
+/// Writes events for a person (stderr progress, stdout answer) or for a script (JSON lines).
+struct Printer {
+    json: bool,
+    out: std::io::BufWriter<std::io::Stdout>,
+    answer: String,
+    saw_request_end: bool,
+    idle_after_end: bool,
+}
+
+impl Printer {
+    fn new(json: bool) -> Self {
+        Self {
+            json,
+            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
+            answer: String::new(),
+            saw_request_end: false,
+            idle_after_end: false,
+        }
+    }
+
+    /// The request ended and the agent is idle again.
+    fn request_done(&self) -> bool {
+        self.idle_after_end
+    }
+
+    fn print(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::TurnEnded { .. } => self.saw_request_end = true,
+            AgentEvent::Idle if self.saw_request_end => self.idle_after_end = true,
+            _ => {}
+        }
+        if self.json {
+            if let Ok(line) = serde_json::to_string(event) {
+                let _ = writeln!(self.out, "{line}");
+            }
+            return;
+        }
+        self.progress(event);
+    }
+
+    fn progress(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::AssistantMessage { text, .. } => self.answer.clone_from(text),
+            AgentEvent::Tool(ToolEvent::Requested { name, args, .. }) => {
+                eprintln!("→ {name} {}", summarize_args(args));
+            }
+            AgentEvent::Tool(ToolEvent::Finished { result, .. }) if result.is_error => {
+                eprintln!("  {}", first_line(&result.text));
+            }
+            AgentEvent::Retrying { attempt, wait_ms, reason } => {
+                eprintln!("retrying in {:.1}s (attempt {attempt}): {reason}", *wait_ms as f64 / 1000.0);
+            }
+            AgentEvent::Warning { message } => eprintln!("warning: {message}"),
+            AgentEvent::TurnEnded { reason, .. } => match reason {
+                EndReason::Completed => {}
+                EndReason::Failed(message) => eprintln!("error: {message}"),
+                EndReason::Denied => {
+                    eprintln!("error: a call needed approval, which a headless run cannot give; use --mode auto or never, or a rule in the config")
+                }
+                EndReason::StepLimit => eprintln!("error: the step limit ended the run"),
+                EndReason::Interrupted => eprintln!("interrupted"),
+            },
+            _ => {}
+        }
+    }
+
+    fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+
+    fn finish(&mut self) {
+        if !self.json && !self.answer.is_empty() {
+            let _ = writeln!(self.out, "{}", self.answer.trim_end());
+        }
+        self.flush();
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// A one-line view of a call's arguments for the progress log.
+pub fn summarize_args(args: &serde_json::Value) -> String {
+    let main = ["command", "path", "pattern"]
+        .iter()
+        .find_map(|key| args.get(key).and_then(|v| v.as_str()))
+        .map(str::to_string)
+        .unwrap_or_else(|| args.to_string());
+    let line = first_line(&main);
+    if line.chars().count() > 100 {
+        format!("{}…", line.chars().take(100).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}

@@ -1,0 +1,136 @@
+//! Puts an engine together from the command line and the configuration: provider client,
+//! tools, permission gate, session (new or resumed). Shared by the TUI and `exec`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, WrapErr, eyre};
+use tokio::sync::mpsc;
+
+use crate::agent::{Agent, AgentSettings, Engine, StartFrom};
+use crate::bus::{self, FrontEnds, UserCommand};
+use crate::cli::RunArgs;
+use crate::config::{Config, ConfigError, FlagLayer};
+use crate::llm::client::HttpModel;
+use crate::permissions::policy::{PolicyGate, PolicySettings};
+use crate::permissions::rules::RuleSet;
+use crate::permissions::sandbox::SandboxPolicy;
+use crate::session_log;
+use crate::tools::{BashSettings, Registry, ToolEnv, registry::standard_tools};
+
+/// A started engine and the front end's ends of its bus.
+pub struct Launched {
+    pub agent: Agent,
+    pub front: FrontEnds,
+    pub commands: mpsc::Receiver<UserCommand>,
+    pub config: Config,
+    /// A notice for the user about how the configuration was chosen (first run).
+    pub notice: Option<String>,
+}
+
+pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
+    let workspace = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .wrap_err("finding the current directory")?;
+    let (config, notice) = load_config(&args.flags())?;
+    let sessions_dir = session_log::sessions_dir();
+    let from = start_from(args, &sessions_dir, &workspace)?;
+
+    let model = HttpModel::new(config.provider.clone()).wrap_err("setting up the provider client")?;
+    let bash = BashSettings {
+        hidden_env: config.key_env.iter().cloned().collect(),
+        allowed_env: config.pass_env.clone(),
+        sandbox: sandbox_policy(&config, &workspace),
+        ..BashSettings::default()
+    };
+    let tools = ToolEnv::new(workspace.clone(), bash);
+    let gate = PolicyGate::new(PolicySettings {
+        rules: load_rules(&config, &workspace)?,
+        workspace: workspace.clone(),
+        sandbox: tools.bash.sandbox.clone(),
+    });
+    let engine = Engine {
+        model: Arc::new(model),
+        registry: Arc::new(Registry::with_tools(standard_tools())),
+        tools,
+        gate: Arc::new(gate),
+    };
+    let settings = AgentSettings {
+        workspace,
+        provider: config.provider.provider.clone(),
+        mode: args.mode.unwrap_or(config.mode),
+        max_steps: args.max_steps.unwrap_or(config.max_steps),
+        context_window: config.context_window,
+        interactive,
+        sessions_dir,
+    };
+    let (engine_ends, front) = bus::channel();
+    let agent = Agent::start(settings, engine, from, engine_ends.events).wrap_err("opening the session log")?;
+    Ok(Launched { agent, front, commands: engine_ends.commands, config, notice })
+}
+
+/// The user's rules from the config, then the project's from `.cairn/config.toml`.
+pub fn load_rules(config: &Config, workspace: &std::path::Path) -> Result<RuleSet> {
+    let permissions = &config.permissions;
+    let mut rules = RuleSet::from_config(
+        permissions.allow.as_deref().unwrap_or_default(),
+        permissions.ask.as_deref().unwrap_or_default(),
+        permissions.deny.as_deref().unwrap_or_default(),
+    );
+    rules.extend(RuleSet::load_project(workspace)?);
+    Ok(rules)
+}
+
+/// Loads the configuration. With nothing configured at all, a local Ollama that answers is
+/// used (and the user told so); otherwise the missing key is reported with what to set.
+pub fn load_config(flags: &FlagLayer) -> Result<(Config, Option<String>)> {
+    match Config::load(flags) {
+        Ok(config) => Ok((config, None)),
+        Err(ConfigError::MissingKey { .. }) if nothing_chosen(flags) && ollama_answers() => {
+            let flags = FlagLayer { provider: Some("ollama".into()), ..flags.clone() };
+            let config = Config::load(&flags)?;
+            let notice = format!(
+                "no API key configured; using the local Ollama at {} (model {}). Set DEEPSEEK_API_KEY or OPENAI_API_KEY, or `provider` in {}, to use another.",
+                config.provider.base_url,
+                config.provider.model,
+                config.config_path.display()
+            );
+            Ok((config, Some(notice)))
+        }
+        Err(err) => Err(eyre!(err)),
+    }
+}
+
+fn nothing_chosen(flags: &FlagLayer) -> bool {
+    flags.provider.is_none()
+        && flags.base_url.is_none()
+        && std::env::var_os("CAIRN_PROVIDER").is_none()
+        && std::env::var_os("CAIRN_BASE_URL").is_none()
+        && !crate::config::default_config_path().is_file()
+}
+
+/// A quick connect, so a machine without Ollama never waits on it.
+fn ollama_answers() -> bool {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 11434));
+    std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
+}
+
+fn start_from(args: &RunArgs, sessions_dir: &std::path::Path, workspace: &std::path::Path) -> Result<StartFrom> {
+    if args.r#continue {
+        return Ok(StartFrom::Resume(session_log::latest_in(sessions_dir, workspace)?));
+    }
+    match args.resume.as_deref() {
+        Some("") | None => Ok(StartFrom::New),
+        Some(id) => Ok(StartFrom::Resume(session_log::find_session(sessions_dir, id)?)),
+    }
+}
+
+fn sandbox_policy(config: &Config, workspace: &std::path::Path) -> Option<SandboxPolicy> {
+    if !config.sandbox.enabled.unwrap_or(false) {
+        return None;
+    }
+    let mut writable: Vec<PathBuf> = vec![workspace.to_path_buf(), std::env::temp_dir()];
+    writable.extend(config.sandbox.writable.clone().unwrap_or_default());
+    Some(SandboxPolicy { writable, network: config.sandbox.network.unwrap_or(true) })
+}
