@@ -6,3 +6,5 @@ mod mock_llm;
 mod resume;
 mod support;
 mod tools_bash;
+mod policy;
+mod sandbox;

@@ -1,0 +1,181 @@
+//! `cairn policy check`: the decision, class, reason and rule a user sees, as text and JSON,
+//! with the user's config and the project's `.cairn/config.toml` rules.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+use cairn::permissions::Mode;
+use cairn::permissions::rules::{RuleSet, save_project_rule};
+use cairn::policy_cmd;
+
+const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// Runs `cairn policy check` in `ws` with a private home and config directory.
+fn policy_check(home: &Path, ws: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(CAIRN)
+        .current_dir(ws)
+        .env("HOME", home)
+        .env("CAIRN_CONFIG_DIR", home.join("config"))
+        .env("CAIRN_DATA_DIR", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("xdg"))
+        .args(["policy", "check"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+fn json(stdout: &str) -> serde_json::Value {
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one JSON object: {stdout}");
+    serde_json::from_str(lines[0]).unwrap()
+}
+
+#[test]
+fn json_output_has_exactly_class_decision_reason_and_rule() {
+    let ws = tempfile::tempdir().unwrap();
+    let (out, code) = policy_cmd::run(
+        &strings(&["rm", "-rf", "/"]),
+        Mode::Never,
+        true,
+        RuleSet::default(),
+        ws.path(),
+    );
+    assert_eq!(code, 0);
+    let value = json(&out);
+    let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["class", "decision", "reason", "rule"]);
+    assert_eq!(value["class"], "dangerous");
+    assert_eq!(
+        value["decision"], "run",
+        "never runs everything no rule denies"
+    );
+    assert!(
+        value["reason"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace")
+    );
+    assert_eq!(value["rule"], serde_json::Value::Null);
+}
+
+#[test]
+fn text_output_names_decision_class_reason_and_rule() {
+    let ws = tempfile::tempdir().unwrap();
+    let rules = RuleSet::from_config(&[], &[], &strings(&["git push"]));
+    // One word is a shell string as typed: both commands are examined.
+    let (out, code) = policy_cmd::run(
+        &strings(&["git status; git push -f"]),
+        Mode::Auto,
+        false,
+        rules,
+        ws.path(),
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("decision: deny\n"), "{out}");
+    assert!(out.contains("class:    dangerous\n"), "{out}");
+    assert!(out.contains("reason:   denied by a rule"), "{out}");
+    assert!(
+        out.contains("rule:     deny \"git push\" (config)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn argument_words_are_quoted_so_text_inside_them_is_not_a_command() {
+    let ws = tempfile::tempdir().unwrap();
+    let (out, _) = policy_cmd::run(
+        &strings(&["grep", "-r", "rm -rf /; sudo x", "."]),
+        Mode::AutoEdit,
+        true,
+        RuleSet::default(),
+        ws.path(),
+    );
+    let value = json(&out);
+    assert_eq!(
+        (value["class"].as_str(), value["decision"].as_str()),
+        (Some("read-only"), Some("run")),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_binary_applies_project_rules_with_deny_over_ask_over_allow() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".cairn")).unwrap();
+    std::fs::write(
+        ws.path().join(".cairn/config.toml"),
+        "[permissions]\nallow = [\"git\", \"cargo test\"]\nask = [\"git commit\"]\ndeny = [\"git push\"]\n",
+    )
+    .unwrap();
+    let check = |command: &[&str]| {
+        let mut args = vec!["--mode", "auto-edit", "--json", "--"];
+        args.extend_from_slice(command);
+        let (code, stdout, stderr) = policy_check(home.path(), ws.path(), &args);
+        assert_eq!(code, 0, "{stderr}");
+        json(&stdout)
+    };
+
+    let denied = check(&["git", "push", "origin", "main"]);
+    assert_eq!(denied["decision"], "deny");
+    assert_eq!(
+        denied["rule"],
+        "deny \"git push\" (project .cairn/config.toml)"
+    );
+
+    let asked = check(&["git", "commit", "-m", "x"]);
+    assert_eq!(asked["decision"], "ask");
+    assert_eq!(
+        asked["rule"],
+        "ask \"git commit\" (project .cairn/config.toml)"
+    );
+
+    let allowed = check(&["cargo", "test", "--all"]);
+    assert_eq!(
+        (allowed["class"].as_str(), allowed["decision"].as_str()),
+        (Some("mutating"), Some("run"))
+    );
+
+    // An allow rule never lets a second command through: every part must be covered.
+    let compound = check(&["cargo test && make install"]);
+    assert_eq!(compound["decision"], "ask");
+    assert_eq!(compound["rule"], serde_json::Value::Null);
+
+    // Quoting cannot dodge a deny rule.
+    let quoted = check(&["g'i't \"push\""]);
+    assert_eq!(quoted["decision"], "deny");
+}
+
+#[test]
+fn a_prefix_saved_to_the_project_is_applied_by_the_next_check() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let (_, before, _) = policy_check(
+        home.path(),
+        ws.path(),
+        &["--json", "--", "npm", "run", "build"],
+    );
+    assert_eq!(json(&before)["decision"], "ask");
+    save_project_rule(ws.path(), "npm run build").unwrap();
+    let (_, after, _) = policy_check(
+        home.path(),
+        ws.path(),
+        &["--json", "--", "npm", "run", "build"],
+    );
+    assert_eq!(json(&after)["decision"], "run");
+    assert_eq!(
+        json(&after)["rule"],
+        "allow \"npm run build\" (project .cairn/config.toml)"
+    );
+}
