@@ -36,8 +36,11 @@ pub fn slice_text(slice: &FileSlice) -> String {
 pub fn change_text(change: &FileChange) -> String {
     let path = &change.path;
     if change.created {
-        let lines = change.last_line;
-        return format!("Created {path} ({lines} lines).");
+        let lines = match change.last_line {
+            1 => "1 line".to_string(),
+            n => format!("{n} lines"),
+        };
+        return format!("Created {path} ({lines}).");
     }
     if change.added + change.removed == 0 {
         return format!("{path} unchanged: the new content is identical to the old.");

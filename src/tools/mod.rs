@@ -21,6 +21,11 @@ pub mod write_file;
 pub mod edit_file;
 mod edit_match;
 mod file_store;
+pub mod glob;
+pub mod grep;
+pub mod list_dir;
+mod walk;
+pub mod registry;
 
 pub use output::*;
 

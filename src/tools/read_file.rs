@@ -368,19 +368,28 @@ fn name_distance(wanted: &str, name: &str) -> Option<usize> {
     };
     let a: Vec<char> = wanted.chars().collect();
     let b: Vec<char> = name.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            let next = (row[j] + 1).min(row[j + 1] + 1).min(prev + cost);
-            prev = row[j + 1];
-            row[j + 1] = next;
+    // Optimal string alignment: Levenshtein plus swapped neighbours (`mian` for `main`).
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
     }
-    let distance = row[b.len()];
-    let limit = (a.len() / 4).clamp(1, 3);
+    let distance = d[a.len()][b.len()];
+    let limit = (a.len() / 3).clamp(1, 3);
     if distance <= limit {
         Some(distance)
     } else if stem(wanted) == stem(name) {

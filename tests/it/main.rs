@@ -6,5 +6,8 @@ mod mock_llm;
 mod resume;
 mod support;
 mod tools_bash;
+mod tools_files;
+mod tools_search;
+mod write_queue;
 mod policy;
 mod sandbox;

@@ -1,0 +1,241 @@
+//! glob: paths matching a glob pattern under a directory, newest first (by modification
+//! time), `.gitignore` respected, capped. The pattern's literal leading directories narrow
+//! the walk (`src/**/*.rs` only walks `src`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use globset::GlobBuilder;
+use ignore::WalkState;
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::walk::{existing_root, shown_path, walker, workspace_real};
+use super::{
+    Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
+};
+
+pub const MAX_RESULTS: usize = 500;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+}
+
+pub struct Glob;
+
+#[async_trait]
+impl Tool for Glob {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "glob",
+            description: "Find files by glob pattern, newest first (at most 500). `*` stays within \
+                          one directory, `**` crosses them: `**/*.rs` finds Rust files anywhere, \
+                          `src/*.ts` only directly in src. Skips what .gitignore ignores.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string"},
+                    "path": {"type": "string", "description": "Directory to search (default: workspace root)"}
+                },
+                "required": ["pattern"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+        let args: Args = parse_args(args)?;
+        split_pattern(&args.pattern)?;
+        Ok(Access::Read)
+    }
+
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(&args)?;
+        let (base, pattern) = split_pattern(&args.pattern)?;
+        let dir = args
+            .path
+            .as_deref()
+            .filter(|p| !p.trim().is_empty())
+            .unwrap_or(".");
+        let joined = Path::new(dir).join(&base);
+        let real = cx.resolve(&joined.to_string_lossy())?;
+        let display = real.display_in(cx.workspace());
+        if !real.as_path().exists() {
+            // A literal directory in the pattern that does not exist simply matches nothing.
+            existing_root(&cx.resolve(dir)?, dir)?;
+        }
+        let workspace = workspace_real(cx.workspace());
+        let cancel = cx.cancel.clone();
+        let listing = tokio::task::spawn_blocking(move || {
+            let mut listing = find(real.as_path(), &pattern, &workspace, MAX_RESULTS, &cancel)?;
+            listing.root = display;
+            Ok::<_, ToolError>(listing)
+        })
+        .await
+        .map_err(|err| ToolError::Failed(format!("internal error while globbing: {err}")))??;
+        Ok(ToolOutput::Listing(listing))
+    }
+}
+
+/// Splits a pattern into its literal leading directories and the glob proper:
+/// `./src/**/*.rs` → (`src`, `**/*.rs`). An absolute pattern keeps its absolute base.
+fn split_pattern(raw: &str) -> Result<(PathBuf, String), ToolError> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err(ToolError::InvalidArgs("`pattern` must not be empty".into()));
+    }
+    let trimmed = trimmed.strip_prefix("./").unwrap_or(trimmed);
+    let is_glob = |part: &str| part.contains(['*', '?', '[', '{']);
+    let parts: Vec<&str> = trimmed.split('/').collect();
+    let literal = parts
+        .iter()
+        .take_while(|p| !is_glob(p))
+        .count()
+        .min(parts.len() - 1);
+    let mut base = PathBuf::from(if trimmed.starts_with('/') { "/" } else { "" });
+    for part in &parts[..literal] {
+        base.push(part);
+    }
+    let pattern = parts[literal..].join("/");
+    GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|err| ToolError::InvalidArgs(format!("bad glob pattern {raw:?}: {err}")))?;
+    Ok((base, pattern))
+}
+
+/// Entries under `root` whose path relative to `root` matches `pattern`, newest first.
+pub fn find(
+    root: &Path,
+    pattern: &str,
+    workspace: &Path,
+    cap: usize,
+    cancel: &CancellationToken,
+) -> Result<Listing, ToolError> {
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|err| ToolError::InvalidArgs(format!("bad glob pattern {pattern:?}: {err}")))?
+        .compile_matcher();
+    let found: Mutex<Vec<(SystemTime, String, bool)>> = Mutex::new(Vec::new());
+    if root.exists() {
+        walker(root).build_parallel().run(|| {
+            let (matcher, found) = (&matcher, &found);
+            Box::new(move |entry| {
+                if cancel.is_cancelled() {
+                    return WalkState::Quit;
+                }
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                let Ok(rel) = entry.path().strip_prefix(root) else {
+                    return WalkState::Continue;
+                };
+                if entry.depth() > 0 && matcher.is_match(rel) {
+                    let meta = entry.metadata().ok();
+                    let modified = meta
+                        .as_ref()
+                        .and_then(|m| m.modified().ok())
+                        .unwrap_or(SystemTime::UNIX_EPOCH);
+                    let is_dir = meta.is_some_and(|m| m.is_dir());
+                    let shown = shown_path(workspace, entry.path());
+                    found
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((modified, shown, is_dir));
+                }
+                WalkState::Continue
+            })
+        });
+    }
+    if cancel.is_cancelled() {
+        return Err(ToolError::Failed("[cancelled]".into()));
+    }
+    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = found.len();
+    found.truncate(cap);
+    Ok(Listing {
+        root: shown_path(workspace, root),
+        entries: found
+            .into_iter()
+            .map(|(_, path, is_dir)| ListEntry { path, is_dir })
+            .collect(),
+        truncated: total > cap,
+        omitted: (total > cap).then(|| total - cap),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn patterns_split_into_literal_base_and_glob() {
+        let cases = [
+            ("**/*.rs", "", "**/*.rs"),
+            ("./src/**/*.rs", "src", "**/*.rs"),
+            ("src/tools/*.rs", "src/tools", "*.rs"),
+            ("Cargo.toml", "", "Cargo.toml"),
+            ("docs/README.md", "docs", "README.md"),
+            ("/abs/dir/*.txt", "/abs/dir", "*.txt"),
+        ];
+        for (raw, base, pattern) in cases {
+            assert_eq!(
+                split_pattern(raw).unwrap(),
+                (PathBuf::from(base), pattern.to_string()),
+                "{raw}"
+            );
+        }
+        assert!(split_pattern("").is_err());
+        assert!(split_pattern("src/[a").is_err());
+    }
+
+    #[test]
+    fn matches_newest_first_and_star_stays_in_one_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let now = SystemTime::now();
+        for (i, file) in ["old.rs", "src/mid.rs", "src/deep/new.rs", "notes.txt"]
+            .iter()
+            .enumerate()
+        {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "").unwrap();
+            let when = now - Duration::from_secs(1000 - i as u64 * 100);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+        let cancel = CancellationToken::new();
+        let all = find(root, "**/*.rs", root, 500, &cancel).unwrap();
+        let names: Vec<_> = all.entries.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(names, ["src/deep/new.rs", "src/mid.rs", "old.rs"]);
+        let top = find(root, "*.rs", root, 500, &cancel).unwrap();
+        assert_eq!(
+            top.entries
+                .iter()
+                .map(|e| e.path.as_str())
+                .collect::<Vec<_>>(),
+            ["old.rs"]
+        );
+        let capped = find(root, "**/*.rs", root, 2, &cancel).unwrap();
+        assert_eq!(
+            (capped.entries.len(), capped.truncated, capped.omitted),
+            (2, true, Some(1))
+        );
+    }
+}

@@ -1,0 +1,363 @@
+//! grep: regex search over files with ripgrep's own libraries (grep-regex, grep-searcher,
+//! and ignore's parallel walker). `.gitignore` respected, binary files skipped, results sorted
+//! by path, at most `limit` (default 200) matches, files or counts, with a marker when cut.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use globset::{GlobBuilder, GlobMatcher};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+use ignore::WalkState;
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::text::{cut_chars, lenient_bool, lenient_usize};
+use super::walk::{existing_root, shown_path, walker, workspace_real};
+use super::{
+    Access, GrepLine, GrepMode, Matches, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
+};
+
+pub const DEFAULT_LIMIT: usize = 200;
+/// Matched lines longer than this are cut.
+const MAX_LINE_CHARS: usize = 500;
+const MAX_CONTEXT: usize = 20;
+/// Lines held in memory across all files, whatever the limit: the rest is only counted.
+const MAX_HELD_LINES: usize = 20_000;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    glob: Option<String>,
+    #[serde(default, alias = "-i", deserialize_with = "lenient_bool")]
+    case_insensitive: Option<bool>,
+    #[serde(default, alias = "-C", deserialize_with = "lenient_usize")]
+    context: Option<usize>,
+    #[serde(default)]
+    output_mode: Option<String>,
+    #[serde(default, alias = "head_limit", deserialize_with = "lenient_usize")]
+    limit: Option<usize>,
+}
+
+/// A validated search.
+pub struct Query {
+    pub matcher: RegexMatcher,
+    pub pattern: String,
+    pub glob: Option<GlobMatcher>,
+    /// True when the glob has no `/` and so matches file names at any depth.
+    pub glob_on_name: bool,
+    pub context: usize,
+    pub mode: GrepMode,
+    pub limit: usize,
+}
+
+pub struct Grep;
+
+#[async_trait]
+impl Tool for Grep {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "grep",
+            description: "Search file contents with a regex (Rust syntax, like ripgrep). Skips \
+                          binary and .gitignored files. output_mode: content (matching lines with \
+                          numbers, the default), files, or count. At most `limit` results (200).",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string"},
+                    "path": {"type": "string", "description": "File or directory (default: workspace root)"},
+                    "glob": {"type": "string", "description": "Only files matching, e.g. *.rs or src/**/*.ts"},
+                    "case_insensitive": {"type": "boolean"},
+                    "context": {"type": "integer", "description": "Lines around each match"},
+                    "output_mode": {"type": "string", "enum": ["content", "files", "count"]},
+                    "limit": {"type": "integer"}
+                },
+                "required": ["pattern"]
+            }),
+        }
+    }
+
+    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+        let args: Args = parse_args(args)?;
+        query(&args)?;
+        Ok(Access::Read)
+    }
+
+    async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
+        let args: Args = parse_args(&args)?;
+        let query = query(&args)?;
+        let raw = args
+            .path
+            .as_deref()
+            .filter(|p| !p.trim().is_empty())
+            .unwrap_or(".");
+        let real = cx.resolve(raw)?;
+        existing_root(&real, &real.display_in(cx.workspace()))?;
+        let workspace = workspace_real(cx.workspace());
+        let cancel = cx.cancel.clone();
+        let matches = tokio::task::spawn_blocking(move || {
+            search(real.as_path(), &workspace, &query, &cancel)
+        })
+        .await
+        .map_err(|err| ToolError::Failed(format!("internal error while searching: {err}")))??;
+        Ok(ToolOutput::Matches(matches))
+    }
+}
+
+fn query(args: &Args) -> Result<Query, ToolError> {
+    if args.pattern.is_empty() {
+        return Err(ToolError::InvalidArgs("`pattern` must not be empty".into()));
+    }
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(args.case_insensitive.unwrap_or(false))
+        .line_terminator(Some(b'\n'))
+        .build(&args.pattern)
+        .map_err(|err| {
+            ToolError::InvalidArgs(format!(
+                "invalid regex {:?}: {err}. Escape special characters such as ( [ {{ . with a backslash",
+                args.pattern
+            ))
+        })?;
+    let mode = match args.output_mode.as_deref().map(str::trim) {
+        None | Some("") | Some("content") => GrepMode::Content,
+        Some("files") | Some("files_with_matches") => GrepMode::Files,
+        Some("count") => GrepMode::Count,
+        Some(other) => {
+            return Err(ToolError::InvalidArgs(format!(
+                "output_mode {other:?} is not one of content, files, count"
+            )));
+        }
+    };
+    let glob = match args
+        .glob
+        .as_deref()
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+    {
+        None => None,
+        Some(glob) => Some(
+            GlobBuilder::new(glob.strip_prefix("./").unwrap_or(glob))
+                .literal_separator(true)
+                .build()
+                .map_err(|err| ToolError::InvalidArgs(format!("bad glob {glob:?}: {err}")))?
+                .compile_matcher(),
+        ),
+    };
+    let glob_on_name = args.glob.as_deref().is_some_and(|g| !g.contains('/'));
+    Ok(Query {
+        matcher,
+        pattern: args.pattern.clone(),
+        glob,
+        glob_on_name,
+        context: args.context.unwrap_or(0).min(MAX_CONTEXT),
+        mode,
+        limit: args.limit.unwrap_or(DEFAULT_LIMIT).max(1),
+    })
+}
+
+/// The results of one file.
+struct FileHits {
+    path: String,
+    lines: Vec<GrepLine>,
+    count: u64,
+}
+
+/// Searches `root` (a file or a directory) and assembles the capped, path-sorted result.
+pub fn search(
+    root: &Path,
+    workspace: &Path,
+    query: &Query,
+    cancel: &CancellationToken,
+) -> Result<Matches, ToolError> {
+    let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+    let held = AtomicUsize::new(0);
+    let context = if query.mode == GrepMode::Content {
+        query.context
+    } else {
+        0
+    };
+    walker(root).build_parallel().run(|| {
+        let mut searcher = SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(0))
+            .line_number(true)
+            .before_context(context)
+            .after_context(context)
+            .build();
+        let (hits, held) = (&hits, &held);
+        Box::new(move |entry| {
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file())
+                || !glob_allows(query, root, entry.path())
+            {
+                return WalkState::Continue;
+            }
+            let keep = if query.mode == GrepMode::Content
+                && held.load(Ordering::Relaxed) < MAX_HELD_LINES
+            {
+                query.limit
+            } else {
+                0
+            };
+            let path = shown_path(workspace, entry.path());
+            let mut sink = Collect {
+                path: &path,
+                keep,
+                lines: Vec::new(),
+                count: 0,
+                binary: false,
+            };
+            if searcher
+                .search_path(&query.matcher, entry.path(), &mut sink)
+                .is_ok()
+                && !sink.binary
+                && sink.count > 0
+            {
+                held.fetch_add(sink.lines.len(), Ordering::Relaxed);
+                let (lines, count) = (sink.lines, sink.count);
+                let found = FileHits { path, lines, count };
+                hits.lock().unwrap_or_else(|p| p.into_inner()).push(found);
+            }
+            WalkState::Continue
+        })
+    });
+    if cancel.is_cancelled() {
+        return Err(ToolError::Failed("[cancelled]".into()));
+    }
+    let mut hits = hits.into_inner().unwrap_or_else(|p| p.into_inner());
+    hits.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(assemble(query, hits))
+}
+
+fn glob_allows(query: &Query, root: &Path, path: &Path) -> bool {
+    let Some(glob) = &query.glob else { return true };
+    if query.glob_on_name {
+        return path.file_name().is_some_and(|name| glob.is_match(name));
+    }
+    // A single file given as the root has no relative path: match it by name.
+    let rel = path
+        .strip_prefix(root)
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty());
+    glob.is_match(rel.unwrap_or(path))
+}
+
+fn assemble(query: &Query, hits: Vec<FileHits>) -> Matches {
+    let total_matches = hits.iter().map(|h| h.count).sum();
+    let mut out = Matches {
+        pattern: query.pattern.clone(),
+        mode: query.mode,
+        total_matches,
+        ..Matches::default()
+    };
+    match query.mode {
+        GrepMode::Content => {
+            let mut shown = 0;
+            let mut last: Option<(String, u64)> = None;
+            'files: for file in hits {
+                for line in file.lines {
+                    if !line.is_context {
+                        if shown == query.limit {
+                            break 'files;
+                        }
+                        shown += 1;
+                        last = Some((line.path.clone(), line.line));
+                    }
+                    out.lines.push(line);
+                }
+            }
+            // Context kept only if it belongs after the last shown match, not before a cut one.
+            if let Some((path, line)) = last {
+                while out.lines.last().is_some_and(|l| {
+                    l.is_context && (l.path != path || l.line > line + query.context as u64)
+                }) {
+                    out.lines.pop();
+                }
+            }
+            out.truncated = total_matches > shown as u64;
+        }
+        GrepMode::Files | GrepMode::Count => {
+            out.truncated = hits.len() > query.limit;
+            out.files = hits
+                .into_iter()
+                .take(query.limit)
+                .map(|h| (h.path, h.count))
+                .collect();
+        }
+    }
+    out
+}
+
+/// Collects one file's matching lines (up to `keep`) and context, and counts all matches.
+struct Collect<'p> {
+    path: &'p str,
+    keep: usize,
+    lines: Vec<GrepLine>,
+    count: u64,
+    binary: bool,
+}
+
+impl Collect<'_> {
+    fn push(&mut self, line: Option<u64>, bytes: &[u8], is_context: bool) {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let (kept, cut) = cut_chars(text, MAX_LINE_CHARS);
+        let text = if cut {
+            format!("{kept} [line cut]")
+        } else {
+            kept.to_string()
+        };
+        self.lines.push(GrepLine {
+            path: self.path.to_string(),
+            line: line.unwrap_or(0),
+            text,
+            is_context,
+        });
+    }
+}
+
+impl Sink for Collect<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.count += 1;
+        if (self.count as usize) <= self.keep {
+            self.push(mat.line_number(), mat.bytes(), false);
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        let count = self.count as usize;
+        let wanted = match ctx.kind() {
+            SinkContextKind::Before => count < self.keep,
+            SinkContextKind::After => count > 0 && count <= self.keep,
+            SinkContextKind::Other => false,
+        };
+        if wanted {
+            self.push(ctx.line_number(), ctx.bytes(), true);
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _: u64) -> Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+#[path = "grep_tests.rs"]
+mod tests;

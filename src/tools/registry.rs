@@ -1,0 +1,37 @@
+//! The standard tool set, in the order their schemas are sent to the model.
+
+use super::Tool;
+
+/// Every tool the agent offers by default.
+pub fn standard_tools() -> Vec<Box<dyn Tool>> {
+    vec![
+        Box::new(super::read_file::ReadFile),
+        Box::new(super::write_file::WriteFile),
+        Box::new(super::edit_file::EditFile),
+        Box::new(super::list_dir::ListDir),
+        Box::new(super::glob::Glob),
+        Box::new(super::grep::Grep),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_schemas_stay_small() {
+        let tools = standard_tools();
+        let mut names: Vec<_> = tools.iter().map(|t| t.spec().name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), tools.len());
+        for tool in &tools {
+            let spec = tool.spec();
+            let bytes = serde_json::to_string(&spec).unwrap().len();
+            assert!(bytes <= 900, "{} schema is {bytes} bytes", spec.name);
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+        }
+    }
+}

@@ -1,0 +1,582 @@
+//! read_file, write_file and edit_file driven as the model drives them: JSON arguments in,
+//! canonical value and model text (or a correctable error) out, in a temp workspace.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn::bus::CallId;
+use cairn::tools::edit_file::EditFile;
+use cairn::tools::read_file::ReadFile;
+use cairn::tools::write_file::WriteFile;
+use cairn::tools::{
+    Access, BashSettings, FileChange, Tool, ToolCx, ToolEnv, ToolError, ToolOutput,
+};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+pub struct Ws {
+    _dir: TempDir,
+    pub root: PathBuf,
+    pub cx: ToolCx,
+}
+
+impl Ws {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let cx = ToolCx::new(
+            ToolEnv::new(root.clone(), BashSettings::default()),
+            CallId::new("c1"),
+        );
+        Self {
+            _dir: dir,
+            root,
+            cx,
+        }
+    }
+    pub fn file(self, rel: &str, content: impl AsRef<[u8]>) -> Self {
+        self.put(rel, content);
+        self
+    }
+    pub fn put(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+    pub fn env(&self) -> Arc<ToolEnv> {
+        self.cx.env.clone()
+    }
+}
+
+/// Runs a tool the way the agent does: `access` first (it validates), then `run`.
+pub async fn call(ws: &Ws, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
+    tool.access(&args, &ws.cx)?;
+    tool.run(args, &ws.cx).await
+}
+
+async fn read(ws: &Ws, args: Value) -> Result<String, String> {
+    call(ws, &ReadFile, args)
+        .await
+        .map(|out| out.model_text())
+        .map_err(|err| err.to_string())
+}
+
+async fn write(ws: &Ws, path: &str, content: &str) -> Result<FileChange, String> {
+    match call(ws, &WriteFile, json!({"path": path, "content": content})).await {
+        Ok(ToolOutput::FileChanged(change)) => Ok(change),
+        Ok(other) => panic!("unexpected output {other:?}"),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+async fn edit(ws: &Ws, args: Value) -> Result<FileChange, String> {
+    match call(ws, &EditFile, args).await {
+        Ok(ToolOutput::FileChanged(change)) => Ok(change),
+        Ok(other) => panic!("unexpected output {other:?}"),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+// ---- read_file ----
+
+#[tokio::test]
+async fn read_numbers_lines_and_says_where_to_continue() {
+    let ws = Ws::new().file("a.txt", "one\ntwo\nthree\n");
+    assert_eq!(
+        read(&ws, json!({"path": "a.txt"})).await.unwrap(),
+        "     1\tone\n     2\ttwo\n     3\tthree\n"
+    );
+    assert_eq!(
+        read(&ws, json!({"path": "a.txt", "offset": 2, "limit": 1}))
+            .await
+            .unwrap(),
+        "     2\ttwo\n[1 more lines of 3; continue with offset 3]\n"
+    );
+}
+
+#[tokio::test]
+async fn read_a_window_deep_in_a_huge_file() {
+    let text: String = (1..=200_000)
+        .map(|i| format!("line number {i}\n"))
+        .collect();
+    let ws = Ws::new().file("big.log", &text);
+    let out = read(
+        &ws,
+        json!({"path": "big.log", "offset": 199_990, "limit": 5}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out,
+        "199990\tline number 199990\n199991\tline number 199991\n199992\tline number 199992\n\
+         199993\tline number 199993\n199994\tline number 199994\n\
+         [6 more lines of 200000; continue with offset 199995]\n"
+    );
+}
+
+#[tokio::test]
+async fn read_errors_say_what_to_do() {
+    let ws = Ws::new()
+        .file("logo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+        .file("src/main.rs", "fn main() {}\n")
+        .file("short.txt", "1\n2\n");
+    let err = read(&ws, json!({"path": "logo.png"})).await.unwrap_err();
+    assert!(err.contains("binary file (16 bytes)"), "{err}");
+    let err = read(&ws, json!({"path": "src"})).await.unwrap_err();
+    assert!(err.contains("is a directory; use list_dir"), "{err}");
+    let err = read(&ws, json!({"path": "src/mian.rs"})).await.unwrap_err();
+    assert!(
+        err.contains("no such file") && err.contains("main.rs"),
+        "{err}"
+    );
+    let err = read(&ws, json!({"path": "short.txt", "offset": 10}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("offset 10 is past the end of short.txt, which has 2 lines"),
+        "{err}"
+    );
+    let err = read(&ws, json!({"path": "short.txt", "limit": "lots"}))
+        .await
+        .unwrap_err();
+    assert!(err.starts_with("invalid arguments"), "{err}");
+}
+
+#[tokio::test]
+async fn read_shows_invalid_utf8_later_in_a_text_file_lossily() {
+    let mut bytes = "ok line\n".repeat(2000).into_bytes();
+    bytes.extend_from_slice(b"caf\xe9 au lait\n");
+    let ws = Ws::new().file("latin.txt", &bytes);
+    let out = read(&ws, json!({"path": "latin.txt", "offset": 2001}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        "  2001\tcaf\u{fffd} au lait [invalid UTF-8 shown as \u{fffd}]\n"
+    );
+}
+
+#[tokio::test]
+async fn read_cuts_very_long_lines_with_a_marker() {
+    let ws = Ws::new().file("min.js", format!("{}\nend\n", "x".repeat(10_000)));
+    let out = read(&ws, json!({"path": "min.js"})).await.unwrap();
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.ends_with("[line cut: 10000 bytes in all]"),
+        "{}",
+        &first[first.len() - 60..]
+    );
+    assert!(
+        out.ends_with("     2\tend\n[1 long line was cut; use grep to search inside them]\n"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn read_an_empty_file() {
+    let ws = Ws::new().file("empty", "");
+    assert_eq!(
+        read(&ws, json!({"path": "empty"})).await.unwrap(),
+        "[empty is empty]\n"
+    );
+}
+
+// ---- write_file ----
+
+#[tokio::test]
+async fn write_creates_a_new_nested_file_with_a_final_newline() {
+    let ws = Ws::new();
+    let change = write(&ws, "deep/new/dir/file.rs", "fn x() {}")
+        .await
+        .unwrap();
+    assert_eq!(ws.read("deep/new/dir/file.rs"), "fn x() {}\n");
+    assert!(change.created);
+    assert_eq!(
+        change.diff,
+        "--- /dev/null\n+++ b/deep/new/dir/file.rs\n@@ -0,0 +1 @@\n+fn x() {}\n"
+    );
+    assert_eq!(
+        ToolOutput::FileChanged(change).model_text(),
+        "Created deep/new/dir/file.rs (1 line)."
+    );
+}
+
+#[tokio::test]
+async fn overwriting_needs_a_read_of_the_current_content() {
+    let ws = Ws::new().file("a.txt", "old\n");
+    let err = write(&ws, "a.txt", "new").await.unwrap_err();
+    assert_eq!(
+        err,
+        "a.txt: not read in this session; call read_file on it first"
+    );
+    assert_eq!(ws.read("a.txt"), "old\n");
+
+    read(&ws, json!({"path": "a.txt"})).await.unwrap();
+    ws.put("a.txt", "changed by the user\n");
+    let err = write(&ws, "a.txt", "new").await.unwrap_err();
+    assert_eq!(
+        err,
+        "a.txt: changed on disk since it was last read; read it again before changing it"
+    );
+    assert_eq!(ws.read("a.txt"), "changed by the user\n");
+
+    read(&ws, json!({"path": "a.txt"})).await.unwrap();
+    let change = write(&ws, "a.txt", "new").await.unwrap();
+    assert_eq!(ws.read("a.txt"), "new\n");
+    assert_eq!(
+        (change.created, change.added, change.removed),
+        (false, 1, 1)
+    );
+    // Our own write refreshed the stamp: a following edit needs no re-read.
+    edit(
+        &ws,
+        json!({"path": "a.txt", "old_string": "new", "new_string": "newer"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("a.txt"), "newer\n");
+}
+
+#[tokio::test]
+async fn write_keeps_permissions_and_crlf() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Ws::new().file("run.bat", "@echo off\r\n");
+    std::fs::set_permissions(
+        ws.root.join("run.bat"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    read(&ws, json!({"path": "run.bat"})).await.unwrap();
+    write(&ws, "run.bat", "@echo on\nexit").await.unwrap();
+    assert_eq!(ws.read("run.bat"), "@echo on\r\nexit\r\n");
+    let mode = std::fs::metadata(ws.root.join("run.bat"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+}
+
+#[tokio::test]
+async fn writing_a_directory_is_refused() {
+    let ws = Ws::new().file("dir/x", "");
+    let err = write(&ws, "dir", "text").await.unwrap_err();
+    assert!(err.contains("dir is a directory"), "{err}");
+}
+
+// ---- edit_file ----
+
+const CODE: &str = "fn main() {\n    let a = 1;\n    let b = 2;\n    println!(\"{}\", a + b);\n}\n";
+
+async fn read_code() -> Ws {
+    let ws = Ws::new().file("src/main.rs", CODE);
+    read(&ws, json!({"path": "src/main.rs"})).await.unwrap();
+    ws
+}
+
+#[tokio::test]
+async fn edit_of_an_unread_file_is_refused() {
+    let ws = Ws::new().file("src/main.rs", CODE);
+    let err = edit(
+        &ws,
+        json!({"path": "src/main.rs", "old_string": "a = 1", "new_string": "a = 3"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "src/main.rs: not read in this session; call read_file on it first"
+    );
+    assert_eq!(ws.read("src/main.rs"), CODE);
+}
+
+#[tokio::test]
+async fn edit_after_the_file_changed_on_disk_is_refused() {
+    let ws = read_code().await;
+    ws.put("src/main.rs", CODE.replace("a = 1", "a = 10"));
+    let err = edit(
+        &ws,
+        json!({"path": "src/main.rs", "old_string": "b = 2", "new_string": "b = 3"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("changed on disk since it was last read"),
+        "{err}"
+    );
+    assert_eq!(ws.read("src/main.rs"), CODE.replace("a = 1", "a = 10"));
+}
+
+#[tokio::test]
+async fn one_match_is_edited_with_a_short_summary_and_a_full_diff() {
+    let ws = read_code().await;
+    let change = edit(
+        &ws,
+        json!({"path": "src/main.rs", "old_string": "let b = 2;", "new_string": "let b = 20;"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("src/main.rs"), CODE.replace("b = 2;", "b = 20;"));
+    assert_eq!(
+        change.diff,
+        "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,5 +1,5 @@\n fn main() {\n     let a = 1;\n-    let b = 2;\n\
+         +    let b = 20;\n     println!(\"{}\", a + b);\n }\n"
+    );
+    let text = ToolOutput::FileChanged(change).model_text();
+    assert_eq!(
+        text,
+        "Updated src/main.rs: line 3 (+1 -1). Read the file again only if you need its new content."
+    );
+    assert!(
+        !text.contains("let b"),
+        "the model does not get the diff back"
+    );
+}
+
+#[tokio::test]
+async fn zero_matches_show_the_closest_lines() {
+    let ws = read_code().await;
+    let err = edit(
+        &ws,
+        json!({"path": "src/main.rs", "old_string": "let b = 3;", "new_string": "let b = 4;"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("old_string was not found in src/main.rs"),
+        "{err}"
+    );
+    assert!(err.contains("     3\t    let b = 2;"), "{err}");
+}
+
+#[tokio::test]
+async fn several_matches_need_context_or_replace_all() {
+    let ws = read_code().await;
+    let err = edit(
+        &ws,
+        json!({"path": "src/main.rs", "old_string": "let", "new_string": "let mut"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("occurs 2 times in src/main.rs (lines 2, 3)") && err.contains("replace_all"),
+        "{err}"
+    );
+    let change = edit(&ws, json!({"path": "src/main.rs", "old_string": "let", "new_string": "let mut", "replace_all": true}))
+        .await
+        .unwrap();
+    assert_eq!(change.replacements, 2);
+    assert_eq!(ws.read("src/main.rs"), CODE.replace("let ", "let mut "));
+    assert!(
+        ToolOutput::FileChanged(change)
+            .model_text()
+            .contains("lines 2-3 (+2 -2, 2 replacements)")
+    );
+}
+
+#[tokio::test]
+async fn empty_or_identical_strings_are_errors() {
+    let ws = read_code().await;
+    let err = edit(
+        &ws,
+        json!({"path": "src/main.rs", "old_string": "", "new_string": "x"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("old_string is empty") && err.contains("write_file"),
+        "{err}"
+    );
+    let err = edit(
+        &ws,
+        json!({"path": "src/main.rs", "old_string": "a", "new_string": "a"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("identical"), "{err}");
+}
+
+#[tokio::test]
+async fn crlf_files_stay_crlf() {
+    let ws = Ws::new().file("win.txt", "first\r\nsecond\r\nthird\r\n");
+    read(&ws, json!({"path": "win.txt"})).await.unwrap();
+    let out = read(&ws, json!({"path": "win.txt", "limit": 1}))
+        .await
+        .unwrap();
+    assert!(
+        out.starts_with("     1\tfirst\n"),
+        "read shows no carriage returns: {out:?}"
+    );
+    edit(
+        &ws,
+        json!({"path": "win.txt", "old_string": "first\nsecond", "new_string": "1st\n2nd\n2.5th"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("win.txt"), "1st\r\n2nd\r\n2.5th\r\nthird\r\n");
+}
+
+#[tokio::test]
+async fn a_file_without_a_final_newline_keeps_it_that_way() {
+    let ws = Ws::new().file("f.txt", "a\nb");
+    read(&ws, json!({"path": "f.txt"})).await.unwrap();
+    edit(
+        &ws,
+        json!({"path": "f.txt", "old_string": "b", "new_string": "c"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("f.txt"), "a\nc");
+}
+
+#[tokio::test]
+async fn unicode_text_is_edited_safely() {
+    let ws = Ws::new().file("i18n.txt", "名前 = \"太郎\"\nemoji = \"👍🏽\"\n");
+    read(&ws, json!({"path": "i18n.txt"})).await.unwrap();
+    edit(
+        &ws,
+        json!({"path": "i18n.txt", "old_string": "太郎", "new_string": "花子"}),
+    )
+    .await
+    .unwrap();
+    edit(
+        &ws,
+        json!({"path": "i18n.txt", "old_string": "👍🏽", "new_string": "🚀"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("i18n.txt"), "名前 = \"花子\"\nemoji = \"🚀\"\n");
+}
+
+#[tokio::test]
+async fn several_edits_apply_together_or_not_at_all() {
+    let ws = read_code().await;
+    let failing = json!({"path": "src/main.rs", "edits": [
+        {"old_string": "a = 1", "new_string": "a = 5"},
+        {"old_string": "no such text", "new_string": "x"}
+    ]});
+    let err = edit(&ws, failing).await.unwrap_err();
+    assert!(
+        err.starts_with("edit 2 of 2: old_string was not found")
+            && err.ends_with("No edit was applied."),
+        "{err}"
+    );
+    assert_eq!(ws.read("src/main.rs"), CODE);
+    let change = edit(
+        &ws,
+        json!({"path": "src/main.rs", "edits": [
+            {"old_string": "a = 1", "new_string": "a = 5"},
+            {"old_string": "b = 2", "new_string": "b = 6"}
+        ]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        ws.read("src/main.rs"),
+        CODE.replace("a = 1", "a = 5").replace("b = 2", "b = 6")
+    );
+    assert_eq!(
+        (change.added, change.removed, change.replacements),
+        (2, 2, 2)
+    );
+}
+
+#[tokio::test]
+async fn edit_of_a_missing_file_suggests_names() {
+    let ws = read_code().await;
+    let err = edit(
+        &ws,
+        json!({"path": "src/mains.rs", "old_string": "a", "new_string": "b"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("no such file") && err.contains("main.rs"),
+        "{err}"
+    );
+}
+
+// ---- workspace confinement ----
+
+fn write_access(ws: &Ws, tool: &dyn Tool, args: Value) -> (PathBuf, bool) {
+    match tool.access(&args, &ws.cx).unwrap() {
+        Access::Write { path, .. } => (path.as_path().to_path_buf(), path.inside_workspace()),
+        other => panic!("expected a write access, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn writes_outside_the_workspace_are_reported_to_the_gate() {
+    let ws = Ws::new().file("inside.txt", "x\n");
+    let outside = tempfile::tempdir().unwrap();
+    let outside_root = outside.path().canonicalize().unwrap();
+    std::os::unix::fs::symlink(&outside_root, ws.root.join("linked")).unwrap();
+    std::fs::write(outside_root.join("target.txt"), "t\n").unwrap();
+    std::os::unix::fs::symlink(outside_root.join("target.txt"), ws.root.join("file-link")).unwrap();
+
+    let abs = outside_root.join("abs.txt");
+    let cases: Vec<(&dyn Tool, Value, PathBuf)> = vec![
+        (
+            &WriteFile,
+            json!({"path": "../escape.txt", "content": "x"}),
+            ws.root.parent().unwrap().join("escape.txt"),
+        ),
+        (
+            &WriteFile,
+            json!({"path": abs.to_str().unwrap(), "content": "x"}),
+            abs.clone(),
+        ),
+        (
+            &WriteFile,
+            json!({"path": "linked/new/f.txt", "content": "x"}),
+            outside_root.join("new/f.txt"),
+        ),
+        (
+            &EditFile,
+            json!({"path": "file-link", "old_string": "t", "new_string": "u"}),
+            outside_root.join("target.txt"),
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        assert_eq!(
+            write_access(&ws, tool, args.clone()),
+            (expected, false),
+            "{args}"
+        );
+    }
+    let (path, inside) = write_access(
+        &ws,
+        &WriteFile,
+        json!({"path": "new/dir/../f.txt", "content": "x"}),
+    );
+    assert_eq!((path, inside), (ws.root.join("new/f.txt"), true));
+    let (_, inside) = write_access(
+        &ws,
+        &EditFile,
+        json!({"path": "./inside.txt", "old_string": "x", "new_string": "y"}),
+    );
+    assert!(inside);
+}
+
+#[tokio::test]
+async fn reads_through_a_symlink_count_for_the_real_file() {
+    let ws = Ws::new().file("real.txt", "content\n");
+    std::os::unix::fs::symlink(ws.root.join("real.txt"), ws.root.join("alias.txt")).unwrap();
+    read(&ws, json!({"path": "alias.txt"})).await.unwrap();
+    edit(
+        &ws,
+        json!({"path": "real.txt", "old_string": "content", "new_string": "changed"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("real.txt"), "changed\n");
+    assert!(
+        std::fs::symlink_metadata(ws.root.join("alias.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
