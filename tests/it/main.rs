@@ -1,5 +1,6 @@
 //! The one integration-test binary: each module drives cairn the way a user or a model would.
 
+mod agent_turns;
 mod exec_e2e;
 mod llm_client;
 mod mock_llm;
@@ -8,6 +9,7 @@ mod support;
 mod tools_bash;
 mod tools_files;
 mod tools_search;
+mod tui_pty;
 mod write_queue;
 mod policy;
 mod sandbox;

@@ -159,3 +159,17 @@ pub fn alive(pid: i32) -> bool {
 pub fn read_pid(path: &Path) -> Option<i32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
+
+/// Live processes whose process group is `pgid`.
+pub fn processes_in_group(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            // Fields after the command name: state ppid pgrp ...
+            let rest: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+            rest.first() != Some(&"Z") && rest.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+        })
+        .collect()
+}

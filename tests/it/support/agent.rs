@@ -1,0 +1,98 @@
+//! An in-process agent wired to the mock LLM, for tests that talk to the engine over the bus
+//! the way the TUI does (submit, decide, interrupt) and watch its events.
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn::agent::{Agent, AgentSettings, Engine, StartFrom};
+use cairn::bus::{self, AgentEvent, FrontEnds, UserCommand};
+use cairn::llm::ProviderSettings;
+use cairn::llm::client::HttpModel;
+use cairn::permissions::Mode;
+use cairn::permissions::policy::{PolicyGate, PolicySettings};
+use cairn::permissions::rules::RuleSet;
+use cairn::tools::registry::standard_tools;
+use cairn::tools::{BashSettings, Registry, ToolEnv};
+
+pub struct TestAgent {
+    pub front: FrontEnds,
+    pub seen: Vec<AgentEvent>,
+    pub log: PathBuf,
+    task: tokio::task::JoinHandle<()>,
+}
+
+pub fn provider(url: &str) -> ProviderSettings {
+    ProviderSettings {
+        provider: "custom".into(),
+        base_url: url.to_string(),
+        api_key: None,
+        model: "mock-model".into(),
+        max_retries: 2,
+        initial_backoff: Duration::from_millis(5),
+        max_backoff: Duration::from_millis(50),
+        idle_timeout: Duration::from_secs(30),
+        max_tokens: None,
+        temperature: None,
+    }
+}
+
+impl TestAgent {
+    pub async fn spawn(workspace: &Path, sessions: &Path, url: &str, mode: Mode, from: StartFrom) -> TestAgent {
+        let workspace = std::fs::canonicalize(workspace).unwrap();
+        let tools = ToolEnv::new(workspace.clone(), BashSettings::default());
+        let engine = Engine {
+            model: Arc::new(HttpModel::new(provider(url)).unwrap()),
+            registry: Arc::new(Registry::with_tools(standard_tools())),
+            tools,
+            gate: Arc::new(PolicyGate::new(PolicySettings {
+                rules: RuleSet::default(),
+                workspace: workspace.clone(),
+                sandbox: None,
+            })),
+        };
+        let settings = AgentSettings {
+            workspace,
+            provider: "custom".into(),
+            mode,
+            max_steps: 20,
+            context_window: 1000,
+            interactive: true,
+            sessions_dir: sessions.to_path_buf(),
+        };
+        let (ends, front) = bus::channel();
+        let agent = Agent::start(settings, engine, from, ends.events).unwrap();
+        let log = agent.log_path();
+        let task = tokio::spawn(agent.run(ends.commands));
+        TestAgent { front, seen: Vec::new(), log, task }
+    }
+
+    pub async fn send(&self, command: UserCommand) {
+        self.front.commands.send(command).await.unwrap();
+    }
+
+    pub async fn submit(&self, text: &str) {
+        self.send(UserCommand::Submit { text: text.into() }).await;
+    }
+
+    /// Waits for an event matching `pred` (the timeout is only a guard) and returns it.
+    pub async fn wait_for(&mut self, pred: impl Fn(&AgentEvent) -> bool) -> AgentEvent {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let event = tokio::time::timeout_at(deadline, self.front.events.recv())
+                .await
+                .expect("timed out waiting for an event")
+                .expect("the agent stopped");
+            self.seen.push(event.clone());
+            if pred(&event) {
+                return event;
+            }
+        }
+    }
+
+    pub async fn shutdown(self) {
+        let _ = self.front.commands.send(UserCommand::Shutdown).await;
+        self.task.await.unwrap();
+    }
+}
