@@ -86,7 +86,7 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
         ("PAGER", "cat"),
         ("GIT_PAGER", "cat"),
     ]);
-    // SAFETY: setsid is async-signal-safe and touches no memory of the parent. A new session
+    // SAFETY: setsid and prctl are async-signal-safe and touch no memory of the parent. A new session
     // gives the command its own process group (so the whole group can be signalled) and no
     // controlling terminal, so nothing it runs can stop on, read from or draw over the TUI's
     // terminal; password prompts that open /dev/tty fail at once instead of hanging.
@@ -94,7 +94,14 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
         command.pre_exec(|| {
             nix::unistd::setsid()
                 .map(|_| ())
-                .map_err(std::io::Error::from)
+                .map_err(std::io::Error::from)?;
+            // If cairn itself is killed (SIGKILL leaves no chance to clean up), the kernel
+            // kills the command too instead of leaving it orphaned. prctl is signal-safe.
+            #[cfg(target_os = "linux")]
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
         });
     }
     let child = command.spawn()?;
