@@ -17,7 +17,7 @@ fn status_kb(field: &str) -> u64 {
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
-async fn run(cx: &ToolCx, command: &str) -> (CommandRun, String, Duration) {
+async fn run_command(cx: &ToolCx, command: &str) -> (CommandRun, String, Duration) {
     let started = Instant::now();
     let output = Bash
         .run(json!({ "command": command, "timeout_ms": 600_000 }), cx)
@@ -44,11 +44,11 @@ fn main() {
     let cx = ToolCx::new(env, CallId::new("bench"));
     runtime.block_on(async {
         // Warm up: the first spawn pays for loading bash.
-        run(&cx, "true").await;
+        run_command(&cx, "true").await;
 
         // 1 GB first, so the peak it causes is not hidden by an earlier one.
         let hwm_before = status_kb("VmHWM");
-        let (run_1g, text, elapsed) = run(&cx, "yes | head -c 1000000000").await;
+        let (run_1g, text, elapsed) = run_command(&cx, "yes | head -c 1000000000").await;
         let hwm_after = status_kb("VmHWM");
         println!(
             "1 GB (yes | head -c 1000000000): {:.2} s, {:.0} MB/s, peak RSS {} kB -> {} kB (growth {} kB), model text {} bytes, stdout_bytes {}",
@@ -64,7 +64,7 @@ fn main() {
         let mut times = Vec::new();
         let mut last = None;
         for _ in 0..7 {
-            let (run, text, elapsed) = run(&cx, "seq 1 5000000").await;
+            let (run, text, elapsed) = run_command(&cx, "seq 1 5000000").await;
             times.push(elapsed);
             last = Some((run, text));
         }
@@ -84,7 +84,7 @@ fn main() {
 
         let mut small = Vec::new();
         for _ in 0..50 {
-            small.push(run(&cx, "echo hi").await.2);
+            small.push(run_command(&cx, "echo hi").await.2);
         }
         small.sort();
         println!(

@@ -58,23 +58,22 @@ impl Tool for Bash {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "bash",
-            description: "Run a command with `bash -c` in the workspace (no stdin, no terminal). \
-                Returns stdout, a [stderr] section and markers such as [exit code: N]. Long output \
-                keeps its head and tail; the full output is saved to a file whose path is given. \
-                On timeout the command is killed. When the command exits, anything it left \
-                running is killed too: for servers and watchers use background: true, then \
-                job_output and job_kill.",
+            description: "Run a command with bash -c in the workspace; no stdin or terminal. \
+                Returns stdout, [stderr] and markers ([exit code: N]); long output is cut to \
+                head and tail, the full text saved to a file. Killed on timeout. Processes left \
+                running when it exits are killed: use background: true for servers, then \
+                job_output/job_kill.",
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "command": { "type": "string" },
                     "timeout_ms": {
                         "type": "integer",
-                        "description": "Default 120000, max 600000."
+                        "description": "Default 120000, max 600000"
                     },
                     "background": {
                         "type": "boolean",
-                        "description": "Start as a job and return its id at once."
+                        "description": "Start as a job; returns its id at once"
                     }
                 },
                 "required": ["command"]

@@ -11,6 +11,10 @@ pub fn standard_tools() -> Vec<Box<dyn Tool>> {
         Box::new(super::list_dir::ListDir),
         Box::new(super::glob::Glob),
         Box::new(super::grep::Grep),
+        Box::new(super::bash::Bash),
+        Box::new(super::job_tools::JobOutput),
+        Box::new(super::job_tools::JobKill),
+        Box::new(super::todo_write::TodoWrite),
     ]
 }
 

@@ -173,8 +173,9 @@ pub fn todos_text(todos: &[TodoItem]) -> String {
     }
     let count = |status| todos.iter().filter(|item| item.status == status).count();
     let (done, active) = (count(TodoStatus::Completed), count(TodoStatus::InProgress));
+    let items = if todos.len() == 1 { "item" } else { "items" };
     let mut out = format!(
-        "Todo list updated: {} items, {done} completed, {active} in progress, {} pending.\n",
+        "Todo list updated: {} {items}, {done} completed, {active} in progress, {} pending.\n",
         todos.len(),
         count(TodoStatus::Pending)
     );
