@@ -249,20 +249,16 @@ fn looks_secret(name: &str) -> bool {
 }
 
 fn program_and_args(spec: &CommandSpec<'_>) -> std::io::Result<(PathBuf, Vec<OsString>)> {
-    let bash = vec!["bash".into(), "-c".into(), spec.command.into()];
     let Some(policy) = &spec.settings.sandbox else {
-        return Ok(("bash".into(), bash[1..].to_vec()));
+        return Ok(("bash".into(), vec!["-c".into(), spec.command.into()]));
     };
-    let mut args: Vec<OsString> = vec!["__sandbox".into()];
-    for dir in &policy.writable {
-        args.push("--write".into());
-        args.push(dir.into());
-    }
-    if !policy.network {
-        args.push("--no-network".into());
-    }
-    args.push("--".into());
-    args.extend(bash);
+    // The launcher's own argument format, so the two sides cannot drift apart. Running
+    // unsandboxed when Landlock is unavailable is not plumbed into the bash settings: refuse.
+    let args = policy
+        .child_args(spec.command, false)
+        .into_iter()
+        .map(OsString::from)
+        .collect();
     Ok((std::env::current_exe()?, args))
 }
 
