@@ -26,8 +26,16 @@ pub fn setup() -> color_eyre::Result<Term> {
     enter().wrap_err("setting up the terminal")?;
     let backend = CrosstermBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
     let mut term = Terminal::new(backend).wrap_err("opening the terminal")?;
-    term.clear().wrap_err("clearing the screen")?;
+    full_redraw(&mut term).wrap_err("clearing the screen")?;
     Ok(term)
+}
+
+/// Clears the screen and makes the next frame draw every cell. Unlike `Terminal::clear`, it
+/// never asks the terminal for the cursor position (a blocking query some terminals and
+/// emulators do not answer).
+fn full_redraw(term: &mut Term) -> io::Result<()> {
+    let size = term.size()?;
+    term.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
 }
 
 fn enter() -> io::Result<()> {
@@ -130,7 +138,7 @@ pub async fn edit_in_editor(
     if !mouse {
         set_mouse_capture(false)?;
     }
-    term.clear()?;
+    full_redraw(term)?;
     let status = status.wrap_err_with(|| format!("starting the editor `{editor}`"))?;
     if !status.success() {
         return Err(eyre!("the editor `{editor}` exited with {status}"));

@@ -26,7 +26,7 @@ struct Tui {
 }
 
 impl Tui {
-    fn start(sb: &Sandbox, url: &str, extra: &[&str], cols: u16, rows: u16) -> Tui {
+    fn start(sb: &Sandbox, url: &str, mode: &str, cols: u16, rows: u16) -> Tui {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -39,8 +39,7 @@ impl Tui {
         let root = sb.data_dir().parent().unwrap().to_path_buf();
         let mut cmd = CommandBuilder::new(CAIRN);
         cmd.cwd(sb.workspace());
-        cmd.args(["--base-url", url, "--mode", "auto-edit"]);
-        cmd.args(extra);
+        cmd.args(["--base-url", url, "--mode", mode]);
         for key in [
             "DEEPSEEK_API_KEY",
             "OPENAI_API_KEY",
@@ -64,7 +63,7 @@ impl Tui {
         cmd.env("TERM", "xterm-256color");
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(nz(rows), nz(cols), 0)));
         let mut reader = pair.master.try_clone_reader().unwrap();
         let sink = Arc::clone(&screen);
         std::thread::spawn(move || {
@@ -131,7 +130,7 @@ impl Tui {
                 pixel_height: 0,
             })
             .unwrap();
-        self.screen.lock().unwrap().set_size(rows, cols);
+        self.screen.lock().unwrap().set_size(nz(rows), nz(cols));
     }
 
     /// Ctrl+C twice, then the process must exit and leave the normal screen behind.
@@ -162,6 +161,10 @@ impl Drop for Tui {
     }
 }
 
+fn nz(n: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(n).unwrap()
+}
+
 fn process_alive(pid: i32) -> bool {
     // Signal 0 checks existence; a zombie waiting for its parent counts as gone.
     let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -183,10 +186,13 @@ async fn tui_pty_a_prompt_gets_a_streamed_answer() {
         "Hello from **cairn**: the answer is 42.\n\n```rust\nlet answer = 42;\n```",
     )])
     .await;
-    let mut tui = Tui::start(&sb, &llm.url(), &[], 100, 30);
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
     tui.submit("what is the answer?").await;
-    let screen = tui.wait_for_text("the answer is 42").await;
-    assert!(screen.contains("let answer = 42;"), "{screen}");
+    let screen = tui
+        .wait_for("the answer and its code block", |s| {
+            s.contains("the answer is 42") && s.contains("let answer = 42;")
+        })
+        .await;
     assert!(
         screen.contains("what is the answer?"),
         "the user message stays in the transcript"
@@ -212,19 +218,21 @@ async fn tui_pty_approving_a_dangerous_command_runs_it_and_shows_its_card() {
         Script::tool_call(
             "c1",
             "bash",
-            json!({"command": "rm -rf ../victim && echo removed-victim"}),
+            json!({"command": "rm -rf ../victim && echo removed-$((40 + 2))"}),
         ),
         Script::text("The directory is gone."),
     ])
     .await;
-    let mut tui = Tui::start(&sb, &llm.url(), &[], 100, 30);
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
     tui.submit("delete the victim dir").await;
-    let prompt = tui.wait_for_text("approve once").await;
+    // The keys are the prompt's last line: once they are on screen, the whole prompt is.
+    let prompt = tui.wait_for_text("deny with a message").await;
     assert!(prompt.contains("rm -rf ../victim"), "{prompt}");
     assert!(prompt.contains("deny with a message"), "{prompt}");
     assert!(victim.exists(), "nothing runs before the approval");
     tui.send("y");
-    let screen = tui.wait_for_text("removed-victim").await;
+    // The output (not the command, which shows the unexpanded text) is on the card.
+    let screen = tui.wait_for_text("removed-42").await;
     assert!(screen.contains("exit 0"), "{screen}");
     tui.wait_for_text("The directory is gone.").await;
     assert!(!victim.exists());
@@ -240,9 +248,9 @@ async fn tui_pty_denying_a_dangerous_command_tells_the_model() {
         Script::text("Understood, I left it alone."),
     ])
     .await;
-    let mut tui = Tui::start(&sb, &llm.url(), &[], 100, 30);
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
     tui.submit("delete the victim dir").await;
-    tui.wait_for_text("approve once").await;
+    tui.wait_for_text("deny with a message").await;
     tui.send("n");
     tui.wait_for_text("denied by you").await;
     tui.wait_for_text("I left it alone").await;
@@ -273,20 +281,25 @@ async fn tui_pty_an_edit_shows_in_the_diff_pane_and_the_todo_pane_updates() {
         Script::text("Renamed."),
     ])
     .await;
-    let mut tui = Tui::start(&sb, &llm.url(), &[], 130, 40);
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 130, 40);
     tui.submit("rename world to cairn").await;
-    let screen = tui.wait_for_text("Renamed.").await;
-    assert_eq!(sb.read("notes.txt"), "hello cairn\n");
-    // The diff pane (right column) lists the edit and shows its lines.
-    assert!(screen.contains("1 edit · 1 file"), "{screen}");
-    assert!(screen.contains("+ hello cairn"), "{screen}");
-    assert!(screen.contains("- hello world"), "{screen}");
-    // The todo pane shows the checklist with its state.
-    assert!(screen.contains("Todos 1/2"), "{screen}");
-    assert!(
-        screen.contains("☑ rename world") && screen.contains("▶ tell the user"),
-        "{screen}"
-    );
+    // The diff pane (right column) lists the edit and shows its lines; the todo pane shows
+    // the checklist with its state.
+    let expected = [
+        "Renamed.",
+        "1 edit · 1 file",
+        "- hello world",
+        "+ hello cairn",
+        "Todos 1/2",
+        "☑ rename world",
+        "▶ tell the user",
+    ];
+    let screen = tui
+        .wait_for("the edit in the diff pane and the todos", |s| {
+            expected.iter().all(|e| s.contains(e))
+        })
+        .await;
+    assert_eq!(sb.read("notes.txt"), "hello cairn\n", "{screen}");
     tui.quit().await;
 }
 
@@ -302,7 +315,7 @@ async fn tui_pty_esc_during_a_long_command_ends_it_and_no_process_survives() {
         Script::text("stopped"),
     ])
     .await;
-    let mut tui = Tui::start(&sb, &llm.url(), &["--mode", "never"], 100, 30);
+    let mut tui = Tui::start(&sb, &llm.url(), "never", 100, 30);
     tui.submit("run the long thing").await;
     let start = Instant::now();
     let (shell, sleeper) = loop {
@@ -341,23 +354,38 @@ async fn tui_pty_a_resize_reflows_without_losing_lines() {
     let words: Vec<String> = (1..=60).map(|i| format!("w{i:02}")).collect();
     let answer = words.join(" ");
     let llm = MockLlm::start(vec![Script::text(&answer)]).await;
-    let mut tui = Tui::start(&sb, &llm.url(), &[], 120, 30);
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 120, 30);
     tui.submit("words please").await;
-    tui.wait_for_text("w60").await;
+    tui.wait_for("the whole answer, and the agent idle", |s| {
+        s.contains("w60") && s.contains("idle")
+    })
+    .await;
     let every_word_once = |s: &str| words.iter().all(|w| s.matches(w.as_str()).count() == 1);
+    let answer_rows = |s: &str| {
+        s.lines()
+            .filter(|l| words.iter().any(|w| l.contains(w.as_str())))
+            .count()
+    };
+    let wide_rows = answer_rows(&tui.contents());
     for (cols, rows) in [(60, 30), (45, 30), (120, 30)] {
         tui.resize(cols, rows);
-        let screen = tui
-            .wait_for(&format!("every word exactly once at {cols}x{rows}"), |s| {
-                every_word_once(s) && s.lines().all(|l| l.chars().count() <= usize::from(cols))
-            })
-            .await;
-        // Wrapped at the new width: the answer takes more rows on a narrower screen.
-        let rows_used = screen
-            .lines()
-            .filter(|l| l.contains('w') && l.contains("w0") || l.contains("w1"))
-            .count();
-        assert!(rows_used > 0);
+        // Narrower: the same words on more rows. Back at the first width: the first layout.
+        let reflowed = |s: &str| {
+            if cols == 120 {
+                answer_rows(s) == wide_rows
+            } else {
+                answer_rows(s) > wide_rows
+            }
+        };
+        tui.wait_for(
+            &format!("every word exactly once, reflowed to {cols} columns"),
+            |s| {
+                every_word_once(s)
+                    && s.lines().all(|l| l.chars().count() <= usize::from(cols))
+                    && reflowed(s)
+            },
+        )
+        .await;
     }
     tui.quit().await;
 }
