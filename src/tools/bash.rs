@@ -116,6 +116,7 @@ impl Tool for Bash {
         .await
         .map_err(|err| ToolError::io("could not start bash", err))?;
         let mut run = command_run(args.command.clone(), &finished, timeout_ms);
+        cx.env.jobs.keep_spills(finished.capture.spill_paths());
         run.timeout_clamped = clamped;
         Ok(ToolOutput::Command(run))
     }
@@ -176,6 +177,37 @@ mod tests {
         assert_eq!(args.timeout(), (DEFAULT_TIMEOUT_MS, false));
         let args = parse(json!({"command": "ls", "timeout_ms": 900_000})).expect("valid");
         assert_eq!(args.timeout(), (MAX_TIMEOUT_MS, true));
+    }
+
+    fn finished(code: i32, stderr: &str, sandboxed: bool) -> executor::Finished {
+        use std::os::unix::process::ExitStatusExt;
+        let capture = std::sync::Arc::new(executor::Capture::new(false));
+        capture.push(Which::Stderr, stderr.as_bytes());
+        capture.finish(Which::Stdout);
+        capture.finish(Which::Stderr);
+        executor::Finished {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            ending: Ending::Exited,
+            capture,
+            sandboxed,
+            duration: Duration::from_millis(5),
+        }
+    }
+
+    #[test]
+    fn a_failure_that_looks_like_the_sandbox_is_marked() {
+        let denied = "touch: cannot touch '/etc/x': Permission denied\n";
+        let run = command_run("touch /etc/x".into(), &finished(1, denied, true), 1000);
+        assert!(run.sandbox_denied);
+        assert!(ToolOutput::Command(run).model_text().ends_with(
+            "[exit code: 1]\n[sandbox: the command was blocked from writing outside the workspace or using the network]"
+        ));
+        let unsandboxed = command_run("touch /etc/x".into(), &finished(1, denied, false), 1000);
+        assert!(!unsandboxed.sandbox_denied);
+        let succeeded = command_run("ls".into(), &finished(0, denied, true), 1000);
+        assert!(!succeeded.sandbox_denied);
+        let other = command_run("false".into(), &finished(1, "no such file\n", true), 1000);
+        assert!(!other.sandbox_denied);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Background jobs started by `bash` with `background: true`: their captured output (same caps
 //! as a foreground run), incremental reads for `job_output`, `job_kill`, and the guarantee that
 //! every job's process group dies when the session ends (`kill_all`, or dropping the table).
+//! The table also owns the session's spill files and removes them when it is dropped.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,6 +27,8 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 pub struct JobTable {
     jobs: Mutex<BTreeMap<u64, Arc<Job>>>,
     next: AtomicU64,
+    /// Spill files of foreground runs, removed at session end like the jobs' own.
+    spills: Mutex<Vec<PathBuf>>,
 }
 
 struct Job {
@@ -142,6 +146,17 @@ impl JobTable {
         .await;
     }
 
+    /// Keeps spill files of a foreground run until the session ends.
+    pub fn keep_spills(&self, paths: Vec<PathBuf>) {
+        if !paths.is_empty() {
+            let mut spills = self
+                .spills
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            spills.extend(paths);
+        }
+    }
+
     /// Number of jobs started in this session.
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -186,11 +201,18 @@ impl JobTable {
 
 impl Drop for JobTable {
     /// The session is over: nothing a job started may outlive it. There is no time for a grace
-    /// period here, so running groups get SIGKILL.
+    /// period here, so running groups get SIGKILL. Spill files go too: only the log persists.
     fn drop(&mut self) {
+        let mut spills = std::mem::take(self.spills.get_mut().unwrap_or_else(|p| p.into_inner()));
         for job in self.snapshot() {
             if job.running() {
                 job.group.signal(Signal::SIGKILL);
+            }
+            spills.extend(job.capture.spill_paths());
+        }
+        for path in spills {
+            if let Err(err) = std::fs::remove_file(&path) {
+                tracing::debug!("removing spill file {}: {err}", path.display());
             }
         }
     }

@@ -248,7 +248,8 @@ async fn fifty_megabytes_of_output_keep_head_and_tail_and_spill_the_rest() {
         !spill.starts_with(fx.dir.path()),
         "spill files stay out of the repository"
     );
-    std::fs::remove_file(spill).unwrap();
+    drop(fx); // the session ends: its spill files go with it
+    assert!(!spill.exists(), "the spill file outlived the session");
 }
 
 #[tokio::test]
@@ -274,7 +275,8 @@ async fn binary_output_becomes_a_marker_with_its_size() {
     assert!(!text.contains('\u{fffd}'));
     let saved = run.spill_path.unwrap();
     assert_eq!(std::fs::metadata(&saved).unwrap().len(), 2006);
-    std::fs::remove_file(saved).unwrap();
+    drop(fx);
+    assert!(!saved.exists());
 }
 
 #[tokio::test]
@@ -439,6 +441,94 @@ async fn jobs_die_with_kill_all_and_when_the_table_is_dropped() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     drop(dir);
+}
+
+#[tokio::test]
+async fn a_job_with_long_output_is_read_as_head_and_tail_then_nothing_new() {
+    let fx = fixture();
+    let (run, _) = fx
+        .bash(json!({"command": "seq 1 200000", "background": true}))
+        .await;
+    let job = run.job_id.unwrap();
+    // Wait for the end without reading, so one read gets all of it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !fx.cx.env.jobs.running().is_empty() {
+        assert!(Instant::now() < deadline, "the job never ended");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (report, text) = fx.job(&JobOutput, json!({"job_id": job})).await;
+    assert!(report.truncated);
+    assert!(
+        text.starts_with("[job-1] $ seq 1 200000\n1\n2\n3\n"),
+        "{}",
+        &text[..60]
+    );
+    assert!(text.len() <= 16 * 1024, "{} bytes", text.len());
+    assert!(
+        text.ends_with("199999\n200000\n[exited successfully]"),
+        "{}",
+        &text[text.len() - 80..]
+    );
+    let spill = report.spill_path.unwrap();
+    assert!(
+        text.contains(&format!("full output in {}]", spill.display())),
+        "{text}"
+    );
+    let (report, text) = fx.job(&JobOutput, json!({"job_id": job})).await;
+    assert_eq!((report.stdout.as_str(), report.running), ("", false));
+    assert!(text.contains("[no new output]"), "{text}");
+    drop(fx);
+    assert!(!spill.exists(), "a job's spill file outlived the session");
+}
+
+#[tokio::test]
+async fn a_timeout_above_the_maximum_is_clamped_and_said() {
+    let fx = fixture();
+    let (run, text) = fx
+        .bash(json!({"command": "echo hi", "timeout_ms": 3_600_000}))
+        .await;
+    assert!(run.timeout_clamped);
+    assert_eq!(
+        text,
+        "$ echo hi\nhi\n[timeout_ms is above the maximum; clamped to 600000ms]"
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_running_call_kills_its_process_group() {
+    let fx = fixture();
+    let call = fx.bash(json!({"command": "sleep 1000 & echo $! >> pids; echo $$ >> pids; wait"}));
+    let dropped = tokio::time::timeout(Duration::from_millis(300), call).await;
+    assert!(dropped.is_err(), "the command cannot finish in time");
+    let pids = fx.wait_for_pids("pids", 2).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|pid| alive(*pid)) {
+        assert!(
+            Instant::now() < deadline,
+            "the group outlived the dropped call"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_job_that_exits_takes_its_leftovers_with_it() {
+    let fx = fixture();
+    let (run, _) = fx
+        .bash(json!({"command": "sleep 1000 & echo $! > pids; echo started", "background": true}))
+        .await;
+    let job = run.job_id.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (report, _) = fx
+            .job(&JobOutput, json!({"job_id": job, "wait_ms": 2000}))
+            .await;
+        if !report.running {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the job never ended");
+    }
+    assert_all_dead(&fx.pids("pids"));
 }
 
 #[tokio::test]

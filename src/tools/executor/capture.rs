@@ -139,6 +139,14 @@ impl Capture {
         self.progress.subscribe()
     }
 
+    /// The spill files created so far (none, one or one per stream).
+    pub fn spill_paths(&self) -> Vec<PathBuf> {
+        [Which::Stdout, Which::Stderr]
+            .into_iter()
+            .filter_map(|which| self.stream(which).spill.as_ref().map(|s| s.path.clone()))
+            .collect()
+    }
+
     pub fn total(&self, which: Which) -> u64 {
         self.stream(which).total
     }
