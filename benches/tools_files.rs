@@ -159,6 +159,19 @@ fn bench_read(runtime: &tokio::runtime::Runtime, cx: &ToolCx, root: &Path) {
         written / (1024 * 1024),
         ms(median(times))
     );
+    let floor = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let mut file = std::fs::File::open(&path).unwrap();
+            let mut buf = vec![0u8; 256 * 1024];
+            while std::io::Read::read(&mut file, &mut buf).unwrap() > 0 {}
+            started.elapsed()
+        })
+        .collect();
+    println!(
+        "  floor: plain sequential read of the same file: {}",
+        ms(median(floor))
+    );
     std::fs::remove_file(&path).unwrap();
 }
 
@@ -190,5 +203,19 @@ fn bench_edit(runtime: &tokio::runtime::Runtime, cx: &ToolCx, root: &Path) {
         "edit_file: {:.1} MB file, one replacement: {}",
         text.len() as f64 / 1e6,
         ms(median(times))
+    );
+    let floor = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let bytes = std::fs::read(&path).unwrap();
+            let temp = root.join("big.rs.tmp");
+            std::fs::write(&temp, &bytes).unwrap();
+            std::fs::rename(&temp, &path).unwrap();
+            started.elapsed()
+        })
+        .collect();
+    println!(
+        "  floor: plain read + write + rename of the same file: {}",
+        ms(median(floor))
     );
 }

@@ -164,7 +164,7 @@ fn split_lines(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 fn count_lines(bytes: &[u8]) -> usize {
-    let breaks = memchr::memchr_iter(b'\n', bytes).count();
+    let breaks = super::text::count_newlines(bytes);
     if bytes.last().is_some_and(|&b| b != b'\n') {
         breaks + 1
     } else {

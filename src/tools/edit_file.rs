@@ -179,7 +179,8 @@ pub fn apply_edits(
     display: &str,
 ) -> Result<(Vec<u8>, usize), ToolError> {
     let crlf = uses_crlf(bytes);
-    let mut content = bytes.to_vec();
+    // Borrowed until the first replacement: no copy of a huge file before it is needed.
+    let mut content = std::borrow::Cow::Borrowed(bytes);
     let mut replacements = 0;
     for (i, edit) in edits.iter().enumerate() {
         let (old, new) = if crlf {
@@ -217,10 +218,10 @@ pub fn apply_edits(
                 )));
             }
         }
-        content = replace_at(&content, &found, old.len(), new.as_bytes());
+        content = std::borrow::Cow::Owned(replace_at(&content, &found, old.len(), new.as_bytes()));
         replacements += found.len();
     }
-    Ok((content, replacements))
+    Ok((content.into_owned(), replacements))
 }
 
 fn replace_at(content: &[u8], found: &[usize], old_len: usize, new: &[u8]) -> Vec<u8> {

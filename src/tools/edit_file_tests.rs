@@ -1,3 +1,4 @@
+//! Unit tests of edit_file: matching, replacement, line breaks, argument forms.
 #![allow(clippy::unwrap_used)]
 
 use super::*;

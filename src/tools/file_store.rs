@@ -71,8 +71,11 @@ pub fn store(
         std::fs::create_dir_all(parent)
             .map_err(|err| ToolError::io(format!("creating the directories of {display}"), err))?;
     }
-    write_atomically(path, after, current.meta.as_ref())
-        .map_err(|err| ToolError::io(format!("writing {display}"), err))?;
+    // Rewriting identical bytes would only bump the modification time under other tools.
+    if current.meta.is_none() || current.bytes != after {
+        write_atomically(path, after, current.meta.as_ref())
+            .map_err(|err| ToolError::io(format!("writing {display}"), err))?;
+    }
     let meta = std::fs::metadata(path)
         .map_err(|err| ToolError::io(format!("reading back {display}"), err))?;
     reads.record(real, FileStamp::of_bytes(after, &meta));

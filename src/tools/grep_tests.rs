@@ -1,3 +1,4 @@
+//! Unit tests of grep over small temp trees: modes, filters, context, caps.
 #![allow(clippy::unwrap_used)]
 
 use serde_json::json;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::read_state::{FileStamp, StampHasher};
-use super::text::{SNIFF_BYTES, cut_chars, lenient_usize, looks_binary};
+use super::text::{SNIFF_BYTES, count_newlines, cut_chars, lenient_usize, looks_binary};
 use super::{Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 /// Lines shown when the model gives no limit.
@@ -218,7 +218,7 @@ impl Window {
                 chunk = self.take(chunk);
             } else {
                 // Past the window: only count.
-                self.line_no += chunk.iter().filter(|&&b| b == b'\n').count();
+                self.line_no += count_newlines(chunk);
                 self.in_line = chunk.last() != Some(&b'\n');
                 return;
             }
@@ -228,7 +228,7 @@ impl Window {
     /// Skips lines before the window; returns what is left of `chunk` once it is reached.
     fn skip<'c>(&mut self, chunk: &'c [u8]) -> &'c [u8] {
         let wanted = self.offset - self.line_no;
-        let breaks = chunk.iter().filter(|&&b| b == b'\n').count();
+        let breaks = count_newlines(chunk);
         if breaks < wanted {
             self.line_no += breaks;
             self.in_line = chunk.last() != Some(&b'\n');

@@ -1,3 +1,4 @@
+//! Unit tests of read_file: line windows over any chunking, cut lines, lossy UTF-8, names.
 #![allow(clippy::unwrap_used)]
 
 use super::*;

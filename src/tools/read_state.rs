@@ -32,58 +32,71 @@ impl FileStamp {
     }
 }
 
-/// Hashes a file while it streams past, so a read costs one pass. A word-at-a-time
-/// multiply-rotate hash: several GB/s, and only ever compared with itself.
+/// Hashes a file while it streams past, so a read costs one pass. A multiply-rotate hash over
+/// four independent 64-bit lanes (so the CPU overlaps them): several GB/s, and only ever
+/// compared with itself.
 #[derive(Debug, Default)]
 pub struct StampHasher {
-    state: u64,
-    pending: [u8; 8],
+    lanes: [u64; 4],
+    pending: [u8; BLOCK],
     pending_len: usize,
     len: u64,
 }
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+const BLOCK: usize = 32;
+
+fn mix(state: u64, word: u64) -> u64 {
+    (state.rotate_left(5) ^ word).wrapping_mul(SEED)
+}
 
 impl StampHasher {
     pub fn update(&mut self, mut bytes: &[u8]) {
         self.len += bytes.len() as u64;
         if self.pending_len > 0 {
-            let take = (8 - self.pending_len).min(bytes.len());
+            let take = (BLOCK - self.pending_len).min(bytes.len());
             self.pending[self.pending_len..self.pending_len + take].copy_from_slice(&bytes[..take]);
             self.pending_len += take;
             bytes = &bytes[take..];
-            if self.pending_len < 8 {
+            if self.pending_len < BLOCK {
                 return;
             }
-            self.mix(u64::from_le_bytes(self.pending));
+            let block = self.pending;
+            self.block(&block);
             self.pending_len = 0;
         }
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut buf = [0u8; 8];
-            buf.copy_from_slice(word);
-            self.mix(u64::from_le_bytes(buf));
+        let mut blocks = bytes.chunks_exact(BLOCK);
+        for block in &mut blocks {
+            self.block(block);
         }
-        let tail = words.remainder();
+        let tail = blocks.remainder();
         self.pending[..tail.len()].copy_from_slice(tail);
         self.pending_len = tail.len();
     }
 
-    fn mix(&mut self, word: u64) {
-        self.state = (self.state.rotate_left(5) ^ word).wrapping_mul(SEED);
+    fn block(&mut self, block: &[u8]) {
+        for (lane, word) in self.lanes.iter_mut().zip(block.chunks_exact(8)) {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(word);
+            *lane = mix(*lane, u64::from_le_bytes(buf));
+        }
     }
 
     pub fn finish(mut self, modified: Option<SystemTime>) -> FileStamp {
         if self.pending_len > 0 {
-            let mut buf = [0u8; 8];
-            buf[..self.pending_len].copy_from_slice(&self.pending[..self.pending_len]);
-            self.mix(u64::from_le_bytes(buf));
+            let mut block = [0u8; BLOCK];
+            block[..self.pending_len].copy_from_slice(&self.pending[..self.pending_len]);
+            self.block(&block);
         }
-        self.mix(self.len);
+        // The length tells zero padding apart from real zero bytes.
+        let hash = self
+            .lanes
+            .iter()
+            .fold(mix(0, self.len), |state, &lane| mix(state, lane));
         FileStamp {
             len: self.len,
             modified,
-            hash: self.state,
+            hash,
         }
     }
 }

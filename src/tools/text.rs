@@ -39,7 +39,28 @@ pub fn to_crlf(text: &str) -> String {
 
 /// 1-based line number of byte offset `at` in `bytes`.
 pub fn line_of(bytes: &[u8], at: usize) -> usize {
-    memchr::memchr_iter(b'\n', &bytes[..at.min(bytes.len())]).count() + 1
+    count_newlines(&bytes[..at.min(bytes.len())]) + 1
+}
+
+/// Number of `\n` bytes. Counts 16 lanes at a time into byte counters (which the compiler
+/// turns into SIMD compares), several times faster than a match-by-match search on text
+/// with short lines.
+pub fn count_newlines(bytes: &[u8]) -> usize {
+    const LANES: usize = 16;
+    // A byte counter overflows after 255 hits.
+    const BLOCK: usize = LANES * 255;
+    let mut total = 0;
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        let mut counts = [0u8; LANES];
+        for group in block.chunks_exact(LANES) {
+            for (count, &b) in counts.iter_mut().zip(group) {
+                *count += u8::from(b == b'\n');
+            }
+        }
+        total += counts.iter().map(|&c| usize::from(c)).sum::<usize>();
+    }
+    total + blocks.remainder().iter().filter(|&&b| b == b'\n').count()
 }
 
 /// Accepts `10`, `"10"` or null for an optional count.
@@ -122,6 +143,18 @@ mod tests {
         assert!(!uses_crlf(b"a\nb\r\n"));
         assert!(!uses_crlf(b"no break"));
         assert_eq!(to_crlf("a\nb\r\nc"), "a\r\nb\r\nc");
+    }
+
+    #[test]
+    fn newline_counts_match_a_plain_count() {
+        for len in [0, 1, 15, 16, 17, 4079, 4080, 4081, 10_000] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| if i % 3 == 0 { b'\n' } else { b'a' })
+                .collect();
+            let plain = bytes.iter().filter(|&&b| b == b'\n').count();
+            assert_eq!(count_newlines(&bytes), plain, "{len}");
+        }
+        assert_eq!(count_newlines(&[b'\n'; 9000]), 9000);
     }
 
     #[test]

@@ -261,6 +261,32 @@ async fn write_keeps_permissions_and_crlf() {
 }
 
 #[tokio::test]
+async fn writing_identical_content_changes_nothing() {
+    let ws = Ws::new().file("same.txt", "same\n");
+    let before = std::fs::metadata(ws.root.join("same.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    read(&ws, json!({"file_path": "same.txt", "offset": 0}))
+        .await
+        .unwrap();
+    let change = write(&ws, "same.txt", "same").await.unwrap();
+    assert_eq!(
+        (change.added, change.removed, change.diff.as_str()),
+        (0, 0, "")
+    );
+    assert_eq!(
+        ToolOutput::FileChanged(change).model_text(),
+        "same.txt unchanged: the new content is identical to the old."
+    );
+    let after = std::fs::metadata(ws.root.join("same.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+}
+
+#[tokio::test]
 async fn writing_a_directory_is_refused() {
     let ws = Ws::new().file("dir/x", "");
     let err = write(&ws, "dir", "text").await.unwrap_err();
