@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde::Deserialize;
-use serde_json::json;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use serde_json::{Value, json};
 
 use super::executor::{self, CommandSpec, Ending, Which, capture::split_budget};
 use super::{Access, CommandRun, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
@@ -21,10 +22,46 @@ pub const OUTPUT_BUDGET: usize = 14 * 1024;
 #[derive(Debug, Deserialize)]
 struct BashArgs {
     command: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_u64")]
     timeout_ms: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_bool")]
     background: bool,
+}
+
+/// A count such as `timeout_ms`, also when a model sends it as `"5000"` or `5000.0`.
+pub fn lenient_u64<'de, D: Deserializer<'de>>(de: D) -> Result<Option<u64>, D::Error> {
+    let invalid = |got: &Value| D::Error::custom(format!("expected a whole number, got {got}"));
+    match Option::<Value>::deserialize(de)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.is_finite() && *f >= 0.0)
+                    .map(|f| f.round() as u64)
+            })
+            .map(Some)
+            .ok_or_else(|| invalid(&Value::Number(n))),
+        Some(Value::String(text)) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| invalid(&Value::String(text))),
+        Some(other) => Err(invalid(&other)),
+    }
+}
+
+/// A flag, also when a model sends it as `"true"` or `"false"`.
+fn lenient_bool<'de, D: Deserializer<'de>>(de: D) -> Result<bool, D::Error> {
+    match Option::<Value>::deserialize(de)? {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(flag)) => Ok(flag),
+        Some(Value::String(text)) if text.eq_ignore_ascii_case("true") => Ok(true),
+        Some(Value::String(text)) if text.eq_ignore_ascii_case("false") => Ok(false),
+        Some(other) => Err(D::Error::custom(format!(
+            "expected true or false, got {other}"
+        ))),
+    }
 }
 
 impl BashArgs {
@@ -177,6 +214,16 @@ mod tests {
         assert_eq!(args.timeout(), (DEFAULT_TIMEOUT_MS, false));
         let args = parse(json!({"command": "ls", "timeout_ms": 900_000})).expect("valid");
         assert_eq!(args.timeout(), (MAX_TIMEOUT_MS, true));
+        // What models actually send.
+        let args = parse(json!({"command": "ls", "timeout_ms": "5000", "background": "true"}))
+            .expect("lenient");
+        assert_eq!((args.timeout_ms, args.background), (Some(5000), true));
+        let args = parse(json!({"command": "ls", "timeout_ms": 2500.0, "background": null}))
+            .expect("lenient");
+        assert_eq!((args.timeout_ms, args.background), (Some(2500), false));
+        assert!(parse(json!({"command": "ls", "timeout_ms": "soon"})).is_err());
+        assert!(parse(json!({"command": "ls", "timeout_ms": -5})).is_err());
+        assert!(parse(json!({"command": "ls", "background": "maybe"})).is_err());
     }
 
     fn finished(code: i32, stderr: &str, sandboxed: bool) -> executor::Finished {

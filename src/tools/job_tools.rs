@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde::Deserialize;
-use serde_json::json;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use serde_json::{Value, json};
 
 use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
@@ -13,14 +14,27 @@ pub const MAX_WAIT_MS: u64 = 600_000;
 
 #[derive(Debug, Deserialize)]
 struct OutputArgs {
+    #[serde(deserialize_with = "job_id")]
     job_id: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::bash::lenient_u64")]
     wait_ms: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
 struct KillArgs {
+    #[serde(deserialize_with = "job_id")]
     job_id: String,
+}
+
+/// A job id, also when a model sends the bare number (`3` for `job-3`).
+fn job_id<'de, D: Deserializer<'de>>(de: D) -> Result<String, D::Error> {
+    match Value::deserialize(de)? {
+        Value::String(id) => Ok(id),
+        Value::Number(number) => Ok(number.to_string()),
+        other => Err(D::Error::custom(format!(
+            "expected a job id like \"job-1\", got {other}"
+        ))),
+    }
 }
 
 pub struct JobOutput;

@@ -175,8 +175,14 @@ impl JobTable {
             .collect()
     }
 
+    /// Finds a job by id; a bare number (`3`) means `job-3`.
     fn find(&self, id: &str) -> Result<Arc<Job>, ToolError> {
-        let found = self.snapshot().into_iter().find(|job| job.id == id.trim());
+        let id = id.trim();
+        let wanted = match id.parse::<u64>() {
+            Ok(number) => format!("job-{number}"),
+            Err(_) => id.to_owned(),
+        };
+        let found = self.snapshot().into_iter().find(|job| job.id == wanted);
         found.ok_or_else(|| {
             let known: Vec<String> = self.snapshot().iter().map(|job| job.id.clone()).collect();
             let known = if known.is_empty() {
