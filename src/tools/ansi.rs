@@ -115,41 +115,50 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     (invalid + controls) * 10 > bytes.len()
 }
 
-/// How many leading bytes of `bytes` to keep when at most `max` fit: ends after a newline
-/// when one lies in the second half of the window, otherwise on a character boundary.
-pub fn head_len(bytes: &[u8], max: usize) -> usize {
-    if bytes.len() <= max {
-        return bytes.len();
-    }
-    if let Some(pos) = bytes[..max].iter().rposition(|&b| b == b'\n')
-        && pos >= max / 2
+/// Where to end a head cut from a longer stream: after the last newline when one lies in the
+/// second half of `bytes`, otherwise on the last character boundary.
+pub fn head_len(bytes: &[u8]) -> usize {
+    let half = bytes.len() / 2;
+    if let Some(pos) = bytes.iter().rposition(|&b| b == b'\n')
+        && pos >= half
     {
         return pos + 1;
     }
-    let mut end = max;
-    while end > 0 && bytes[end] & 0xC0 == 0x80 {
-        end -= 1;
+    let mut end = bytes.len();
+    // Step back over an incomplete character: at most three continuation bytes and its lead.
+    let mut back = end;
+    while back > 0 && end - back < 4 {
+        back -= 1;
+        let byte = bytes[back];
+        if byte & 0xC0 != 0x80 {
+            let width = match byte {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            if back + width > end {
+                end = back;
+            }
+            break;
+        }
     }
     end
 }
 
-/// Where to start the kept tail of `bytes` when at most `max` fit: just after a newline when
-/// one lies in the first half of the window, otherwise on a character boundary.
-pub fn tail_start(bytes: &[u8], max: usize) -> usize {
-    if bytes.len() <= max {
-        return 0;
-    }
-    let start = bytes.len() - max;
-    if let Some(pos) = bytes[start..].iter().position(|&b| b == b'\n')
-        && pos < max / 2
+/// Where to start a tail cut from a longer stream: just after the first newline when one lies
+/// in the first half of `bytes`, otherwise on the first character boundary.
+pub fn tail_start(bytes: &[u8]) -> usize {
+    let half = bytes.len() / 2;
+    if let Some(pos) = bytes.iter().position(|&b| b == b'\n')
+        && pos < half
     {
-        return start + pos + 1;
+        return pos + 1;
     }
-    let mut start = start;
-    while start < bytes.len() && bytes[start] & 0xC0 == 0x80 {
-        start += 1;
-    }
-    start
+    bytes
+        .iter()
+        .position(|&b| b & 0xC0 != 0x80)
+        .unwrap_or(bytes.len())
 }
 
 /// Lossy decode of a piece of live output, keeping an incomplete trailing character back for
@@ -219,12 +228,14 @@ mod tests {
     #[test]
     fn cut_points_prefer_lines_then_characters() {
         let text = b"line one\nline two\nline three\n";
-        assert_eq!(head_len(text, 100), text.len());
-        assert_eq!(head_len(text, 20), 18);
-        assert_eq!(tail_start(text, 14), 18);
+        assert_eq!(head_len(&text[..20]), 18);
+        assert_eq!(head_len(&text[..12]), 9);
+        assert_eq!(tail_start(&text[text.len() - 14..]), 3);
         let wide = "\u{4e16}\u{4e16}\u{4e16}".as_bytes();
-        assert_eq!(head_len(wide, 4), 3);
-        assert_eq!(tail_start(wide, 4), 6);
+        assert_eq!(head_len(&wide[..4]), 3);
+        assert_eq!(head_len(&wide[..6]), 6);
+        assert_eq!(tail_start(&wide[2..]), 1);
+        assert_eq!(head_len(b"no newline at all"), 17);
     }
 
     #[test]

@@ -204,8 +204,8 @@ impl Capture {
         if ansi::looks_binary(&head) || ansi::looks_binary(&tail) {
             return binary_view(len, path);
         }
-        let head = &head[..ansi::head_len(&head, head_max)];
-        let tail = &tail[ansi::tail_start(&tail, tail_max)..];
+        let head = &head[..ansi::head_len(&head)];
+        let tail = &tail[ansi::tail_start(&tail)..];
         let mut text = ansi::clean(head);
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
