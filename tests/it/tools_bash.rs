@@ -244,6 +244,17 @@ async fn fifty_megabytes_of_output_keep_head_and_tail_and_spill_the_rest() {
     );
     assert!(text.contains(&marker), "{text}");
     assert!(text.contains(&format!("full output in {}]", spill.display())));
+    // Both cuts fall on line boundaries: every line shown is a whole number, in sequence.
+    let (head, rest) = text.split_once("[output truncated").unwrap();
+    for (i, line) in head.lines().skip(1).enumerate() {
+        assert_eq!(line, (i + 1).to_string());
+    }
+    let tail: Vec<&str> = rest.lines().skip(1).collect();
+    let first: usize = tail[0].parse().unwrap();
+    for (k, line) in tail.iter().enumerate() {
+        assert_eq!(*line, (first + k).to_string());
+    }
+    assert_eq!(tail.last(), Some(&"6500000"));
     assert!(
         !spill.starts_with(fx.dir.path()),
         "spill files stay out of the repository"
