@@ -192,6 +192,8 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
             accepted = listener.accept() => accepted,
         };
         let Ok((socket, _)) = accepted else { continue };
+        // Small SSE writes must not wait for delayed ACKs (Nagle), or every turn costs milliseconds.
+        let _ = socket.set_nodelay(true);
         let (shared, shutdown) = (shared.clone(), shutdown.clone());
         tokio::spawn(async move {
             tokio::select! {
