@@ -134,6 +134,14 @@ impl Tool for Bash {
             cwd: cx.workspace(),
             settings: &cx.env.bash,
         };
+        if cx.cancel.is_cancelled() {
+            // Interrupted before it started: nothing to run, nothing to kill.
+            return Ok(ToolOutput::Command(CommandRun {
+                command: args.command.clone(),
+                cancelled: true,
+                ..CommandRun::default()
+            }));
+        }
         if args.background {
             let job_id = cx.env.jobs.start(&spec)?;
             return Ok(ToolOutput::Command(CommandRun {

@@ -544,6 +544,31 @@ async fn a_job_that_exits_takes_its_leftovers_with_it() {
 }
 
 #[tokio::test]
+async fn running_jobs_are_capped_and_a_cancelled_call_starts_nothing() {
+    let fx = fixture();
+    for _ in 0..cairn::tools::jobs::MAX_RUNNING {
+        fx.bash(json!({"command": "sleep 1000", "background": true}))
+            .await;
+    }
+    let err = Bash
+        .run(json!({"command": "sleep 1000", "background": true}), &fx.cx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("stop one with job_kill first"),
+        "{err}"
+    );
+    fx.cx.env.jobs.kill_all().await;
+    assert!(fx.cx.env.jobs.running().is_empty());
+
+    fx.cx.cancel.cancel();
+    let (run, text) = fx.bash(json!({"command": "touch started"})).await;
+    assert!(run.cancelled);
+    assert_eq!(text, "$ touch started\n[cancelled]");
+    assert!(!fx.path("started").exists());
+}
+
+#[tokio::test]
 async fn invalid_arguments_are_correctable_errors() {
     let fx = fixture();
     for args in [
