@@ -35,7 +35,9 @@ impl Mock {
             .spawn()
             .unwrap();
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
         let url = line.trim().trim_start_matches("listening ").to_string();
         Mock { child, url, record }
     }
@@ -81,7 +83,10 @@ fn wait_with_rusage(child: Child) -> (bool, i64) {
     // SAFETY: pid is our own unreaped child; status and usage are valid out-pointers.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     std::mem::forget(child);
-    (waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, usage.ru_maxrss)
+    (
+        waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        usage.ru_maxrss,
+    )
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -187,17 +192,28 @@ fn resume_big_log(dir: &Path) {
     let mut i = 0;
     while written < RECORDS {
         let call = CallId(format!("c{i}"));
-        log.append(&Record::User { text: format!("request {i}") }).unwrap();
+        log.append(&Record::User {
+            text: format!("request {i}"),
+        })
+        .unwrap();
         log.append(&Record::Assistant {
             text: "Let me look.".into(),
             reasoning: String::new(),
-            tool_calls: vec![LoggedCall { id: call.clone(), name: "bash".into(), arguments: r#"{"command":"ls -la"}"#.into() }],
+            tool_calls: vec![LoggedCall {
+                id: call.clone(),
+                name: "bash".into(),
+                arguments: r#"{"command":"ls -la"}"#.into(),
+            }],
         })
         .unwrap();
         log.append(&Record::ToolResult {
             call,
             name: "bash".into(),
-            result: ToolResult { is_error: false, text: "total 0\nfile-a\nfile-b\n".into(), output: None },
+            result: ToolResult {
+                is_error: false,
+                text: "total 0\nfile-a\nfile-b\n".into(),
+                output: None,
+            },
         })
         .unwrap();
         written += 3;
@@ -220,7 +236,10 @@ fn resume_big_log(dir: &Path) {
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let wants = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
     if wants("one_turn") {
         one_turn(dir.path());

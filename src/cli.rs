@@ -8,7 +8,12 @@ use crate::config::FlagLayer;
 use crate::permissions::Mode;
 
 #[derive(Debug, Parser)]
-#[command(name = "cairn", version, about = "A terminal coding agent", args_conflicts_with_subcommands = true)]
+#[command(
+    name = "cairn",
+    version,
+    about = "A terminal coding agent",
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     #[command(flatten)]
     pub run: RunArgs,
@@ -25,6 +30,7 @@ pub struct RunArgs {
     /// Provider preset: deepseek (default), openai, openrouter, ollama, custom.
     #[arg(long)]
     pub provider: Option<String>,
+    /// Model name as the provider spells it.
     #[arg(long)]
     pub model: Option<String>,
     /// API root including its version, e.g. http://localhost:11434/v1.

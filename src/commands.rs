@@ -11,12 +11,12 @@ use crate::bus::{self, AgentEvent, CallId, UserCommand};
 use crate::cli::RunArgs;
 use crate::config::{Config, FlagLayer};
 use crate::exec::status;
+use crate::launch;
 use crate::permissions::Mode;
+use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::session_log::{self, Record};
 use crate::tools::{BashSettings, Registry, ToolCx, ToolEnv, registry::standard_tools};
 use crate::tui::{self, TuiOptions};
-use crate::launch;
-use crate::permissions::policy::{PolicyGate, PolicySettings};
 
 /// The full-screen UI on a new or resumed session.
 pub async fn run_tui(args: RunArgs) -> Result<i32> {
@@ -48,7 +48,13 @@ pub async fn run_tui(args: RunArgs) -> Result<i32> {
 pub async fn replay(id: &str) -> Result<i32> {
     let path = session_log::find_session(&session_log::sessions_dir(), id)?;
     let loaded = session_log::read_log(&path)?;
-    let Some(Record::Meta { id, provider, model, .. }) = loaded.records.first().cloned() else {
+    let Some(Record::Meta {
+        id,
+        provider,
+        model,
+        ..
+    }) = loaded.records.first().cloned()
+    else {
         return Err(eyre!("{} is not a cairn session log", path.display()));
     };
     let rebuilt = history::rebuild(&loaded.records);
@@ -64,10 +70,19 @@ pub async fn replay(id: &str) -> Result<i32> {
         context_window: 0,
         resumed: true,
     });
-    loaded.warnings.into_iter().for_each(|message| send(AgentEvent::Warning { message }));
+    loaded
+        .warnings
+        .into_iter()
+        .for_each(|message| send(AgentEvent::Warning { message }));
     rebuilt.events.into_iter().for_each(send);
     send(AgentEvent::Idle);
-    let options = TuiOptions { provider, model, mode: Mode::Ask, read_only: true, initial_prompt: None };
+    let options = TuiOptions {
+        provider,
+        model,
+        mode: Mode::Ask,
+        read_only: true,
+        initial_prompt: None,
+    };
     // Keep the engine ends alive while the UI runs, so it does not see a closed bus.
     let result = tui::run(front, options).await;
     drop(engine);
@@ -113,10 +128,14 @@ pub fn tool_list_json() -> Result<String> {
 /// (the user is the one asking). Files are treated as just read, so writes and edits work.
 pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32)> {
     let registry = Registry::with_tools(standard_tools());
-    let tool = registry
-        .get(name)
-        .ok_or_else(|| eyre!("unknown tool `{name}`; the tools are: {}", registry.names().join(", ")))?;
-    let args: serde_json::Value = serde_json::from_str(args).wrap_err("the arguments are not valid JSON")?;
+    let tool = registry.get(name).ok_or_else(|| {
+        eyre!(
+            "unknown tool `{name}`; the tools are: {}",
+            registry.names().join(", ")
+        )
+    })?;
+    let args: serde_json::Value =
+        serde_json::from_str(args).wrap_err("the arguments are not valid JSON")?;
     let workspace = std::env::current_dir()?;
     let env = ToolEnv::new(workspace, BashSettings::default());
     let cx = ToolCx::new(Arc::clone(&env), CallId::new("cli"));
@@ -130,7 +149,10 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     let outcome = tool.run(args, &cx).await;
     env.jobs.kill_all().await;
     match outcome {
-        Ok(output) if json => Ok((format!("{}\n", serde_json::to_string_pretty(&output)?), status::OK)),
+        Ok(output) if json => Ok((
+            format!("{}\n", serde_json::to_string_pretty(&output)?),
+            status::OK,
+        )),
         Ok(output) => Ok((ensure_newline(output.model_text()), status::OK)),
         Err(err) => Ok((format!("Error: {err}\n"), status::FAILED)),
     }
@@ -151,10 +173,15 @@ pub fn policy_check(
     config_file: Option<PathBuf>,
 ) -> Result<(String, i32)> {
     let workspace = std::env::current_dir()?;
-    let flags = FlagLayer { config: config_file, ..FlagLayer::default() };
+    let flags = FlagLayer {
+        config: config_file,
+        ..FlagLayer::default()
+    };
     // The key is irrelevant here; only the rules and the mode are read.
     let config = Config::load_with(&flags, &|name| {
-        std::env::var(name).ok().or_else(|| name.ends_with("_API_KEY").then(String::new))
+        std::env::var(name)
+            .ok()
+            .or_else(|| name.ends_with("_API_KEY").then(String::new))
     })?;
     let gate = PolicyGate::new(PolicySettings {
         rules: launch::load_rules(&config, &workspace)?,
@@ -163,15 +190,20 @@ pub fn policy_check(
     });
     let decision = gate.explain(&command.join(" "), mode.unwrap_or(config.mode));
     if json {
-        return Ok((format!("{}\n", serde_json::to_string(&decision)?), status::OK));
+        return Ok((
+            format!("{}\n", serde_json::to_string(&decision)?),
+            status::OK,
+        ));
     }
     let text = format!(
         "decision: {}\nclass: {}\nreason: {}\nrule: {}\n",
         decision.decision.as_str(),
         decision.class.as_str(),
         decision.reason,
-        decision.rule.as_deref().unwrap_or("none (the mode decided)")
+        decision
+            .rule
+            .as_deref()
+            .unwrap_or("none (the mode decided)")
     );
     Ok((text, status::OK))
 }
-

@@ -474,11 +474,30 @@ mod tests {
         assert_eq!(file.provider.as_deref(), Some("deepseek"));
         assert!(file.bash.is_some() && file.sandbox.is_some() && file.permissions.is_some());
         for key in [
-            "provider", "model", "base_url", "api_key_env", "mode", "max_steps", "context_window",
-            "max_retries", "max_tokens", "temperature", "request_idle_timeout_secs", "pass_env",
-            "enabled", "network", "writable", "allow_unsandboxed", "allow", "ask", "deny",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "mode",
+            "max_steps",
+            "context_window",
+            "max_retries",
+            "max_tokens",
+            "temperature",
+            "request_idle_timeout_secs",
+            "pass_env",
+            "enabled",
+            "network",
+            "writable",
+            "allow_unsandboxed",
+            "allow",
+            "ask",
+            "deny",
         ] {
-            assert!(text.contains(&format!("{key} =")), "config.example.toml does not document `{key}`");
+            assert!(
+                text.contains(&format!("{key} =")),
+                "config.example.toml does not document `{key}`"
+            );
         }
         let cfg = Config::resolve(file, &env_of(&[("DEEPSEEK_API_KEY", "k")]), "c".into()).unwrap();
         assert_eq!(cfg.mode, Mode::AutoEdit);

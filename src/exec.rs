@@ -29,11 +29,15 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
     let prompt = match args.run.prompt.clone() {
         Some(prompt) => prompt,
         None if std::io::stdin().is_terminal() => {
-            return Err(eyre!("no prompt: pass it as an argument or on standard input"));
+            return Err(eyre!(
+                "no prompt: pass it as an argument or on standard input"
+            ));
         }
         None => {
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).wrap_err("reading the prompt from standard input")?;
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .wrap_err("reading the prompt from standard input")?;
             text
         }
     };
@@ -43,7 +47,11 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
     let launched = launch::start(&args.run, false)?;
     let (agent, mut front) = (launched.agent, launched.front);
     let agent_task = tokio::spawn(agent.run(launched.commands));
-    front.commands.send(UserCommand::Submit { text: prompt }).await.wrap_err("starting the agent")?;
+    front
+        .commands
+        .send(UserCommand::Submit { text: prompt })
+        .await
+        .wrap_err("starting the agent")?;
 
     let mut printer = Printer::new(args.json);
     let mut exit = status::FAILED;
@@ -141,15 +149,24 @@ impl Printer {
             AgentEvent::Tool(ToolEvent::Finished { result, .. }) if result.is_error => {
                 eprintln!("  {}", first_line(&result.text));
             }
-            AgentEvent::Retrying { attempt, wait_ms, reason } => {
-                eprintln!("retrying in {:.1}s (attempt {attempt}): {reason}", *wait_ms as f64 / 1000.0);
+            AgentEvent::Retrying {
+                attempt,
+                wait_ms,
+                reason,
+            } => {
+                eprintln!(
+                    "retrying in {:.1}s (attempt {attempt}): {reason}",
+                    *wait_ms as f64 / 1000.0
+                );
             }
             AgentEvent::Warning { message } => eprintln!("warning: {message}"),
             AgentEvent::TurnEnded { reason, .. } => match reason {
                 EndReason::Completed => {}
                 EndReason::Failed(message) => eprintln!("error: {message}"),
                 EndReason::Denied => {
-                    eprintln!("error: a call needed approval, which a headless run cannot give; use --mode auto or never, or a rule in the config")
+                    eprintln!(
+                        "error: a call needed approval, which a headless run cannot give; use --mode auto or never, or a rule in the config"
+                    )
                 }
                 EndReason::StepLimit => eprintln!("error: the step limit ended the run"),
                 EndReason::Interrupted => eprintln!("interrupted"),

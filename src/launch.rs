@@ -35,9 +35,15 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         .wrap_err("finding the current directory")?;
     let (config, notice) = load_config(&args.flags())?;
     let sessions_dir = session_log::sessions_dir();
+    if args.resume.as_deref() == Some("") && !interactive {
+        return Err(eyre!(
+            "--resume needs a session id here (see `cairn sessions`), or use --continue"
+        ));
+    }
     let from = start_from(args, &sessions_dir, &workspace)?;
 
-    let model = HttpModel::new(config.provider.clone()).wrap_err("setting up the provider client")?;
+    let model =
+        HttpModel::new(config.provider.clone()).wrap_err("setting up the provider client")?;
     let bash = BashSettings {
         hidden_env: config.key_env.iter().cloned().collect(),
         allowed_env: config.pass_env.clone(),
@@ -66,8 +72,15 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         sessions_dir,
     };
     let (engine_ends, front) = bus::channel();
-    let agent = Agent::start(settings, engine, from, engine_ends.events).wrap_err("opening the session log")?;
-    Ok(Launched { agent, front, commands: engine_ends.commands, config, notice })
+    let agent = Agent::start(settings, engine, from, engine_ends.events)
+        .wrap_err("opening the session log")?;
+    Ok(Launched {
+        agent,
+        front,
+        commands: engine_ends.commands,
+        config,
+        notice,
+    })
 }
 
 /// The user's rules from the config, then the project's from `.cairn/config.toml`.
@@ -88,7 +101,10 @@ pub fn load_config(flags: &FlagLayer) -> Result<(Config, Option<String>)> {
     match Config::load(flags) {
         Ok(config) => Ok((config, None)),
         Err(ConfigError::MissingKey { .. }) if nothing_chosen(flags) && ollama_answers() => {
-            let flags = FlagLayer { provider: Some("ollama".into()), ..flags.clone() };
+            let flags = FlagLayer {
+                provider: Some("ollama".into()),
+                ..flags.clone()
+            };
             let config = Config::load(&flags)?;
             let notice = format!(
                 "no API key configured; using the local Ollama at {} (model {}). Set DEEPSEEK_API_KEY or OPENAI_API_KEY, or `provider` in {}, to use another.",
@@ -116,13 +132,23 @@ fn ollama_answers() -> bool {
     std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
 }
 
-fn start_from(args: &RunArgs, sessions_dir: &std::path::Path, workspace: &std::path::Path) -> Result<StartFrom> {
+fn start_from(
+    args: &RunArgs,
+    sessions_dir: &std::path::Path,
+    workspace: &std::path::Path,
+) -> Result<StartFrom> {
     if args.r#continue {
-        return Ok(StartFrom::Resume(session_log::latest_in(sessions_dir, workspace)?));
+        return Ok(StartFrom::Resume(session_log::latest_in(
+            sessions_dir,
+            workspace,
+        )?));
     }
     match args.resume.as_deref() {
         Some("") | None => Ok(StartFrom::New),
-        Some(id) => Ok(StartFrom::Resume(session_log::find_session(sessions_dir, id)?)),
+        Some(id) => Ok(StartFrom::Resume(session_log::find_session(
+            sessions_dir,
+            id,
+        )?)),
     }
 }
 
@@ -132,5 +158,8 @@ fn sandbox_policy(config: &Config, workspace: &std::path::Path) -> Option<Sandbo
     }
     let mut writable: Vec<PathBuf> = vec![workspace.to_path_buf(), std::env::temp_dir()];
     writable.extend(config.sandbox.writable.clone().unwrap_or_default());
-    Some(SandboxPolicy { writable, network: config.sandbox.network.unwrap_or(true) })
+    Some(SandboxPolicy {
+        writable,
+        network: config.sandbox.network.unwrap_or(true),
+    })
 }

@@ -22,7 +22,10 @@ fn main() -> ExitCode {
     }
     // Without a log file cairn still works; it just keeps no diagnostics.
     let _ = init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("cairn: could not start the async runtime: {err}");
@@ -63,7 +66,12 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             print!("{text}");
             Ok(code)
         }
-        Some(Command::Policy(PolicyCommand::Check { mode, json, config, command })) => {
+        Some(Command::Policy(PolicyCommand::Check {
+            mode,
+            json,
+            config,
+            command,
+        })) => {
             let (text, code) = commands::policy_check(&command, mode, json, config)?;
             print!("{text}");
             Ok(code)
@@ -76,7 +84,11 @@ async fn dispatch(cli: Cli) -> Result<i32> {
 fn init_tracing() -> Option<()> {
     let dir: PathBuf = cairn::session_log::sessions_dir().parent()?.to_path_buf();
     std::fs::create_dir_all(&dir).ok()?;
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("cairn.log")).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("cairn.log"))
+        .ok()?;
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()

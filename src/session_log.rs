@@ -123,7 +123,10 @@ impl SessionLog {
     /// Opens a log for appending. A last line cut short by a crash is closed with a newline
     /// first, so the next record starts on a line of its own instead of merging with it.
     pub fn open_append(path: PathBuf) -> Result<Self, LogError> {
-        let io_err = |source| LogError::Io { path: path.clone(), source };
+        let io_err = |source| LogError::Io {
+            path: path.clone(),
+            source,
+        };
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
@@ -268,7 +271,11 @@ pub fn list_sessions(dir: &Path) -> Vec<SessionSummary> {
     paths.sort();
     paths.reverse();
     // A session nobody typed into is not worth listing (or continuing).
-    paths.iter().filter_map(|p| summarize(p)).filter(|s| !s.first_prompt.is_empty()).collect()
+    paths
+        .iter()
+        .filter_map(|p| summarize(p))
+        .filter(|s| !s.first_prompt.is_empty())
+        .collect()
 }
 
 /// The log file of a session id (or a unique prefix of one).
@@ -330,10 +337,18 @@ mod tests {
         assert!(loaded.warnings[0].contains("truncated last line 3"));
         // Appending after the crash starts a fresh line: the new record is not lost.
         let mut log = SessionLog::open_append(path.clone()).unwrap();
-        log.append(&Record::User { text: "again".into() }).unwrap();
+        log.append(&Record::User {
+            text: "again".into(),
+        })
+        .unwrap();
         let loaded = read_log(&path).unwrap();
         assert_eq!(loaded.records.len(), 3);
-        assert_eq!(loaded.records[2], Record::User { text: "again".into() });
+        assert_eq!(
+            loaded.records[2],
+            Record::User {
+                text: "again".into()
+            }
+        );
     }
 
     #[test]

@@ -30,19 +30,46 @@ async fn a_held_command_runs_once_approved_and_the_decision_is_logged() {
         Script::text("made it"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(ws.path(), data.path(), &llm.url(), Mode::AutoEdit, StartFrom::New).await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::New,
+    )
+    .await;
     agent.submit("make a file").await;
-    let AgentEvent::Tool(ToolEvent::AwaitingApproval { call, subject, prefix, why, .. }) = agent.wait_for(is_approval).await
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval {
+        call,
+        subject,
+        prefix,
+        why,
+        ..
+    }) = agent.wait_for(is_approval).await
     else {
         unreachable!()
     };
     assert_eq!(subject, "touch made.txt");
     assert_eq!(prefix, "touch");
     assert!(!why.is_empty());
-    assert!(!ws.path().join("made.txt").exists(), "nothing runs before the user decides");
-    agent.send(UserCommand::Decide { call, decision: Decision::Approve }).await;
+    assert!(
+        !ws.path().join("made.txt").exists(),
+        "nothing runs before the user decides"
+    );
+    agent
+        .send(UserCommand::Decide {
+            call,
+            decision: Decision::Approve,
+        })
+        .await;
     let end = agent.wait_for(ended).await;
-    assert_eq!(end, AgentEvent::TurnEnded { turn: cairn::bus::TurnId(2), reason: EndReason::Completed });
+    assert_eq!(
+        end,
+        AgentEvent::TurnEnded {
+            turn: cairn::bus::TurnId(2),
+            reason: EndReason::Completed
+        }
+    );
     assert!(ws.path().join("made.txt").exists());
     let log = std::fs::read_to_string(&agent.log).unwrap();
     assert!(log.contains(r#""type":"approval""#) && log.contains(r#""decision":"approve""#));
@@ -57,15 +84,40 @@ async fn a_denial_with_a_message_reaches_the_model_and_the_turn_goes_on() {
         Script::text("ok, I will use make"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(ws.path(), data.path(), &llm.url(), Mode::AutoEdit, StartFrom::New).await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::New,
+    )
+    .await;
     agent.submit("go").await;
     agent.wait_for(is_approval).await;
-    let decision = Decision::Deny { message: Some("use the Makefile".into()) };
-    agent.send(UserCommand::Decide { call: CallId::new("c1"), decision }).await;
+    let decision = Decision::Deny {
+        message: Some("use the Makefile".into()),
+    };
+    agent
+        .send(UserCommand::Decide {
+            call: CallId::new("c1"),
+            decision,
+        })
+        .await;
     let end = agent.wait_for(ended).await;
-    assert!(matches!(end, AgentEvent::TurnEnded { reason: EndReason::Completed, .. }));
+    assert!(matches!(
+        end,
+        AgentEvent::TurnEnded {
+            reason: EndReason::Completed,
+            ..
+        }
+    ));
     let result = llm.tool_result(1, "c1").unwrap();
-    assert!(result.starts_with("Error: ") && result.contains("denied") && result.contains("use the Makefile"), "{result}");
+    assert!(
+        result.starts_with("Error: ")
+            && result.contains("denied")
+            && result.contains("use the Makefile"),
+        "{result}"
+    );
     assert!(!ws.path().join("x.txt").exists());
     agent.shutdown().await;
 }
@@ -79,13 +131,31 @@ async fn a_prefix_approved_for_the_session_stays_approved_after_resume() {
         Script::text("both"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(ws.path(), data.path(), &llm.url(), Mode::AutoEdit, StartFrom::New).await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::New,
+    )
+    .await;
     agent.submit("two files").await;
     agent.wait_for(is_approval).await;
-    let decision = Decision::ApproveForSession { prefix: "touch".into() };
-    agent.send(UserCommand::Decide { call: CallId::new("c1"), decision }).await;
+    let decision = Decision::ApproveForSession {
+        prefix: "touch".into(),
+    };
+    agent
+        .send(UserCommand::Decide {
+            call: CallId::new("c1"),
+            decision,
+        })
+        .await;
     agent.wait_for(ended).await;
-    assert_eq!(agent.seen.iter().filter(|e| is_approval(e)).count(), 1, "the second touch must not ask");
+    assert_eq!(
+        agent.seen.iter().filter(|e| is_approval(e)).count(),
+        1,
+        "the second touch must not ask"
+    );
     assert!(ws.path().join("b.txt").exists());
     let log = agent.log.clone();
     agent.shutdown().await;
@@ -95,10 +165,20 @@ async fn a_prefix_approved_for_the_session_stays_approved_after_resume() {
         Script::text("third"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(ws.path(), data.path(), &llm.url(), Mode::AutoEdit, StartFrom::Resume(log)).await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::Resume(log),
+    )
+    .await;
     agent.submit("one more").await;
     agent.wait_for(ended).await;
-    assert!(!agent.seen.iter().any(is_approval), "the session rule survives the resume");
+    assert!(
+        !agent.seen.iter().any(is_approval),
+        "the session rule survives the resume"
+    );
     assert!(ws.path().join("c.txt").exists());
     agent.shutdown().await;
 }
@@ -114,12 +194,25 @@ async fn an_interrupt_while_waiting_for_approval_answers_every_call() {
         Script::text("after"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(ws.path(), data.path(), &llm.url(), Mode::AutoEdit, StartFrom::New).await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::New,
+    )
+    .await;
     agent.submit("go").await;
     agent.wait_for(is_approval).await;
     agent.send(UserCommand::Interrupt).await;
     let end = agent.wait_for(ended).await;
-    assert!(matches!(end, AgentEvent::TurnEnded { reason: EndReason::Interrupted, .. }));
+    assert!(matches!(
+        end,
+        AgentEvent::TurnEnded {
+            reason: EndReason::Interrupted,
+            ..
+        }
+    ));
     agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
     agent.submit("continue").await;
     agent.wait_for(ended).await;
@@ -137,21 +230,46 @@ async fn an_interrupt_during_a_command_kills_it_and_reports_cancelled() {
         json!({"command": "echo $$ > pid; sleep 30 & sleep 30; wait"}),
     )])
     .await;
-    let mut agent = TestAgent::spawn(ws.path(), data.path(), &llm.url(), Mode::Never, StartFrom::New).await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        Mode::Never,
+        StartFrom::New,
+    )
+    .await;
     agent.submit("wait").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::Requested { .. }))).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::Requested { .. })))
+        .await;
     let pid_file = ws.path().join("pid");
     crate::support::cairn_cmd::eventually("the command to start", || pid_file.exists()).await;
     agent.send(UserCommand::Interrupt).await;
-    let finished = agent.wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::Finished { .. }))).await;
-    let AgentEvent::Tool(ToolEvent::Finished { result, .. }) = finished else { unreachable!() };
+    let finished = agent
+        .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::Finished { .. })))
+        .await;
+    let AgentEvent::Tool(ToolEvent::Finished { result, .. }) = finished else {
+        unreachable!()
+    };
     assert!(result.text.contains("[cancelled]"), "{}", result.text);
     let end = agent.wait_for(ended).await;
-    assert!(matches!(end, AgentEvent::TurnEnded { reason: EndReason::Interrupted, .. }));
+    assert!(matches!(
+        end,
+        AgentEvent::TurnEnded {
+            reason: EndReason::Interrupted,
+            ..
+        }
+    ));
     let shell = crate::support::cairn_cmd::read_pid(&pid_file).unwrap();
-    crate::support::cairn_cmd::eventually("the shell to die", || !crate::support::cairn_cmd::alive(shell)).await;
+    crate::support::cairn_cmd::eventually("the shell to die", || {
+        !crate::support::cairn_cmd::alive(shell)
+    })
+    .await;
     let survivors = crate::support::cairn_cmd::processes_in_group(shell);
-    assert!(survivors.is_empty(), "processes survived the interrupt: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "processes survived the interrupt: {survivors:?}"
+    );
     agent.shutdown().await;
 }
 
@@ -162,10 +280,23 @@ async fn the_step_limit_ends_a_request_that_never_finishes() {
         .map(|i| Script::tool_call(&format!("c{i}"), "list_dir", json!({"path": "."})))
         .collect();
     let llm = MockLlm::start(scripts).await;
-    let mut agent = TestAgent::spawn(ws.path(), data.path(), &llm.url(), Mode::AutoEdit, StartFrom::New).await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::New,
+    )
+    .await;
     agent.submit("loop").await;
     let end = agent.wait_for(ended).await;
-    assert!(matches!(end, AgentEvent::TurnEnded { reason: EndReason::StepLimit, .. }));
+    assert!(matches!(
+        end,
+        AgentEvent::TurnEnded {
+            reason: EndReason::StepLimit,
+            ..
+        }
+    ));
     assert_eq!(llm.requests().len(), 20);
     agent.shutdown().await;
 }

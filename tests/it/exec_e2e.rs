@@ -12,17 +12,31 @@ async fn a_session_reads_edits_runs_and_plans_then_answers() {
     let sb = Sandbox::new().file("notes.txt", "hello world\n");
     let llm = MockLlm::start(vec![
         Script::tool_call("c1", "read_file", json!({"path": "notes.txt"})).split_arguments_every(5),
-        Script::tool_call("c2", "edit_file", json!({"path": "notes.txt", "old_string": "world", "new_string": "cairn"}))
-            .split_arguments_every(3),
-        Script::tool_call("c3", "bash", json!({"command": "cat notes.txt && echo 'done' >&2"})),
-        Script::tool_call("c4", "todo_write", json!({"todos": [
-            {"content": "rename world", "status": "completed"},
-            {"content": "tell the user", "status": "in_progress"}
-        ]})),
+        Script::tool_call(
+            "c2",
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "world", "new_string": "cairn"}),
+        )
+        .split_arguments_every(3),
+        Script::tool_call(
+            "c3",
+            "bash",
+            json!({"command": "cat notes.txt && echo 'done' >&2"}),
+        ),
+        Script::tool_call(
+            "c4",
+            "todo_write",
+            json!({"todos": [
+                {"content": "rename world", "status": "completed"},
+                {"content": "tell the user", "status": "in_progress"}
+            ]}),
+        ),
         Script::text("Renamed world to cairn."),
     ])
     .await;
-    let run: Run = sb.exec(&llm.url(), &["--mode", "auto", "rename world to cairn"]).await;
+    let run: Run = sb
+        .exec(&llm.url(), &["--mode", "auto", "rename world to cairn"])
+        .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.stdout.trim(), "Renamed world to cairn.");
     assert_eq!(sb.read("notes.txt"), "hello cairn\n");
@@ -30,27 +44,53 @@ async fn a_session_reads_edits_runs_and_plans_then_answers() {
     let read = llm.tool_result(1, "c1").unwrap();
     assert!(read.contains("hello world"), "{read}");
     let edit = llm.tool_result(2, "c2").unwrap();
-    assert!(edit.contains("notes.txt") && !edit.starts_with("Error"), "{edit}");
+    assert!(
+        edit.contains("notes.txt") && !edit.starts_with("Error"),
+        "{edit}"
+    );
     let bash = llm.tool_result(3, "c3").unwrap();
-    assert!(bash.contains("hello cairn") && bash.contains("[stderr]") && bash.contains("done"), "{bash}");
+    assert!(
+        bash.contains("hello cairn") && bash.contains("[stderr]") && bash.contains("done"),
+        "{bash}"
+    );
     let todos = llm.tool_result(4, "c4").unwrap();
-    assert!(todos.contains("- [x] rename world") && todos.contains("- [~] tell the user"), "{todos}");
+    assert!(
+        todos.contains("- [x] rename world") && todos.contains("- [~] tell the user"),
+        "{todos}"
+    );
     // The todo list reaches the next system prompt.
-    let system = llm.request(4)["messages"][0]["content"].as_str().unwrap().to_string();
+    let system = llm.request(4)["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(system.contains("- [~] tell the user"), "{system}");
 
     let records = sb.log_records();
-    let kinds: Vec<&str> = records.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds[0], "meta");
     assert_eq!(kinds[1], "user");
-    let results = records.iter().filter(|r| r["type"] == "tool_result").count();
+    let results = records
+        .iter()
+        .filter(|r| r["type"] == "tool_result")
+        .count();
     assert_eq!(results, 4);
     // Each call was logged before its result.
     let first_call = kinds.iter().position(|k| *k == "assistant").unwrap();
     let first_result = kinds.iter().position(|k| *k == "tool_result").unwrap();
     assert!(first_call < first_result);
-    let edit_record = records.iter().find(|r| r["type"] == "tool_result" && r["call"] == "c2").unwrap();
-    assert!(edit_record["result"]["output"]["diff"].as_str().unwrap().contains("+hello cairn"));
+    let edit_record = records
+        .iter()
+        .find(|r| r["type"] == "tool_result" && r["call"] == "c2")
+        .unwrap();
+    assert!(
+        edit_record["result"]["output"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+hello cairn")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -62,10 +102,15 @@ async fn a_stream_cut_mid_tool_call_runs_nothing_and_fails() {
             .cut_after_chunks(4),
     ])
     .await;
-    let run = sb.exec(&llm.url(), &["--mode", "never", "make a file"]).await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "never", "make a file"])
+        .await;
     assert_eq!(run.code, 1, "stderr: {}", run.stderr);
     assert!(run.stderr.contains("cut off"), "{}", run.stderr);
-    assert!(!sb.path("ran.txt").exists(), "a half-received call must never run");
+    assert!(
+        !sb.path("ran.txt").exists(),
+        "a half-received call must never run"
+    );
     assert_eq!(llm.requests().len(), 1);
 }
 
@@ -97,16 +142,27 @@ async fn invalid_tool_arguments_become_an_error_the_model_recovers_from() {
     let run = sb.exec(&llm.url(), &["read a"]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let bad = llm.tool_result(1, "c1").unwrap();
-    assert!(bad.starts_with("Error: ") && bad.contains("not valid JSON"), "{bad}");
+    assert!(
+        bad.starts_with("Error: ") && bad.contains("not valid JSON"),
+        "{bad}"
+    );
     let unknown = llm.tool_result(2, "c2").unwrap();
-    assert!(unknown.contains("unknown tool") && unknown.contains("read_file"), "{unknown}");
+    assert!(
+        unknown.contains("unknown tool") && unknown.contains("read_file"),
+        "{unknown}"
+    );
     assert!(llm.tool_result(3, "c3").unwrap().contains('x'));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_needing_approval_is_denied_headless_and_the_run_fails() {
     let sb = Sandbox::new().file("keep/a.txt", "precious\n");
-    let llm = MockLlm::start(vec![Script::tool_call("c1", "bash", json!({"command": "rm -rf keep"}))]).await;
+    let llm = MockLlm::start(vec![Script::tool_call(
+        "c1",
+        "bash",
+        json!({"command": "rm -rf keep"}),
+    )])
+    .await;
     let run = sb.exec(&llm.url(), &["--mode", "auto", "clean up"]).await;
     assert_eq!(run.code, 3, "stderr: {}", run.stderr);
     assert!(sb.path("keep/a.txt").exists());
@@ -119,17 +175,32 @@ async fn json_mode_prints_one_event_per_line() {
     let llm = MockLlm::start(vec![Script::text("hi there")]).await;
     let run = sb.exec(&llm.url(), &["--json", "hello"]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let events: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(events[0]["type"], "session_started");
     assert!(events.iter().any(|e| e["type"] == "text_delta"));
-    assert!(events.iter().any(|e| e["type"] == "turn_ended" && e["reason"] == "completed"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "turn_ended" && e["reason"] == "completed")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_prompt_can_come_from_stdin_and_secrets_never_reach_the_log() {
     let sb = Sandbox::new();
     let llm = MockLlm::start(vec![Script::text("ok")]).await;
-    let run = sb.exec_with_stdin(&llm.url(), &[], "from stdin", &[("CAIRN_API_KEY", "sk-secret-123")]).await;
+    let run = sb
+        .exec_with_stdin(
+            &llm.url(),
+            &[],
+            "from stdin",
+            &[("CAIRN_API_KEY", "sk-secret-123")],
+        )
+        .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(llm.request(0)["messages"][1]["content"], "from stdin");
     let log = std::fs::read_to_string(sb.log_path()).unwrap();
@@ -139,7 +210,9 @@ async fn the_prompt_can_come_from_stdin_and_secrets_never_reach_the_log() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_key_is_reported_before_any_request() {
     let sb = Sandbox::new();
-    let run = sb.exec_raw(&["exec", "--provider", "openai", "hi"], &[]).await;
+    let run = sb
+        .exec_raw(&["exec", "--provider", "openai", "hi"], &[])
+        .await;
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("OPENAI_API_KEY"), "{}", run.stderr);
 }

@@ -24,7 +24,10 @@ fn assert_valid_conversation(messages: &[Value]) {
             sorted_ids.sort();
             let mut sorted_answered = answered.clone();
             sorted_answered.sort();
-            assert_eq!(sorted_ids, sorted_answered, "calls and results differ at message {i}");
+            assert_eq!(
+                sorted_ids, sorted_answered,
+                "calls and results differ at message {i}"
+            );
             i += answered.len();
         }
         i += 1;
@@ -37,11 +40,25 @@ async fn a_session_killed_mid_tool_call_resumes_with_a_valid_conversation() {
     let pid_file = sb.path("sleeper.pid");
     let llm = MockLlm::start(vec![
         Script::tool_call("c1", "read_file", json!({"path": "a.txt"})),
-        Script::tool_call("c2", "bash", json!({"command": "echo $$ > sleeper.pid; exec sleep 60"})),
+        Script::tool_call(
+            "c2",
+            "bash",
+            json!({"command": "echo $$ > sleeper.pid; exec sleep 60"}),
+        ),
     ])
     .await;
     let mut child = sb
-        .command(&["exec", "--base-url", &llm.url(), "--mode", "never", "look around"], &[])
+        .command(
+            &[
+                "exec",
+                "--base-url",
+                &llm.url(),
+                "--mode",
+                "never",
+                "look around",
+            ],
+            &[],
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -56,15 +73,34 @@ async fn a_session_killed_mid_tool_call_resumes_with_a_valid_conversation() {
 
     let id = sb.session_id();
     let resumed = MockLlm::start(vec![Script::text("picked up where we left off")]).await;
-    let run = sb.exec(&resumed.url(), &["--resume", &id, "--mode", "never", "go on"]).await;
+    let run = sb
+        .exec(
+            &resumed.url(),
+            &["--resume", &id, "--mode", "never", "go on"],
+        )
+        .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.stdout.trim(), "picked up where we left off");
 
     let sent = resumed.request(0);
     let messages = sent["messages"].as_array().unwrap().clone();
     assert_valid_conversation(&messages);
-    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "tool", "user"]);
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "user"
+        ]
+    );
     assert_eq!(messages[1]["content"], "look around");
     assert!(messages[3]["content"].as_str().unwrap().contains("alpha"));
     assert_eq!(messages[4]["tool_calls"][0]["id"], "c2");
@@ -78,10 +114,16 @@ async fn continue_picks_the_latest_session_of_this_directory_and_sessions_lists_
     let first = MockLlm::start(vec![Script::text("one")]).await;
     assert_eq!(sb.exec(&first.url(), &["first prompt"]).await.code, 0);
     let second = MockLlm::start(vec![Script::text("two")]).await;
-    let run = sb.exec(&second.url(), &["--continue", "second prompt"]).await;
+    let run = sb
+        .exec(&second.url(), &["--continue", "second prompt"])
+        .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let messages = second.request(0)["messages"].as_array().unwrap().clone();
-    let texts: Vec<&str> = messages.iter().skip(1).map(|m| m["content"].as_str().unwrap_or("")).collect();
+    let texts: Vec<&str> = messages
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().unwrap_or(""))
+        .collect();
     assert_eq!(texts, ["first prompt", "one", "second prompt"]);
 
     let listed = sb.exec_raw(&["sessions"], &[]).await;
@@ -103,7 +145,9 @@ async fn a_corrupted_log_line_is_skipped_with_a_warning_and_nothing_else_is_lost
     text.push_str("{\"type\":\"user\",\"text\":\"half a li");
     std::fs::write(&log, text).unwrap();
     let second = MockLlm::start(vec![Script::text("two")]).await;
-    let run = sb.exec(&second.url(), &["--resume", &sb.session_id(), "again"]).await;
+    let run = sb
+        .exec(&second.url(), &["--resume", &sb.session_id(), "again"])
+        .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert!(run.stderr.contains("truncated last line"), "{}", run.stderr);
     let messages = second.request(0)["messages"].as_array().unwrap().clone();

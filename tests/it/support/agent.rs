@@ -39,7 +39,13 @@ pub fn provider(url: &str) -> ProviderSettings {
 }
 
 impl TestAgent {
-    pub async fn spawn(workspace: &Path, sessions: &Path, url: &str, mode: Mode, from: StartFrom) -> TestAgent {
+    pub async fn spawn(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        from: StartFrom,
+    ) -> TestAgent {
         let workspace = std::fs::canonicalize(workspace).unwrap();
         let tools = ToolEnv::new(workspace.clone(), BashSettings::default());
         let engine = Engine {
@@ -65,7 +71,12 @@ impl TestAgent {
         let agent = Agent::start(settings, engine, from, ends.events).unwrap();
         let log = agent.log_path();
         let task = tokio::spawn(agent.run(ends.commands));
-        TestAgent { front, seen: Vec::new(), log, task }
+        TestAgent {
+            front,
+            seen: Vec::new(),
+            log,
+            task,
+        }
     }
 
     pub async fn send(&self, command: UserCommand) {

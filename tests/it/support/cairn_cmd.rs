@@ -69,7 +69,11 @@ impl Sandbox {
     }
 
     pub fn session_id(&self) -> String {
-        self.log_path().file_stem().unwrap().to_string_lossy().into_owned()
+        self.log_path()
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
     }
 
     pub fn log_records(&self) -> Vec<serde_json::Value> {
@@ -110,11 +114,22 @@ impl Sandbox {
     }
 
     pub async fn exec_raw(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let output = self.command(args, env).stdin(Stdio::null()).output().await.unwrap();
+        let output = self
+            .command(args, env)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
         to_run(output)
     }
 
-    pub async fn exec_with_stdin(&self, url: &str, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
+    pub async fn exec_with_stdin(
+        &self,
+        url: &str,
+        args: &[&str],
+        stdin: &str,
+        env: &[(&str, &str)],
+    ) -> Run {
         let mut full = vec!["exec", "--base-url", url];
         full.extend_from_slice(args);
         let mut child = self
@@ -143,7 +158,10 @@ fn to_run(output: std::process::Output) -> Run {
 pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !check() {
-        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
@@ -151,7 +169,12 @@ pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 /// True while a process with this pid exists (and is not a zombie we could still reap).
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
         Err(_) => false,
     }
 }
@@ -162,14 +185,24 @@ pub fn read_pid(path: &Path) -> Option<i32> {
 
 /// Live processes whose process group is `pgid`.
 pub fn processes_in_group(pgid: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
             // Fields after the command name: state ppid pgrp ...
-            let rest: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-            rest.first() != Some(&"Z") && rest.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+            let rest: Vec<&str> = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
+            rest.first() != Some(&"Z")
+                && rest.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
         })
         .collect()
 }
