@@ -161,16 +161,40 @@ pub fn tail_start(bytes: &[u8]) -> usize {
         .unwrap_or(bytes.len())
 }
 
-/// Lossy decode of a piece of live output, keeping an incomplete trailing character back for
-/// the next piece. Returns the text and how many bytes it consumed.
-pub fn decode_piece(bytes: &[u8]) -> (String, usize) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => (text.to_owned(), bytes.len()),
-        Err(err) if err.error_len().is_none() && bytes.len() - err.valid_up_to() < 4 => {
-            let used = err.valid_up_to();
-            (String::from_utf8_lossy(&bytes[..used]).into_owned(), used)
+/// How much of a piece of live output is complete: everything but an unfinished escape
+/// sequence or UTF-8 character at its end, which waits for the next piece (unless it grew
+/// implausibly long).
+pub fn complete_len(bytes: &[u8]) -> usize {
+    const LONGEST_HELD: usize = 256;
+    let window = bytes.len().saturating_sub(LONGEST_HELD);
+    if let Some(esc) = bytes[window..]
+        .iter()
+        .rposition(|&b| b == ESC)
+        .map(|p| window + p)
+        && skip_escape(bytes, esc) >= bytes.len()
+        && !ends_sequence(&bytes[esc..])
+    {
+        return esc;
+    }
+    let tail = bytes.len().saturating_sub(3);
+    match std::str::from_utf8(&bytes[tail..]) {
+        Err(err) if err.error_len().is_none() => tail + err.valid_up_to(),
+        _ => bytes.len(),
+    }
+}
+
+/// Whether an escape sequence that runs to the end of `seq` is complete there.
+fn ends_sequence(seq: &[u8]) -> bool {
+    match seq {
+        [ESC] | [ESC, b'[', ..] | [ESC, b']' | b'P' | b'X' | b'^' | b'_', ..] => {
+            let last = seq.len() - 1;
+            match seq.get(1) {
+                Some(b'[') => last >= 2 && (0x40..=0x7e).contains(&seq[last]),
+                Some(_) => seq[last] == BEL || seq.ends_with(b"\x1b\\"),
+                None => false,
+            }
         }
-        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), bytes.len()),
+        _ => true,
     }
 }
 
@@ -239,9 +263,25 @@ mod tests {
     }
 
     #[test]
-    fn decode_piece_holds_back_a_split_character() {
-        let bytes = "ab\u{4e16}".as_bytes();
-        assert_eq!(decode_piece(&bytes[..3]), ("ab".to_owned(), 2));
-        assert_eq!(decode_piece(bytes), ("ab\u{4e16}".to_owned(), 5));
+    fn live_pieces_hold_back_split_characters_and_escapes() {
+        let cases: &[(&[u8], usize)] = &[
+            (b"plain", 5),
+            (&"ab\u{4e16}".as_bytes()[..3], 2),
+            ("ab\u{4e16}".as_bytes(), 5),
+            (b"text\x1b", 4),
+            (b"text\x1b[1;3", 4),
+            (b"text\x1b[1;31m", 11),
+            (b"text\x1b]0;title", 4),
+            (b"text\x1b]0;title\x07", 14),
+            (b"\x1b[0mdone\n", 9),
+        ];
+        for (bytes, expected) in cases {
+            assert_eq!(
+                complete_len(bytes),
+                *expected,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
     }
 }

@@ -151,7 +151,8 @@ impl Capture {
         self.stream(which).total
     }
 
-    /// Live output gathered since the last call, both streams, as text for the UI's tail.
+    /// Live output gathered since the last call, both streams, as text for the UI's tail:
+    /// cleaned like the model's text, so no escape sequence reaches the UI's terminal.
     pub fn take_pending(&self) -> String {
         let mut text = String::new();
         for which in [Which::Stdout, Which::Stderr] {
@@ -159,14 +160,13 @@ impl Capture {
             if stream.pending.is_empty() {
                 continue;
             }
-            let (piece, used) = if stream.eof {
-                let all = String::from_utf8_lossy(&stream.pending).into_owned();
-                (all, stream.pending.len())
+            let used = if stream.eof {
+                stream.pending.len()
             } else {
-                ansi::decode_piece(&stream.pending)
+                ansi::complete_len(&stream.pending)
             };
+            text.push_str(&ansi::clean(&stream.pending[..used]));
             stream.pending.drain(..used);
-            text.push_str(&piece);
         }
         text
     }
@@ -518,5 +518,9 @@ mod tests {
         assert_eq!(capture.take_pending(), "\u{4e16}");
         capture.push(Which::Stdout, &vec![b'y'; 100_000]);
         assert_eq!(capture.take_pending().len(), PENDING_TAIL);
+        capture.push(Which::Stdout, b"\x1b[31mred\x1b[");
+        assert_eq!(capture.take_pending(), "red");
+        capture.push(Which::Stdout, b"0m plain\n");
+        assert_eq!(capture.take_pending(), " plain\n");
     }
 }
