@@ -340,7 +340,7 @@ async fn live_output_reaches_the_tail_while_the_command_runs() {
     let runner = {
         let fx = fx.clone();
         tokio::spawn(async move {
-            fx.bash(json!({"command": "echo first; while [ ! -f go ]; do sleep 0.01; done; echo second"}))
+            fx.bash(json!({"command": "printf '\\033[32mfirst\\033[0m\\n'; while [ ! -f go ]; do sleep 0.01; done; echo second"}))
                 .await
         })
     };
@@ -354,6 +354,7 @@ async fn live_output_reaches_the_tail_while_the_command_runs() {
     std::fs::write(fx.path("go"), "").unwrap();
     let (run, _) = runner.await.unwrap();
     assert_eq!(run.stdout, "first\nsecond\n");
+    // Cleaned like the model's text: no escape sequence reaches the UI's terminal.
     assert_eq!(*seen.lock().unwrap(), "first\nsecond\n");
 }
 
