@@ -346,6 +346,13 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Recorded
         .and_then(|(_, value)| value.parse::<usize>().ok())
         .unwrap_or(0);
     let mut body = buf.split_off(head_end + 4);
+    // curl asks before sending a body over 1 KiB; without an answer it stalls for a second.
+    let expects_continue = headers
+        .iter()
+        .any(|(name, value)| name == "expect" && value.eq_ignore_ascii_case("100-continue"));
+    if expects_continue && body.len() < length {
+        socket.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").await?;
+    }
     while body.len() < length {
         let mut chunk = vec![0u8; (length - body.len()).min(64 * 1024)];
         let n = socket.read(&mut chunk).await?;
