@@ -9,8 +9,6 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser, Tree};
 
-use crate::tools::paths;
-
 /// How much a command can do, in increasing order of concern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -507,12 +505,8 @@ impl Walker {
                 None => return Location::Unknown,
             }
         };
-        let normal = normalize(&absolute);
-        let (real, inside) = match paths::resolve(&self.root, &normal.to_string_lossy()) {
-            Ok(real) => (real.as_path().to_path_buf(), real.inside_workspace()),
-            Err(_) => (normal.clone(), normal.starts_with(&self.root)),
-        };
-        if inside {
+        let real = resolve_real(&normalize(&absolute));
+        if real.starts_with(&self.root) {
             Location::Inside
         } else if is_temp(&real) {
             Location::Temp
@@ -740,11 +734,35 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 fn is_temp(real: &Path) -> bool {
-    let system = std::env::temp_dir();
-    let system = std::fs::canonicalize(&system).unwrap_or(system);
+    static SYSTEM_TEMP: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let system = SYSTEM_TEMP.get_or_init(|| {
+        let dir = std::env::temp_dir();
+        std::fs::canonicalize(&dir).unwrap_or(dir)
+    });
     [system.as_path(), Path::new("/tmp"), Path::new("/var/tmp")]
         .iter()
         .any(|t| real.starts_with(t) && real != *t)
+}
+
+/// Follows symlinks in the longest existing prefix of an absolute, normalized path.
+fn resolve_real(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest
+                .iter()
+                .rev()
+                .fold(real, |acc: PathBuf, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 pub(crate) fn is_harmless_device(path: &str) -> bool {
