@@ -181,11 +181,12 @@ impl StreamAssembler {
         }
     }
 
-    // Accumulation rules (wire-formats notes, section 7): calls are keyed by `index`; a new
-    // non-empty id on a used index starts a new call (Ollama gives every call index 0); a
-    // fragment without index starts a new call when it names a tool and otherwise continues
-    // the last one; so does a fragment under an unknown index with neither id nor name
-    // (endpoints that shift the index of argument fragments). Arguments stay raw text.
+    // Accumulation rules (wire-formats notes, section 7): calls are keyed by `index`. On a used
+    // index, a new non-empty id starts a new call (Ollama gives every call index 0), and so
+    // does a name without id after complete arguments (older Ollama, no ids at all). Without
+    // an index, a fragment that names a tool starts a new call and any other continues the
+    // last one; so does a fragment under an unknown index with neither id nor name (endpoints
+    // that shift the index of argument fragments). Arguments stay raw text throughout.
     fn tool_call(&mut self, call: ToolCallDelta, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
         let id = call.id.filter(|id| !id.is_empty());
         let (name, arguments) = match call.function {
@@ -195,11 +196,18 @@ impl StreamAssembler {
         let existing = match call.index {
             Some(index) => match self.by_index.get(&index) {
                 Some(&at) => {
-                    let other_id = match (&id, &self.calls[at].provider_id) {
+                    let open = &self.calls[at];
+                    let other_id = match (&id, &open.provider_id) {
                         (Some(new), Some(old)) => new != old,
                         _ => false,
                     };
-                    (!other_id).then_some(at)
+                    // Ollama before ids existed: whole calls, all at index 0, no id. A name
+                    // after complete arguments starts the next call.
+                    let next_whole_call = id.is_none()
+                        && name.is_some()
+                        && !open.name.is_empty()
+                        && is_complete_json(&open.arguments);
+                    (!other_id && !next_whole_call).then_some(at)
                 }
                 None if id.is_none() && name.is_none() => self.last_call,
                 None => None,
@@ -334,6 +342,10 @@ impl StreamDecoder {
         self.frames = frames;
         result
     }
+}
+
+fn is_complete_json(text: &str) -> bool {
+    !text.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 /// `call_<n>`, unique within this process, for calls the provider sent without an id.

@@ -510,3 +510,37 @@ fn blank_arguments_go_back_to_the_provider_as_an_empty_object() {
         r#"{"a":1}"#
     );
 }
+
+#[test]
+fn old_ollama_whole_calls_at_index_zero_without_ids_stay_separate() {
+    let body = r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"read_file","arguments":"{\"path\":\"b\"}"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+
+"#;
+    let args: Vec<String> = decode(body)
+        .0
+        .unwrap()
+        .tool_calls
+        .into_iter()
+        .map(|c| c.arguments)
+        .collect();
+    assert_eq!(args, [r#"{"path":"a"}"#, r#"{"path":"b"}"#]);
+}
+
+#[test]
+fn a_name_repeated_on_every_fragment_does_not_split_the_call() {
+    let body = r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"r","function":{"name":"bash","arguments":"{\"command\":"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"bash","arguments":" \"ls\"}"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+
+"#;
+    assert_eq!(
+        decode(body).0.unwrap().tool_calls,
+        vec![call("r", "bash", r#"{"command": "ls"}"#)]
+    );
+}
