@@ -42,23 +42,14 @@ pub fn line_of(bytes: &[u8], at: usize) -> usize {
     count_newlines(&bytes[..at.min(bytes.len())]) + 1
 }
 
-/// Number of `\n` bytes. Counts 16 lanes at a time into byte counters (which the compiler
-/// turns into SIMD compares), several times faster than a match-by-match search on text
-/// with short lines.
+/// Number of `\n` bytes. Sums each 255-byte block into a `u8` (which cannot overflow), a
+/// reduction the compiler turns into SIMD compares: several GB/s, where a match-by-match
+/// search crawls on text with short lines.
 pub fn count_newlines(bytes: &[u8]) -> usize {
-    const LANES: usize = 16;
-    // A byte counter overflows after 255 hits.
-    const BLOCK: usize = LANES * 255;
+    let mut blocks = bytes.chunks_exact(255);
     let mut total = 0;
-    let mut blocks = bytes.chunks_exact(BLOCK);
     for block in &mut blocks {
-        let mut counts = [0u8; LANES];
-        for group in block.chunks_exact(LANES) {
-            for (count, &b) in counts.iter_mut().zip(group) {
-                *count += u8::from(b == b'\n');
-            }
-        }
-        total += counts.iter().map(|&c| usize::from(c)).sum::<usize>();
+        total += usize::from(block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')));
     }
     total + blocks.remainder().iter().filter(|&&b| b == b'\n').count()
 }
@@ -147,7 +138,7 @@ mod tests {
 
     #[test]
     fn newline_counts_match_a_plain_count() {
-        for len in [0, 1, 15, 16, 17, 4079, 4080, 4081, 10_000] {
+        for len in [0, 1, 254, 255, 256, 509, 510, 511, 10_000] {
             let bytes: Vec<u8> = (0..len)
                 .map(|i| if i % 3 == 0 { b'\n' } else { b'a' })
                 .collect();
