@@ -536,13 +536,9 @@ async fn a_refused_connection_is_retried_then_reported() {
     );
 }
 
-#[tokio::test]
-async fn a_server_that_ignores_stream_and_answers_json_is_understood() {
-    let answer = r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"whole answer"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#;
-    let raw = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
-        answer.len()
-    );
+/// Answers one request with `content_type` and `body`, the way a server the mock cannot
+/// imitate would; returns the base URL.
+async fn serve_once(content_type: &'static str, body: &'static str) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     tokio::spawn(async move {
@@ -558,11 +554,41 @@ async fn a_server_that_ignores_stream_and_answers_json_is_understood() {
             }
             request.extend_from_slice(&buf[..n]);
         }
-        socket.write_all(raw.as_bytes()).await.unwrap();
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket.write_all(body.as_bytes()).await.unwrap();
         socket.shutdown().await.unwrap();
     });
+    url
+}
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_and_answers_json_is_understood() {
+    let answer = r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"whole answer"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#;
+    let url = serve_once("application/json", answer).await;
     let model = HttpModel::new(settings(url)).unwrap();
     let (result, deltas) = chat(&model).await;
     assert_eq!(result.unwrap().text, "whole answer");
     assert_eq!(streamed_text(&deltas), "whole answer");
+}
+
+#[tokio::test]
+async fn an_html_page_instead_of_a_stream_is_reported_not_retried() {
+    let url = serve_once(
+        "text/html; charset=utf-8",
+        "<html><body>Please log in to the proxy</body></html>",
+    )
+    .await;
+    let model = HttpModel::new(settings(url)).unwrap();
+    let (result, deltas) = chat(&model).await;
+    match result {
+        Err(LlmError::Protocol(message)) => {
+            assert!(message.contains("Please log in to the proxy"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(retries(&deltas).is_empty());
 }
