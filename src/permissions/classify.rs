@@ -4,10 +4,13 @@
 //! resulting `Analysis`; the per-command knowledge lives in `commands.rs`.
 
 use std::cell::RefCell;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser, Tree};
+
+pub(crate) use crate::permissions::locations::is_harmless_device;
+pub(crate) use crate::permissions::words::{Word, word};
 
 /// How much a command can do, in increasing order of concern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -159,24 +162,6 @@ fn parse(source: &str) -> Option<Tree> {
 
 /// Nested `bash -c` strings deeper than this are refused rather than followed.
 const MAX_DEPTH: usize = 8;
-
-/// A word of the command line after quote removal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Word {
-    /// The unquoted value when `literal`; the source text otherwise.
-    pub text: String,
-    /// False when the word contains an expansion or substitution only known at run time.
-    pub literal: bool,
-}
-
-impl Word {
-    pub fn literal(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            literal: true,
-        }
-    }
-}
 
 /// Where a command's standard input comes from, as far as it matters for interpreters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -491,83 +476,6 @@ impl Walker {
         }
         self.stdin = saved_stdin;
     }
-
-    /// Resolves a path argument against the current directory and the workspace.
-    pub fn locate(&self, raw: &Word) -> Location {
-        let Some(path) = self.expand(raw) else {
-            return Location::Unknown;
-        };
-        let absolute = if path.is_absolute() {
-            path
-        } else {
-            match &self.cwd {
-                Some(cwd) => cwd.join(path),
-                None => return Location::Unknown,
-            }
-        };
-        let real = resolve_real(&normalize(&absolute));
-        if real.starts_with(&self.root) {
-            Location::Inside
-        } else if is_temp(&real) {
-            Location::Temp
-        } else {
-            Location::Outside
-        }
-    }
-
-    /// The path a word names, with `~` and `$HOME` expanded; `None` when only known at run time.
-    fn expand(&self, raw: &Word) -> Option<PathBuf> {
-        let text = raw.text.as_str();
-        for home_var in ["$HOME", "${HOME}"] {
-            if let Some(rest) = text.strip_prefix(home_var) {
-                if rest.contains('$') || rest.contains('`') {
-                    return None;
-                }
-                let rest = rest.trim_matches('"').trim_start_matches('/');
-                return self.home.as_ref().map(|h| h.join(rest));
-            }
-        }
-        if !raw.literal {
-            return None;
-        }
-        if text == "~" {
-            return self.home.clone();
-        }
-        if let Some(rest) = text.strip_prefix("~/") {
-            return self.home.as_ref().map(|h| h.join(rest));
-        }
-        if let Some(user) = text.strip_prefix('~') {
-            // Another user's home directory.
-            return Some(PathBuf::from("/home").join(user));
-        }
-        Some(PathBuf::from(text))
-    }
-
-    /// What writing to `target` means, or `None` when it is harmless (`/dev/null`, a descriptor).
-    pub fn write_target(&self, target: &Word) -> Option<(Class, String)> {
-        let shown = &target.text;
-        if target.literal && is_harmless_device(shown) {
-            return None;
-        }
-        if target.literal && shown.starts_with("/dev/") {
-            return Some((Class::Dangerous, format!("writes to the device {shown}")));
-        }
-        Some(match self.locate(target) {
-            Location::Inside => (Class::Mutating, format!("writes {shown}")),
-            Location::Temp => (
-                Class::Mutating,
-                format!("writes {shown} in the temp directory"),
-            ),
-            Location::Outside => (
-                Class::Dangerous,
-                format!("writes outside the workspace ({shown})"),
-            ),
-            Location::Unknown => (
-                Class::Dangerous,
-                format!("writes to a path only known at run time ({shown})"),
-            ),
-        })
-    }
 }
 
 /// Whether `child` fills the `argument` field of `command` (redirects and names do not).
@@ -577,7 +485,7 @@ fn node_is_argument(command: Node, child: Node) -> bool {
         .any(|a| a.id() == child.id())
 }
 
-fn text<'s>(node: Node, src: &'s str) -> &'s str {
+pub(crate) fn text<'s>(node: Node, src: &'s str) -> &'s str {
     node.utf8_text(src.as_bytes()).unwrap_or("")
 }
 
@@ -587,190 +495,6 @@ fn operator(node: Node, src: &str) -> String {
         .find(|c| !c.is_named())
         .map(|c| text(c, src).to_string())
         .unwrap_or_default()
-}
-
-/// Removes quoting from a word node; a word with expansions keeps its source text.
-pub(crate) fn word(node: Node, src: &str) -> Word {
-    let raw = text(node, src);
-    match node.kind() {
-        "word" | "number" => Word::literal(unescape_bare(raw)),
-        "raw_string" => Word::literal(raw.trim_start_matches('\'').trim_end_matches('\'')),
-        "ansi_c_string" => Word::literal(ansi_c(raw)),
-        "string" => {
-            let dynamic = node
-                .named_children(&mut node.walk())
-                .any(|c| c.kind() != "string_content");
-            if dynamic {
-                Word {
-                    text: raw.to_string(),
-                    literal: false,
-                }
-            } else {
-                let inner = raw
-                    .strip_prefix('"')
-                    .and_then(|r| r.strip_suffix('"'))
-                    .unwrap_or(raw);
-                Word::literal(unescape_double(inner))
-            }
-        }
-        "concatenation" => {
-            let mut out = Word::literal(String::new());
-            for child in node.named_children(&mut node.walk()) {
-                let part = word(child, src);
-                out.literal &= part.literal;
-                out.text.push_str(&part.text);
-            }
-            if !out.literal {
-                out.text = raw.to_string();
-            }
-            out
-        }
-        _ => Word {
-            text: raw.to_string(),
-            literal: false,
-        },
-    }
-}
-
-fn unescape_bare(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some('\n') | None => {}
-                Some(next) => out.push(next),
-            },
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-fn unescape_double(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.peek() {
-                Some('"' | '\\' | '$' | '`') => {
-                    out.extend(chars.next());
-                    continue;
-                }
-                Some('\n') => {
-                    chars.next();
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Decodes `$'...'`: the escapes that could spell a command name (`$'\x72m'`).
-fn ansi_c(raw: &str) -> String {
-    let inner = raw
-        .strip_prefix("$'")
-        .and_then(|r| r.strip_suffix('\''))
-        .unwrap_or(raw);
-    let mut out = String::new();
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some(e) = chars.next() else { break };
-        let (radix, max, first) = match e {
-            'x' => (16, 2, None),
-            'u' => (16, 4, None),
-            'U' => (16, 8, None),
-            '0'..='7' => (8, 2, Some(e)),
-            'n' => {
-                out.push('\n');
-                continue;
-            }
-            't' => {
-                out.push('\t');
-                continue;
-            }
-            other => {
-                out.push(other);
-                continue;
-            }
-        };
-        let mut digits: String = first.into_iter().collect();
-        while digits.len() < max + usize::from(first.is_some()) {
-            match chars.peek() {
-                Some(d) if d.is_digit(radix) => digits.extend(chars.next()),
-                _ => break,
-            }
-        }
-        if let Some(decoded) = u32::from_str_radix(&digits, radix)
-            .ok()
-            .and_then(char::from_u32)
-        {
-            out.push(decoded);
-        }
-    }
-    out
-}
-
-/// Removes `.` and `..` lexically.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-fn is_temp(real: &Path) -> bool {
-    static SYSTEM_TEMP: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let system = SYSTEM_TEMP.get_or_init(|| {
-        let dir = std::env::temp_dir();
-        std::fs::canonicalize(&dir).unwrap_or(dir)
-    });
-    [system.as_path(), Path::new("/tmp"), Path::new("/var/tmp")]
-        .iter()
-        .any(|t| real.starts_with(t) && real != *t)
-}
-
-/// Follows symlinks in the longest existing prefix of an absolute, normalized path.
-fn resolve_real(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            return rest
-                .iter()
-                .rev()
-                .fold(real, |acc: PathBuf, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name);
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-}
-
-pub(crate) fn is_harmless_device(path: &str) -> bool {
-    matches!(
-        path,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "-"
-    ) || path.starts_with("/dev/fd/")
-        || path.starts_with("/proc/self/fd/")
 }
 
 #[cfg(test)]

@@ -5,9 +5,12 @@ pub mod classify;
 mod commands;
 mod dev_commands;
 mod file_commands;
+mod locations;
 pub mod policy;
 pub mod rules;
 pub mod sandbox;
+mod words;
+mod wrappers;
 
 use serde::{Deserialize, Serialize};
 
