@@ -15,6 +15,10 @@ use super::{
     ChatModel, ChatRequest, Completion, DeltaSink, LlmError, ProviderSettings, StreamDelta,
 };
 
+/// A TCP/TLS handshake slower than this means the host is unreachable, however long the
+/// idle timeout allows a busy provider to think.
+const MAX_CONNECT: Duration = Duration::from_secs(30);
+
 /// Largest error body read from a failed response; the message shown is cut much shorter.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
@@ -60,7 +64,7 @@ impl HttpModel {
             }
         };
         let mut builder = reqwest::Client::builder()
-            .connect_timeout(settings.idle_timeout)
+            .connect_timeout(settings.idle_timeout.min(MAX_CONNECT))
             .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")));
         // A local server (Ollama, llama.cpp, the test mock) is never behind the user's proxy.
         if is_loopback(&url) {
