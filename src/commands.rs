@@ -139,12 +139,14 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     let workspace = std::env::current_dir()?;
     let env = ToolEnv::new(workspace, BashSettings::default());
     let cx = ToolCx::new(Arc::clone(&env), CallId::new("cli"));
-    if let (Some(path), Some(reader)) = (args.get("path"), registry.get("read_file")) {
-        if name != "read_file" {
-            let read_args = serde_json::json!({ "path": path, "limit": 1 });
-            // Only to record the file's state; a missing file is fine for a write.
-            let _ = reader.run(read_args, &cx).await;
-        }
+    if let (Some(path), Some(reader), false) = (
+        args.get("path"),
+        registry.get("read_file"),
+        name == "read_file",
+    ) {
+        let read_args = serde_json::json!({ "path": path, "limit": 1 });
+        // Only to record the file's state; a missing file is fine for a write.
+        let _ = reader.run(read_args, &cx).await;
     }
     let outcome = tool.run(args, &cx).await;
     env.jobs.kill_all().await;

@@ -37,7 +37,12 @@ pub fn assistant_message(text: &str, reasoning: &str, calls: &[LoggedCall]) -> C
                 kind: "function".into(),
                 function: WireFunction {
                     name: c.name.clone(),
-                    arguments: c.arguments.clone(),
+                    // Some providers stream `""` for parameterless calls; send back valid JSON.
+                    arguments: if c.arguments.trim().is_empty() {
+                        "{}".into()
+                    } else {
+                        c.arguments.clone()
+                    },
                 },
             })
             .collect(),
