@@ -216,3 +216,44 @@ async fn a_missing_key_is_reported_before_any_request() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("OPENAI_API_KEY"), "{}", run.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_outside_the_workspace_is_held_and_the_model_is_told_why() {
+    let sb = Sandbox::new();
+    std::os::unix::fs::symlink(std::env::temp_dir(), sb.path("tmplink")).unwrap();
+    let target = format!("cairn-outside-{}.txt", std::process::id());
+    let llm = MockLlm::start(vec![Script::tool_calls([
+        MockCall::new(
+            "c1",
+            "write_file",
+            json!({"path": "../escape.txt", "content": "x"}),
+        ),
+        MockCall::new(
+            "c2",
+            "write_file",
+            json!({"path": format!("tmplink/{target}"), "content": "x"}),
+        ),
+    ])])
+    .await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto", "write outside"])
+        .await;
+    assert_eq!(run.code, 3, "stderr: {}", run.stderr);
+    assert!(!sb.path("../escape.txt").exists());
+    assert!(
+        !std::env::temp_dir().join(&target).exists(),
+        "a symlink must not lead a write out"
+    );
+    let records = sb.log_records();
+    for call in ["c1", "c2"] {
+        let result = records
+            .iter()
+            .find(|r| r["type"] == "tool_result" && r["call"] == call)
+            .unwrap();
+        let text = result["result"]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("Error: ") && text.contains("outside the workspace"),
+            "{text}"
+        );
+    }
+}
