@@ -194,6 +194,10 @@ pub(crate) struct Walker {
     pub parts: Vec<Part>,
     pub depth: usize,
     pub stdin: Stdin,
+    /// Functions defined earlier in the command line; their bodies were judged already.
+    pub functions: Vec<String>,
+    /// Files a download command wrote earlier in the command line.
+    pub downloaded: Vec<String>,
 }
 
 impl Walker {
@@ -206,6 +210,8 @@ impl Walker {
             parts: Vec::new(),
             depth: 0,
             stdin: Stdin::Inherited,
+            functions: Vec::new(),
+            downloaded: Vec::new(),
         }
     }
 
@@ -244,7 +250,7 @@ impl Walker {
 
     fn visit(&mut self, node: Node, src: &str) {
         match node.kind() {
-            "command" => self.command(node, src, Vec::new()),
+            "command" => self.command(node, src, Vec::new(), &[]),
             "redirected_statement" => self.redirected(node, src),
             "pipeline" => {
                 let stages: Vec<Node> = node.named_children(&mut node.walk()).collect();
@@ -317,6 +323,7 @@ impl Walker {
             self.visit(body, src);
         }
         let Some(name) = name else { return };
+        self.functions.push(name.clone());
         if self.parts[before..]
             .iter()
             .any(|p| p.words.first() == Some(&name))
@@ -340,6 +347,9 @@ impl Walker {
             self.redirect(*redirect, src, &mut pipe_after);
         }
         let Some(body) = node.child_by_field_name("body") else {
+            // A bare redirection (`> file`) still creates or truncates its target.
+            let findings = self.write_findings(&redirects, src);
+            self.findings_part(findings);
             self.stdin = saved_stdin;
             return;
         };
@@ -352,7 +362,7 @@ impl Walker {
             }
             None if body.kind() == "command" => {
                 let findings = self.write_findings(&redirects, src);
-                self.command(body, src, findings);
+                self.command(body, src, findings, &redirects);
             }
             None => self.visit(body, src),
         }
@@ -362,6 +372,26 @@ impl Walker {
             self.findings_part(findings);
         }
         self.stdin = saved_stdin;
+    }
+
+    /// Remembers where a download command saves, so running that file later is held.
+    fn note_download(&mut self, words: &[Word], redirects: &[Node], src: &str) {
+        let downloads = words
+            .first()
+            .and_then(crate::permissions::commands::program_name)
+            .is_some_and(crate::permissions::commands::is_download);
+        if !downloads {
+            return;
+        }
+        for redirect in redirects.iter().filter(|r| r.kind() == "file_redirect") {
+            if let Some(dest) = redirect.child_by_field_name("destination") {
+                self.downloaded.push(word(dest, src).text);
+            }
+        }
+        let names = ["-o", "--output", "-O", "--output-document"];
+        if let Some(out) = crate::permissions::commands::option_value(&words[1..], &names) {
+            self.downloaded.push(out.text);
+        }
     }
 
     fn findings_part(&mut self, findings: Vec<(Class, String)>) {
@@ -441,7 +471,14 @@ impl Walker {
         }
     }
 
-    fn command(&mut self, node: Node, src: &str, mut findings: Vec<(Class, String)>) {
+    /// Judges a simple command; `outer` are the redirections of an enclosing statement.
+    fn command(
+        &mut self,
+        node: Node,
+        src: &str,
+        mut findings: Vec<(Class, String)>,
+        outer: &[Node],
+    ) {
         let saved_stdin = self.stdin.clone();
         let redirects: Vec<Node> = node
             .children_by_field_name("redirect", &mut node.walk())
@@ -470,6 +507,8 @@ impl Walker {
             }
         }
         if !words.is_empty() {
+            let all: Vec<Node> = redirects.iter().chain(outer).copied().collect();
+            self.note_download(&words, &all, src);
             self.judge_and_push(&words, findings);
         } else {
             self.findings_part(findings);

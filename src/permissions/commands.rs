@@ -418,6 +418,18 @@ impl Walker {
             );
         };
         let args = &words[1..];
+        if self.downloaded.iter().any(|d| same_file(d, &first.text)) {
+            return Own(
+                Class::Dangerous,
+                format!("runs a downloaded file ({})", first.text),
+            );
+        }
+        if self.functions.iter().any(|f| *f == first.text) {
+            return Own(
+                Class::ReadOnly,
+                format!("calls the function {} defined in the command", first.text),
+            );
+        }
         if args.len() == 1 && matches!(args[0].text.as_str(), "--version" | "--help" | "-V") {
             return Own(
                 Class::ReadOnly,
@@ -525,4 +537,9 @@ fn kill(args: &[Word]) -> Judged {
         return Own(Class::ReadOnly, "lists signals".into());
     }
     Own(Class::Mutating, "sends a signal to a process (kill)".into())
+}
+
+/// Whether two spellings name the same file (`./x.sh` and `x.sh`).
+pub(crate) fn same_file(a: &str, b: &str) -> bool {
+    a.trim_start_matches("./") == b.trim_start_matches("./")
 }

@@ -46,7 +46,10 @@ const GIT_READ_ONLY: &[&str] = &[
 impl Walker {
     pub(crate) fn judge_dev(&mut self, name: &str, args: &[Word]) -> Option<Judged> {
         Some(match name {
-            "git" => git(args),
+            "git" => {
+                self.git_aliases(args);
+                git(args)
+            }
             "cargo" => subcommand(
                 name,
                 args,
@@ -106,6 +109,26 @@ impl Walker {
             ),
             _ => return None,
         })
+    }
+}
+
+impl Walker {
+    /// `git -c alias.x='!cmd' x` runs `cmd` through the shell: judge it as shell code.
+    fn git_aliases(&mut self, args: &[Word]) {
+        for pair in args.windows(2).filter(|w| w[0].text == "-c") {
+            if let Some((key, value)) = pair[1].text.split_once('=')
+                && key.starts_with("alias.")
+                && let Some(code) = value.strip_prefix('!')
+            {
+                self.shell_string(
+                    &Word {
+                        text: code.to_string(),
+                        literal: pair[1].literal,
+                    },
+                    pair[1].literal,
+                );
+            }
+        }
     }
 }
 
@@ -211,9 +234,9 @@ fn git(args: &[Word]) -> Judged {
             )
         }
         "restore" => dangerous("discards uncommitted changes"),
-        "rebase" if has_long(rest, "--abort") => Own(
+        "rebase" if has_long(rest, "--abort") || has_long(rest, "--continue") => Own(
             Class::Mutating,
-            "abandons a rebase (git rebase --abort)".into(),
+            "finishes or abandons a rebase in progress (git rebase)".into(),
         ),
         "rebase" | "filter-branch" | "filter-repo" | "replace" => dangerous("rewrites history"),
         "branch"

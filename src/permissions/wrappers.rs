@@ -5,7 +5,7 @@
 use crate::permissions::classify::{Class, Stdin, Walker, Word};
 use crate::permissions::commands::{
     Judged, PRIVILEGE, SENSITIVE_VARIABLES, has_short, is_interpreter, is_shell, option_value,
-    positionals, skip_options,
+    positionals, same_file, skip_options,
 };
 
 use Judged::{Inner, Own};
@@ -196,6 +196,10 @@ impl Walker {
             }
         }
         match args.get(i) {
+            Some(script) if self.was_downloaded(script) => Own(
+                Class::Dangerous,
+                format!("runs a downloaded script ({})", script.text),
+            ),
             Some(script) if !script.literal => Own(
                 Class::Dangerous,
                 format!("runs a script produced at run time ({})", script.text),
@@ -206,13 +210,23 @@ impl Walker {
     }
 
     fn interpreter(&mut self, name: &str, args: &[Word]) -> Judged {
-        if args
+        // `-c`, `-e`, and clusters like perl's `-pe` or `-ne` carry the program inline.
+        // Only options before the script count: later ones are the script's own.
+        let inline = args
             .iter()
-            .any(|a| matches!(a.text.as_str(), "-c" | "-e" | "-E" | "--eval" | "-r" | "-p"))
-        {
+            .take_while(|a| a.text.starts_with('-'))
+            .any(|a| {
+                matches!(a.text.as_str(), "--eval" | "-r" | "-p")
+                    || (!a.text.starts_with("--") && a.text[1..].contains(['c', 'e']))
+            });
+        if inline {
             return Own(Class::Mutating, format!("runs inline {name} code"));
         }
         match positionals(args, &["-m", "-W", "-X", "-I"]).first() {
+            Some(script) if self.was_downloaded(script) => Own(
+                Class::Dangerous,
+                format!("runs a downloaded script ({})", script.text),
+            ),
             Some(script) if !script.literal => Own(
                 Class::Dangerous,
                 format!("runs a script produced at run time ({})", script.text),
@@ -263,6 +277,12 @@ impl Walker {
             return Own(Class::ReadOnly, "sources nothing".into());
         };
         let text = file.text.as_str();
+        if self.was_downloaded(file) {
+            return Own(
+                Class::Dangerous,
+                format!("sources a downloaded script ({text})"),
+            );
+        }
         if !file.literal || text.starts_with("/dev/fd/") || text.starts_with("/proc/") {
             return Own(
                 Class::Dangerous,
@@ -270,5 +290,9 @@ impl Walker {
             );
         }
         Own(Class::Mutating, format!("runs the commands in {text}"))
+    }
+
+    fn was_downloaded(&self, file: &Word) -> bool {
+        self.downloaded.iter().any(|d| same_file(d, &file.text))
     }
 }
