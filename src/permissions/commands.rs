@@ -424,7 +424,7 @@ impl Walker {
                 format!("runs a downloaded file ({})", first.text),
             );
         }
-        if self.functions.iter().any(|f| *f == first.text) {
+        if self.functions.contains(&first.text) {
             return Own(
                 Class::ReadOnly,
                 format!("calls the function {} defined in the command", first.text),
