@@ -61,7 +61,7 @@ fn bench_grep(runtime: &tokio::runtime::Runtime, cx: &ToolCx, root: &Path) {
                     "    let value_{line} = compute(input_{line}, {d}, {f}); // plain line\n"
                 ));
             }
-            if (d * FILES_PER_DIR + f) % 97 == 0 {
+            if (d * FILES_PER_DIR + f).is_multiple_of(97) {
                 text.push_str("    // NEEDLE_MARK: rare match\n");
             }
             bytes += text.len();

@@ -48,17 +48,17 @@ impl Tool for EditFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "edit_file",
-            description: "Replace exact text in a file you have read. old_string must match the \
-                          file exactly (whitespace included, no line-number prefixes) and occur \
-                          once, unless replace_all. For several changes to one file pass `edits` \
-                          (applied in order, all or none) instead of old_string/new_string.",
+            description: "Replace exact text in a file you have read. old_string must match \
+                          exactly (whitespace too, no line numbers) and be unique, unless \
+                          replace_all. For several changes pass `edits` instead (in order, all or \
+                          none).",
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "path": {"type": "string"},
-                    "old_string": {"type": "string", "description": "Text to replace"},
-                    "new_string": {"type": "string", "description": "Replacement"},
-                    "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)"},
+                    "old_string": {"type": "string"},
+                    "new_string": {"type": "string"},
+                    "replace_all": {"type": "boolean"},
                     "edits": {
                         "type": "array",
                         "items": {

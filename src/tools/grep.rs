@@ -66,17 +66,17 @@ impl Tool for Grep {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "grep",
-            description: "Search file contents with a regex (Rust syntax, like ripgrep). Skips \
-                          binary and .gitignored files. output_mode: content (matching lines with \
-                          numbers, the default), files, or count. At most `limit` results (200).",
+            description: "Search file contents by regex (ripgrep syntax), skipping binary and \
+                          .gitignored files. output_mode: content (lines with numbers, default), \
+                          files, or count. At most `limit` results (default 200).",
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "pattern": {"type": "string"},
-                    "path": {"type": "string", "description": "File or directory (default: workspace root)"},
-                    "glob": {"type": "string", "description": "Only files matching, e.g. *.rs or src/**/*.ts"},
+                    "path": {"type": "string", "description": "File or directory (default .)"},
+                    "glob": {"type": "string", "description": "File filter, e.g. *.rs"},
                     "case_insensitive": {"type": "boolean"},
-                    "context": {"type": "integer", "description": "Lines around each match"},
+                    "context": {"type": "integer"},
                     "output_mode": {"type": "string", "enum": ["content", "files", "count"]},
                     "limit": {"type": "integer"}
                 },

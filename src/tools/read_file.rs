@@ -41,10 +41,9 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "read_file",
-            description: "Read a text file, numbered like `cat -n`. Long files come in windows: \
-                          pass offset (1-based line) and limit; the output says where to continue. \
-                          Lines over 2000 chars are cut. A file must be read before write_file \
-                          overwrites it or edit_file changes it.",
+            description: "Read a text file, numbered like `cat -n`. For long files pass offset \
+                          (1-based line) and limit; the output says where to continue. Read a \
+                          file before write_file overwrites it or edit_file changes it.",
             parameters: json!({
                 "type": "object",
                 "properties": {
