@@ -3,6 +3,8 @@
 //! grow cairn's peak RSS by less than 16 MB. Run by hand: `cargo bench --bench bash_output`.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cairn::bus::CallId;
@@ -41,10 +43,23 @@ fn main() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let env = ToolEnv::new(dir.path().to_path_buf(), BashSettings::default());
-    let cx = ToolCx::new(env, CallId::new("bench"));
+    let mut cx = ToolCx::new(env, CallId::new("bench"));
+    // The agent always attaches a live tail; count what it receives, as a UI would.
+    let tail_bytes = Arc::new(AtomicUsize::new(0));
+    let counter = tail_bytes.clone();
+    cx.tail = Some(Arc::new(move |chunk: &str| {
+        counter.fetch_add(chunk.len(), Ordering::Relaxed);
+    }));
     runtime.block_on(async {
         // Warm up: the first spawn pays for loading bash.
         run_command(&cx, "true").await;
+
+        // The same commands writing to /dev/null: the floor set by the commands themselves.
+        for command in ["yes | head -c 1000000000 > /dev/null", "seq 1 5000000 > /dev/null"] {
+            let started = Instant::now();
+            std::process::Command::new("bash").args(["-c", command]).status().unwrap();
+            println!("baseline `{command}`: {:.0} ms", started.elapsed().as_secs_f64() * 1000.0);
+        }
 
         // 1 GB first, so the peak it causes is not hidden by an earlier one.
         let hwm_before = status_kb("VmHWM");
@@ -60,6 +75,7 @@ fn main() {
             text.len(),
             run_1g.stdout_bytes,
         );
+        println!("live tail received {} bytes for the 1 GB run", tail_bytes.swap(0, Ordering::Relaxed));
 
         let mut times = Vec::new();
         let mut last = None;
