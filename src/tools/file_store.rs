@@ -26,6 +26,9 @@ pub fn load(real: &RealPath, display: &str) -> Result<Current, ToolError> {
         Ok(meta) if meta.is_dir() => Err(ToolError::Failed(format!(
             "{display} is a directory, not a file"
         ))),
+        Ok(meta) if !meta.is_file() => Err(ToolError::Failed(format!(
+            "{display} is not a regular file (a device, pipe or socket); it cannot be written"
+        ))),
         Ok(meta) => {
             let bytes = std::fs::read(path)
                 .map_err(|err| ToolError::io(format!("reading {display}"), err))?;

@@ -9,6 +9,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use super::read_state::{FileStamp, StampHasher};
 use super::text::{SNIFF_BYTES, count_newlines, cut_chars, lenient_usize, looks_binary};
@@ -68,12 +69,12 @@ impl Tool for ReadFile {
         let real = cx.resolve(&args.path)?;
         let display = real.display_in(cx.workspace());
         let path = real.as_path().to_path_buf();
-        let (slice, stamp) =
-            tokio::task::spawn_blocking(move || read_window(&path, &display, offset, limit))
-                .await
-                .map_err(|err| {
-                    ToolError::Failed(format!("internal error while reading: {err}"))
-                })??;
+        let cancel = cx.cancel.clone();
+        let (slice, stamp) = tokio::task::spawn_blocking(move || {
+            read_window(&path, &display, offset, limit, &cancel)
+        })
+        .await
+        .map_err(|err| ToolError::Failed(format!("internal error while reading: {err}")))??;
         cx.env.reads.record(&real, stamp);
         Ok(ToolOutput::FileSlice(slice))
     }
@@ -100,6 +101,7 @@ pub fn read_window(
     display: &str,
     offset: usize,
     limit: usize,
+    cancel: &CancellationToken,
 ) -> Result<(FileSlice, FileStamp), ToolError> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
@@ -113,6 +115,12 @@ pub fn read_window(
             "{display} is a directory; use list_dir to see what is in it"
         )));
     }
+    // A device or a pipe may never end (or block forever): only regular files are read.
+    if !meta.is_file() {
+        return Err(ToolError::Failed(format!(
+            "{display} is not a regular file (a device, pipe or socket); read_file reads files only"
+        )));
+    }
     let mut file =
         File::open(path).map_err(|err| ToolError::io(format!("opening {display}"), err))?;
     let mut window = Window::new(offset, limit);
@@ -120,6 +128,11 @@ pub fn read_window(
     let mut buf = vec![0u8; CHUNK];
     let mut first = true;
     loop {
+        if cancel.is_cancelled() {
+            return Err(ToolError::Failed(format!(
+                "[cancelled] while reading {display}"
+            )));
+        }
         let n = read_full(&mut file, &mut buf)
             .map_err(|err| ToolError::io(format!("reading {display}"), err))?;
         if n == 0 {

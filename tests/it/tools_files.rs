@@ -177,6 +177,23 @@ async fn read_cuts_very_long_lines_with_a_marker() {
 }
 
 #[tokio::test]
+async fn pipes_and_devices_are_refused_without_blocking() {
+    let ws = Ws::new();
+    nix::unistd::mkfifo(&ws.root.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let err = read(&ws, json!({"path": "pipe"})).await.unwrap_err();
+    assert!(err.contains("not a regular file"), "{err}");
+    let err = read(&ws, json!({"path": "/dev/zero"})).await.unwrap_err();
+    assert!(err.contains("not a regular file"), "{err}");
+    let err = edit(
+        &ws,
+        json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("not a regular file"), "{err}");
+}
+
+#[tokio::test]
 async fn read_an_empty_file() {
     let ws = Ws::new().file("empty", "");
     assert_eq!(
