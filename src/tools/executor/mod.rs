@@ -86,20 +86,31 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
         ("PAGER", "cat"),
         ("GIT_PAGER", "cat"),
     ]);
-    // SAFETY: setsid and prctl are async-signal-safe and touch no memory of the parent. A new session
-    // gives the command its own process group (so the whole group can be signalled) and no
-    // controlling terminal, so nothing it runs can stop on, read from or draw over the TUI's
-    // terminal; password prompts that open /dev/tty fail at once instead of hanging.
+    // SAFETY: setsid, prctl and getppid are async-signal-safe and nothing here allocates or
+    // touches memory of the parent. A new session gives the command its own process group (so
+    // the whole group can be signalled) and no controlling terminal, so nothing it runs can stop
+    // on, read from or draw over the TUI's terminal; password prompts that open /dev/tty fail at
+    // once instead of hanging.
+    let parent = std::process::id();
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             nix::unistd::setsid()
                 .map(|_| ())
                 .map_err(std::io::Error::from)?;
             // If cairn itself is killed (SIGKILL leaves no chance to clean up), the kernel
             // kills the command too instead of leaving it orphaned. prctl is signal-safe.
+            // The signal follows the *thread* that forked: spawns happen on the runtime's
+            // worker threads, which live as long as the runtime.
             #[cfg(target_os = "linux")]
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
+            {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // cairn died between fork and prctl: the signal will never come. (No
+                // allocation after fork, so a plain errno.)
+                if libc::getppid() as u32 != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
             }
             Ok(())
         });
