@@ -189,6 +189,12 @@ pub fn restrict_current_process(policy: &SandboxPolicy) -> Result<Restricted, Sa
             created = created.add_rule(PathBeneath::new(fd, AccessFs::from_all(FS_ABI)))?;
         }
     }
+    // `> /dev/stdout` opens the command's own pipe through `/proc/self/fd` with O_TRUNC; a
+    // real file reached that way is still checked against its own path, so this grants
+    // nothing beyond the descriptors the command already holds.
+    if let Ok(fd) = PathFd::new("/proc") {
+        created = created.add_rule(PathBeneath::new(fd, AccessFs::from_file(FS_ABI)))?;
+    }
     for device in WRITABLE_DEVICES {
         if let Ok(fd) = PathFd::new(device) {
             created = created.add_rule(PathBeneath::new(fd, AccessFs::from_file(FS_ABI)))?;

@@ -74,13 +74,24 @@ fn a_sandboxed_command_writes_in_the_workspace_but_not_outside() {
         note.contains("sandbox") && note.contains(&ws.path().display().to_string()),
         "{note}"
     );
-    // Reading outside stays allowed, and /dev/null stays writable.
+    // Reading outside stays allowed; /dev/null, /dev/stdout and /dev/stderr stay writable.
     let out = sandboxed(
         ws.path(),
         true,
-        "cat /etc/hostname > /dev/null; ls / > /dev/null && echo ok",
+        "cat /etc/hostname > /dev/null; ls / > /dev/null && echo ok > /dev/stdout && echo err > /dev/stderr",
     );
     assert_eq!(text(&out.stdout), "ok\n", "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "err\n");
+    // A file outside, opened for reading, cannot be written through /proc/self/fd.
+    let secret = outside.path().join("secret");
+    std::fs::write(&secret, "kept\n").unwrap();
+    let command = format!(
+        "exec 3< '{}'; echo changed > /proc/self/fd/3",
+        secret.display()
+    );
+    let out = sandboxed(ws.path(), true, &command);
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "kept\n");
 }
 
 /// Waits up to a deadline for a connection on a non-blocking listener.
