@@ -264,6 +264,31 @@ async fn fifty_megabytes_of_output_keep_head_and_tail_and_spill_the_rest() {
 }
 
 #[tokio::test]
+async fn both_streams_huge_still_fit_in_sixteen_kilobytes() {
+    let fx = fixture();
+    let (run, text) = fx
+        .bash(json!({"command": "seq 1 1000000; seq 1 1000000 >&2; exit 2"}))
+        .await;
+    assert!(
+        text.len() <= 16 * 1024,
+        "model text is {} bytes",
+        text.len()
+    );
+    assert_eq!(
+        text.matches("[output truncated: 6888896 bytes total")
+            .count(),
+        2
+    );
+    let (stdout, stderr) = text.split_once("\n[stderr]\n").unwrap();
+    assert!(stdout.ends_with("999999\n1000000"), "{stdout}");
+    assert!(
+        stderr.ends_with("999999\n1000000\n[exit code: 2]"),
+        "{stderr}"
+    );
+    assert!(run.spill_path.is_some());
+}
+
+#[tokio::test]
 async fn terminal_colours_are_stripped() {
     let fx = fixture();
     let (run, _) = fx
