@@ -8,11 +8,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::edit_match::{ambiguous, not_found};
-use super::file_store::{check_fresh, load, store};
+use super::file_store::{change_of, check_fresh, load, store};
 use super::read_file::missing_file;
 use super::text::{lenient_bool, to_crlf, uses_crlf};
 use super::write_file::cancelled;
-use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, FileChange, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 #[derive(Debug, Deserialize)]
 struct Args {
@@ -113,6 +113,18 @@ impl Tool for EditFile {
         .await
         .map_err(|err| ToolError::Failed(format!("internal error while editing: {err}")))??;
         Ok(ToolOutput::FileChanged(change))
+    }
+
+    /// The diff the edit would make, for the approval prompt; None when it would fail.
+    fn preview(&self, args: &serde_json::Value, cx: &ToolCx) -> Option<FileChange> {
+        let args: Args = parse_args(args).ok()?;
+        let real = cx.resolve(&args.path).ok()?;
+        let edits = to_edits(args).ok()?;
+        let display = real.display_in(cx.workspace());
+        let current = load(&real, &display).ok()?;
+        current.meta.as_ref()?;
+        let (after, replacements) = apply_edits(&current.bytes, &edits, &display).ok()?;
+        Some(change_of(&current, &after, &display, replacements))
     }
 }
 

@@ -82,9 +82,19 @@ pub fn store(
     let meta = std::fs::metadata(path)
         .map_err(|err| ToolError::io(format!("reading back {display}"), err))?;
     reads.record(real, FileStamp::of_bytes(after, &meta));
+    Ok(change_of(current, after, display, replacements))
+}
+
+/// The change from `current` to `after`, as the UI shows it (also before approval).
+pub fn change_of(
+    current: &Current,
+    after: &[u8],
+    display: &str,
+    replacements: usize,
+) -> FileChange {
     let created = current.meta.is_none();
     let diff = diff_files(&current.bytes, after, display, created);
-    Ok(FileChange {
+    FileChange {
         path: display.to_string(),
         created,
         diff: diff.text,
@@ -93,7 +103,7 @@ pub fn store(
         first_line: diff.first_line,
         last_line: diff.last_line,
         replacements,
-    })
+    }
 }
 
 /// Writes `bytes` to a temp file beside `path` and renames it over `path`, so readers see the

@@ -10,9 +10,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::file_store::{check_fresh, load, store};
+use super::file_store::{change_of, check_fresh, load, store};
 use super::text::{to_crlf, uses_crlf};
-use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, FileChange, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 #[derive(Debug, Deserialize)]
 struct Args {
@@ -70,6 +70,16 @@ impl Tool for WriteFile {
         .await
         .map_err(|err| ToolError::Failed(format!("internal error while writing: {err}")))??;
         Ok(ToolOutput::FileChanged(change))
+    }
+
+    /// The diff the write would make, for the approval prompt; None when it cannot be known.
+    fn preview(&self, args: &serde_json::Value, cx: &ToolCx) -> Option<FileChange> {
+        let args: Args = parse_args(args).ok()?;
+        let real = cx.resolve(&args.path).ok()?;
+        let display = real.display_in(cx.workspace());
+        let current = load(&real, &display).ok()?;
+        let after = new_content(args.content, &current.bytes);
+        Some(change_of(&current, after.as_bytes(), &display, 1))
     }
 }
 

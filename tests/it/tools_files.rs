@@ -542,6 +542,31 @@ async fn edit_of_a_missing_file_suggests_names() {
     );
 }
 
+#[tokio::test]
+async fn previews_show_the_diff_without_changing_anything() {
+    let ws = Ws::new().file("src/main.rs", CODE);
+    let edit_args =
+        json!({"path": "src/main.rs", "old_string": "let b = 2;", "new_string": "let b = 20;"});
+    let preview = EditFile.preview(&edit_args, &ws.cx).unwrap();
+    assert!(
+        preview.diff.contains("-    let b = 2;\n+    let b = 20;\n"),
+        "{}",
+        preview.diff
+    );
+    assert_eq!((preview.first_line, preview.last_line), (3, 3));
+    let write_args = json!({"path": "new.txt", "content": "hello"});
+    let preview = WriteFile.preview(&write_args, &ws.cx).unwrap();
+    assert!(
+        preview.created && preview.diff.ends_with("+hello\n"),
+        "{}",
+        preview.diff
+    );
+    let failing = json!({"path": "src/main.rs", "old_string": "absent", "new_string": "x"});
+    assert!(EditFile.preview(&failing, &ws.cx).is_none());
+    assert_eq!(ws.read("src/main.rs"), CODE);
+    assert!(!ws.root.join("new.txt").exists());
+}
+
 // ---- workspace confinement ----
 
 fn write_access(ws: &Ws, tool: &dyn Tool, args: Value) -> (PathBuf, bool) {
