@@ -163,6 +163,12 @@ fn parse(source: &str) -> Option<Tree> {
 /// Nested `bash -c` strings deeper than this are refused rather than followed.
 const MAX_DEPTH: usize = 8;
 
+const TOO_DEEP: &str = "nests too deeply to examine";
+
+/// Syntax nested deeper than this (`$($($(...)))`) is refused rather than walked, so a
+/// hostile command cannot exhaust the stack of the thread that classifies it.
+const MAX_NESTING: usize = 150;
+
 /// Where a command's standard input comes from, as far as it matters for interpreters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stdin {
@@ -196,6 +202,8 @@ pub(crate) struct Walker {
     pub stdin: Stdin,
     /// Functions defined earlier in the command line; their bodies were judged already.
     pub functions: Vec<String>,
+    /// How deep in the syntax tree the walk is.
+    nesting: usize,
     /// Files a download command wrote earlier in the command line.
     pub downloaded: Vec<String>,
 }
@@ -211,6 +219,7 @@ impl Walker {
             depth: 0,
             stdin: Stdin::Inherited,
             functions: Vec::new(),
+            nesting: 0,
             downloaded: Vec::new(),
         }
     }
@@ -249,6 +258,18 @@ impl Walker {
     }
 
     fn visit(&mut self, node: Node, src: &str) {
+        if self.nesting >= MAX_NESTING {
+            if !self.parts.last().is_some_and(|p| p.reason == TOO_DEEP) {
+                self.push(Vec::new(), Class::Dangerous, TOO_DEEP);
+            }
+            return;
+        }
+        self.nesting += 1;
+        self.visit_node(node, src);
+        self.nesting -= 1;
+    }
+
+    fn visit_node(&mut self, node: Node, src: &str) {
         match node.kind() {
             "command" => self.command(node, src, Vec::new(), &[]),
             "redirected_statement" => self.redirected(node, src),

@@ -463,3 +463,32 @@ fn deep_nesting_is_refused() {
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
+
+#[test]
+fn hostile_nesting_is_refused_without_exhausting_the_stack() {
+    let ws = workspace();
+    let path = ws.path().to_path_buf();
+    let command = format!("{}ls{}", "$(".repeat(20_000), ")".repeat(20_000));
+    // Tool tasks run on threads with 2 MiB stacks.
+    let verdict = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || classify(&command, &path))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(verdict.class, D, "{verdict:?}");
+}
+
+#[test]
+fn a_huge_command_is_classified_in_reasonable_time() {
+    let ws = workspace();
+    let command = "echo hello world && ".repeat(5_000) + "rm -rf build";
+    let start = std::time::Instant::now();
+    let verdict = classify(&command, ws.path());
+    assert_eq!(verdict.class, D);
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}
