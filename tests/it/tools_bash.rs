@@ -193,6 +193,17 @@ async fn background_leftovers_die_when_the_command_exits() {
 }
 
 #[tokio::test]
+async fn leftovers_in_groups_of_their_own_die_too() {
+    // With job control on (`set -m`), each background job gets its own process group.
+    let fx = fixture();
+    let (run, _) = fx
+        .bash(json!({"command": "set -m; sleep 1000 & echo $! > pids; echo done"}))
+        .await;
+    assert_eq!(run.stdout, "done\n");
+    assert_all_dead(&fx.pids("pids"));
+}
+
+#[tokio::test]
 async fn cancel_mid_run_kills_everything() {
     let fx = Arc::new(fixture());
     let runner = {

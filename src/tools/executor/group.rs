@@ -1,48 +1,61 @@
-//! A command's process group: signalling it, telling whether any live member remains (zombies
-//! do not count: an orphan may wait for a reaper that never comes), and ending it with SIGTERM,
-//! then SIGKILL after a grace period.
+//! Everything a command started: its process group, plus members of its session that moved to
+//! groups of their own (a script with `set -m` gives each background job its own group). The
+//! command leads both, so both ids are its pid. Signalling them, telling whether any live
+//! member remains (zombies do not count: an orphan may wait for a reaper that never comes), and
+//! ending them with SIGTERM, then SIGKILL after a grace period. Only a process that starts a
+//! new session of its own (setsid, daemons) leaves this net.
 
 use std::time::Duration;
 
 use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-/// Longest wait for the kernel to finish off a group after SIGKILL.
+/// Longest wait for the kernel to finish off the processes after SIGKILL.
 const KILL_WAIT: Duration = Duration::from_secs(1);
 
-/// The process group a command leads (its id is the main child's pid).
+/// The process group and session a command leads (both ids are the main child's pid).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Group {
-    pgid: Pid,
+    leader: Pid,
+}
+
+/// What /proc says about one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    pub state: char,
+    pub group: i32,
+    pub session: i32,
 }
 
 impl Group {
     pub fn new(leader: u32) -> Self {
         Self {
-            pgid: Pid::from_raw(leader as i32),
+            leader: Pid::from_raw(leader as i32),
         }
     }
 
     pub fn id(&self) -> i32 {
-        self.pgid.as_raw()
+        self.leader.as_raw()
     }
 
-    /// Sends `signal` to every member; a group that is already gone is not an error.
+    /// Sends `signal` to the group and to every session member outside it; processes that are
+    /// already gone are not an error.
     pub fn signal(&self, signal: Signal) {
-        match killpg(self.pgid, signal) {
+        match killpg(self.leader, signal) {
             Ok(()) | Err(Errno::ESRCH) => {}
-            Err(err) => tracing::warn!("signalling process group {}: {err}", self.pgid),
+            Err(err) => tracing::warn!("signalling process group {}: {err}", self.leader),
+        }
+        for (pid, in_group) in self.live_members() {
+            if !in_group {
+                let _ = kill(Pid::from_raw(pid), signal);
+            }
         }
     }
 
-    /// Whether any member is still running (not a zombie).
+    /// Whether any member of the group or the session is still running (not a zombie).
     pub fn alive(&self) -> bool {
-        match killpg(self.pgid, None) {
-            Err(Errno::ESRCH) => false,
-            // Members exist, but they may all be zombies waiting to be reaped.
-            _ => has_live_member(self.pgid.as_raw()),
-        }
+        !self.live_members().is_empty()
     }
 
     /// Ends every member: SIGTERM (and SIGCONT, so stopped members see it), then SIGKILL once
@@ -59,13 +72,13 @@ impl Group {
         }
         tracing::debug!(
             "process group {} outlived SIGTERM; sending SIGKILL",
-            self.pgid
+            self.leader
         );
         self.signal(Signal::SIGKILL);
         if !self.wait_gone(KILL_WAIT).await {
             tracing::warn!(
                 "process group {} still has members after SIGKILL",
-                self.pgid
+                self.leader
             );
         }
     }
@@ -85,10 +98,33 @@ impl Group {
             pause = (pause * 2).min(Duration::from_millis(20));
         }
     }
+
+    /// Live processes in the group or the session, and whether each is in the group.
+    fn live_members(&self) -> Vec<(i32, bool)> {
+        let id = self.leader.as_raw();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            // Without /proc, trust killpg alone: a group that answers has members.
+            return match killpg(self.leader, None) {
+                Err(Errno::ESRCH) => Vec::new(),
+                _ => vec![(id, true)],
+            };
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| {
+                let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                let stat = parse_stat(&stat)?;
+                let member = stat.group == id || stat.session == id;
+                (member && stat.state != 'Z' && stat.state != 'X')
+                    .then_some((pid, stat.group == id))
+            })
+            .collect()
+    }
 }
 
 /// Kills the whole group with SIGKILL when dropped while armed: the safety net for a run whose
-/// future is dropped mid-way (the caller went away) or a table dropped at session end.
+/// future is dropped mid-way (the caller went away).
 pub struct GroupGuard {
     group: Option<Group>,
 }
@@ -112,36 +148,21 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Scans /proc for a member of group `pgid` that is not a zombie.
-fn has_live_member(pgid: i32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        // Without /proc, trust killpg: members exist.
-        return true;
-    };
-    entries.flatten().any(|entry| {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            return false;
-        };
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|stat| parse_stat(&stat))
-            .is_some_and(|(state, group)| group == pgid && state != 'Z' && state != 'X')
-    })
-}
-
-/// State and process group from a `/proc/PID/stat` line. The command name is in parentheses and
-/// may itself contain spaces and parentheses, so parsing starts after the last `)`.
-pub fn parse_stat(stat: &str) -> Option<(char, i32)> {
+/// State, process group and session from a `/proc/PID/stat` line. The command name is in
+/// parentheses and may itself contain spaces and parentheses, so parsing starts after the last
+/// `)`.
+pub fn parse_stat(stat: &str) -> Option<ProcStat> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.chars().next()?;
     let _ppid = fields.next()?;
     let group = fields.next()?.parse().ok()?;
-    Some((state, group))
+    let session = fields.next()?.parse().ok()?;
+    Some(ProcStat {
+        state,
+        group,
+        session,
+    })
 }
 
 #[cfg(test)]
@@ -150,8 +171,15 @@ mod tests {
 
     #[test]
     fn stat_lines_with_odd_names_parse() {
-        assert_eq!(parse_stat("42 (sleep) S 1 42 42 0 -1"), Some(('S', 42)));
-        assert_eq!(parse_stat("7 (a) b (c)) Z 1 99 99 0"), Some(('Z', 99)));
+        let stat = |state, group, session| {
+            Some(ProcStat {
+                state,
+                group,
+                session,
+            })
+        };
+        assert_eq!(parse_stat("42 (sleep) S 1 42 40 0 -1"), stat('S', 42, 40));
+        assert_eq!(parse_stat("7 (a) b (c)) Z 1 99 98 0"), stat('Z', 99, 98));
         assert_eq!(parse_stat("garbage"), None);
     }
 }
