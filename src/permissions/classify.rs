@@ -259,7 +259,7 @@ impl Walker {
 
     fn visit(&mut self, node: Node, src: &str) {
         if self.nesting >= MAX_NESTING {
-            if !self.parts.last().is_some_and(|p| p.reason == TOO_DEEP) {
+            if self.parts.last().is_none_or(|p| p.reason != TOO_DEEP) {
                 self.push(Vec::new(), Class::Dangerous, TOO_DEEP);
             }
             return;
