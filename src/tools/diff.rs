@@ -53,11 +53,16 @@ pub fn diff_files(before: &[u8], after: &[u8], path: &str, created: bool) -> Lin
         };
         out.text = format!("--- {old_name}\n+++ b/{path}\n");
         for group in similar::group_diff_ops(ops, CONTEXT) {
+            write_hunk(&mut out.text, &group, &old_lines, &new_lines, line_offset);
             if out.text.len() > MAX_DIFF_BYTES {
+                // Cut at a line; the counts above stay exact.
+                let cut = out.text[..MAX_DIFF_BYTES]
+                    .rfind('\n')
+                    .map_or(0, |at| at + 1);
+                out.text.truncate(cut);
                 out.text.push_str("[diff truncated]\n");
                 break;
             }
-            write_hunk(&mut out.text, &group, &old_lines, &new_lines, line_offset);
         }
     }
     out
@@ -138,6 +143,10 @@ fn hunk_range(range: &Range<usize>, offset: usize) -> String {
 
 fn push_lines(out: &mut String, sign: char, lines: &[&[u8]]) {
     for line in lines {
+        // Past the cap the caller cuts the text anyway: stop building it.
+        if out.len() > MAX_DIFF_BYTES {
+            return;
+        }
         out.push(sign);
         let body = line.strip_suffix(b"\n").unwrap_or(line);
         let body = body.strip_suffix(b"\r").unwrap_or(body);
@@ -317,6 +326,22 @@ mod tests {
     fn crlf_lines_show_without_carriage_returns() {
         let diff = diff_files(b"a\r\nb\r\n", b"a\r\nc\r\n", "f", false);
         assert_eq!(diff.text, "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+    }
+
+    #[test]
+    fn huge_diffs_are_cut_but_counted() {
+        let after: String = (0..200_000).map(|i| format!("new line {i}\n")).collect();
+        let diff = diff_files(b"", after.as_bytes(), "big", true);
+        assert_eq!(
+            (diff.added, diff.first_line, diff.last_line),
+            (200_000, 1, 200_000)
+        );
+        assert!(
+            diff.text.len() <= MAX_DIFF_BYTES + 100,
+            "{}",
+            diff.text.len()
+        );
+        assert!(diff.text.ends_with("\n[diff truncated]\n"));
     }
 
     #[test]
