@@ -22,7 +22,28 @@ struct Args {
     new_string: Option<String>,
     #[serde(default, deserialize_with = "lenient_bool")]
     replace_all: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_edits")]
     edits: Option<Vec<EditArgs>>,
+}
+
+/// Accepts the edits as an array, or as a string holding that array (some models send it so).
+fn lenient_edits<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> Result<Option<Vec<EditArgs>>, D::Error> {
+    use serde::de::Error;
+    match Option::<serde_json::Value>::deserialize(de)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(text)) => {
+            serde_json::from_str(&text).map(Some).map_err(|err| {
+                D::Error::custom(format!(
+                    "`edits` is a string that is not a JSON array of edits: {err}"
+                ))
+            })
+        }
+        Some(value) => serde_json::from_value(value)
+            .map(Some)
+            .map_err(D::Error::custom),
+    }
 }
 
 #[derive(Debug, Deserialize)]

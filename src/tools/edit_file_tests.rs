@@ -115,7 +115,13 @@ fn argument_forms_and_their_errors() {
             .unwrap(),
         vec![edit("a", "b", false), edit("c", "", true)]
     );
+    assert_eq!(
+        parse(json!({"path": "f", "edits": "[{\"old_string\": \"a\", \"new_string\": \"b\"}]"}))
+            .unwrap(),
+        vec![edit("a", "b", false)]
+    );
     let err = |args| parse(args).unwrap_err();
+    assert!(err(json!({"path": "f", "edits": "not json"})).contains("not a JSON array"));
     assert!(
         err(json!({"path": "f", "old_string": "", "new_string": "b"}))
             .contains("old_string is empty")
