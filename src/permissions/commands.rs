@@ -297,15 +297,24 @@ pub(crate) fn program_name(word: &Word) -> Option<&str> {
 }
 
 /// The words a rule sees: unquoted, the program's absolute path reduced to its name.
+/// For git, the options before the subcommand (`-C dir`, `-c k=v`, `--no-pager`) are dropped,
+/// so a rule on `git push` also covers `git -C sub push`.
 fn normalized(words: &[Word]) -> Vec<String> {
-    words
+    let mut out: Vec<String> = words
         .iter()
         .enumerate()
         .map(|(i, w)| match (i, program_name(w)) {
             (0, Some(name)) if w.text.starts_with('/') => name.to_string(),
             _ => w.text.clone(),
         })
-        .collect()
+        .collect();
+    if out.first().is_some_and(|w| w == "git") {
+        let sub = crate::permissions::dev_commands::git_subcommand_index(&words[1..]);
+        if let Some(at) = sub {
+            out.drain(1..at + 1);
+        }
+    }
+    out
 }
 
 /// The arguments before `--` that are options.

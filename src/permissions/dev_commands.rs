@@ -155,18 +155,24 @@ fn subcommand(name: &str, args: &[Word], read_only: &[&str]) -> Judged {
     }
 }
 
-/// The subcommand and its arguments, after git's own options (`-C dir`, `-c k=v`, ...).
-fn git_subcommand(args: &[Word]) -> Option<(&str, &[Word])> {
+/// The index of git's subcommand among its arguments, after git's own options
+/// (`-C dir`, `-c k=v`, `--no-pager`, ...).
+pub(crate) fn git_subcommand_index(args: &[Word]) -> Option<usize> {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].text.as_str();
         match a {
             "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => i += 2,
             _ if a.starts_with('-') => i += 1,
-            _ => return Some((a, &args[i + 1..])),
+            _ => return Some(i),
         }
     }
     None
+}
+
+/// The subcommand and its arguments.
+fn git_subcommand(args: &[Word]) -> Option<(&str, &[Word])> {
+    git_subcommand_index(args).map(|i| (args[i].text.as_str(), &args[i + 1..]))
 }
 
 fn git(args: &[Word]) -> Judged {

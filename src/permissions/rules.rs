@@ -83,6 +83,7 @@ impl Rule {
         }
         self.words.iter().zip(words).all(|(rule, word)| {
             rule == word
+                || canonical_flags(rule).is_some_and(|r| Some(r) == canonical_flags(word))
                 || (rule.ends_with('/') && rule.len() > 1 && word.starts_with(rule.as_str()))
         })
     }
@@ -93,6 +94,17 @@ impl Rule {
         let exact = self.kind == RuleKind::Allow && part.class == Class::Dangerous;
         self.matches(&part.words, exact)
     }
+}
+
+/// A cluster of short flags with its letters sorted, so `-rf` and `-fr` compare equal.
+fn canonical_flags(word: &str) -> Option<String> {
+    let letters = word.strip_prefix('-')?;
+    if letters.len() < 2 || !letters.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let mut sorted: Vec<char> = letters.chars().collect();
+    sorted.sort_unstable();
+    Some(sorted.into_iter().collect())
 }
 
 impl std::fmt::Display for Rule {

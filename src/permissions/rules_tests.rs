@@ -32,6 +32,10 @@ fn prefixes_match_normalized_words() {
             "{command}"
         );
     }
+    assert_eq!(
+        outcome_kind(&set, "git -C sub --no-pager push"),
+        Some(RuleKind::Deny)
+    );
     assert_eq!(outcome_kind(&set, "git pull"), None);
     assert_eq!(outcome_kind(&set, "git pushx"), None);
 }
@@ -132,4 +136,12 @@ fn a_malformed_project_file_is_an_error_naming_it() {
         RuleSet::load_project(&ws.path().join("missing")).unwrap(),
         RuleSet::default()
     );
+}
+
+#[test]
+fn flag_clusters_match_in_any_order() {
+    let set = RuleSet::from_config(&[], &[], &strings(&["rm -rf"]));
+    assert_eq!(outcome_kind(&set, "rm -fr build"), Some(RuleKind::Deny));
+    assert_eq!(outcome_kind(&set, "rm -rf build"), Some(RuleKind::Deny));
+    assert_eq!(outcome_kind(&set, "rm -r build"), None);
 }
