@@ -1,6 +1,7 @@
 //! read_file: numbered lines of a text file, a window at a time. Streams the file once
 //! (counting lines and hashing for the read-before-write stamp on the way), so a window near
-//! the end of a huge file costs one sequential read. Records the stamp in `cx.env.reads`.
+//! the end of a huge file costs one sequential read. Records the stamp in `cx.env.reads`,
+//! inside the path's write-queue turn so that the stamp always matches what was read.
 
 use std::fs::File;
 use std::io::Read;
@@ -70,6 +71,14 @@ impl Tool for ReadFile {
         let display = real.display_in(cx.workspace());
         let path = real.as_path().to_path_buf();
         let cancel = cx.cancel.clone();
+        // Reading inside the path's write turn: a write running in parallel cannot slip in
+        // between what we read and the stamp we record for it.
+        let _turn = tokio::select! {
+            turn = cx.env.writes.lock(&real) => turn,
+            () = cx.cancel.cancelled() => {
+                return Err(ToolError::Failed(format!("[cancelled] before reading {display}")));
+            }
+        };
         let (slice, stamp) = tokio::task::spawn_blocking(move || {
             read_window(&path, &display, offset, limit, &cancel)
         })

@@ -142,3 +142,29 @@ async fn a_cancelled_call_waiting_in_the_queue_changes_nothing() {
     );
     assert_eq!(ws.read("f.txt"), "a\n");
 }
+
+#[tokio::test]
+async fn a_read_waits_for_a_running_write_of_the_same_file() {
+    use futures_util::FutureExt;
+    let ws = Ws::new().file("f.txt", "before\n");
+    let real = cairn::tools::paths::resolve(&ws.root, "./f.txt").unwrap();
+    let turn = ws.cx.env.writes.lock(&real).await;
+    let mut reading = Box::pin(ReadFile.run(json!({"path": "f.txt"}), &ws.cx));
+    assert!(
+        (&mut reading).now_or_never().is_none(),
+        "the read must wait for the write"
+    );
+    // The write lands while the read waits; the read then sees and stamps the new content.
+    ws.put("f.txt", "after\n");
+    drop(turn);
+    let out = reading.await.unwrap();
+    assert_eq!(out.model_text(), "     1\tafter\n");
+    call(
+        &ws,
+        &EditFile,
+        json!({"path": "f.txt", "old_string": "after", "new_string": "done"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("f.txt"), "done\n");
+}
