@@ -81,7 +81,7 @@ impl JobTable {
             let status = child.wait().await;
             // Whatever the job left running in its group goes with it.
             group.end(grace).await;
-            executor::drain(&capture, Duration::from_secs(1)).await;
+            executor::drain(&capture, &group).await;
             let end = match status {
                 Ok(status) => JobEnd {
                     exit_code: status.code(),

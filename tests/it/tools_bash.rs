@@ -204,6 +204,23 @@ async fn leftovers_in_groups_of_their_own_die_too() {
 }
 
 #[tokio::test]
+async fn a_leftover_in_a_session_of_its_own_dies_while_it_holds_the_output() {
+    let fx = fixture();
+    let started = Instant::now();
+    // The escapee writes its pid only once it is in its own session; the command waits for it.
+    let command = "setsid bash -c 'echo $$ > pids; exec sleep 1000' & \
+                   while [ ! -s pids ]; do sleep 0.01; done; echo done";
+    let (run, _) = fx.bash(json!({ "command": command })).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.stdout, "done\n");
+    assert_all_dead(&fx.pids("pids"));
+}
+
+#[tokio::test]
 async fn cancel_mid_run_kills_everything() {
     let fx = Arc::new(fixture());
     let runner = {

@@ -2,8 +2,9 @@
 //! groups of their own (a script with `set -m` gives each background job its own group). The
 //! command leads both, so both ids are its pid. Signalling them, telling whether any live
 //! member remains (zombies do not count: an orphan may wait for a reaper that never comes), and
-//! ending them with SIGTERM, then SIGKILL after a grace period. Only a process that starts a
-//! new session of its own (setsid, daemons) leaves this net.
+//! ending them with SIGTERM, then SIGKILL after a grace period. A process that starts a new
+//! session of its own (setsid, daemons) leaves this net; it is still caught while it holds the
+//! command's output pipe.
 
 use std::time::Duration;
 
@@ -18,6 +19,8 @@ const KILL_WAIT: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Group {
     leader: Pid,
+    /// Inodes of the command's stdout and stderr pipes.
+    pipes: [u64; 2],
 }
 
 /// What /proc says about one process.
@@ -29,9 +32,10 @@ pub struct ProcStat {
 }
 
 impl Group {
-    pub fn new(leader: u32) -> Self {
+    pub fn new(leader: u32, pipes: [u64; 2]) -> Self {
         Self {
             leader: Pid::from_raw(leader as i32),
+            pipes,
         }
     }
 
@@ -97,6 +101,37 @@ impl Group {
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(20));
         }
+    }
+
+    /// SIGKILLs every other process that still holds the command's output pipes: something the
+    /// command started that left its session (setsid) but kept writing to our pipe. Returns how
+    /// many there were.
+    pub fn kill_pipe_holders(&self) -> usize {
+        let links = self.pipes.map(|inode| format!("pipe:[{inode}]"));
+        let own = std::process::id().to_string();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return 0;
+        };
+        let holders: Vec<i32> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name();
+                let name = name.to_str()?;
+                let pid: i32 = name.parse().ok().filter(|_| name != own)?;
+                let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+                let holds = fds.flatten().any(|fd| {
+                    std::fs::read_link(fd.path()).is_ok_and(|target| {
+                        links.iter().any(|link| target.as_os_str() == link.as_str())
+                    })
+                });
+                holds.then_some(pid)
+            })
+            .collect();
+        for pid in &holders {
+            tracing::debug!("killing process {pid}: it left the session but holds the output pipe");
+            let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+        }
+        holders.len()
     }
 
     /// Live processes in the group or the session, and whether each is in the group.

@@ -25,8 +25,8 @@ pub use group::{Group, GroupGuard};
 /// How often live output is handed to the tail sink.
 const TAIL_EVERY: Duration = Duration::from_millis(50);
 /// How long to wait for the pipes to close once the whole group is gone. Only a process that
-/// left the group (setsid) and kept the pipe open can hold them longer.
-const DRAIN_WAIT: Duration = Duration::from_secs(1);
+/// left the session (setsid) and kept the pipe open can hold them longer.
+const DRAIN_WAIT: Duration = Duration::from_millis(500);
 /// Bytes per read from a pipe: large reads keep a command printing gigabytes cheap.
 const READ_CHUNK: usize = 128 * 1024;
 
@@ -122,7 +122,7 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
     let pid = child
         .id()
         .ok_or_else(|| std::io::Error::other("the child exited before it was tracked"))?;
-    let group = Group::new(pid);
+    let group = Group::new(pid, [inode(&out_read)?, inode(&err_read)?]);
     let capture = Arc::new(Capture::new(keep_tail));
     start_reader(out_read, Which::Stdout, capture.clone())?;
     start_reader(err_read, Which::Stderr, capture.clone())?;
@@ -165,7 +165,7 @@ pub async fn run(
     group.end(grace).await;
     let status = child.wait().await?;
     guard.disarm();
-    drain(&capture, DRAIN_WAIT).await;
+    drain(&capture, &group).await;
     if let Some(ticker) = ticker {
         ticker.abort();
     }
@@ -184,8 +184,20 @@ pub async fn run(
     })
 }
 
-/// Waits until both pipes reached end of file, or `wait` passed.
-pub async fn drain(capture: &Capture, wait: Duration) {
+/// Waits until both pipes reached end of file. The group is gone by now, so only a process
+/// that left its session can still hold them open: after `DRAIN_WAIT` those are killed, and the
+/// output is taken as it is once they had a moment to go.
+pub async fn drain(capture: &Capture, group: &Group) {
+    if wait_finished(capture, DRAIN_WAIT).await {
+        return;
+    }
+    if group.kill_pipe_holders() > 0 && wait_finished(capture, DRAIN_WAIT).await {
+        return;
+    }
+    tracing::debug!("output pipes still open after the process group ended");
+}
+
+async fn wait_finished(capture: &Capture, wait: Duration) -> bool {
     let mut progress = capture.subscribe();
     let deadline = tokio::time::Instant::now() + wait;
     while !capture.finished() {
@@ -193,10 +205,10 @@ pub async fn drain(capture: &Capture, wait: Duration) {
             .await
             .is_err()
         {
-            tracing::debug!("output pipes still open after the process group ended");
-            return;
+            return capture.finished();
         }
     }
+    true
 }
 
 /// Hands live output to `sink` every `TAIL_EVERY`, coalesced, until the capture ends.
@@ -271,6 +283,12 @@ fn program_and_args(spec: &CommandSpec<'_>) -> std::io::Result<(PathBuf, Vec<OsS
         .map(OsString::from)
         .collect();
     Ok((std::env::current_exe()?, args))
+}
+
+fn inode(fd: &OwnedFd) -> std::io::Result<u64> {
+    Ok(nix::sys::stat::fstat(fd)
+        .map_err(std::io::Error::from)?
+        .st_ino)
 }
 
 /// A pipe whose read end stays blocking (for the reader thread) and whose ends do not leak
