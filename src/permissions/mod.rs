@@ -1,5 +1,7 @@
 //! The permission gate: every call passes it before it runs. It turns the call's `Access`,
 //! the mode and the rules into run / ask / deny, with a reason a person can read.
+//! `classify` parses commands (with `commands`, `wrappers`, `file_commands`, `dev_commands`,
+//! `words`, `locations`), `rules` holds prefix rules, `policy` is the gate, `sandbox` Landlock.
 
 pub mod classify;
 mod commands;
