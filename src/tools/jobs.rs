@@ -214,6 +214,9 @@ impl Drop for JobTable {
             if job.running() {
                 job.group.signal(Signal::SIGKILL);
             }
+            if !job.capture.finished() {
+                job.group.kill_pipe_holders();
+            }
             spills.extend(job.capture.spill_paths());
         }
         for path in spills {
