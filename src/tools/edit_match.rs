@@ -40,6 +40,12 @@ pub fn ambiguous(content: &[u8], found: &[usize], display: &str) -> String {
 
 /// "not found", with the closest lines of the current file.
 pub fn not_found(content: &[u8], old: &str, display: &str) -> String {
+    if has_line_number_prefixes(old) {
+        return format!(
+            "old_string was not found in {display}: it starts its lines with line numbers and a \
+             tab as read_file shows them. Those are not in the file; leave them out."
+        );
+    }
     let text = String::from_utf8_lossy(content);
     let lines: Vec<&str> = text.lines().collect();
     let old_lines: Vec<&str> = old.lines().collect();
@@ -76,6 +82,15 @@ pub fn not_found(content: &[u8], old: &str, display: &str) -> String {
         "Copy the text exactly as it is there (indentation included, without the line numbers).",
     );
     out
+}
+
+/// True when every line starts like read_file's numbering: spaces, digits, a tab.
+fn has_line_number_prefixes(old: &str) -> bool {
+    old.lines().all(|line| {
+        let rest = line.trim_start_matches(' ');
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        digits > 0 && rest[digits..].starts_with('\t')
+    })
 }
 
 /// Indexes of the lines most like `anchor`: equal up to whitespace first, else by similarity.
@@ -180,6 +195,18 @@ mod tests {
     fn wrong_indentation_points_at_the_right_place() {
         let msg = not_found(FILE.as_bytes(), "a + b\n}", "src/main.rs");
         assert!(msg.contains("     7\t    a + b\n     8\t}\n"), "{msg}");
+    }
+
+    #[test]
+    fn copied_line_numbers_are_pointed_out() {
+        let msg = not_found(
+            FILE.as_bytes(),
+            "     2\t    let total = compute(1, 2);\n     3\t}",
+            "m.rs",
+        );
+        assert!(msg.contains("line numbers"), "{msg}");
+        let msg = not_found(FILE.as_bytes(), "let x = 1;\n     3\t}", "m.rs");
+        assert!(!msg.contains("line numbers"), "{msg}");
     }
 
     #[test]
