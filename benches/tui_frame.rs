@@ -1,7 +1,9 @@
-//! Frame time of the TUI on a long session: a transcript of 10,000 entries (messages,
-//! markdown answers with code, command and edit cards) scrolled to the middle, drawn into a
-//! 200x60 TestBackend. Prints cold and warm frame times and the process's resident memory.
-//! Run by hand: `cargo bench --bench tui_frame`.
+//! The TUI's speed and footprint, run by hand: `cargo bench --bench tui_frame`.
+//! 1. Frame time on a long session: a transcript of 10,000 entries (messages, markdown answers
+//!    with code, command and edit cards) scrolled to the middle, drawn into a 200x60 TestBackend.
+//! 2. The real binary in a pseudo-terminal against the mock server: a 200,000-token answer
+//!    streamed through the TUI versus the same answer through `cairn exec`, then the idle UI's
+//!    CPU use and resident memory.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
@@ -140,5 +142,222 @@ fn main() {
         println!(
             "RSS: at start {start:.1} MiB, idle UI (empty session) {idle:.1} MiB, with {ENTRIES} entries {end:.1} MiB"
         );
+    }
+    stream_in_process();
+    live::run();
+}
+
+/// A 200,000-token answer applied as deltas of ten tokens, with a 200x60 frame drawn every
+/// 1,000 deltas (the loop's batching at 60 fps): the TUI's own share of streaming.
+fn stream_in_process() {
+    let t0 = Instant::now();
+    let options = TuiOptions {
+        provider: "p".into(),
+        model: "m".into(),
+        mode: Mode::AutoEdit,
+        read_only: false,
+        initial_prompt: None,
+    };
+    let mut app = App::new(&options, t0);
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let text = cairn::testing::token_text(200_000);
+    let words: Vec<&str> = text.split_inclusive(char::is_whitespace).collect();
+    let start = Instant::now();
+    let mut frames = 0;
+    let mut draw_time = Duration::ZERO;
+    for (i, chunk) in words.chunks(10).enumerate() {
+        app.apply(&AgentEvent::TextDelta {
+            turn: TurnId(1),
+            text: chunk.concat(),
+        });
+        if i % 1000 == 999 {
+            let d = Instant::now();
+            terminal.draw(|f| app.render(f)).unwrap();
+            draw_time += d.elapsed();
+            frames += 1;
+        }
+    }
+    app.apply(&AgentEvent::AssistantMessage {
+        turn: TurnId(1),
+        text: text.clone(),
+        reasoning: String::new(),
+    });
+    let d = Instant::now();
+    terminal.draw(|f| app.render(f)).unwrap();
+    draw_time += d.elapsed();
+    let total = start.elapsed();
+    println!(
+        "200k-token answer in-process: {:.1} ms total, {frames} frames taking {:.1} ms, {} bytes",
+        total.as_secs_f64() * 1000.0,
+        draw_time.as_secs_f64() * 1000.0,
+        text.len()
+    );
+}
+
+mod live {
+    //! Part 2: the release binary in a pseudo-terminal.
+
+    use std::io::{Read, Write};
+    use std::num::NonZeroU16;
+    use std::path::Path;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use cairn::testing::{MockLlm, Script};
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+    const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+    const TOKENS: usize = 200_000;
+
+    fn env_for(root: &Path) -> Vec<(&'static str, std::ffi::OsString)> {
+        vec![
+            ("CAIRN_API_KEY", "test".into()),
+            ("CAIRN_DATA_DIR", root.join("data").into()),
+            ("CAIRN_CONFIG_DIR", root.join("config").into()),
+            ("HOME", root.into()),
+            ("XDG_DATA_HOME", root.join("xdg").into()),
+            ("XDG_CONFIG_HOME", root.join("xdg").into()),
+            ("XDG_STATE_HOME", root.join("xdg").into()),
+            ("TERM", "xterm-256color".into()),
+        ]
+    }
+
+    /// utime + stime of a process, in clock ticks.
+    fn cpu_ticks(pid: u32) -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+        Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+    }
+
+    fn rss_mib(pid: u32) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? / 1024.0)
+    }
+
+    fn wait_until(what: &str, screen: &Mutex<vt100::Parser>, check: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        while !check(&screen.lock().unwrap().screen().contents()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "timed out waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn run() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let llm = runtime.block_on(MockLlm::start(vec![
+            Script::text_tokens(TOKENS),
+            Script::text_tokens(TOKENS),
+        ]));
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let url = llm.url();
+
+        let start = Instant::now();
+        let mut exec = std::process::Command::new(CAIRN);
+        exec.current_dir(&ws)
+            .args(["exec", "--base-url", &url, "--mode", "auto-edit", "go"]);
+        exec.envs(env_for(root.path()));
+        let output = exec.output().unwrap();
+        let exec_time = start.elapsed();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+
+        let (rows, cols) = (60, 200);
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(CAIRN);
+        cmd.cwd(&ws);
+        cmd.args(["--base-url", &url, "--mode", "auto-edit"]);
+        for (k, v) in env_for(root.path()) {
+            cmd.env(k, v);
+        }
+        let mut child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let pid = child.process_id().unwrap();
+        let nz = |n| NonZeroU16::new(n).unwrap();
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(nz(rows), nz(cols), 0)));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let sink = Arc::clone(&screen);
+        let bytes = Arc::new(Mutex::new(0usize));
+        let counted = Arc::clone(&bytes);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 64 * 1024];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                *counted.lock().unwrap() += n;
+                sink.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        let mut writer = pair.master.take_writer().unwrap();
+        wait_until("the UI", &screen, |s| s.contains("What should we work on?"));
+        std::thread::sleep(Duration::from_millis(500));
+        let idle_empty_rss = rss_mib(pid);
+        writer.write_all(b"go").unwrap();
+        writer.flush().unwrap();
+        wait_until("the prompt in the input box", &screen, |s| {
+            !s.contains("Ask cairn")
+        });
+        let before = *bytes.lock().unwrap();
+        let start = Instant::now();
+        writer.write_all(b"\r").unwrap();
+        writer.flush().unwrap();
+        wait_until("the agent to start", &screen, |s| !s.contains(" idle"));
+        wait_until("the agent to finish", &screen, |s| s.contains(" idle"));
+        let tui_time = start.elapsed();
+        let written = *bytes.lock().unwrap() - before;
+
+        std::thread::sleep(Duration::from_millis(500));
+        let window = Duration::from_secs(3);
+        let ticks_before = cpu_ticks(pid);
+        std::thread::sleep(window);
+        let ticks_after = cpu_ticks(pid);
+        let ticks_per_sec = clock_ticks_per_second();
+        let idle_rss = rss_mib(pid);
+        writer.write_all(b"\x03\x03").unwrap();
+        writer.flush().unwrap();
+        let _ = child.wait();
+
+        let secs = |d: Duration| d.as_secs_f64();
+        println!("--- {TOKENS}-token answer, release binary, 200x60 pseudo-terminal ---");
+        println!("cairn exec: {:.2} s", secs(exec_time));
+        println!(
+            "TUI: {:.2} s ({:.2}x exec), {:.1} KiB written to the terminal",
+            secs(tui_time),
+            secs(tui_time) / secs(exec_time),
+            written as f64 / 1024.0
+        );
+        if let (Some(a), Some(b)) = (ticks_before, ticks_after) {
+            let cpu = (b - a) as f64 / ticks_per_sec / secs(window) * 100.0;
+            println!(
+                "idle CPU after the answer: {cpu:.2} % over {:.0} s",
+                secs(window)
+            );
+        }
+        if let (Some(empty), Some(after)) = (idle_empty_rss, idle_rss) {
+            println!(
+                "idle RSS: {empty:.1} MiB before any prompt, {after:.1} MiB holding the 200k-token answer"
+            );
+        }
+    }
+
+    /// Clock ticks per second for /proc CPU times (USER_HZ, 100 on Linux).
+    fn clock_ticks_per_second() -> f64 {
+        100.0
     }
 }

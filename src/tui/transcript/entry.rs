@@ -193,6 +193,29 @@ impl Entry {
         }
     }
 
+    /// The last `n` lines of the entry (blank line included), and whether that is all of it.
+    /// Only the part of a long answer that is shown gets laid out.
+    pub fn last_lines(&self, key: LayoutKey, now: Instant, n: usize) -> (Vec<Line<'static>>, bool) {
+        if n == 0 {
+            return (Vec::new(), false);
+        }
+        let (mut body, body_complete) = match &self.kind {
+            EntryKind::Assistant { text, .. } => text.last_lines(key.width, n - 1),
+            _ => (Vec::new(), true),
+        };
+        body.push(Line::default());
+        if !body_complete {
+            return (body, false);
+        }
+        let room = n - body.len();
+        self.with_head(key, now, |head| {
+            let take = head.len().min(room);
+            let mut out = head[head.len() - take..].to_vec();
+            out.extend(body);
+            (out, take == head.len())
+        })
+    }
+
     /// The entry as plain text, for the clipboard.
     pub fn copy_text(&self) -> String {
         match &self.kind {

@@ -434,21 +434,15 @@ impl Transcript {
             return;
         }
         self.view.set((area.width, area.height));
-        let key = self.key();
         let height = usize::from(area.height);
-        let (mut index, mut skip) = self.top(now);
         let mut y = area.y;
-        let mut lines = Vec::with_capacity(height);
-        while index < self.entries.len() && (y - area.y) < area.height {
-            lines.clear();
+        for (index, lines, first) in self.visible(height, now) {
             let entry = &self.entries[index];
-            let room = height - usize::from(y - area.y);
-            entry.collect(key, now, skip, room, &mut lines);
             let selected = self.selected == Some(index);
             for (n, line) in lines.iter().enumerate() {
                 let gutter = if selected {
                     Span::styled("▌ ", theme::selection_bar())
-                } else if skip == 0 && n == 0 {
+                } else if first && n == 0 {
                     entry.mark()
                 } else {
                     Span::raw("  ")
@@ -457,12 +451,52 @@ impl Transcript {
                 buf.set_line(area.x + GUTTER, y, line, area.width - GUTTER);
                 y += 1;
             }
-            index += 1;
-            skip = 0;
         }
         if self.scroll != Scroll::Pinned {
             self.render_scrolled_hint(area, buf);
         }
+    }
+
+    /// The lines on screen, top to bottom, per entry: (entry, lines, starts at its first line).
+    /// Following the end, entries are laid out from the bottom up and only as far as the
+    /// screen reaches.
+    fn visible(&self, height: usize, now: Instant) -> Vec<(usize, Vec<Line<'static>>, bool)> {
+        let key = self.key();
+        let mut parts = Vec::new();
+        let from_bottom = match self.scroll {
+            Scroll::Pinned => true,
+            Scroll::At { entry, line } => (entry, line) >= self.bottom_anchor(now),
+        };
+        if from_bottom {
+            let mut remaining = height;
+            for index in (0..self.entries.len()).rev() {
+                if remaining == 0 {
+                    break;
+                }
+                let (lines, complete) = self.entries[index].last_lines(key, now, remaining);
+                remaining -= lines.len();
+                parts.push((index, lines, complete));
+            }
+            parts.reverse();
+            return parts;
+        }
+        let Scroll::At {
+            entry: mut index,
+            line: mut skip,
+        } = self.scroll
+        else {
+            return parts;
+        };
+        let mut remaining = height;
+        while index < self.entries.len() && remaining > 0 {
+            let mut lines = Vec::new();
+            self.entries[index].collect(key, now, skip, remaining, &mut lines);
+            remaining -= lines.len();
+            parts.push((index, lines, skip == 0));
+            index += 1;
+            skip = 0;
+        }
+        parts
     }
 
     fn render_scrolled_hint(&self, area: Rect, buf: &mut Buffer) {

@@ -132,6 +132,56 @@ impl StreamText {
         }
     }
 
+    /// The last `n` lines at `width`, laying out only the blocks they come from (a pinned
+    /// view of an endless answer costs the same as one of a short answer), and whether they
+    /// are all the lines there are.
+    pub fn last_lines(&self, width: usize, n: usize) -> (Vec<Line<'static>>, bool) {
+        let mut parts: Vec<Vec<Line<'static>>> = Vec::new();
+        let mut got = 0;
+        // A blank line owed before the part added last, if an earlier part shows up.
+        let mut gap_pending = false;
+        let mut add = |lines: &[Line<'static>], gap_before: bool, got: &mut usize| {
+            if lines.is_empty() {
+                return;
+            }
+            if gap_pending && *got > 0 {
+                parts.push(vec![Line::default()]);
+                *got += 1;
+            }
+            let take = lines.len().min(n.saturating_sub(*got));
+            parts.push(lines[lines.len() - take..].to_vec());
+            *got += lines.len();
+            gap_pending = gap_before;
+        };
+        if !self.tail.trim().is_empty() {
+            let gap = self.blocks.last().is_some_and(|b| b.gap_after);
+            let mut cache = self.tail_cache.borrow_mut();
+            if cache
+                .as_ref()
+                .is_none_or(|(w, len, _)| *w != width || *len != self.tail.len())
+            {
+                *cache = Some((width, self.tail.len(), render::markdown(&self.tail, width)));
+            }
+            if let Some((_, _, lines)) = cache.as_ref() {
+                add(lines, gap, &mut got);
+            }
+        }
+        let mut visited_all = true;
+        for (i, block) in self.blocks.iter().enumerate().rev() {
+            if got >= n {
+                visited_all = false;
+                break;
+            }
+            let gap = i > 0 && self.blocks[i - 1].gap_after;
+            block.with_lines(width, |lines| add(lines, gap, &mut got));
+        }
+        let complete = visited_all && got <= n;
+        let mut out: Vec<Line<'static>> = parts.into_iter().rev().flatten().collect();
+        let extra = out.len().saturating_sub(n);
+        out.drain(..extra);
+        (out, complete)
+    }
+
     /// Number of lines at `width`.
     pub fn height(&self, width: usize) -> usize {
         let mut total = 0;
@@ -205,6 +255,27 @@ mod tests {
     }
 
     #[test]
+    fn the_last_lines_lay_out_only_the_blocks_they_need() {
+        let mut s = StreamText::default();
+        for i in 0..100 {
+            s.push(&format!("paragraph {i}\n\n"));
+        }
+        let (last, complete) = s.last_lines(40, 3);
+        assert!(!complete);
+        let texts: Vec<String> = last
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert_eq!(texts, ["paragraph 98", "", "paragraph 99"]);
+        let laid_out = s
+            .blocks
+            .iter()
+            .filter(|b| b.cache.borrow().is_some())
+            .count();
+        assert_eq!(laid_out, 2);
+    }
+
+    #[test]
     fn a_huge_paragraph_is_cut_into_bounded_blocks_without_losing_text() {
         let mut s = StreamText::default();
         let line = "alpha beta gamma delta cairn stone path ridge alpha beta gamma delta\n";
@@ -240,6 +311,12 @@ mod tests {
         }
         assert_eq!(streamed.lines(30), render::markdown(md, 30));
         assert_eq!(streamed.height(30), streamed.lines(30).len());
+        let all = streamed.lines(30);
+        for n in [1, 3, all.len() - 1, all.len(), all.len() + 5] {
+            let (last, complete) = streamed.last_lines(30, n);
+            assert_eq!(last, all[all.len().saturating_sub(n)..], "last {n}");
+            assert_eq!(complete, n >= all.len(), "last {n}");
+        }
         let mut middle = Vec::new();
         streamed.collect(30, 3, 4, &mut middle);
         assert_eq!(middle, streamed.lines(30)[3..7]);
