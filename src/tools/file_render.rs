@@ -16,8 +16,9 @@ pub fn slice_text(slice: &FileSlice) -> String {
     let shown_to = slice.offset + slice.lines.len() - 1;
     if shown_to < slice.total_lines {
         let remaining = slice.total_lines - shown_to;
+        let lines = if remaining == 1 { "line" } else { "lines" };
         out.push_str(&format!(
-            "[{remaining} more lines of {}; continue with offset {}]\n",
+            "[{remaining} more {lines} of {}; continue with offset {}]\n",
             slice.total_lines,
             shown_to + 1
         ));

@@ -99,7 +99,7 @@ async fn read_numbers_lines_and_says_where_to_continue() {
         read(&ws, json!({"path": "a.txt", "offset": 2, "limit": 1}))
             .await
             .unwrap(),
-        "     2\ttwo\n[1 more lines of 3; continue with offset 3]\n"
+        "     2\ttwo\n[1 more line of 3; continue with offset 3]\n"
     );
 }
 
