@@ -73,7 +73,6 @@ impl Composer {
                 return ComposerAction::Ignored;
             }
             KeyCode::Char(c) => self.insert(c.encode_utf8(&mut [0; 4])),
-            KeyCode::Tab if !self.text.is_empty() => self.insert("    "),
             KeyCode::Backspace => {
                 if let Some(prev) = self.prev_boundary() {
                     self.text.drain(prev..self.cursor);

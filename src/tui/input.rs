@@ -101,7 +101,7 @@ impl App {
         let typing = self.focus == Focus::Input && !self.composer.is_empty();
         match key.code {
             KeyCode::Esc => self.escape(),
-            KeyCode::Tab if !typing => self.cycle_focus(1),
+            KeyCode::Tab => self.cycle_focus(1),
             KeyCode::BackTab => self.cycle_focus(-1),
             KeyCode::F(2) => self.toggle_mouse(),
             KeyCode::Char('t') if ctrl => self.toggle_mouse(),

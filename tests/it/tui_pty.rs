@@ -27,6 +27,10 @@ struct Tui {
 
 impl Tui {
     fn start(sb: &Sandbox, url: &str, mode: &str, cols: u16, rows: u16) -> Tui {
+        Self::start_args(sb, &["--base-url", url, "--mode", mode], cols, rows)
+    }
+
+    fn start_args(sb: &Sandbox, args: &[&str], cols: u16, rows: u16) -> Tui {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -39,7 +43,7 @@ impl Tui {
         let root = sb.data_dir().parent().unwrap().to_path_buf();
         let mut cmd = CommandBuilder::new(CAIRN);
         cmd.cwd(sb.workspace());
-        cmd.args(["--base-url", url, "--mode", mode]);
+        cmd.args(args);
         for key in [
             "DEEPSEEK_API_KEY",
             "OPENAI_API_KEY",
@@ -387,5 +391,30 @@ async fn tui_pty_a_resize_reflows_without_losing_lines() {
         )
         .await;
     }
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_replay_opens_a_past_session_read_only() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![Script::text("An answer worth keeping.")]).await;
+    let run = sb.exec(&llm.url(), &["a question from yesterday"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let id = sb.session_id();
+    let mut tui = Tui::start_args(&sb, &["replay", &id], 80, 24);
+    let screen = tui
+        .wait_for("the replayed session", |s| {
+            s.contains("a question from yesterday")
+                && s.contains("An answer worth keeping.")
+                && s.contains("replay")
+        })
+        .await;
+    assert!(screen.contains("read only"), "{screen}");
+    // Nothing can be sent: typed text goes nowhere and no request reaches the model.
+    tui.send("hello\r");
+    tui.send("\t");
+    tui.wait_for("focus on the todo pane", |s| s.contains("No plan yet."))
+        .await;
+    assert_eq!(llm.requests().len(), 1);
     tui.quit().await;
 }
