@@ -130,10 +130,21 @@ impl ToolCard {
                 let failed = result.is_error || command_failed(result);
                 let icon = if failed { "✗" } else { "✓" };
                 let style = if failed { theme::error() } else { theme::ok() };
-                (icon, style, format_elapsed(*took))
+                // Instant tools (reads, edits) show no time: only the ones that take a while.
+                let is_command = matches!(result.output, Some(ToolOutput::Command(_)));
+                let time = if is_command || *took >= Duration::from_millis(500) {
+                    format_elapsed(*took)
+                } else {
+                    String::new()
+                };
+                (icon, style, time)
             }
         };
-        let status = format!("  {status}");
+        let status = if status.is_empty() {
+            status
+        } else {
+            format!("  {status}")
+        };
         let fixed = 2 + wrap::width(&self.name) + 2 + wrap::width(&status);
         let summary = wrap::truncate(&self.summary, width.saturating_sub(fixed).max(1));
         Line::from(vec![
