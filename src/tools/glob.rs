@@ -62,12 +62,20 @@ impl Tool for Glob {
             .as_deref()
             .filter(|p| !p.trim().is_empty())
             .unwrap_or(".");
-        let joined = Path::new(dir).join(&base);
+        let joined = if base.as_os_str().is_empty() {
+            PathBuf::from(dir)
+        } else {
+            Path::new(dir).join(&base)
+        };
         let real = cx.resolve(&joined.to_string_lossy())?;
         let display = real.display_in(cx.workspace());
         if !real.as_path().exists() {
             // A literal directory in the pattern that does not exist simply matches nothing.
             existing_root(&cx.resolve(dir)?, dir)?;
+        } else if !real.as_path().is_dir() {
+            return Err(ToolError::Failed(format!(
+                "{display} is a file; glob searches directories (use read_file to read it)"
+            )));
         }
         let workspace = workspace_real(cx.workspace());
         let cancel = cx.cancel.clone();

@@ -113,6 +113,11 @@ async fn glob_finds_by_pattern_and_skips_ignored_files() {
     assert_eq!(narrowed.entries.len(), 2);
     let none = listing(&ws, &Glob, json!({"pattern": "missing/**/*.rs"})).await;
     assert!(none.entries.is_empty());
+    let err = call(&ws, &Glob, json!({"pattern": "*", "path": "Cargo.toml"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is a file"), "{err}");
     let err = call(&ws, &Glob, json!({"pattern": "src/[oops"}))
         .await
         .unwrap_err()
