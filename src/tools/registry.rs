@@ -38,4 +38,14 @@ mod tests {
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
         }
     }
+
+    #[test]
+    fn all_schemas_leave_room_in_an_8_kb_first_request() {
+        // The request wraps each spec as {"type":"function","function":{...}}.
+        let total: usize = standard_tools()
+            .iter()
+            .map(|t| serde_json::to_string(&t.spec()).unwrap().len() + 40)
+            .sum();
+        assert!(total <= 5_500, "tool schemas take {total} bytes");
+    }
 }
