@@ -1,16 +1,13 @@
-//! The TUI's state: panes, focus, modals, the message queue and the status line. `apply` folds
-//! an `AgentEvent` in, `handle_input` (input.rs) turns keys into state changes and
-//! `UserCommand`s, and `render` draws everything from `&self`. No terminal, clock or channel
-//! in here: time is injected with `set_now`, commands and intents are collected for the loop.
+//! The TUI's state: panes, focus, modals, the message queue and the status line. `apply`
+//! folds an `AgentEvent` in, `handle_input` (input.rs) turns keys into state changes and
+//! `UserCommand`s, and `render` (layout.rs) draws everything from `&self`. No terminal, clock
+//! or channel in here: time is injected with `set_now`, commands and intents are collected.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use ratatui::Frame;
-use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::layout::Rect;
 
 use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
 use crate::tools::ToolOutput;
@@ -24,7 +21,6 @@ use crate::tui::status::{Activity, Status};
 use crate::tui::todos::TodoPane;
 use crate::tui::transcript::Transcript;
 use crate::tui::transcript::entry::NoticeLevel;
-use crate::tui::{help, theme, wrap};
 
 /// Smallest terminal the layout is drawn in.
 pub const MIN_WIDTH: u16 = 40;
@@ -393,207 +389,6 @@ impl App {
                     self.status.activity = Activity::Thinking;
                 }
             }
-        }
-    }
-
-    // ----- drawing -----
-
-    pub fn render(&self, frame: &mut Frame) {
-        let area = frame.area();
-        if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-            render_too_small(area, frame.buffer_mut());
-            return;
-        }
-        let composer_height = if self.read_only {
-            3
-        } else {
-            self.composer.wanted_height(area.width)
-        };
-        let queued_height = self.queued.len().min(3) as u16;
-        let [main, queued, input, status] = Layout::vertical([
-            Constraint::Min(3),
-            Constraint::Length(queued_height),
-            Constraint::Length(composer_height),
-            Constraint::Length(1),
-        ])
-        .areas(area);
-        let buf = frame.buffer_mut();
-        if area.width >= WIDE {
-            self.render_wide(main, buf);
-        } else {
-            self.render_narrow(main, buf);
-        }
-        self.render_queued(queued, buf);
-        let title = if self.busy && !self.read_only {
-            " message · queued while busy "
-        } else {
-            " message "
-        };
-        let cursor = self.composer.render(
-            input,
-            buf,
-            self.focus == Focus::Input,
-            title,
-            self.read_only,
-        );
-        let hint = self.flash.as_ref().map(|(text, _)| text.as_str());
-        self.status.render(status, buf, self.now, hint);
-        let modal_open = self.approval.is_open() || self.picker.is_some() || self.help_open;
-        if self.approval.is_open() {
-            self.approval.render(main, buf);
-        }
-        if let Some(picker) = &self.picker {
-            picker.render(main, buf);
-        }
-        if self.help_open {
-            help::render(area, buf);
-        }
-        if let Some(position) = cursor
-            && !modal_open
-        {
-            frame.set_cursor_position(position);
-        }
-    }
-
-    fn render_wide(&self, main: Rect, buf: &mut Buffer) {
-        let side = (main.width * 36 / 100).clamp(36, 72);
-        let [left, right] =
-            Layout::horizontal([Constraint::Min(40), Constraint::Length(side)]).areas(main);
-        let todo_height = self.todos.wanted_height().min(right.height / 2).max(3);
-        let [todos, diffs] =
-            Layout::vertical([Constraint::Length(todo_height), Constraint::Min(3)]).areas(right);
-        self.render_transcript(left, buf);
-        self.todos.render(todos, buf, self.focus == Focus::Todos);
-        self.diffs.render(diffs, buf, self.focus == Focus::Diffs);
-        self.areas.set(Areas {
-            transcript: left,
-            todos,
-            diffs,
-        });
-    }
-
-    fn render_narrow(&self, main: Rect, buf: &mut Buffer) {
-        let [tabs, body] =
-            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main);
-        let todos = if self.todos.is_empty() {
-            String::new()
-        } else {
-            " •".to_string()
-        };
-        let diffs = if self.diffs.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", self.diffs.len())
-        };
-        let labels = [
-            (Tab::Transcript, "Transcript".to_string()),
-            (Tab::Todos, format!("Todos{todos}")),
-            (Tab::Diffs, format!("Diffs{diffs}")),
-        ];
-        let mut spans = vec![Span::raw(" ")];
-        for (i, (tab, label)) in labels.into_iter().enumerate() {
-            if i > 0 {
-                spans.push(Span::styled(" │ ", theme::border()));
-            }
-            let style = if tab == self.tab {
-                theme::tab_active()
-            } else {
-                theme::dim()
-            };
-            spans.push(Span::styled(label, style));
-        }
-        spans.push(Span::styled("   Tab switches", theme::dim()));
-        buf.set_line(tabs.x, tabs.y, &Line::from(spans), tabs.width);
-        let mut areas = Areas::default();
-        match self.tab {
-            Tab::Transcript => {
-                self.render_transcript(body, buf);
-                areas.transcript = body;
-            }
-            Tab::Todos => {
-                self.todos.render(body, buf, self.focus == Focus::Todos);
-                areas.todos = body;
-            }
-            Tab::Diffs => {
-                self.diffs.render(body, buf, self.focus == Focus::Diffs);
-                areas.diffs = body;
-            }
-        }
-        self.areas.set(areas);
-    }
-
-    fn render_transcript(&self, area: Rect, buf: &mut Buffer) {
-        let border = if self.focus == Focus::Transcript {
-            theme::border_focused()
-        } else {
-            theme::border()
-        };
-        let title = if self.read_only {
-            " cairn · replay "
-        } else {
-            " cairn "
-        };
-        let block = ratatui::widgets::Block::bordered()
-            .border_style(border)
-            .title(Span::styled(title, theme::bold()));
-        let inner = block.inner(area);
-        ratatui::widgets::Widget::render(block, area, buf);
-        if self.transcript.is_empty() {
-            let hint = if self.read_only {
-                "This session has no messages."
-            } else {
-                "What should we work on?"
-            };
-            buf.set_line(
-                inner.x + 2,
-                inner.y,
-                &Line::styled(hint, theme::dim()),
-                inner.width.saturating_sub(2),
-            );
-            return;
-        }
-        self.transcript.render(inner, buf, self.now);
-    }
-
-    fn render_queued(&self, area: Rect, buf: &mut Buffer) {
-        for (i, text) in self
-            .queued
-            .iter()
-            .take(usize::from(area.height))
-            .enumerate()
-        {
-            let more = if i + 1 == usize::from(area.height) && self.queued.len() > i + 1 {
-                format!(" (+{} more)", self.queued.len() - i - 1)
-            } else {
-                String::new()
-            };
-            let text = format!("⏳ queued: {}{more}", text.replace('\n', " ⏎ "));
-            let line = Line::styled(
-                wrap::truncate(&text, usize::from(area.width)),
-                theme::queued(),
-            );
-            buf.set_line(
-                area.x + 1,
-                area.y + i as u16,
-                &line,
-                area.width.saturating_sub(1),
-            );
-        }
-    }
-}
-
-fn render_too_small(area: Rect, buf: &mut Buffer) {
-    let lines = [
-        format!("Terminal too small ({}x{})", area.width, area.height),
-        format!("cairn needs at least {MIN_WIDTH}x{MIN_HEIGHT}"),
-    ];
-    let top = area.y + area.height.saturating_sub(2) / 2;
-    for (i, text) in lines.iter().enumerate() {
-        let text = wrap::truncate(text, usize::from(area.width));
-        let x = area.x + area.width.saturating_sub(wrap::width(&text) as u16) / 2;
-        let y = top + i as u16;
-        if y < area.y + area.height {
-            buf.set_line(x, y, &Line::styled(text, theme::warning()), area.width);
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod frame;
 pub mod help;
 pub mod highlight;
 mod input;
+mod layout;
 pub mod picker;
 pub mod status;
 pub mod terminal;
