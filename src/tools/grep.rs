@@ -24,6 +24,8 @@ use super::{
 };
 
 pub const DEFAULT_LIMIT: usize = 200;
+/// The most results a model may ask for: more would flood its context.
+pub const MAX_LIMIT: usize = 2000;
 /// Matched lines longer than this are cut.
 const MAX_LINE_CHARS: usize = 500;
 const MAX_CONTEXT: usize = 20;
@@ -159,7 +161,7 @@ fn query(args: &Args) -> Result<Query, ToolError> {
         glob_on_name,
         context: args.context.unwrap_or(0).min(MAX_CONTEXT),
         mode,
-        limit: args.limit.unwrap_or(DEFAULT_LIMIT).max(1),
+        limit: args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
     })
 }
 
