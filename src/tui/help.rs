@@ -35,7 +35,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
         "release / capture the mouse (terminal selection)",
     ),
     ("Ctrl+G", "edit the message in $EDITOR"),
-    ("Ctrl+C Ctrl+C", "quit"),
+    ("Ctrl+C", "interrupt and clear the input; twice quits"),
     ("?", "this help (any key closes it)"),
     ("/new", "start a new session"),
     ("/resume", "pick a saved session to resume"),

@@ -89,6 +89,10 @@ impl App {
             return;
         }
         self.quit_armed = Some(self.now);
+        // The first Ctrl+C stops what is running and clears the input; only a second one quits.
+        if self.busy && !self.read_only {
+            self.commands.push(UserCommand::Interrupt);
+        }
         if !self.composer.is_empty() {
             self.composer.clear();
         }

@@ -408,6 +408,10 @@ fn esc_interrupts_and_ctrl_c_twice_quits() {
     ));
     app.handle_input(&ctrl('c'));
     assert!(!app.should_quit());
+    assert!(
+        matches!(app.take_commands().as_slice(), [UserCommand::Interrupt]),
+        "the first one stops the turn"
+    );
     assert!(screen_text(&app, 80, 24).contains("Ctrl+C again"));
     app.set_now(t0 + Duration::from_millis(500));
     app.handle_input(&ctrl('c'));
