@@ -11,12 +11,11 @@ use crate::bus::{self, AgentEvent, CallId, UserCommand};
 use crate::cli::RunArgs;
 use crate::config::{Config, FlagLayer};
 use crate::exec::status;
-use crate::launch;
 use crate::permissions::Mode;
-use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::session_log::{self, Record};
 use crate::tools::{BashSettings, Registry, ToolCx, ToolEnv, registry::standard_tools};
 use crate::tui::{self, TuiOptions};
+use crate::{launch, policy_cmd};
 
 /// The full-screen UI on a new or resumed session.
 pub async fn run_tui(args: RunArgs) -> Result<i32> {
@@ -29,9 +28,6 @@ pub async fn run_tui(args: RunArgs) -> Result<i32> {
         initial_prompt: args.prompt.clone(),
     };
     let front = launched.front;
-    if let Some(notice) = launched.notice {
-        tracing::info!("{notice}");
-    }
     if args.resume.as_deref() == Some("") {
         // `--resume` without an id: open the picker.
         let _ = front.commands.send(UserCommand::ListSessions).await;
@@ -185,27 +181,12 @@ pub fn policy_check(
             .ok()
             .or_else(|| name.ends_with("_API_KEY").then(String::new))
     })?;
-    let gate = PolicyGate::new(PolicySettings {
-        rules: launch::load_rules(&config, &workspace)?,
-        workspace: workspace.clone(),
-        sandbox: None,
-    });
-    let decision = gate.explain(&command.join(" "), mode.unwrap_or(config.mode));
-    if json {
-        return Ok((
-            format!("{}\n", serde_json::to_string(&decision)?),
-            status::OK,
-        ));
-    }
-    let text = format!(
-        "decision: {}\nclass: {}\nreason: {}\nrule: {}\n",
-        decision.decision.as_str(),
-        decision.class.as_str(),
-        decision.reason,
-        decision
-            .rule
-            .as_deref()
-            .unwrap_or("none (the mode decided)")
-    );
-    Ok((text, status::OK))
+    let rules = launch::load_rules(&config, &workspace)?;
+    Ok(policy_cmd::run(
+        command,
+        mode.unwrap_or(config.mode),
+        json,
+        rules,
+        &workspace,
+    ))
 }

@@ -1,7 +1,6 @@
 //! Puts an engine together from the command line and the configuration: provider client,
 //! tools, permission gate, session (new or resumed). Shared by the TUI and `exec`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use crate::config::{Config, ConfigError, FlagLayer};
 use crate::llm::client::HttpModel;
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
-use crate::permissions::sandbox::SandboxPolicy;
+use crate::permissions::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::session_log;
 use crate::tools::{BashSettings, Registry, ToolEnv, registry::standard_tools};
 
@@ -25,8 +24,6 @@ pub struct Launched {
     pub front: FrontEnds,
     pub commands: mpsc::Receiver<UserCommand>,
     pub config: Config,
-    /// A notice for the user about how the configuration was chosen (first run).
-    pub notice: Option<String>,
 }
 
 pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
@@ -34,6 +31,8 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         .and_then(std::fs::canonicalize)
         .wrap_err("finding the current directory")?;
     let (config, notice) = load_config(&args.flags())?;
+    // Setup notices reach the user as warnings, through the same bus as everything else.
+    let mut notices: Vec<String> = notice.into_iter().collect();
     let sessions_dir = session_log::sessions_dir();
     if args.resume.as_deref() == Some("") && !interactive {
         return Err(eyre!(
@@ -47,7 +46,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     let bash = BashSettings {
         hidden_env: config.key_env.iter().cloned().collect(),
         allowed_env: config.pass_env.clone(),
-        sandbox: sandbox_policy(&config, &workspace),
+        sandbox: sandbox_policy(&config, &workspace, &mut notices),
         ..BashSettings::default()
     };
     let tools = ToolEnv::new(workspace.clone(), bash);
@@ -74,12 +73,14 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)
         .wrap_err("opening the session log")?;
+    for notice in &notices {
+        agent.warn(notice);
+    }
     Ok(Launched {
         agent,
         front,
         commands: engine_ends.commands,
         config,
-        notice,
     })
 }
 
@@ -152,14 +153,34 @@ fn start_from(
     }
 }
 
-fn sandbox_policy(config: &Config, workspace: &std::path::Path) -> Option<SandboxPolicy> {
+/// The sandbox for commands, when enabled. Landlock is checked once here, so the user hears
+/// about a kernel without it at the start and not from every command.
+fn sandbox_policy(
+    config: &Config,
+    workspace: &std::path::Path,
+    notices: &mut Vec<String>,
+) -> Option<SandboxPolicy> {
     if !config.sandbox.enabled.unwrap_or(false) {
         return None;
     }
-    let mut writable: Vec<PathBuf> = vec![workspace.to_path_buf(), std::env::temp_dir()];
-    writable.extend(config.sandbox.writable.clone().unwrap_or_default());
-    Some(SandboxPolicy {
-        writable,
-        network: config.sandbox.network.unwrap_or(true),
-    })
+    let extra = config.sandbox.writable.clone().unwrap_or_default();
+    let policy =
+        SandboxPolicy::for_workspace(workspace, &extra, config.sandbox.network.unwrap_or(true));
+    match landlock_status() {
+        LandlockStatus::Available(_) => Some(policy),
+        LandlockStatus::Unavailable(reason)
+            if config.sandbox.allow_unsandboxed.unwrap_or(false) =>
+        {
+            notices.push(format!(
+                "the sandbox is enabled but this kernel has no Landlock ({reason}); commands run unsandboxed, as sandbox.allow_unsandboxed allows"
+            ));
+            None
+        }
+        LandlockStatus::Unavailable(reason) => {
+            notices.push(format!(
+                "the sandbox is enabled but this kernel has no Landlock ({reason}); commands will be refused. Set sandbox.allow_unsandboxed = true to run them unsandboxed, or sandbox.enabled = false"
+            ));
+            Some(policy)
+        }
+    }
 }

@@ -146,6 +146,13 @@ impl Agent {
         &self.session.id
     }
 
+    /// Tells the front end something it should know (setup notices, before `run`).
+    pub fn warn(&self, message: &str) {
+        self.emit(AgentEvent::Warning {
+            message: message.to_string(),
+        });
+    }
+
     pub fn log_path(&self) -> PathBuf {
         self.session.log.path().to_path_buf()
     }
