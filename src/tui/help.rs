@@ -26,6 +26,10 @@ pub const BINDINGS: &[(&str, &str)] = &[
         "scroll the transcript (or the focused pane)",
     ),
     ("Home / End", "top of the transcript / follow the end"),
+    (
+        "Enter",
+        "transcript: open the selected edit in the diff pane",
+    ),
     ("[  ]", "previous / next edit in the diff pane"),
     ("v", "diff pane: unified / side by side"),
     ("r", "transcript: show / hide reasoning"),

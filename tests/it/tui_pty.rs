@@ -31,6 +31,10 @@ impl Tui {
     }
 
     fn start_args(sb: &Sandbox, args: &[&str], cols: u16, rows: u16) -> Tui {
+        Self::start_env(sb, args, &[], cols, rows)
+    }
+
+    fn start_env(sb: &Sandbox, args: &[&str], env: &[(&str, &str)], cols: u16, rows: u16) -> Tui {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -65,6 +69,9 @@ impl Tui {
         cmd.env("XDG_CONFIG_HOME", dir("xdg-config"));
         cmd.env("XDG_STATE_HOME", dir("xdg-state"));
         cmd.env("TERM", "xterm-256color");
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
         let screen = Arc::new(Mutex::new(vt100::Parser::new(nz(rows), nz(cols), 0)));
@@ -416,5 +423,39 @@ async fn tui_pty_replay_opens_a_past_session_read_only() {
     tui.wait_for("focus on the todo pane", |s| s.contains("No plan yet."))
         .await;
     assert_eq!(llm.requests().len(), 1);
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_ctrl_g_writes_the_message_in_the_editor() {
+    let sb = Sandbox::new();
+    let editor = sb.data_dir().parent().unwrap().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'written in the editor\\n' >> \"$1\"\n",
+    )
+    .unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&editor).unwrap().permissions(),
+        0o755,
+    );
+    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&editor, perms).unwrap();
+    let llm = MockLlm::start(vec![Script::text("Got it.")]).await;
+    let url = llm.url();
+    let args = ["--base-url", url.as_str(), "--mode", "auto-edit"];
+    let editor_path = editor.to_string_lossy().into_owned();
+    let mut tui = Tui::start_env(&sb, &args, &[("EDITOR", editor_path.as_str())], 100, 30);
+    tui.wait_for_text("What should we work on?").await;
+    tui.send("draft: ");
+    tui.wait_for_text("draft:").await;
+    tui.send("\x07");
+    tui.wait_for_text("written in the editor").await;
+    // Keys work again after the editor: the input stream was handed back.
+    tui.send("\r");
+    tui.wait_for_text("Got it.").await;
+    let sent = llm.request(0).to_string();
+    assert!(sent.contains("draft: written in the editor"), "{sent}");
     tui.quit().await;
 }
