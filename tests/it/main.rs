@@ -7,6 +7,7 @@ mod mock_llm;
 mod resume;
 mod support;
 mod tools_bash;
+mod tools_jobs;
 mod tools_files;
 mod tools_search;
 mod tui_pty;
