@@ -435,10 +435,6 @@ async fn tui_pty_ctrl_g_writes_the_message_in_the_editor() {
         "#!/bin/sh\nprintf 'written in the editor\\n' >> \"$1\"\n",
     )
     .unwrap();
-    std::os::unix::fs::PermissionsExt::set_mode(
-        &mut std::fs::metadata(&editor).unwrap().permissions(),
-        0o755,
-    );
     let mut perms = std::fs::metadata(&editor).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&editor, perms).unwrap();
