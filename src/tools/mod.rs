@@ -2,30 +2,30 @@
 //! The agent asks the registry for a tool by name, feeds `access` to the permission gate and
 //! the write queue, then `run`s it; the canonical `ToolOutput` goes to the log and the UI.
 
-mod file_render;
-mod output;
-pub mod render;
-pub mod jobs;
 mod ansi;
-pub mod executor;
 pub mod bash;
-pub mod job_tools;
-pub mod todo_write;
-pub mod paths;
-pub mod read_state;
-pub mod write_queue;
 pub mod diff;
-pub mod text;
-pub mod read_file;
-pub mod write_file;
 pub mod edit_file;
 mod edit_match;
+pub mod executor;
+mod file_render;
 mod file_store;
 pub mod glob;
 pub mod grep;
+pub mod job_tools;
+pub mod jobs;
 pub mod list_dir;
-mod walk;
+mod output;
+pub mod paths;
+pub mod read_file;
+pub mod read_state;
 pub mod registry;
+pub mod render;
+pub mod text;
+pub mod todo_write;
+mod walk;
+pub mod write_file;
+pub mod write_queue;
 
 pub use output::*;
 
@@ -86,7 +86,10 @@ pub enum ToolError {
 
 impl ToolError {
     pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
-        Self::Io { what: what.into(), source }
+        Self::Io {
+            what: what.into(),
+            source,
+        }
     }
 }
 
@@ -150,7 +153,12 @@ pub struct ToolCx {
 
 impl ToolCx {
     pub fn new(env: Arc<ToolEnv>, call: CallId) -> Self {
-        Self { env, call, cancel: CancellationToken::new(), tail: None }
+        Self {
+            env,
+            call,
+            cancel: CancellationToken::new(),
+            tail: None,
+        }
     }
     pub fn workspace(&self) -> &std::path::Path {
         &self.env.workspace
@@ -178,7 +186,9 @@ pub trait Tool: Send + Sync {
 }
 
 /// Parses a tool's argument struct, turning serde's message into a correctable error.
-pub fn parse_args<T: serde::de::DeserializeOwned>(args: &serde_json::Value) -> Result<T, ToolError> {
+pub fn parse_args<T: serde::de::DeserializeOwned>(
+    args: &serde_json::Value,
+) -> Result<T, ToolError> {
     T::deserialize(args).map_err(|err| ToolError::InvalidArgs(err.to_string()))
 }
 
@@ -192,7 +202,10 @@ impl Registry {
         Self { tools }
     }
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        self.tools.iter().find(|t| t.spec().name == name).map(|t| t.as_ref())
+        self.tools
+            .iter()
+            .find(|t| t.spec().name == name)
+            .map(|t| t.as_ref())
     }
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec()).collect()

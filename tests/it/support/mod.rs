@@ -1,4 +1,4 @@
 //! Helpers shared by the integration tests.
 
-pub mod cairn_cmd;
 pub mod agent;
+pub mod cairn_cmd;
