@@ -3,7 +3,8 @@
 //! few things only the terminal owner may do: OSC 52 copy, mouse capture, `$EDITOR`.
 
 use std::io::{self, BufWriter, Stdout, Write};
-use std::sync::Once;
+use std::sync::{Mutex, Once};
+use std::thread::ThreadId;
 
 use base64::Engine as _;
 use color_eyre::eyre::{WrapErr, eyre};
@@ -19,6 +20,8 @@ use ratatui::backend::CrosstermBackend;
 pub type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
 static PANIC_HOOK: Once = Once::new();
+/// The thread that owns the screen while the UI is up.
+static UI_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
 
 /// Enters raw mode and the alternate screen, with bracketed paste and mouse capture.
 pub fn setup() -> color_eyre::Result<Term> {
@@ -39,6 +42,9 @@ fn full_redraw(term: &mut Term) -> io::Result<()> {
 }
 
 fn enter() -> io::Result<()> {
+    if let Ok(mut owner) = UI_THREAD.lock() {
+        *owner = Some(std::thread::current().id());
+    }
     terminal::enable_raw_mode()?;
     let mut out = io::stdout();
     execute!(
@@ -57,6 +63,9 @@ fn enter() -> io::Result<()> {
 
 /// Leaves the alternate screen and raw mode. Safe to call more than once.
 pub fn restore() -> io::Result<()> {
+    if let Ok(mut owner) = UI_THREAD.lock() {
+        *owner = None;
+    }
     let mut out = io::stdout();
     let _ = execute!(out, PopKeyboardEnhancementFlags);
     let _ = execute!(
@@ -82,8 +91,17 @@ fn install_panic_hook() {
     PANIC_HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            // The message must land on a normal screen, not the alternate one we are leaving.
-            let _ = restore();
+            // A panic on the UI's thread ends the UI: its message must land on the normal
+            // screen. Panics elsewhere (a tool task, caught and reported by the engine) must
+            // not tear the screen down under a UI that keeps running; should one end the
+            // process, the UI's drop guard restores the terminal on the way out.
+            let on_ui_thread = UI_THREAD
+                .lock()
+                .map(|owner| *owner == Some(std::thread::current().id()))
+                .unwrap_or(true);
+            if on_ui_thread {
+                let _ = restore();
+            }
             previous(info);
         }));
     });
