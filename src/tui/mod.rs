@@ -1,4 +1,24 @@
-//! The full-screen terminal UI: panes over the event bus.
+//! The full-screen terminal UI, driven only by the bus: `AgentEvent`s in, `UserCommand`s out.
+//!
+//! ```text
+//!  terminal input ──► App::handle_input ─┐            ┌─► UserCommand ──► engine
+//!  AgentEvent ──────► App::apply ────────┼─► state ───┤
+//!  frame due (≤60/s) ► App::render ◄─────┘            └─► AppIntent (copy, mouse, $EDITOR)
+//! ```
+//!
+//! It never touches files or processes (the one exception is the user's own `$EDITOR`).
+
+use std::time::Instant;
+
+use color_eyre::eyre::WrapErr;
+use crossterm::event::EventStream;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+use self::app::{App, AppIntent};
+use self::frame::FrameScheduler;
+use self::terminal::Term;
+use crate::bus::{AgentEvent, FrontEnds, UserCommand};
 
 pub mod app;
 pub mod approval;
@@ -29,18 +49,6 @@ pub struct TuiOptions {
     /// A prompt given on the command line, sent as soon as the UI is up.
     pub initial_prompt: Option<String>,
 }
-
-use std::time::Instant;
-
-use color_eyre::eyre::WrapErr;
-use crossterm::event::EventStream;
-use futures_util::StreamExt;
-use tokio::sync::mpsc;
-
-use self::app::{App, AppIntent};
-use self::frame::FrameScheduler;
-use self::terminal::Term;
-use crate::bus::{AgentEvent, FrontEnds, UserCommand};
 
 /// Events applied in one go before the loop looks at input and frames again: a fast stream
 /// is folded in bulk (one frame for many deltas) without starving the keyboard.

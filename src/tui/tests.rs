@@ -572,3 +572,32 @@ fn copy_sends_the_selected_entry_to_the_clipboard() {
         "with nothing selected, the last answer is copied: {intents:?}"
     );
 }
+
+#[test]
+fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
+    let mut app = app(Instant::now());
+    let turn = TurnId(1);
+    app.apply(&AgentEvent::TurnStarted { turn });
+    app.apply(&AgentEvent::ReasoningDelta {
+        turn,
+        text: "First, read the parser.\nThen check the tests.".into(),
+    });
+    let thinking = screen_text(&app, 70, 14);
+    assert!(
+        thinking.contains("thinking…") && thinking.contains("Then check the tests."),
+        "{thinking}"
+    );
+    app.apply(&AgentEvent::TextDelta {
+        turn,
+        text: "The parser is fine.".into(),
+    });
+    app.apply(&AgentEvent::AssistantMessage {
+        turn,
+        text: "The parser is fine.".into(),
+        reasoning: "First, read the parser.\nThen check the tests.".into(),
+    });
+    insta::assert_snapshot!("reasoning_collapsed", draw(&app, 70, 12));
+    app.handle_input(&key(KeyCode::Tab));
+    app.handle_input(&key(KeyCode::Char('r')));
+    insta::assert_snapshot!("reasoning_expanded", draw(&app, 70, 12));
+}
