@@ -455,3 +455,28 @@ async fn tui_pty_ctrl_g_writes_the_message_in_the_editor() {
     assert!(sent.contains("draft: written in the editor"), "{sent}");
     tui.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_a_message_typed_while_the_agent_works_is_queued_then_sent() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::text_tokens(3000).chunk_delay(Duration::from_millis(5)),
+        Script::text("Second answer."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
+    tui.submit("first question").await;
+    tui.wait_for_text("streaming").await;
+    tui.send("second question\r");
+    tui.wait_for_text("queued: second question").await;
+    assert_eq!(
+        llm.requests().len(),
+        1,
+        "nothing is sent while the agent works"
+    );
+    let screen = tui.wait_for_text("Second answer.").await;
+    assert!(!screen.contains("queued:"), "{screen}");
+    let sent = llm.request(1).to_string();
+    assert!(sent.contains("second question"), "{sent}");
+    tui.quit().await;
+}
