@@ -1,0 +1,244 @@
+//! Behaviour of keys and events: what the user presses, what the engine is sent.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+
+use super::{app, ctrl, draw, held_rm, key, options, screen_text, scripted_session, type_text};
+use crate::bus::{AgentEvent, Decision, EndReason, TurnId, UserCommand};
+use crate::permissions::Mode;
+use crate::tui::app::{App, AppIntent, Focus};
+
+#[test]
+fn messages_typed_while_busy_are_queued_and_sent_on_idle() {
+    let mut app = app(Instant::now());
+    type_text(&mut app, "first");
+    app.handle_input(&key(KeyCode::Enter));
+    assert!(
+        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text }] if text == "first")
+    );
+    type_text(&mut app, "second");
+    app.handle_input(&key(KeyCode::Enter));
+    assert!(
+        app.take_commands().is_empty(),
+        "queued while the agent works"
+    );
+    assert!(screen_text(&app, 80, 24).contains("queued: second"));
+    app.apply(&AgentEvent::Idle);
+    assert!(
+        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text }] if text == "second")
+    );
+    assert!(!screen_text(&app, 80, 24).contains("queued: second"));
+}
+
+#[test]
+fn approval_keys_send_decisions_and_other_keys_do_nothing() {
+    let mut app = app(Instant::now());
+    app.apply(&held_rm());
+    type_text(&mut app, "hello");
+    app.handle_input(&key(KeyCode::Enter));
+    app.handle_input(&key(KeyCode::Esc));
+    assert!(app.take_commands().is_empty());
+    assert!(app.composer.is_empty(), "nothing typed behind the prompt");
+    app.handle_input(&key(KeyCode::Char('a')));
+    let sent = app.take_commands();
+    assert!(
+        matches!(sent.as_slice(), [UserCommand::Decide { call, decision: Decision::ApproveForSession { prefix } }]
+            if call.as_str() == "d1" && prefix == "rm -rf"),
+        "{sent:?}"
+    );
+    assert!(!screen_text(&app, 80, 24).contains("Allow bash?"));
+}
+
+#[test]
+fn deny_with_a_message() {
+    let mut app = app(Instant::now());
+    app.apply(&held_rm());
+    app.handle_input(&key(KeyCode::Char('m')));
+    type_text(&mut app, "use cargo clean");
+    assert!(screen_text(&app, 80, 24).contains("use cargo clean"));
+    app.handle_input(&key(KeyCode::Enter));
+    let sent = app.take_commands();
+    assert!(
+        matches!(sent.as_slice(), [UserCommand::Decide { decision: Decision::Deny { message: Some(m) }, .. }] if m == "use cargo clean")
+    );
+}
+
+#[test]
+fn esc_interrupts_and_ctrl_c_twice_quits() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    app.apply(&AgentEvent::TurnStarted { turn: TurnId(1) });
+    app.handle_input(&key(KeyCode::Esc));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Interrupt]
+    ));
+    app.handle_input(&ctrl('c'));
+    assert!(!app.should_quit());
+    assert!(
+        matches!(app.take_commands().as_slice(), [UserCommand::Interrupt]),
+        "the first one stops the turn"
+    );
+    assert!(screen_text(&app, 80, 24).contains("Ctrl+C again"));
+    app.set_now(t0 + Duration::from_millis(500));
+    app.handle_input(&ctrl('c'));
+    assert!(app.should_quit());
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Shutdown]
+    ));
+}
+
+#[test]
+fn a_late_second_ctrl_c_does_not_quit() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    app.handle_input(&ctrl('c'));
+    app.set_now(t0 + Duration::from_secs(5));
+    app.handle_input(&ctrl('c'));
+    assert!(!app.should_quit());
+}
+
+#[test]
+fn slash_commands_become_commands() {
+    let mut app = app(Instant::now());
+    let mut run = |line: &str| {
+        type_text(&mut app, line);
+        app.handle_input(&key(KeyCode::Enter));
+        app.take_commands()
+    };
+    assert!(matches!(run("/new").as_slice(), [UserCommand::NewSession]));
+    assert!(matches!(
+        run("/resume").as_slice(),
+        [UserCommand::ListSessions]
+    ));
+    assert!(matches!(
+        run("/mode auto").as_slice(),
+        [UserCommand::SetMode { mode: Mode::Auto }]
+    ));
+    assert!(
+        matches!(run("/model deepseek-reasoner").as_slice(), [UserCommand::SetModel { model }] if model == "deepseek-reasoner")
+    );
+    assert!(run("/mode sideways").is_empty());
+    assert!(run("/diff").is_empty());
+    assert_eq!(app.focus(), Focus::Diffs);
+}
+
+#[test]
+fn the_resume_picker_sends_the_chosen_session() {
+    let mut app = app(Instant::now());
+    let session = |id: &str, prompt: &str| crate::bus::SessionSummary {
+        id: crate::bus::SessionId(id.into()),
+        started: "2026-01-02T03:04:05Z".into(),
+        cwd: "/src/app".into(),
+        first_prompt: prompt.into(),
+    };
+    app.apply(&AgentEvent::Sessions {
+        sessions: vec![session("new", "fix the bug"), session("old", "write docs")],
+    });
+    assert!(screen_text(&app, 80, 24).contains("write docs"));
+    app.handle_input(&key(KeyCode::Down));
+    app.handle_input(&key(KeyCode::Enter));
+    assert!(
+        matches!(app.take_commands().as_slice(), [UserCommand::Resume { session }] if session.0 == "old")
+    );
+}
+
+#[test]
+fn replay_is_read_only_and_says_so() {
+    let mut opts = options();
+    opts.read_only = true;
+    let mut app = App::new(&opts, Instant::now());
+    app.apply(&AgentEvent::UserMessage {
+        text: "old question".into(),
+    });
+    app.apply(&AgentEvent::AssistantMessage {
+        turn: TurnId(1),
+        text: "old answer".into(),
+        reasoning: String::new(),
+    });
+    type_text(&mut app, "new");
+    app.handle_input(&key(KeyCode::Enter));
+    assert!(app.take_commands().is_empty());
+    let screen = screen_text(&app, 100, 20);
+    assert!(screen.contains("replay"), "{screen}");
+    assert!(screen.contains("old answer"));
+}
+
+#[test]
+fn status_line_counts_tokens_and_shows_retry_countdown() {
+    let t0 = Instant::now();
+    let mut app = scripted_session(t0);
+    app.set_now(t0);
+    app.apply(&AgentEvent::Retrying {
+        attempt: 2,
+        wait_ms: 4000,
+        reason: "429 Too Many Requests".into(),
+    });
+    app.set_now(t0 + Duration::from_millis(1500));
+    let screen = screen_text(&app, 120, 30);
+    assert!(screen.contains("retry 2 in 3s"), "{screen}");
+    assert!(screen.contains("↑12.4k ↓380 cached 9.0k"), "{screen}");
+    assert!(screen.contains("ctx 19%"), "{screen}");
+}
+
+#[test]
+fn an_edit_card_points_to_the_diff_pane_and_brackets_step_through_edits() {
+    let mut app = scripted_session(Instant::now());
+    assert!(screen_text(&app, 120, 40).contains("edit #1"));
+    app.handle_input(&key(KeyCode::Tab));
+    app.handle_input(&key(KeyCode::Char('[')));
+    assert_eq!(app.focus(), Focus::Diffs);
+}
+
+#[test]
+fn a_turn_failure_is_shown_and_the_ui_stays_usable() {
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::TurnEnded {
+        turn: TurnId(1),
+        reason: EndReason::Failed("401 invalid api key".into()),
+    });
+    app.apply(&AgentEvent::Idle);
+    assert!(screen_text(&app, 80, 24).contains("failed: 401 invalid api key"));
+    type_text(&mut app, "again");
+    app.handle_input(&key(KeyCode::Enter));
+    assert_eq!(app.take_commands().len(), 1);
+}
+
+#[test]
+fn enter_on_an_edit_card_opens_its_diff() {
+    let mut app = scripted_session(Instant::now());
+    app.handle_input(&key(KeyCode::Tab));
+    assert_eq!(app.focus(), Focus::Transcript);
+    draw(&app, 120, 40);
+    for _ in 0..10 {
+        app.handle_input(&key(KeyCode::Up));
+        if app
+            .transcript
+            .selected_card()
+            .is_some_and(|c| c.diff_index.is_some())
+        {
+            break;
+        }
+    }
+    assert!(
+        screen_text(&app, 120, 40).contains("▌ ✓ edit_file"),
+        "the selection is marked"
+    );
+    app.handle_input(&key(KeyCode::Enter));
+    assert_eq!(app.focus(), Focus::Diffs);
+}
+
+#[test]
+fn copy_sends_the_selected_entry_to_the_clipboard() {
+    let mut app = scripted_session(Instant::now());
+    app.handle_input(&ctrl('y'));
+    let intents = app.take_intents();
+    assert!(
+        matches!(intents.as_slice(), [AppIntent::Copy(text)] if text.contains("```rust")),
+        "with nothing selected, the last answer is copied: {intents:?}"
+    );
+}
