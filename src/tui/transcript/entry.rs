@@ -241,6 +241,7 @@ fn reasoning_lines(reasoning: &str, thinking_now: bool, key: LayoutKey) -> Vec<L
             key.width,
             theme::reasoning(),
         ));
+        lines.push(Line::default());
         return lines;
     }
     if thinking_now {
