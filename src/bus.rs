@@ -152,16 +152,18 @@ impl ToolResult {
             output: None,
         }
     }
+    /// A marker, not an error: the call was stopped, as the user asked.
     pub fn cancelled() -> Self {
         Self {
-            is_error: true,
+            is_error: false,
             text: "[cancelled]".into(),
             output: None,
         }
     }
+    /// A marker for a call whose result was lost when cairn stopped mid-call.
     pub fn interrupted() -> Self {
         Self {
-            is_error: true,
+            is_error: false,
             text: "[interrupted]".into(),
             output: None,
         }

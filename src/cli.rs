@@ -127,3 +127,8 @@ pub enum PolicyCommand {
         command: Vec<String>,
     },
 }
+
+/// A mistake in how cairn was called (exit status 2), as opposed to a failure while running.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);

@@ -153,12 +153,16 @@ impl ConfigFile {
     }
 
     /// Later layers win key by key; lists replace, tables merge.
+    /// A layer that switches to another provider does not inherit the model, URL or key
+    /// variable chosen for the old one (an OpenAI model name sent to DeepSeek is a 400).
     pub fn merge(self, over: ConfigFile) -> ConfigFile {
+        let switches = over.provider.is_some() && over.provider != self.provider;
+        let inherit = |value: Option<String>| if switches { None } else { value };
         ConfigFile {
             provider: over.provider.or(self.provider),
-            model: over.model.or(self.model),
-            base_url: over.base_url.or(self.base_url),
-            api_key_env: over.api_key_env.or(self.api_key_env),
+            model: over.model.or(inherit(self.model)),
+            base_url: over.base_url.or(inherit(self.base_url)),
+            api_key_env: over.api_key_env.or(inherit(self.api_key_env)),
             mode: over.mode.or(self.mode),
             max_steps: over.max_steps.or(self.max_steps),
             context_window: over.context_window.or(self.context_window),
@@ -301,7 +305,9 @@ impl Config {
         // `--base-url` without `--provider` means a server of the user's own.
         let custom_by_flag = flags.base_url.is_some() && flags.provider.is_none();
         let mut merged = layers.merge(flag_layer);
-        if custom_by_flag {
+        // A URL without a provider, from any layer, is a server of the user's own: never send
+        // it a preset's key.
+        if custom_by_flag || (merged.provider.is_none() && merged.base_url.is_some()) {
             merged.provider = Some("custom".into());
         }
         let shown_path = flags.config.clone().unwrap_or(user_path);
@@ -364,7 +370,15 @@ impl Config {
             provider,
             key_env,
             mode: file.mode.unwrap_or_default(),
-            max_steps: file.max_steps.unwrap_or(100),
+            max_steps: match file.max_steps {
+                Some(0) => {
+                    return Err(ConfigError::File {
+                        path: config_path,
+                        message: "max_steps must be at least 1".into(),
+                    });
+                }
+                steps => steps.unwrap_or(100),
+            },
             context_window,
             pass_env: file.bash.and_then(|b| b.pass_env).unwrap_or_default(),
             sandbox: file.sandbox.unwrap_or_default(),
@@ -441,6 +455,41 @@ mod tests {
         let merged = file.merge(env);
         assert_eq!(merged.model.as_deref(), Some("b"));
         assert_eq!(merged.max_steps, Some(5));
+    }
+
+    #[test]
+    fn switching_provider_drops_the_old_providers_model_and_url() {
+        let file = ConfigFile {
+            provider: Some("openai".into()),
+            model: Some("gpt-4.1".into()),
+            base_url: Some("https://proxy.example/v1".into()),
+            ..Default::default()
+        };
+        let flags = ConfigFile {
+            provider: Some("deepseek".into()),
+            ..Default::default()
+        };
+        let merged = file.clone().merge(flags);
+        assert_eq!(merged.model, None);
+        assert_eq!(merged.base_url, None);
+        let same = file.merge(ConfigFile {
+            provider: Some("openai".into()),
+            ..Default::default()
+        });
+        assert_eq!(same.model.as_deref(), Some("gpt-4.1"));
+    }
+
+    #[test]
+    fn zero_steps_is_refused() {
+        let file = ConfigFile {
+            max_steps: Some(0),
+            provider: Some("ollama".into()),
+            ..Default::default()
+        };
+        let err = Config::resolve(file, &env_of(&[]), "c.toml".into())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_steps"), "{err}");
     }
 
     #[test]

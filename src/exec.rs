@@ -5,10 +5,10 @@
 
 use std::io::{IsTerminal, Read, Write};
 
-use color_eyre::eyre::{Result, WrapErr, eyre};
+use color_eyre::eyre::{Result, WrapErr};
 
 use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
-use crate::cli::ExecArgs;
+use crate::cli::{ExecArgs, UsageError};
 use crate::launch;
 
 /// Exit statuses scripts can rely on.
@@ -29,9 +29,10 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
     let prompt = match args.run.prompt.clone() {
         Some(prompt) => prompt,
         None if std::io::stdin().is_terminal() => {
-            return Err(eyre!(
-                "no prompt: pass it as an argument or on standard input"
-            ));
+            return Err(UsageError(
+                "no prompt: pass it as an argument or on standard input".into(),
+            )
+            .into());
         }
         None => {
             let mut text = String::new();
@@ -42,7 +43,7 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
         }
     };
     if prompt.trim().is_empty() {
-        return Err(eyre!("the prompt is empty"));
+        return Err(UsageError("the prompt is empty".into()).into());
     }
     let launched = launch::start(&args.run, false)?;
     let (agent, mut front) = (launched.agent, launched.front);
@@ -54,31 +55,30 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
         .wrap_err("starting the agent")?;
 
     let mut printer = Printer::new(args.json);
-    let mut exit = status::FAILED;
-    let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
+    let mut ctrl_c_count = 0;
     let mut shutting_down = false;
     loop {
         tokio::select! {
             event = front.events.recv() => {
                 let Some(event) = event else { break };
-                if let AgentEvent::TurnEnded { reason, .. } = &event {
-                    exit = exit_status(reason);
-                }
                 printer.print(&event);
                 // Drain what is already queued before flushing: one write per burst, not per delta.
                 while let Ok(more) = front.events.try_recv() {
-                    if let AgentEvent::TurnEnded { reason, .. } = &more {
-                        exit = exit_status(reason);
-                    }
                     printer.print(&more);
                 }
                 printer.flush();
-                if printer.request_done() && !shutting_down {
+                if printer.exit.is_some() && !shutting_down {
                     shutting_down = true;
                     let _ = front.commands.send(UserCommand::Shutdown).await;
                 }
             }
-            _ = &mut interrupted, if !shutting_down => {
+            _ = tokio::signal::ctrl_c() => {
+                ctrl_c_count += 1;
+                if ctrl_c_count > 1 {
+                    // The agent did not stop in time; commands die with us (PDEATHSIG).
+                    eprintln!("interrupted twice; exiting");
+                    std::process::exit(status::INTERRUPTED);
+                }
                 shutting_down = true;
                 let _ = front.commands.send(UserCommand::Interrupt).await;
                 let _ = front.commands.send(UserCommand::Shutdown).await;
@@ -87,7 +87,7 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
     }
     agent_task.await.wrap_err("the agent task failed")?;
     printer.finish();
-    Ok(exit)
+    Ok(printer.exit.unwrap_or(status::INTERRUPTED))
 }
 
 fn exit_status(reason: &EndReason) -> i32 {
@@ -105,8 +105,12 @@ struct Printer {
     json: bool,
     out: std::io::BufWriter<std::io::Stdout>,
     answer: String,
-    saw_request_end: bool,
-    idle_after_end: bool,
+    /// Set once the agent is first idle: what came before is a resumed session's history,
+    /// which is not this run's progress, answer or outcome.
+    live: bool,
+    ended: Option<i32>,
+    /// This run's exit status, once its request ended and the agent is idle again.
+    exit: Option<i32>,
 }
 
 impl Printer {
@@ -115,29 +119,33 @@ impl Printer {
             json,
             out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
             answer: String::new(),
-            saw_request_end: false,
-            idle_after_end: false,
+            live: false,
+            ended: None,
+            exit: None,
         }
-    }
-
-    /// The request ended and the agent is idle again.
-    fn request_done(&self) -> bool {
-        self.idle_after_end
     }
 
     fn print(&mut self, event: &AgentEvent) {
-        match event {
-            AgentEvent::TurnEnded { .. } => self.saw_request_end = true,
-            AgentEvent::Idle if self.saw_request_end => self.idle_after_end = true,
-            _ => {}
-        }
         if self.json {
             if let Ok(line) = serde_json::to_string(event) {
                 let _ = writeln!(self.out, "{line}");
             }
-            return;
         }
-        self.progress(event);
+        match event {
+            AgentEvent::Idle if !self.live => {
+                self.live = true;
+                return;
+            }
+            AgentEvent::Idle => self.exit = self.ended,
+            AgentEvent::TurnEnded { reason, .. } if self.live => {
+                self.ended = Some(exit_status(reason));
+            }
+            _ => {}
+        }
+        let is_warning = matches!(event, AgentEvent::Warning { .. });
+        if !self.json && (self.live || is_warning) {
+            self.progress(event);
+        }
     }
 
     fn progress(&mut self, event: &AgentEvent) {
@@ -180,7 +188,8 @@ impl Printer {
     }
 
     fn finish(&mut self) {
-        if !self.json && !self.answer.is_empty() {
+        // A failed run has no final answer: text sent along with tool calls is not one.
+        if !self.json && !self.answer.is_empty() && self.exit == Some(status::OK) {
             let _ = writeln!(self.out, "{}", self.answer.trim_end());
         }
         self.flush();

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::agent::{Agent, AgentSettings, Engine, StartFrom};
 use crate::bus::{self, FrontEnds, UserCommand};
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, UsageError};
 use crate::config::{Config, ConfigError, FlagLayer};
 use crate::llm::client::HttpModel;
 use crate::permissions::policy::{PolicyGate, PolicySettings};
@@ -35,9 +35,10 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     let mut notices: Vec<String> = notice.into_iter().collect();
     let sessions_dir = session_log::sessions_dir();
     if args.resume.as_deref() == Some("") && !interactive {
-        return Err(eyre!(
-            "--resume needs a session id here (see `cairn sessions`), or use --continue"
-        ));
+        return Err(UsageError(
+            "--resume needs a session id here (see `cairn sessions`), or use --continue".into(),
+        )
+        .into());
     }
     let from = start_from(args, &sessions_dir, &workspace)?;
 
@@ -122,6 +123,9 @@ pub fn load_config(flags: &FlagLayer) -> Result<(Config, Option<String>)> {
 fn nothing_chosen(flags: &FlagLayer) -> bool {
     flags.provider.is_none()
         && flags.base_url.is_none()
+        && flags.model.is_none()
+        && flags.config.is_none()
+        && std::env::var_os("CAIRN_MODEL").is_none()
         && std::env::var_os("CAIRN_PROVIDER").is_none()
         && std::env::var_os("CAIRN_BASE_URL").is_none()
         && !crate::config::default_config_path().is_file()

@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use color_eyre::eyre::Result;
 
-use cairn::cli::{Cli, Command, PolicyCommand, ToolCommand};
+use cairn::cli::{Cli, Command, PolicyCommand, ToolCommand, UsageError};
+use cairn::config::ConfigError;
 use cairn::exec::status;
+use cairn::session_log::LogError;
 use cairn::{commands, exec, permissions};
 
 fn main() -> ExitCode {
@@ -39,9 +41,18 @@ fn main() -> ExitCode {
         Ok(code) => exit_code(code),
         Err(err) => {
             eprintln!("cairn: {err:#}");
-            exit_code(status::USAGE)
+            exit_code(status_of(&err))
         }
     }
+}
+
+/// Bad arguments, configuration or session ids are the caller's to fix (2); anything else
+/// failed while running (1).
+fn status_of(err: &color_eyre::Report) -> i32 {
+    let usage = err.chain().any(|cause| {
+        cause.is::<UsageError>() || cause.is::<ConfigError>() || cause.is::<LogError>()
+    });
+    if usage { status::USAGE } else { status::FAILED }
 }
 
 fn exit_code(code: i32) -> ExitCode {

@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -113,11 +114,23 @@ pub struct SessionLog {
 impl SessionLog {
     pub fn create(dir: &Path, id: &SessionId) -> Result<Self, LogError> {
         let path = dir.join(format!("{id}.jsonl"));
-        std::fs::create_dir_all(dir).map_err(|source| LogError::Io {
+        let io_err = |source| LogError::Io {
             path: path.clone(),
             source,
-        })?;
-        Self::open_append(path)
+        };
+        // Logs hold command output and file contents: private to the user.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io_err)?;
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io_err)?;
+        Ok(Self { path, file })
     }
 
     /// Opens a log for appending. A last line cut short by a crash is closed with a newline
@@ -128,7 +141,6 @@ impl SessionLog {
             source,
         };
         let mut file = OpenOptions::new()
-            .create(true)
             .read(true)
             .append(true)
             .open(&path)

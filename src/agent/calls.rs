@@ -104,15 +104,19 @@ impl Agent {
             Err(message) => return done(ToolResult::error(message)),
         };
         let cx = ToolCx::new(Arc::clone(&self.engine.tools), call.id.clone());
-        let access = match tool.access(&args, &cx) {
-            Ok(access) => access,
-            Err(err) => return done(ToolResult::error(err)),
+        let access = match guarded(&call.name, || tool.access(&args, &cx)) {
+            Ok(Ok(access)) => access,
+            Ok(Err(err)) => return done(ToolResult::error(err)),
+            Err(panic) => return done(panic),
         };
-        match self
-            .engine
-            .gate
-            .check(&call.name, &access, self.shared.mode())
-        {
+        let mode = self.shared.mode();
+        let verdict = match guarded(&call.name, || {
+            self.engine.gate.check(&call.name, &access, mode)
+        }) {
+            Ok(verdict) => verdict,
+            Err(panic) => return done(panic),
+        };
+        match verdict {
             Verdict::Run => {}
             Verdict::Deny { why } => {
                 return done(ToolResult::error(format!(
@@ -127,7 +131,9 @@ impl Agent {
                         self.shared.mode()
                     )));
                 }
-                let preview = tool.preview(&args, &cx);
+                let preview = guarded(&call.name, || tool.preview(&args, &cx))
+                    .ok()
+                    .flatten();
                 let decision = self.ask(call, &access, why, prefix, preview, cancel).await;
                 match decision {
                     None => return done(ToolResult::cancelled()),
@@ -185,6 +191,8 @@ impl Agent {
             decision = rx => decision.ok(),
             () = cancel.cancelled() => None,
         };
+        // A late `Decide` for this id must not approve a later call that reuses it.
+        self.shared.forget_approval(&call.id);
         if let Some(decision) = &decision {
             self.record(&Record::Approval {
                 call: call.id.clone(),
@@ -301,6 +309,17 @@ fn kind_of(value: &Value) -> &'static str {
 
 type ToolHandle = tokio::task::JoinHandle<ToolResult>;
 
+/// Runs a step of checking a call that sees the model's arguments, so a bug there becomes an
+/// error result instead of taking the agent down.
+fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, ToolResult> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).map_err(|_| {
+        tracing::error!(tool, "checking a call panicked");
+        ToolResult::error(format!(
+            "internal error while checking this {tool} call (details in cairn's log); try a simpler call"
+        ))
+    })
+}
+
 /// Runs the tool on its own task, so a panic in it becomes an error result, not a crash.
 fn spawn_tool(
     registry: Arc<Registry>,
@@ -317,10 +336,23 @@ fn spawn_tool(
         cancel,
         tail: Some(tail),
     };
+    let checked = ready.access.clone();
     tokio::spawn(async move {
         let Some(tool) = registry.get(&name) else {
             return ToolResult::error(format!("unknown tool `{name}`"));
         };
+        // An earlier call of the same reply may have changed the file system since the gate
+        // looked (a symlink created by a command): what the call touches now must be what was
+        // allowed, or it does not run.
+        match tool.access(&args, &cx) {
+            Ok(now) if now == checked => {}
+            Ok(_) => {
+                return ToolResult::error(
+                    "the target changed (an earlier call of this turn moved or linked it) since the call was checked; send the call again",
+                );
+            }
+            Err(err) => return ToolResult::error(err),
+        }
         match tool.run(args, &cx).await {
             Ok(output) => ToolResult::ok(output),
             Err(err) => ToolResult::error(err),

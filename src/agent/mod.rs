@@ -55,7 +55,10 @@ pub struct Engine {
 #[derive(Default)]
 struct Shared {
     approvals: Mutex<HashMap<CallId, oneshot::Sender<Decision>>>,
+    /// The token of the latest submitted request (queued or running).
     cancel: Mutex<CancellationToken>,
+    /// Parent of every request token: cancelled once, on shutdown, so nothing queued runs on.
+    closing: CancellationToken,
     mode: Mutex<Mode>,
 }
 
@@ -66,11 +69,26 @@ impl Shared {
     fn set_mode(&self, mode: Mode) {
         *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode;
     }
-    /// A fresh token for the next request; the previous one stays cancelled.
+    /// The token of a newly submitted request. Made when the request is submitted, not when
+    /// it starts, so an interrupt sent right after a submit is never lost.
     fn fresh_cancel(&self) -> CancellationToken {
-        let token = CancellationToken::new();
+        let token = self.closing.child_token();
         *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
         token
+    }
+    /// Ends everything: running and queued requests, and any approval still waiting.
+    fn close(&self) {
+        self.closing.cancel();
+        self.approvals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+    fn forget_approval(&self, call: &CallId) {
+        self.approvals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(call);
     }
     fn cancel_current(&self) {
         self.cancel
@@ -169,6 +187,15 @@ impl Agent {
         for event in history {
             self.emit(event);
         }
+        if resumed {
+            // The history replays the session's old mode and model; what applies now is ours.
+            self.emit(AgentEvent::ModeChanged {
+                mode: self.shared.mode(),
+            });
+            self.emit(AgentEvent::ModelChanged {
+                model: self.engine.model.model(),
+            });
+        }
     }
 
     /// Serves commands until `Shutdown` or until every sender is gone. Background jobs and
@@ -178,27 +205,32 @@ impl Agent {
         let shared = Arc::clone(&self.shared);
         let router = tokio::spawn(async move {
             while let Some(command) = commands.recv().await {
-                match command {
-                    UserCommand::Interrupt => shared.cancel_current(),
-                    UserCommand::Decide { call, decision } => shared.decide(&call, decision),
-                    UserCommand::Shutdown => {
+                let token = match &command {
+                    UserCommand::Interrupt => {
                         shared.cancel_current();
-                        let _ = work_tx.send(UserCommand::Shutdown);
-                        break;
+                        continue;
                     }
-                    other => {
-                        if work_tx.send(other).is_err() {
-                            break;
-                        }
+                    UserCommand::Decide { call, decision } => {
+                        shared.decide(call, decision.clone());
+                        continue;
                     }
+                    UserCommand::Shutdown => break,
+                    UserCommand::Submit { .. } => shared.fresh_cancel(),
+                    _ => CancellationToken::new(),
+                };
+                if work_tx.send((command, token)).is_err() {
+                    break;
                 }
             }
+            // Shutdown, or every sender is gone: nothing may keep the agent waiting now.
+            shared.close();
+            let _ = work_tx.send((UserCommand::Shutdown, CancellationToken::new()));
         });
         self.emit(AgentEvent::Idle);
-        while let Some(command) = work_rx.recv().await {
+        while let Some((command, cancel)) = work_rx.recv().await {
             match command {
                 UserCommand::Submit { text } => {
-                    self.handle_request(text).await;
+                    self.handle_request(text, &cancel).await;
                     self.emit(AgentEvent::Idle);
                 }
                 UserCommand::SetMode { mode } => {
@@ -217,10 +249,10 @@ impl Agent {
                     let sessions = session_log::list_sessions(&self.settings.sessions_dir);
                     self.emit(AgentEvent::Sessions { sessions });
                 }
-                UserCommand::NewSession => self.switch_session(StartFrom::New),
+                UserCommand::NewSession => self.switch_session(StartFrom::New).await,
                 UserCommand::Resume { session } => {
                     match session_log::find_session(&self.settings.sessions_dir, &session.0) {
-                        Ok(path) => self.switch_session(StartFrom::Resume(path)),
+                        Ok(path) => self.switch_session(StartFrom::Resume(path)).await,
                         Err(err) => self.emit(AgentEvent::Warning {
                             message: err.to_string(),
                         }),
@@ -231,9 +263,20 @@ impl Agent {
             }
         }
         router.abort();
+        // A grace period for jobs to exit (dropping the table would only SIGKILL them).
+        self.engine.tools.jobs.kill_all().await;
     }
 
-    fn switch_session(&mut self, from: StartFrom) {
+    /// Replaces the conversation. Nothing of the old session carries over: its jobs end, its
+    /// reads no longer count, and its session rules stop applying (a resumed session brings
+    /// its own back from its log).
+    async fn switch_session(&mut self, from: StartFrom) {
+        self.engine.tools.jobs.kill_all().await;
+        self.engine.tools = ToolEnv::new(
+            self.engine.tools.workspace.clone(),
+            self.engine.tools.bash.clone(),
+        );
+        self.engine.gate.clear_session_rules();
         match open_session(&self.settings, &self.engine, &from) {
             Ok((session, history)) => {
                 self.session = session;

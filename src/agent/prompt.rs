@@ -25,25 +25,35 @@ pub struct WorkspaceFacts {
 
 impl WorkspaceFacts {
     pub fn gather(root: &Path) -> Self {
-        let agents_md = std::fs::read_to_string(root.join("AGENTS.md"))
-            .ok()
-            .map(|mut text| {
-                if text.len() > AGENTS_MD_LIMIT {
-                    let mut cut = AGENTS_MD_LIMIT;
-                    while !text.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    text.truncate(cut);
-                    text.push_str("\n[AGENTS.md truncated]");
-                }
-                text
-            });
+        let agents_md = read_agents_md(&root.join("AGENTS.md"));
         Self {
             root: root.display().to_string(),
             git_branch: git_branch(root),
             agents_md,
         }
     }
+}
+
+/// At most `AGENTS_MD_LIMIT` bytes of a regular file: a FIFO or a link to a device must not
+/// hang or flood the start.
+fn read_agents_md(path: &Path) -> Option<String> {
+    use std::io::Read;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(AGENTS_MD_LIMIT as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let cut = bytes.len() > AGENTS_MD_LIMIT;
+    bytes.truncate(AGENTS_MD_LIMIT);
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if cut {
+        text.push_str("\n[AGENTS.md truncated]");
+    }
+    Some(text)
 }
 
 /// Reads `.git/HEAD` directly: spawning git for one line would cost more than the request.

@@ -12,8 +12,7 @@ use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
 use crate::session_log::{LoggedCall, Record};
 
 impl Agent {
-    pub(super) async fn handle_request(&mut self, text: String) {
-        let cancel = self.shared.fresh_cancel();
+    pub(super) async fn handle_request(&mut self, text: String, cancel: &CancellationToken) {
         self.record(&Record::User { text: text.clone() });
         self.emit(AgentEvent::UserMessage { text: text.clone() });
         self.session
@@ -26,14 +25,14 @@ impl Agent {
                 let turn = TurnId(self.turn_counter);
                 last_turn = turn;
                 self.emit(AgentEvent::TurnStarted { turn });
-                let completion = match self.stream_reply(turn, &cancel).await {
+                let completion = match self.stream_reply(turn, cancel).await {
                     Ok(completion) => completion,
                     Err(reason) => break 'request reason,
                 };
                 if completion.tool_calls.is_empty() {
                     break 'request EndReason::Completed;
                 }
-                match self.run_calls(&completion, &cancel).await {
+                match self.run_calls(&completion, cancel).await {
                     CallsOutcome::Continue => {}
                     CallsOutcome::Interrupted => break 'request EndReason::Interrupted,
                     CallsOutcome::DeniedHeadless => break 'request EndReason::Denied,
@@ -68,14 +67,17 @@ impl Agent {
         messages.push(ChatMessage::System {
             content: super::prompt::system_prompt(&self.facts, &self.session.todos),
         });
-        messages.extend(self.session.messages.iter().cloned());
+        for message in &self.session.messages {
+            push_merging_users(&mut messages, message);
+        }
         let specs = self.engine.registry.specs();
         let events = self.events.clone();
         let mut on_delta = move |delta: StreamDelta| {
             let event = match delta {
                 StreamDelta::Text(text) => AgentEvent::TextDelta { turn, text },
                 StreamDelta::Reasoning(text) => AgentEvent::ReasoningDelta { turn, text },
-                StreamDelta::Usage(usage) => AgentEvent::Usage(usage),
+                // Usage is published with the reply, after it is recorded.
+                StreamDelta::Usage(_) => return,
                 StreamDelta::Retrying {
                     attempt,
                     wait,
@@ -143,6 +145,7 @@ impl Agent {
         });
         if let Some(usage) = completion.usage {
             self.record(&Record::Usage(usage));
+            self.emit(AgentEvent::Usage(usage));
         }
         self.session.messages.push(assistant_message(
             &completion.text,
@@ -154,5 +157,58 @@ impl Agent {
             text: completion.text.clone(),
             reasoning: completion.reasoning.clone(),
         });
+    }
+}
+
+/// An interrupted or failed request leaves a user message with no answer; the next one would
+/// follow it directly, and chat templates that require alternating roles reject that. Two
+/// user messages in a row go out as one.
+fn push_merging_users(messages: &mut Vec<ChatMessage>, message: &ChatMessage) {
+    if let (Some(ChatMessage::User { content: last }), ChatMessage::User { content }) =
+        (messages.last_mut(), message)
+    {
+        last.push_str("\n\n");
+        last.push_str(content);
+        return;
+    }
+    messages.push(message.clone());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_user_messages_are_sent_as_one() {
+        let mut out = Vec::new();
+        for text in ["first", "second"] {
+            push_merging_users(
+                &mut out,
+                &ChatMessage::User {
+                    content: text.into(),
+                },
+            );
+        }
+        push_merging_users(
+            &mut out,
+            &ChatMessage::Assistant {
+                content: Some("a".into()),
+                reasoning_content: None,
+                tool_calls: vec![],
+            },
+        );
+        push_merging_users(
+            &mut out,
+            &ChatMessage::User {
+                content: "third".into(),
+            },
+        );
+        assert_eq!(out.len(), 3);
+        assert_eq!(
+            out[0],
+            ChatMessage::User {
+                content: "first\n\nsecond".into()
+            }
+        );
     }
 }

@@ -88,6 +88,8 @@ pub trait PermissionGate: Send + Sync {
     fn check(&self, tool: &str, access: &Access, mode: Mode) -> Verdict;
     /// "Approve this prefix for the session": later calls it covers run without asking.
     fn allow_for_session(&self, prefix: &str);
+    /// Forgets every "approve for the session" rule (the session was replaced).
+    fn clear_session_rules(&self);
     /// Whether `bash` commands run sandboxed.
     fn sandboxed(&self) -> bool {
         false

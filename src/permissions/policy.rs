@@ -271,6 +271,13 @@ impl PermissionGate for PolicyGate {
         rules.add(Rule::new(RuleKind::Allow, prefix, RuleSource::Session));
     }
 
+    fn clear_session_rules(&self) {
+        self.rules
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove_source(RuleSource::Session);
+    }
+
     fn sandboxed(&self) -> bool {
         self.sandbox.is_some()
     }

@@ -219,6 +219,11 @@ impl RuleSet {
         ))
     }
 
+    /// Drops every rule from `source` (the session's, when the session changes).
+    pub fn remove_source(&mut self, source: RuleSource) {
+        self.rules.retain(|rule| rule.source != source);
+    }
+
     pub fn add(&mut self, rule: Rule) {
         if !self.rules.contains(&rule) {
             self.rules.push(rule);

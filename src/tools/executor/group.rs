@@ -105,12 +105,12 @@ impl Group {
 
     /// SIGKILLs every other process that still holds the command's output pipes: something the
     /// command started that left its session (setsid) but kept writing to our pipe. Returns how
-    /// many there were.
-    pub fn kill_pipe_holders(&self) -> usize {
+    /// which they were.
+    pub fn kill_pipe_holders(&self) -> Vec<i32> {
         let links = self.pipes.map(|inode| format!("pipe:[{inode}]"));
         let own = std::process::id().to_string();
         let Ok(entries) = std::fs::read_dir("/proc") else {
-            return 0;
+            return Vec::new();
         };
         let holders: Vec<i32> = entries
             .flatten()
@@ -131,7 +131,7 @@ impl Group {
             tracing::debug!("killing process {pid}: it left the session but holds the output pipe");
             let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
         }
-        holders.len()
+        holders
     }
 
     /// Live processes in the group or the session, and whether each is in the group.
@@ -186,6 +186,22 @@ impl Drop for GroupGuard {
 /// State, process group and session from a `/proc/PID/stat` line. The command name is in
 /// parentheses and may itself contain spaces and parentheses, so parsing starts after the last
 /// `)`.
+/// Polls until none of `pids` is running any more (gone, or a zombie) or `limit` passes. A
+/// SIGKILLed process closes its files before it is done dying, so seeing the pipe close is
+/// not yet seeing it gone.
+pub async fn wait_pids_gone(pids: &[i32], limit: Duration) {
+    let running = |pid: &i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| parse_stat(&stat))
+            .is_some_and(|stat| stat.state != 'Z' && stat.state != 'X')
+    };
+    let deadline = tokio::time::Instant::now() + limit;
+    while pids.iter().any(running) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
 pub fn parse_stat(stat: &str) -> Option<ProcStat> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();

@@ -191,8 +191,12 @@ pub async fn drain(capture: &Capture, group: &Group) {
     if wait_finished(capture, DRAIN_WAIT).await {
         return;
     }
-    if group.kill_pipe_holders() > 0 && wait_finished(capture, DRAIN_WAIT).await {
-        return;
+    let escapees = group.kill_pipe_holders();
+    if !escapees.is_empty() {
+        group::wait_pids_gone(&escapees, DRAIN_WAIT).await;
+        if wait_finished(capture, DRAIN_WAIT).await {
+            return;
+        }
     }
     tracing::debug!("output pipes still open after the process group ended");
 }
