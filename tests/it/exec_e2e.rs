@@ -257,3 +257,36 @@ async fn a_write_outside_the_workspace_is_held_and_the_model_is_told_why() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlink_made_earlier_in_the_same_reply_cannot_carry_a_write_outside() {
+    let sb = Sandbox::new();
+    let outside = tempfile::tempdir().unwrap();
+    let link = format!("ln -s {} k", outside.path().display());
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([
+            MockCall::new("c1", "bash", json!({ "command": link })),
+            MockCall::new(
+                "c2",
+                "write_file",
+                json!({"path": "k/planted.txt", "content": "x"}),
+            ),
+        ]),
+        Script::text("ok"),
+    ])
+    .await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto", "link and write"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(sb.path("k").exists(), "the link itself was allowed");
+    assert!(
+        !outside.path().join("planted.txt").exists(),
+        "the write followed the new link out"
+    );
+    let result = llm.tool_result(1, "c2").unwrap();
+    assert!(
+        result.starts_with("Error: ") && result.contains("changed"),
+        "{result}"
+    );
+}
