@@ -480,3 +480,42 @@ async fn tui_pty_a_message_typed_while_the_agent_works_is_queued_then_sent() {
     assert!(sent.contains("second question"), "{sent}");
     tui.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_a_scrolled_up_view_holds_still_while_the_answer_streams() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::text_tokens(4000).chunk_delay(Duration::from_millis(5)),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
+    tui.submit("stream a lot").await;
+    // Wait until the answer fills the pane, then scroll up a page while it keeps coming.
+    tui.wait_for("the pane full of the answer", |s| {
+        s.matches("ridge").count() > 25
+    })
+    .await;
+    tui.send("\x1b[5~");
+    tui.wait_for_text("End follows").await;
+    let rows = |s: &str| {
+        s.lines()
+            .skip(1)
+            .take(20)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let held = rows(&tui.contents());
+    let screen = tui.wait_for_text("new output below").await;
+    assert_eq!(
+        rows(&screen),
+        held,
+        "the view moved while the answer streamed"
+    );
+    // End follows the answer again, to its last word.
+    tui.send("\x1b[F");
+    tui.wait_for("the end of the answer and the agent idle", |s| {
+        s.contains(" idle") && !s.contains("End follows")
+    })
+    .await;
+    tui.quit().await;
+}
