@@ -13,6 +13,7 @@ use std::time::Instant;
 use color_eyre::eyre::WrapErr;
 use crossterm::event::EventStream;
 use futures_util::StreamExt;
+use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::mpsc;
 
 use self::app::{App, AppIntent};
@@ -81,6 +82,9 @@ async fn main_loop(
     frames.request(Instant::now());
     let mut input = EventStream::new();
     let mut events_open = true;
+    // Killed or hung up: stop the engine (and what it runs) and give the terminal back.
+    let mut terminate = signal(SignalKind::terminate());
+    let mut hangup = signal(SignalKind::hangup());
     loop {
         for command in app.take_commands() {
             // A closed channel means the engine is gone; the UI stays up for browsing.
@@ -135,6 +139,14 @@ async fn main_loop(
                 }
                 frames.request(Instant::now());
             }
+            () = next_signal(&mut terminate) => {
+                let _ = commands.send(UserCommand::Shutdown).await;
+                return Ok(());
+            }
+            () = next_signal(&mut hangup) => {
+                let _ = commands.send(UserCommand::Shutdown).await;
+                return Ok(());
+            }
             () = frames.next_due() => {
                 let now = Instant::now();
                 app.set_now(now);
@@ -143,6 +155,22 @@ async fn main_loop(
                 frames.drawn(now);
             }
         }
+    }
+}
+
+fn signal(kind: SignalKind) -> Option<Signal> {
+    tokio::signal::unix::signal(kind).ok()
+}
+
+/// Waits for the signal; forever when it could not be watched.
+async fn next_signal(signal: &mut Option<Signal>) {
+    match signal {
+        Some(signal) => {
+            if signal.recv().await.is_none() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
     }
 }
 

@@ -519,3 +519,31 @@ async fn tui_pty_a_scrolled_up_view_holds_still_while_the_answer_streams() {
     .await;
     tui.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_sigterm_restores_the_terminal() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![]).await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
+    tui.wait_for_text("What should we work on?").await;
+    assert!(tui.screen.lock().unwrap().screen().alternate_screen());
+    let pid = tui.child.process_id().unwrap() as i32;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let start = Instant::now();
+    while tui.child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < DEADLINE, "cairn did not exit on SIGTERM");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let start = Instant::now();
+    while tui.screen.lock().unwrap().screen().alternate_screen() {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the alternate screen was not left"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
