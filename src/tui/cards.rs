@@ -104,7 +104,7 @@ impl ToolCard {
             CardState::Running => {
                 let lines: Vec<&str> = self.tail.lines().collect();
                 for line in &lines[lines.len().saturating_sub(TAIL_LINES)..] {
-                    out.push(clip(&bar, line, theme::dim(), width));
+                    out.push(clip(&bar, last_redraw(line), theme::dim(), width));
                 }
             }
             CardState::AwaitingApproval => {
@@ -149,7 +149,7 @@ impl ToolCard {
         let summary = wrap::truncate(&self.summary, width.saturating_sub(fixed).max(1));
         Line::from(vec![
             Span::styled(format!("{icon} "), icon_style),
-            Span::styled(self.name.clone(), theme::tool_name()),
+            Span::styled(wrap::clean(&self.name).into_owned(), theme::tool_name()),
             Span::raw("  "),
             Span::raw(summary),
             Span::styled(status, theme::dim()),
@@ -255,7 +255,7 @@ fn command_lines(run: &CommandRun, width: usize, out: &mut Vec<Line<'static>>) {
     for (line, style) in &lines[skipped..] {
         out.push(clip(
             &bar,
-            &strip_ansi_escapes::strip_str(line),
+            last_redraw(&strip_ansi_escapes::strip_str(line)),
             *style,
             width,
         ));
@@ -354,6 +354,13 @@ fn output_summary(output: &ToolOutput) -> String {
     }
 }
 
+/// What a terminal would show of a line redrawn with carriage returns (progress bars): the
+/// text after the last one.
+fn last_redraw(line: &str) -> &str {
+    let line = line.trim_end_matches('\r');
+    line.rsplit('\r').next().unwrap_or(line)
+}
+
 /// One line, cut to `width`, after a prefix.
 fn clip(prefix: &[Span<'static>], text: &str, style: Style, width: usize) -> Line<'static> {
     let used: usize = prefix.iter().map(|s| wrap::width(&s.content)).sum();
@@ -400,6 +407,12 @@ pub fn format_elapsed(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_progress_bar_shows_its_last_state() {
+        assert_eq!(last_redraw("10%\r50%\r100%\r"), "100%");
+        assert_eq!(last_redraw("plain"), "plain");
+    }
 
     #[test]
     fn elapsed_reads_naturally() {

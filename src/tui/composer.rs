@@ -225,6 +225,13 @@ impl Composer {
                 col = 0;
                 continue;
             }
+            // Control characters are kept in the message but shown as one visible cell each,
+            // so they cannot move the terminal's cursor.
+            let c = match c {
+                '\t' => ' ',
+                c if c.is_control() => '\u{FFFD}',
+                c => c,
+            };
             let cw = c.width().unwrap_or(0);
             if col + cw > width {
                 rows.push(String::new());
@@ -369,6 +376,16 @@ mod tests {
         c.paste(&big);
         assert_eq!(c.text(), big.replace("\r\n", "\n"));
         assert_eq!(c.wanted_height(40), MAX_ROWS as u16 + 2);
+    }
+
+    #[test]
+    fn pasted_control_characters_are_kept_but_shown_harmlessly() {
+        let mut c = Composer::default();
+        c.paste("a\x1b[2Jb\tc");
+        assert_eq!(c.text(), "a\x1b[2Jb\tc");
+        let (rows, cursor) = c.rows(40);
+        assert_eq!(rows, ["a\u{FFFD}[2Jb c"]);
+        assert_eq!(cursor, (0, 8));
     }
 
     #[test]

@@ -2,9 +2,31 @@
 //! another on continuation lines (list markers, quote bars, gutters). Widths are display
 //! columns (`unicode-width`), so wide characters and emoji never overflow a pane.
 
+use std::borrow::Cow;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// Text safe to put in terminal cells: a control character would move the real cursor and
+/// tear the screen, so tabs become spaces, carriage returns go, and other control characters
+/// (escape, bell, …) show as `�`. Newlines are kept for the caller to break on.
+pub fn clean(s: &str) -> Cow<'_, str> {
+    let is_control = |c: char| c.is_control() && c != '\n';
+    if !s.chars().any(is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\t' => out.push_str("    "),
+            '\r' => {}
+            c if is_control(c) => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// Display width of a string in terminal columns.
 pub fn width(s: &str) -> usize {
@@ -139,7 +161,8 @@ pub fn wrap(
     let mut w = Wrapper::new(width, first_prefix, cont_prefix);
     for span in spans {
         let style = span.style;
-        let mut rest: &str = &span.content;
+        let text = clean(&span.content);
+        let mut rest: &str = &text;
         while !rest.is_empty() {
             if let Some(after) = rest.strip_prefix('\n') {
                 w.break_line();
@@ -172,7 +195,7 @@ pub fn hard_wrap(
 ) -> Vec<Line<'static>> {
     let mut w = Wrapper::new(width, first_prefix, cont_prefix);
     for span in spans {
-        let text = span.content.replace('\t', "    ");
+        let text = clean(&span.content);
         w.chars(&text, span.style);
     }
     w.finish()
@@ -180,7 +203,8 @@ pub fn hard_wrap(
 
 /// Cuts `s` to at most `max` columns, ending with `…` when something was cut.
 pub fn truncate(s: &str, max: usize) -> String {
-    if width(s) <= max {
+    let s = clean(s);
+    if width(&s) <= max {
         return s.to_string();
     }
     let mut out = String::new();
@@ -241,6 +265,15 @@ mod tests {
         let lines = wrap(&spans, 10, &[], &[]);
         assert_eq!(texts(&lines), ["a", "b"]);
         assert_eq!(lines[1].spans[0].style.fg, Some(ratatui::style::Color::Red));
+    }
+
+    #[test]
+    fn control_characters_never_reach_a_cell() {
+        let lines = wrap(&[Span::raw("a\tb\x1b[2Jc\x07d\re")], 40, &[], &[]);
+        assert_eq!(texts(&lines), ["a    b\u{FFFD}[2Jc\u{FFFD}de"]);
+        assert_eq!(truncate("x\x1by", 10), "x\u{FFFD}y");
+        let code = hard_wrap(&[Span::raw("\x1b[31mred")], 40, &[], &[]);
+        assert_eq!(texts(&code), ["\u{FFFD}[31mred"]);
     }
 
     #[test]
