@@ -303,7 +303,10 @@ impl App {
         self.transcript.end_streaming();
         match reason {
             EndReason::Completed => {}
-            EndReason::Interrupted => self.notice("interrupted", NoticeLevel::Warning),
+            EndReason::Interrupted => {
+                self.notice("interrupted", NoticeLevel::Warning);
+                self.unqueue();
+            }
             EndReason::StepLimit => {
                 self.notice("stopped: the step limit was reached", NoticeLevel::Warning)
             }
@@ -312,6 +315,20 @@ impl App {
                 self.notice(&format!("failed: {message}"), NoticeLevel::Error)
             }
         }
+    }
+
+    /// After an interrupt the queued messages go back into the input instead of being sent:
+    /// the user stopped the agent and decides again.
+    fn unqueue(&mut self) {
+        if self.queued.is_empty() {
+            return;
+        }
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        if !self.composer.is_empty() {
+            parts.push(self.composer.text().to_string());
+        }
+        self.composer.set_text(&parts.join("\n\n"));
+        self.flash("queued messages are back in the input");
     }
 
     fn idle(&mut self) {

@@ -242,3 +242,28 @@ fn copy_sends_the_selected_entry_to_the_clipboard() {
         "with nothing selected, the last answer is copied: {intents:?}"
     );
 }
+
+#[test]
+fn an_interrupt_puts_queued_messages_back_into_the_input() {
+    let mut app = app(Instant::now());
+    type_text(&mut app, "first");
+    app.handle_input(&key(KeyCode::Enter));
+    type_text(&mut app, "second");
+    app.handle_input(&key(KeyCode::Enter));
+    app.take_commands();
+    app.handle_input(&key(KeyCode::Esc));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Interrupt]
+    ));
+    app.apply(&AgentEvent::TurnEnded {
+        turn: TurnId(1),
+        reason: EndReason::Interrupted,
+    });
+    app.apply(&AgentEvent::Idle);
+    assert!(
+        app.take_commands().is_empty(),
+        "nothing is sent behind the user's back"
+    );
+    assert_eq!(app.composer.text(), "second");
+}
