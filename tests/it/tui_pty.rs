@@ -547,3 +547,36 @@ async fn tui_pty_sigterm_restores_the_terminal() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_resume_without_an_id_opens_the_picker_and_restores_the_session() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::text("Earlier answer."),
+        Script::text("Continued."),
+    ])
+    .await;
+    let run = sb.exec(&llm.url(), &["the earlier question"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let url = llm.url();
+    let mut tui = Tui::start_args(&sb, &["--base-url", url.as_str(), "--resume"], 100, 30);
+    tui.wait_for("the session picker", |s| {
+        s.contains("Resume a session") && s.contains("the earlier question")
+    })
+    .await;
+    tui.send("\r");
+    let screen = tui
+        .wait_for("the resumed transcript", |s| {
+            s.contains("Earlier answer.") && !s.contains("Resume a session")
+        })
+        .await;
+    assert!(screen.contains("the earlier question"), "{screen}");
+    tui.send("and now?\r");
+    tui.wait_for_text("Continued.").await;
+    let sent = llm.request(1).to_string();
+    assert!(
+        sent.contains("Earlier answer.") && sent.contains("and now?"),
+        "the history went with it: {sent}"
+    );
+    tui.quit().await;
+}
