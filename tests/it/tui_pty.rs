@@ -320,7 +320,10 @@ async fn tui_pty_a_scrolled_up_view_holds_still_while_the_answer_streams() {
     })
     .await;
     tui.send("\x1b[5~");
-    tui.wait_for_text("End follows").await;
+    tui.wait_for("the scrolled hint", |s| {
+        s.contains("End follows") || s.contains("new output below")
+    })
+    .await;
     let rows = |s: &str| {
         s.lines()
             .skip(1)
@@ -329,7 +332,16 @@ async fn tui_pty_a_scrolled_up_view_holds_still_while_the_answer_streams() {
             .collect::<Vec<_>>()
     };
     let held = rows(&tui.contents());
-    let screen = tui.wait_for_text("new output below").await;
+    assert!(
+        tui.contents().contains(" streaming"),
+        "the answer is still coming"
+    );
+    // The rest of the answer arrives below; the rows on screen do not move.
+    let screen = tui
+        .wait_for("the answer to finish", |s| {
+            s.contains(" idle") && s.contains("new output below")
+        })
+        .await;
     assert_eq!(
         rows(&screen),
         held,

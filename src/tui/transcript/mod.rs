@@ -453,7 +453,7 @@ impl Transcript {
             }
         }
         if self.scroll != Scroll::Pinned {
-            self.render_scrolled_hint(area, buf);
+            self.render_scrolled_hint(area, buf, now);
         }
     }
 
@@ -499,13 +499,15 @@ impl Transcript {
         parts
     }
 
-    fn render_scrolled_hint(&self, area: Rect, buf: &mut Buffer) {
+    fn render_scrolled_hint(&self, area: Rect, buf: &mut Buffer, now: Instant) {
+        let (top, _) = self.top(now);
+        let position = format!("{}/{}", top + 1, self.entries.len());
         let text = if self.unseen_below {
-            " ↓ new output below · End follows "
+            format!(" ↓ new output below · {position} · End ")
         } else {
-            " ↑ scrolled · End follows "
+            format!(" ↑ {position} · End follows ")
         };
-        let width = crate::tui::wrap::width(text) as u16;
+        let width = crate::tui::wrap::width(&text) as u16;
         if width > area.width {
             return;
         }
