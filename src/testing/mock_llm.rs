@@ -231,7 +231,8 @@ async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let prompt_bytes = request.body.to_string().len();
     if let Some(file) = &shared.record {
         let mut file = lock(file);
-        writeln!(file, "{}", request.body)?;
+        // One write per request: `Display` of a JSON value issues a write per token.
+        file.write_all(format!("{}\n", request.body).as_bytes())?;
         file.flush()?;
     }
     lock(&shared.requests).push(request);
