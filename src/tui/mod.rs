@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use color_eyre::eyre::WrapErr;
-use crossterm::event::EventStream;
+use crossterm::event::{Event, EventStream, MouseEventKind};
 use futures_util::StreamExt;
 use tokio::signal::unix::{Signal, SignalKind};
 use tokio::sync::mpsc;
@@ -124,9 +124,12 @@ async fn main_loop(
                     return Ok(());
                 };
                 let event = event.wrap_err("reading the terminal")?;
-                app.set_now(Instant::now());
-                app.handle_input(&event);
-                frames.request(Instant::now());
+                // Mouse motion arrives by the hundred and changes nothing: no frame for it.
+                if !matches!(&event, Event::Mouse(m) if matches!(m.kind, MouseEventKind::Moved | MouseEventKind::Drag(_))) {
+                    app.set_now(Instant::now());
+                    app.handle_input(&event);
+                    frames.request(Instant::now());
+                }
             }
             event = events.recv(), if events_open => {
                 app.set_now(Instant::now());
