@@ -41,6 +41,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The body as JSON (a JSON string holding the text when it was not JSON).
     pub body: serde_json::Value,
+    /// The body exactly as received.
+    pub raw: Vec<u8>,
 }
 
 struct Shared {
@@ -228,11 +230,13 @@ async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
         .as_str()
         .unwrap_or("mock-model")
         .to_string();
-    let prompt_bytes = request.body.to_string().len();
+    let prompt_bytes = request.raw.len();
     if let Some(file) = &shared.record {
         let mut file = lock(file);
-        // One write per request: `Display` of a JSON value issues a write per token.
-        file.write_all(format!("{}\n", request.body).as_bytes())?;
+        // The bytes as received, in one write (a record line must not interleave).
+        let mut line = request.raw.clone();
+        line.push(b'\n');
+        file.write_all(&line)?;
         file.flush()?;
     }
     lock(&shared.requests).push(request);
@@ -362,12 +366,14 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Recorded
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    let body = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let raw = body;
+    let body = serde_json::from_slice(&raw)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&raw).into_owned()));
     Ok(Some(RecordedRequest {
         method,
         path,
         headers,
         body,
+        raw,
     }))
 }
