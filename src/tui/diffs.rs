@@ -35,24 +35,36 @@ pub enum DiffLine {
         new: usize,
         text: String,
     },
+    /// The tools cut the diff here (it was too large); a note, not part of the file.
+    Truncated,
 }
 
-/// Parses unified diff text (headers `---`/`+++` skipped) into numbered lines.
+/// The line the file tools append when they cut a diff (see `tools::diff`).
+pub const TRUNCATED_MARKER: &str = "[diff truncated]";
+
+/// Parses unified diff text into numbered lines. File headers (`diff`, `---`, `+++`) are
+/// skipped only outside a hunk: inside one, `--- x` is the removed line `-- x`. A hunk ends
+/// when the line counts of its `@@` header are used up.
 pub fn parse(diff: &str) -> Vec<DiffLine> {
     let mut out = Vec::new();
     let (mut old, mut new) = (0, 0);
+    // Lines of the current hunk still expected on each side.
+    let (mut old_left, mut new_left) = (0usize, 0usize);
     for line in diff.lines() {
-        if line.starts_with("---") || line.starts_with("+++") || line.starts_with("diff ") {
+        if line == TRUNCATED_MARKER {
+            out.push(DiffLine::Truncated);
+            continue;
+        }
+        let in_hunk = old_left > 0 || new_left > 0;
+        if !in_hunk
+            && (line.starts_with("---") || line.starts_with("+++") || line.starts_with("diff "))
+        {
             continue;
         }
         if let Some(rest) = line.strip_prefix("@@") {
-            let mut nums = rest.split_whitespace();
-            let start = |s: Option<&str>| -> usize {
-                s.and_then(|s| s[1..].split(',').next()?.parse().ok())
-                    .unwrap_or(1)
-            };
-            old = start(nums.next());
-            new = start(nums.next());
+            let mut ranges = rest.split_whitespace();
+            (old, old_left) = hunk_range(ranges.next());
+            (new, new_left) = hunk_range(ranges.next());
             out.push(DiffLine::Hunk(line.to_string()));
             continue;
         }
@@ -63,6 +75,7 @@ pub fn parse(diff: &str) -> Vec<DiffLine> {
                     text: line[1..].to_string(),
                 });
                 new += 1;
+                new_left = new_left.saturating_sub(1);
             }
             Some('-') => {
                 out.push(DiffLine::Removed {
@@ -70,6 +83,7 @@ pub fn parse(diff: &str) -> Vec<DiffLine> {
                     text: line[1..].to_string(),
                 });
                 old += 1;
+                old_left = old_left.saturating_sub(1);
             }
             Some('\\') => {}
             _ => {
@@ -80,10 +94,41 @@ pub fn parse(diff: &str) -> Vec<DiffLine> {
                 });
                 old += 1;
                 new += 1;
+                old_left = old_left.saturating_sub(1);
+                new_left = new_left.saturating_sub(1);
             }
         }
     }
     out
+}
+
+/// `-12,3` → (12, 3); a missing count is 1. Unreadable ranges start at 1 and never end, so
+/// nothing after them is mistaken for a header.
+fn hunk_range(range: Option<&str>) -> (usize, usize) {
+    let Some(range) = range.and_then(|r| r.get(1..)) else {
+        return (1, usize::MAX);
+    };
+    let mut parts = range.split(',');
+    let start = parts.next().and_then(|s| s.parse().ok());
+    let count = match parts.next() {
+        Some(count) => count.parse().ok(),
+        None => Some(1),
+    };
+    match (start, count) {
+        (Some(start), Some(count)) => (start, count),
+        (start, _) => (start.unwrap_or(1), usize::MAX),
+    }
+}
+
+/// The note shown where a cut diff ends.
+fn truncated_line(width: usize) -> Line<'static> {
+    Line::styled(
+        wrap::truncate(
+            "⋯ diff truncated: the rest of this change is not shown",
+            width,
+        ),
+        theme::warning(),
+    )
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -359,6 +404,10 @@ pub fn unified(lines: &[DiffLine], lang: &str, width: usize) -> Vec<Line<'static
                 out.push(Line::styled(wrap::truncate(h, width), theme::hunk_header()));
                 continue;
             }
+            DiffLine::Truncated => {
+                out.push(truncated_line(width));
+                continue;
+            }
             DiffLine::Context { old, new, text } => {
                 (Some(*old), Some(*new), " ", theme::dim(), text)
             }
@@ -414,6 +463,10 @@ pub fn side_by_side(lines: &[DiffLine], lang: &str, width: usize) -> Vec<Line<'s
         match &lines[i] {
             DiffLine::Hunk(h) => {
                 out.push(Line::styled(wrap::truncate(h, width), theme::hunk_header()));
+                i += 1;
+            }
+            DiffLine::Truncated => {
+                out.push(truncated_line(width));
                 i += 1;
             }
             DiffLine::Context { old, new, text } => {
@@ -486,6 +539,72 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn removed_and_added_lines_that_look_like_headers_stay_in_the_hunk() {
+        let before = b"-- list users\nselect * from users;\n++counter;\n";
+        let after = b"-- list all users\nselect * from users;\n++total;\n";
+        let diff = crate::tools::diff::diff_files(before, after, "q.sql", false);
+        assert!(diff.text.contains("\n--- list users\n"), "{}", diff.text);
+        let parsed = parse(&diff.text);
+        assert!(parsed.contains(&DiffLine::Removed {
+            old: 1,
+            text: "-- list users".into()
+        }));
+        assert!(parsed.contains(&DiffLine::Added {
+            new: 1,
+            text: "-- list all users".into()
+        }));
+        assert!(parsed.contains(&DiffLine::Removed {
+            old: 3,
+            text: "++counter;".into()
+        }));
+        assert!(parsed.contains(&DiffLine::Added {
+            new: 3,
+            text: "++total;".into()
+        }));
+        assert_eq!(parsed.len(), 1 + 2 + 1 + 2, "{parsed:?}");
+        let text: Vec<String> = unified(&parsed, "sql", 60)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            text.iter().any(|l| l.contains("- -- list users")),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn headers_of_a_second_file_after_a_finished_hunk_are_skipped() {
+        let two = format!("{DIFF}--- a/y.rs\n+++ b/y.rs\n@@ -1 +1 @@\n-x\n+y\n");
+        let parsed = parse(&two);
+        assert_eq!(parsed.len(), 5 + 3, "{parsed:?}");
+        assert_eq!(parsed[5], DiffLine::Hunk("@@ -1 +1 @@".into()));
+    }
+
+    #[test]
+    fn a_cut_diff_ends_in_a_note_not_a_context_line() {
+        let after: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        let diff = crate::tools::diff::diff_files(b"", after.as_bytes(), "big.txt", true);
+        let parsed = parse(&diff.text);
+        assert_eq!(parsed.last(), Some(&DiffLine::Truncated));
+        assert!(
+            !parsed
+                .iter()
+                .any(|l| matches!(l, DiffLine::Context { text, .. } if text.contains("truncated"))),
+            "the marker is not shown as file content"
+        );
+
+        let small = format!("{DIFF}{TRUNCATED_MARKER}\n");
+        for lines in [
+            unified(&parse(&small), "rust", 70),
+            side_by_side(&parse(&small), "rust", 70),
+        ] {
+            let last = lines.last().map(ToString::to_string).unwrap_or_default();
+            assert!(last.starts_with("⋯ diff truncated"), "{last:?}");
+            assert_eq!(lines.last().and_then(|l| l.style.fg), theme::warning().fg);
+        }
     }
 
     #[test]
