@@ -55,6 +55,9 @@ pub enum Decision {
     /// Run it, and let every later command starting with `prefix` run for the rest of the
     /// session (the rule is recorded in the session log, so a resume keeps it).
     ApproveForSession { prefix: String },
+    /// Like `ApproveForSession`, and also save `prefix` as an allow rule in the project's
+    /// `.cairn/config.toml`, so later sessions in this project run it without asking.
+    ApproveForProject { prefix: String },
     /// Do not run it; the model is told, with the user's message when there is one.
     Deny { message: Option<String> },
 }

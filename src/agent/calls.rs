@@ -13,7 +13,7 @@ use super::Agent;
 use super::history::todos_of;
 use crate::bus::{AgentEvent, CallId, Decision, ToolEvent, ToolResult};
 use crate::llm::{AssembledCall, ChatMessage, Completion};
-use crate::permissions::Verdict;
+use crate::permissions::{Verdict, rules};
 use crate::session_log::Record;
 use crate::tools::{Access, Registry, TailSink, ToolCx, ToolEnv};
 
@@ -142,6 +142,11 @@ impl Agent {
                         self.engine.gate.allow_for_session(&prefix);
                         self.record(&Record::SessionRule { prefix });
                     }
+                    Some(Decision::ApproveForProject { prefix }) => {
+                        self.engine.gate.allow_for_session(&prefix);
+                        self.save_project_rule(&prefix);
+                        self.record(&Record::SessionRule { prefix });
+                    }
                     Some(Decision::Deny { message }) => {
                         let text = match message.filter(|m| !m.trim().is_empty()) {
                             Some(m) => format!("the user denied this call and said: {m}"),
@@ -158,6 +163,20 @@ impl Agent {
             args,
             access,
         })
+    }
+
+    /// Saves an allow rule to the project's config, and says where (or why it could not).
+    fn save_project_rule(&self, prefix: &str) {
+        let message = match rules::save_project_rule(&self.settings.workspace, prefix) {
+            Ok(path) => format!(
+                "saved: commands starting with `{prefix}` now run without asking in this project ({})",
+                path.display()
+            ),
+            Err(err) => format!(
+                "could not save the rule for `{prefix}` (it applies to this session only): {err}"
+            ),
+        };
+        self.emit(AgentEvent::Warning { message });
     }
 
     /// Holds the call until the user decides; `None` when interrupted meanwhile.

@@ -100,6 +100,10 @@ impl ApprovalPrompt {
                 let prefix = held.prefix.clone();
                 self.decide(Decision::ApproveForSession { prefix })
             }
+            KeyCode::Char('p' | 'P') => {
+                let prefix = held.prefix.clone();
+                self.decide(Decision::ApproveForProject { prefix })
+            }
             KeyCode::Char('n' | 'N') => self.decide(Decision::Deny { message: None }),
             KeyCode::Char('m' | 'M') => {
                 self.message = Some(String::new());
@@ -194,6 +198,10 @@ impl ApprovalPrompt {
             vec![
                 key("a"),
                 Span::raw(format!(" allow `{prefix}` for this session")),
+            ],
+            vec![
+                key("p"),
+                Span::raw(format!(" always allow `{prefix}` in this project")),
             ],
             vec![key("n"), Span::raw(" deny")],
             vec![key("m"), Span::raw(" deny with a message")],

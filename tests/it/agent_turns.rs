@@ -300,3 +300,40 @@ async fn the_step_limit_ends_a_request_that_never_finishes() {
     assert_eq!(llm.requests().len(), 20);
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefix_saved_for_the_project_lands_in_its_config() {
+    let (ws, data) = dirs();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch a.txt"})),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::New,
+    )
+    .await;
+    agent.submit("make it").await;
+    agent.wait_for(is_approval).await;
+    let decision = Decision::ApproveForProject {
+        prefix: "touch".into(),
+    };
+    agent
+        .send(UserCommand::Decide {
+            call: CallId::new("c1"),
+            decision,
+        })
+        .await;
+    agent.wait_for(ended).await;
+    assert!(ws.path().join("a.txt").exists());
+    let config = std::fs::read_to_string(ws.path().join(".cairn/config.toml")).unwrap();
+    let table: toml::Table = config.parse().unwrap();
+    assert_eq!(table["permissions"]["allow"][0].as_str(), Some("touch"));
+    let rules = cairn::permissions::rules::RuleSet::load_project(ws.path()).unwrap();
+    assert_eq!(rules.rules().len(), 1);
+    agent.shutdown().await;
+}
