@@ -40,10 +40,8 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ),
     ("Ctrl+G", "edit the message in $EDITOR"),
     ("Ctrl+C", "interrupt and clear the input; twice quits"),
-    (
-        "y a p n m",
-        "approve once / session / project; deny / with message",
-    ),
+    ("y a p", "approve once / for the session / for the project"),
+    ("n m", "deny / deny with a message to the model"),
     ("?", "this help (any key closes it)"),
     ("/new", "start a new session"),
     ("/resume", "pick a saved session to resume"),
