@@ -290,3 +290,46 @@ async fn a_symlink_made_earlier_in_the_same_reply_cannot_carry_a_write_outside()
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_sandbox_on_a_command_cannot_write_outside_and_the_model_is_told() {
+    use cairn::permissions::sandbox::{LandlockStatus, landlock_status};
+    if let LandlockStatus::Unavailable(reason) = landlock_status() {
+        eprintln!("skipped: this kernel has no Landlock ({reason})");
+        return;
+    }
+    let sb = Sandbox::new().file(
+        "sandbox.toml",
+        "[sandbox]\nenabled = true\nnetwork = false\n",
+    );
+    // Not under the temp directory, which sandboxed commands may write.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("escaped.txt");
+    let command = format!("touch inside.txt && touch {}", target.display());
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({ "command": command })),
+        Script::text("ok"),
+    ])
+    .await;
+    let config = sb.path("sandbox.toml");
+    let run = sb
+        .exec(
+            &llm.url(),
+            &[
+                "--mode",
+                "never",
+                "--config",
+                config.to_str().unwrap(),
+                "try",
+            ],
+        )
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        sb.path("inside.txt").exists(),
+        "writes inside the workspace are allowed"
+    );
+    assert!(!target.exists(), "the sandbox let a write out");
+    let result = llm.tool_result(1, "c1").unwrap();
+    assert!(result.contains("[sandbox:"), "{result}");
+}
