@@ -1,6 +1,7 @@
 //! The subcommands other than `exec`: the full-screen UI and replay, `sessions`, `tool list|run`
 //! and `policy check`. Each returns its output and exit status; `main` prints.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -17,9 +18,22 @@ use crate::tools::{BashSettings, Registry, ToolCx, ToolEnv, registry::standard_t
 use crate::tui::{self, TuiOptions};
 use crate::{launch, policy_cmd};
 
-/// The full-screen UI on a new or resumed session.
+/// The full-screen UI on a new or resumed session. Without an API key it shows the setup
+/// panel first, then fails with the missing-key error (printed once the screen is restored;
+/// a configuration error exits with status 2).
 pub async fn run_tui(args: RunArgs) -> Result<i32> {
-    let launched = launch::start(&args, true)?;
+    let launched = match launch::start(&args, true) {
+        Ok(launched) => launched,
+        Err(err) => {
+            let on_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+            if let (Some(info), true) = (tui::setup::SetupInfo::from_error(&err), on_terminal) {
+                // The panel is help on top of the error; if it cannot be shown, the error
+                // below still says what to do.
+                let _ = tui::setup::show_setup(&info).await;
+            }
+            return Err(err);
+        }
+    };
     let options = TuiOptions {
         provider: launched.config.provider.provider.clone(),
         model: launched.config.provider.model.clone(),

@@ -32,6 +32,7 @@ pub mod highlight;
 mod input;
 mod layout;
 pub mod picker;
+pub mod setup;
 pub mod status;
 pub mod terminal;
 pub mod theme;

@@ -416,3 +416,48 @@ async fn tui_pty_resume_without_an_id_opens_the_picker_and_restores_the_session(
     );
     tui.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_first_run_without_a_key_shows_the_setup_panel_and_exits_2() {
+    // Nothing configured: no key in the environment (the harness removes them), an empty
+    // config dir and home; the Ollama probe finds nothing on 127.0.0.1:11434.
+    let sb = Sandbox::new();
+    let mut tui = Tui::start_args(&sb, &[], 100, 30);
+    let screen = tui.wait_for_text("DEEPSEEK_API_KEY").await;
+    assert!(tui.screen.lock().unwrap().screen().alternate_screen());
+    for text in [
+        "OPENAI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "--provider ollama",
+        "--base-url URL",
+        "CAIRN_API_KEY",
+        "config.toml",
+        "press any key to quit",
+    ] {
+        assert!(screen.contains(text), "`{text}` missing from:\n{screen}");
+    }
+    assert!(
+        tui.child.try_wait().unwrap().is_none(),
+        "it waits for a key"
+    );
+    tui.send("x");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = tui.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < DEADLINE, "cairn did not exit on a key");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    assert_eq!(status.exit_code(), 2, "{status:?}");
+    let screen = tui
+        .wait_for("the error on the normal screen", |s| {
+            s.contains("cairn: no API key for deepseek")
+        })
+        .await;
+    assert!(
+        !tui.screen.lock().unwrap().screen().alternate_screen(),
+        "the alternate screen was left:\n{screen}"
+    );
+    assert!(screen.contains("DEEPSEEK_API_KEY"), "{screen}");
+}
