@@ -126,10 +126,10 @@ impl Printer {
     }
 
     fn print(&mut self, event: &AgentEvent) {
-        if self.json {
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = writeln!(self.out, "{line}");
-            }
+        if self.json
+            && let Ok(line) = serde_json::to_string(event)
+        {
+            let _ = writeln!(self.out, "{line}");
         }
         match event {
             AgentEvent::Idle if !self.live => {

@@ -107,14 +107,14 @@ impl Agent {
         let access = match guarded(&call.name, || tool.access(&args, &cx)) {
             Ok(Ok(access)) => access,
             Ok(Err(err)) => return done(ToolResult::error(err)),
-            Err(panic) => return done(panic),
+            Err(panic) => return done(ToolResult::error(panic)),
         };
         let mode = self.shared.mode();
         let verdict = match guarded(&call.name, || {
             self.engine.gate.check(&call.name, &access, mode)
         }) {
             Ok(verdict) => verdict,
-            Err(panic) => return done(panic),
+            Err(panic) => return done(ToolResult::error(panic)),
         };
         match verdict {
             Verdict::Run => {}
@@ -330,12 +330,12 @@ type ToolHandle = tokio::task::JoinHandle<ToolResult>;
 
 /// Runs a step of checking a call that sees the model's arguments, so a bug there becomes an
 /// error result instead of taking the agent down.
-fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, ToolResult> {
+fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).map_err(|_| {
         tracing::error!(tool, "checking a call panicked");
-        ToolResult::error(format!(
+        format!(
             "internal error while checking this {tool} call (details in cairn's log); try a simpler call"
-        ))
+        )
     })
 }
 
