@@ -102,12 +102,7 @@ impl Tool for EditFile {
         let args: Args = parse_args(args)?;
         let path = args.path.clone();
         to_edits(args)?;
-        let real = cx.resolve(&path)?;
-        let display = real.display_in(cx.workspace());
-        Ok(Access::Write {
-            path: real,
-            display,
-        })
+        cx.write_access(&path)
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {

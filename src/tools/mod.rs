@@ -163,6 +163,13 @@ impl ToolCx {
     pub fn workspace(&self) -> &std::path::Path {
         &self.env.workspace
     }
+    /// The access of a call that writes `raw`: its real path, and how people see it.
+    pub fn write_access(&self, raw: &str) -> Result<Access, ToolError> {
+        let path = self.resolve(raw)?;
+        let display = path.display_in(self.workspace());
+        Ok(Access::Write { path, display })
+    }
+
     /// Resolves a path argument against the workspace.
     pub fn resolve(&self, raw: &str) -> Result<RealPath, ToolError> {
         if raw.trim().is_empty() {

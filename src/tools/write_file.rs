@@ -44,12 +44,7 @@ impl Tool for WriteFile {
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: Args = parse_args(args)?;
-        let real = cx.resolve(&args.path)?;
-        let display = real.display_in(cx.workspace());
-        Ok(Access::Write {
-            path: real,
-            display,
-        })
+        cx.write_access(&args.path)
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
