@@ -4,10 +4,32 @@ use super::*;
 
 use Class::{Dangerous as D, Mutating as M, ReadOnly as R};
 
-/// A workspace that is not under the system temp directory, so `..` is truly outside.
+/// A workspace that is not under a temp directory, so `..` is truly outside and `/tmp` is
+/// scratch space: the build's target directory, or the home directory's cache when the
+/// checkout itself lives in a temp directory (CI may clone there).
 fn workspace() -> tempfile::TempDir {
-    let base = concat!(env!("CARGO_MANIFEST_DIR"), "/target");
-    std::fs::create_dir_all(base).unwrap();
+    let in_temp = |path: &std::path::Path| {
+        let temp =
+            std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir());
+        [
+            temp.as_path(),
+            std::path::Path::new("/tmp"),
+            std::path::Path::new("/var/tmp"),
+        ]
+        .iter()
+        .any(|t| path.starts_with(t))
+    };
+    let target = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target"));
+    let home_cache = std::env::var_os("HOME").map(|home| {
+        std::path::PathBuf::from(home)
+            .join(".cache")
+            .join("cairn-tests")
+    });
+    let base = std::iter::once(target)
+        .chain(home_cache)
+        .find(|candidate| !in_temp(candidate))
+        .expect("tests need a directory outside the temp directories (the target dir or $HOME)");
+    std::fs::create_dir_all(&base).unwrap();
     tempfile::tempdir_in(base).unwrap()
 }
 

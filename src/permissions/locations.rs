@@ -22,7 +22,7 @@ impl Walker {
         let real = resolve_real(&normalize(&absolute));
         if real.starts_with(&self.root) {
             Location::Inside
-        } else if is_temp(&real) {
+        } else if is_temp(&real, &self.root) {
             Location::Temp
         } else {
             Location::Outside
@@ -99,7 +99,9 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn is_temp(real: &Path) -> bool {
+/// Scratch space in a temp directory is only mutating. Not when the workspace itself lives in
+/// that temp directory: then `..` is a neighbour's files, and outside is outside.
+fn is_temp(real: &Path, workspace: &Path) -> bool {
     static SYSTEM_TEMP: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let system = SYSTEM_TEMP.get_or_init(|| {
         let dir = std::env::temp_dir();
@@ -107,7 +109,7 @@ fn is_temp(real: &Path) -> bool {
     });
     [system.as_path(), Path::new("/tmp"), Path::new("/var/tmp")]
         .iter()
-        .any(|t| real.starts_with(t) && real != *t)
+        .any(|t| real.starts_with(t) && real != *t && !workspace.starts_with(t))
 }
 
 /// Follows symlinks in the longest existing prefix of an absolute, normalized path.
