@@ -305,8 +305,8 @@ async fn with_the_sandbox_on_a_command_cannot_write_outside_and_the_model_is_tol
         "sandbox.toml",
         "[sandbox]\nenabled = true\nnetwork = false\n",
     );
-    // Not under the temp directory, which sandboxed commands may write.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Not under a temp directory, which sandboxed commands may write.
+    let outside = crate::support::cairn_cmd::dir_outside_temp();
     let target = outside.path().join("escaped.txt");
     let command = format!("touch inside.txt && touch {}", target.display());
     let llm = MockLlm::start(vec![

@@ -206,3 +206,25 @@ pub fn processes_in_group(pgid: i32) -> Vec<i32> {
         })
         .collect()
 }
+
+/// A directory outside every temp directory (sandboxed commands may write those): the build's
+/// tmp dir, or the home directory's cache when the checkout itself lives in a temp directory.
+pub fn dir_outside_temp() -> tempfile::TempDir {
+    let temps = [
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+    ];
+    let in_temp = |path: &Path| {
+        temps
+            .iter()
+            .any(|t| path.starts_with(std::fs::canonicalize(t).unwrap_or_else(|_| t.clone())))
+    };
+    let home_cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/cairn-tests"));
+    let base = std::iter::once(PathBuf::from(env!("CARGO_TARGET_TMPDIR")))
+        .chain(home_cache)
+        .find(|candidate| !in_temp(candidate))
+        .expect("tests need a directory outside the temp directories (target or $HOME)");
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::tempdir_in(base).unwrap()
+}
