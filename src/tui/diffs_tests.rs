@@ -1,0 +1,127 @@
+//! Tests of the diff pane: parsing unified diffs and both views.
+
+use super::*;
+
+const DIFF: &str =
+    "--- a/x.rs\n+++ b/x.rs\n@@ -1,3 +1,3 @@\n fn a() {}\n-fn b() {}\n+fn c() {}\n fn d() {}\n";
+
+#[test]
+fn parse_numbers_old_and_new_lines() {
+    assert_eq!(
+        parse(DIFF),
+        [
+            DiffLine::Hunk("@@ -1,3 +1,3 @@".into()),
+            DiffLine::Context {
+                old: 1,
+                new: 1,
+                text: "fn a() {}".into()
+            },
+            DiffLine::Removed {
+                old: 2,
+                text: "fn b() {}".into()
+            },
+            DiffLine::Added {
+                new: 2,
+                text: "fn c() {}".into()
+            },
+            DiffLine::Context {
+                old: 3,
+                new: 3,
+                text: "fn d() {}".into()
+            },
+        ]
+    );
+}
+
+#[test]
+fn removed_and_added_lines_that_look_like_headers_stay_in_the_hunk() {
+    let before = b"-- list users\nselect * from users;\n++counter;\n";
+    let after = b"-- list all users\nselect * from users;\n++total;\n";
+    let diff = crate::tools::diff::diff_files(before, after, "q.sql", false);
+    assert!(diff.text.contains("\n--- list users\n"), "{}", diff.text);
+    let parsed = parse(&diff.text);
+    assert!(parsed.contains(&DiffLine::Removed {
+        old: 1,
+        text: "-- list users".into()
+    }));
+    assert!(parsed.contains(&DiffLine::Added {
+        new: 1,
+        text: "-- list all users".into()
+    }));
+    assert!(parsed.contains(&DiffLine::Removed {
+        old: 3,
+        text: "++counter;".into()
+    }));
+    assert!(parsed.contains(&DiffLine::Added {
+        new: 3,
+        text: "++total;".into()
+    }));
+    assert_eq!(parsed.len(), 1 + 2 + 1 + 2, "{parsed:?}");
+    let text: Vec<String> = unified(&parsed, "sql", 60)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        text.iter().any(|l| l.contains("- -- list users")),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn headers_of_a_second_file_after_a_finished_hunk_are_skipped() {
+    let two = format!("{DIFF}--- a/y.rs\n+++ b/y.rs\n@@ -1 +1 @@\n-x\n+y\n");
+    let parsed = parse(&two);
+    assert_eq!(parsed.len(), 5 + 3, "{parsed:?}");
+    assert_eq!(parsed[5], DiffLine::Hunk("@@ -1 +1 @@".into()));
+}
+
+#[test]
+fn a_cut_diff_ends_in_a_note_not_a_context_line() {
+    let after: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+    let diff = crate::tools::diff::diff_files(b"", after.as_bytes(), "big.txt", true);
+    let parsed = parse(&diff.text);
+    assert_eq!(parsed.last(), Some(&DiffLine::Truncated));
+    assert!(
+        !parsed
+            .iter()
+            .any(|l| matches!(l, DiffLine::Context { text, .. } if text.contains("truncated"))),
+        "the marker is not shown as file content"
+    );
+
+    let small = format!("{DIFF}{TRUNCATED_MARKER}\n");
+    for lines in [
+        unified(&parse(&small), "rust", 70),
+        side_by_side(&parse(&small), "rust", 70),
+    ] {
+        let last = lines.last().map(ToString::to_string).unwrap_or_default();
+        assert!(last.starts_with("⋯ diff truncated"), "{last:?}");
+        assert_eq!(lines.last().and_then(|l| l.style.fg), theme::warning().fg);
+    }
+}
+
+#[test]
+fn the_session_summary_sums_edits_per_file_in_first_touched_order() {
+    let mut pane = DiffPane::new();
+    let change = |path: &str, added, removed| FileChange {
+        path: path.into(),
+        added,
+        removed,
+        diff: DIFF.into(),
+        ..FileChange::default()
+    };
+    pane.push(change("b.rs", 2, 1));
+    pane.push(change("a.rs", 5, 0));
+    pane.push(change("b.rs", 1, 1));
+    assert_eq!(
+        pane.summary(),
+        [("b.rs".into(), 3, 2, 2), ("a.rs".into(), 5, 0, 1)]
+    );
+    assert_eq!(pane.selected(), Some(2), "the newest edit is shown");
+    pane.prev();
+    pane.push(change("c.rs", 1, 0));
+    assert_eq!(
+        pane.selected(),
+        Some(1),
+        "a user looking at an older edit keeps it"
+    );
+}
