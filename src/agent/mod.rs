@@ -216,6 +216,12 @@ impl Agent {
                     }
                     UserCommand::Shutdown => break,
                     UserCommand::Submit { .. } => shared.fresh_cancel(),
+                    // A mode change applies to the very next gate check, also mid-request;
+                    // the agent records it when it gets to it.
+                    UserCommand::SetMode { mode } => {
+                        shared.set_mode(*mode);
+                        CancellationToken::new()
+                    }
                     _ => CancellationToken::new(),
                 };
                 if work_tx.send((command, token)).is_err() {
