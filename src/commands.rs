@@ -121,16 +121,7 @@ pub fn sessions_text(json: bool) -> String {
 /// The tool schemas exactly as they go into the request's `tools` array.
 pub fn tool_list_json() -> Result<String> {
     let registry = Registry::with_tools(standard_tools());
-    let tools: Vec<serde_json::Value> = registry
-        .specs()
-        .into_iter()
-        .map(|spec| {
-            serde_json::json!({
-                "type": "function",
-                "function": { "name": spec.name, "description": spec.description, "parameters": spec.parameters },
-            })
-        })
-        .collect();
+    let tools = crate::llm::client::wire_tools(registry.specs());
     Ok(serde_json::to_string_pretty(&tools)?)
 }
 

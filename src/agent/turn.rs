@@ -70,7 +70,7 @@ impl Agent {
         for message in &self.session.messages {
             push_merging_users(&mut messages, message);
         }
-        let specs = self.engine.registry.specs();
+        let registry = std::sync::Arc::clone(&self.engine.registry);
         let events = self.events.clone();
         let mut on_delta = move |delta: StreamDelta| {
             let event = match delta {
@@ -93,7 +93,7 @@ impl Agent {
         };
         let request = ChatRequest {
             messages: &messages,
-            tools: &specs,
+            tools: registry.specs(),
         };
         let model = std::sync::Arc::clone(&self.engine.model);
         let result = model.stream_chat(request, &mut on_delta, cancel).await;

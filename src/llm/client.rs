@@ -7,7 +7,6 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::stream::{Progress, StreamDecoder, cut, error_message};
@@ -82,37 +81,21 @@ impl HttpModel {
     }
 
     /// The JSON body sent for `request`, exactly as POSTed.
-    pub fn request_body(&self, request: ChatRequest<'_>) -> serde_json::Value {
-        let mut body = json!({
-            "model": self.model(),
-            "messages": request.messages,
-            "stream": true,
-            "stream_options": { "include_usage": true },
-        });
-        if !request.tools.is_empty() {
-            let tools: Vec<_> = request
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": t.name,
-                            "description": t.description,
-                            "parameters": t.parameters,
-                        },
-                    })
-                })
-                .collect();
-            body["tools"] = json!(tools);
-        }
-        if let Some(max_tokens) = self.settings.max_tokens {
-            body["max_tokens"] = json!(max_tokens);
-        }
-        if let Some(temperature) = self.settings.temperature {
-            body["temperature"] = json!(temperature);
-        }
-        body
+    /// The request body, serialised straight from the borrowed conversation: building a
+    /// `serde_json::Value` first would copy every message on every step.
+    pub fn request_body(&self, request: ChatRequest<'_>) -> Result<Vec<u8>, serde_json::Error> {
+        let tools = wire_tools(request.tools);
+        serde_json::to_vec(&RequestBody {
+            model: self.model(),
+            messages: request.messages,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools,
+            max_tokens: self.settings.max_tokens,
+            temperature: self.settings.temperature,
+        })
     }
 
     async fn stream_with_retries(
@@ -121,7 +104,8 @@ impl HttpModel {
         on_delta: DeltaSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
-        let body = serde_json::to_vec(&self.request_body(request))
+        let body = self
+            .request_body(request)
             .map_err(|e| LlmError::Protocol(format!("could not encode the request: {e}")))?;
         let mut retry = 0;
         loop {
@@ -442,3 +426,42 @@ fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
 #[cfg(test)]
 #[path = "client_tests.rs"]
 mod tests;
+
+#[derive(serde::Serialize)]
+struct RequestBody<'a> {
+    model: String,
+    messages: &'a [crate::llm::ChatMessage],
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+}
+
+#[derive(serde::Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// A tool schema as the request's `tools` array wants it; `ToolSpec` serialises to exactly
+/// `{name, description, parameters}`.
+#[derive(serde::Serialize)]
+pub struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: &'a crate::tools::ToolSpec,
+}
+
+/// The request's `tools` array; `cairn tool list` prints the same.
+pub fn wire_tools(specs: &[crate::tools::ToolSpec]) -> Vec<WireTool<'_>> {
+    specs
+        .iter()
+        .map(|spec| WireTool {
+            kind: "function",
+            function: spec,
+        })
+        .collect()
+}

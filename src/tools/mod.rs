@@ -202,22 +202,23 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(
 /// All tools, in the order their schemas are sent.
 pub struct Registry {
     tools: Vec<Box<dyn Tool>>,
+    /// Built once: the schemas go out with every request.
+    specs: Vec<ToolSpec>,
 }
 
 impl Registry {
     pub fn with_tools(tools: Vec<Box<dyn Tool>>) -> Self {
-        Self { tools }
+        let specs = tools.iter().map(|t| t.spec()).collect();
+        Self { tools, specs }
     }
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        self.tools
-            .iter()
-            .find(|t| t.spec().name == name)
-            .map(|t| t.as_ref())
+        let index = self.specs.iter().position(|spec| spec.name == name)?;
+        self.tools.get(index).map(|t| t.as_ref())
     }
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
     }
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.spec().name).collect()
+        self.specs.iter().map(|spec| spec.name).collect()
     }
 }
