@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::support::agent::TestAgent;
 use cairn::agent::StartFrom;
-use cairn::bus::{AgentEvent, CallId, Decision, EndReason, ToolEvent, UserCommand};
+use cairn::bus::{AgentEvent, Decision, EndReason, ToolEvent, UserCommand};
 use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
@@ -30,14 +30,8 @@ async fn a_held_command_runs_once_approved_and_the_decision_is_logged() {
         Script::text("made it"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(
-        ws.path(),
-        data.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-    )
-    .await;
+    let mut agent =
+        TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
     agent.submit("make a file").await;
     let AgentEvent::Tool(ToolEvent::AwaitingApproval {
         call,
@@ -84,25 +78,14 @@ async fn a_denial_with_a_message_reaches_the_model_and_the_turn_goes_on() {
         Script::text("ok, I will use make"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(
-        ws.path(),
-        data.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-    )
-    .await;
+    let mut agent =
+        TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
     agent.submit("go").await;
     agent.wait_for(is_approval).await;
     let decision = Decision::Deny {
         message: Some("use the Makefile".into()),
     };
-    agent
-        .send(UserCommand::Decide {
-            call: CallId::new("c1"),
-            decision,
-        })
-        .await;
+    agent.decide("c1", decision).await;
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
@@ -131,25 +114,14 @@ async fn a_prefix_approved_for_the_session_stays_approved_after_resume() {
         Script::text("both"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(
-        ws.path(),
-        data.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-    )
-    .await;
+    let mut agent =
+        TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
     agent.submit("two files").await;
     agent.wait_for(is_approval).await;
     let decision = Decision::ApproveForSession {
         prefix: "touch".into(),
     };
-    agent
-        .send(UserCommand::Decide {
-            call: CallId::new("c1"),
-            decision,
-        })
-        .await;
+    agent.decide("c1", decision).await;
     agent.wait_for(ended).await;
     assert_eq!(
         agent.seen.iter().filter(|e| is_approval(e)).count(),
@@ -194,14 +166,8 @@ async fn an_interrupt_while_waiting_for_approval_answers_every_call() {
         Script::text("after"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(
-        ws.path(),
-        data.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-    )
-    .await;
+    let mut agent =
+        TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
     agent.submit("go").await;
     agent.wait_for(is_approval).await;
     agent.send(UserCommand::Interrupt).await;
@@ -230,14 +196,7 @@ async fn an_interrupt_during_a_command_kills_it_and_reports_cancelled() {
         json!({"command": "echo $$ > pid; sleep 30 & sleep 30; wait"}),
     )])
     .await;
-    let mut agent = TestAgent::spawn(
-        ws.path(),
-        data.path(),
-        &llm.url(),
-        Mode::Never,
-        StartFrom::New,
-    )
-    .await;
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Never).await;
     agent.submit("wait").await;
     agent
         .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::Requested { .. })))
@@ -280,14 +239,8 @@ async fn the_step_limit_ends_a_request_that_never_finishes() {
         .map(|i| Script::tool_call(&format!("c{i}"), "list_dir", json!({"path": "."})))
         .collect();
     let llm = MockLlm::start(scripts).await;
-    let mut agent = TestAgent::spawn(
-        ws.path(),
-        data.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-    )
-    .await;
+    let mut agent =
+        TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
     agent.submit("loop").await;
     let end = agent.wait_for(ended).await;
     assert!(matches!(
@@ -309,25 +262,14 @@ async fn a_prefix_saved_for_the_project_lands_in_its_config() {
         Script::text("done"),
     ])
     .await;
-    let mut agent = TestAgent::spawn(
-        ws.path(),
-        data.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-    )
-    .await;
+    let mut agent =
+        TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
     agent.submit("make it").await;
     agent.wait_for(is_approval).await;
     let decision = Decision::ApproveForProject {
         prefix: "touch".into(),
     };
-    agent
-        .send(UserCommand::Decide {
-            call: CallId::new("c1"),
-            decision,
-        })
-        .await;
+    agent.decide("c1", decision).await;
     agent.wait_for(ended).await;
     assert!(ws.path().join("a.txt").exists());
     let config = std::fs::read_to_string(ws.path().join(".cairn/config.toml")).unwrap();

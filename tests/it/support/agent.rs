@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn::agent::{Agent, AgentSettings, Engine, StartFrom};
-use cairn::bus::{self, AgentEvent, FrontEnds, UserCommand};
+use cairn::bus::{self, AgentEvent, CallId, Decision, FrontEnds, UserCommand};
 use cairn::llm::ProviderSettings;
 use cairn::llm::client::HttpModel;
 use cairn::permissions::Mode;
@@ -81,6 +81,25 @@ impl TestAgent {
 
     pub async fn send(&self, command: UserCommand) {
         self.front.commands.send(command).await.unwrap();
+    }
+
+    /// A fresh session in `workspace`, its logs under `sessions`.
+    pub async fn new_session(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+    ) -> TestAgent {
+        Self::spawn(workspace, sessions, url, mode, StartFrom::New).await
+    }
+
+    /// Answers the held call `call`.
+    pub async fn decide(&self, call: &str, decision: Decision) {
+        self.send(UserCommand::Decide {
+            call: CallId::new(call),
+            decision,
+        })
+        .await;
     }
 
     pub async fn submit(&self, text: &str) {
