@@ -59,12 +59,7 @@ pub fn render(area: Rect, buf: &mut Buffer) {
     let key_width = BINDINGS.iter().map(|(k, _)| k.len()).max().unwrap_or(10) as u16 + 2;
     let width = area.width.saturating_sub(4).min(key_width + 52);
     let height = (BINDINGS.len() as u16 + 2).min(area.height);
-    let rect = Rect::new(
-        area.x + area.width.saturating_sub(width) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
-        width,
-        height,
-    );
+    let rect = crate::tui::layout::centered(area, width, height);
     Clear.render(rect, buf);
     let block = Block::bordered()
         .border_style(theme::border_focused())

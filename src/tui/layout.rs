@@ -210,3 +210,13 @@ fn render_too_small(area: Rect, buf: &mut Buffer) {
         }
     }
 }
+
+/// A `width` x `height` rectangle centred in `area` (modals, overlays, the setup panel).
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    Rect::new(
+        area.x + area.width.saturating_sub(width) / 2,
+        area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height,
+    )
+}

@@ -56,12 +56,7 @@ impl SessionPicker {
         let height = (self.sessions.len() as u16 + 2)
             .clamp(3, area.height.saturating_sub(2).max(3))
             .min(area.height);
-        let rect = Rect::new(
-            area.x + area.width.saturating_sub(width) / 2,
-            area.y + area.height.saturating_sub(height) / 2,
-            width,
-            height,
-        );
+        let rect = crate::tui::layout::centered(area, width, height);
         Clear.render(rect, buf);
         let block = Block::bordered()
             .border_style(theme::border_focused())

@@ -115,12 +115,7 @@ pub fn render(info: &SetupInfo, area: Rect, buf: &mut Buffer) {
     let height = u16::try_from(body.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
-    let rect = Rect::new(
-        area.x + area.width.saturating_sub(width) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
-        width,
-        height,
-    );
+    let rect = crate::tui::layout::centered(area, width, height);
     let block = Block::bordered()
         .border_style(theme::border_focused())
         .title(Span::styled(" cairn · setup ", theme::bold()))
