@@ -112,9 +112,8 @@ impl Tool for EditFile {
         let display = real.display_in(cx.workspace());
         // The stamp is checked only once our turn has come: an edit queued behind another
         // sees that edit's result, whose stamp our own write recorded.
-        let _turn = tokio::select! {
-            turn = cx.env.writes.lock(&real) => turn,
-            () = cx.cancel.cancelled() => return Err(cancelled(&display)),
+        let Some(_turn) = cx.write_turn(&real).await else {
+            return Err(cancelled(&display));
         };
         let env = cx.env.clone();
         let change = tokio::task::spawn_blocking(move || {

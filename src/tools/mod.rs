@@ -170,6 +170,14 @@ impl ToolCx {
         Ok(Access::Write { path, display })
     }
 
+    /// Waits for `path`'s turn in the write queue; `None` when the call is cancelled first.
+    pub async fn write_turn(&self, path: &RealPath) -> Option<write_queue::WriteTurn<'_>> {
+        tokio::select! {
+            turn = self.env.writes.lock(path) => Some(turn),
+            () = self.cancel.cancelled() => None,
+        }
+    }
+
     /// Resolves a path argument against the workspace.
     pub fn resolve(&self, raw: &str) -> Result<RealPath, ToolError> {
         if raw.trim().is_empty() {

@@ -73,11 +73,10 @@ impl Tool for ReadFile {
         let cancel = cx.cancel.clone();
         // Reading inside the path's write turn: a write running in parallel cannot slip in
         // between what we read and the stamp we record for it.
-        let _turn = tokio::select! {
-            turn = cx.env.writes.lock(&real) => turn,
-            () = cx.cancel.cancelled() => {
-                return Err(ToolError::Failed(format!("[cancelled] before reading {display}")));
-            }
+        let Some(_turn) = cx.write_turn(&real).await else {
+            return Err(ToolError::Failed(format!(
+                "[cancelled] before reading {display}"
+            )));
         };
         let (slice, stamp) = tokio::task::spawn_blocking(move || {
             read_window(&path, &display, offset, limit, &cancel)

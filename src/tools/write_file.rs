@@ -51,9 +51,8 @@ impl Tool for WriteFile {
         let args: Args = parse_args(&args)?;
         let real = cx.resolve(&args.path)?;
         let display = real.display_in(cx.workspace());
-        let _turn = tokio::select! {
-            turn = cx.env.writes.lock(&real) => turn,
-            () = cx.cancel.cancelled() => return Err(cancelled(&display)),
+        let Some(_turn) = cx.write_turn(&real).await else {
+            return Err(cancelled(&display));
         };
         let env = cx.env.clone();
         let change = tokio::task::spawn_blocking(move || {
