@@ -221,16 +221,18 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// The plain text of each line (tests compare layouts by it).
+#[cfg(test)]
+pub(crate) fn texts(lines: &[Line<'_>]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn texts(lines: &[Line<'_>]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
-    }
 
     #[test]
     fn words_wrap_at_the_width_and_continuation_lines_get_their_prefix() {

@@ -351,13 +351,7 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn texts(lines: &[Line<'_>]) -> Vec<String> {
-        lines
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect()
-    }
+    use crate::tui::wrap::texts;
 
     #[test]
     fn paragraphs_lists_and_code_blocks_render_as_a_reader_expects() {
