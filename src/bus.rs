@@ -173,9 +173,11 @@ impl ToolResult {
     }
 }
 
-/// What happened to one tool call.
+/// What happened to one tool call. Tagged `event`, not `type`: it travels inside
+/// `AgentEvent::Tool`, whose own `type` tag shares the object (`{"type":"tool","event":…}`),
+/// and a second `type` key would make every tool event a JSON object with a duplicate key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "event", rename_all = "snake_case")]
 pub enum ToolEvent {
     Requested {
         call: CallId,

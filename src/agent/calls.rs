@@ -298,19 +298,21 @@ impl Agent {
     }
 }
 
-/// `""` (some providers send no arguments for parameterless calls) means `{}`.
+/// `""` (some providers send no arguments for parameterless calls) means `{}`. The error quotes
+/// what the model sent: the history carries `{}` in its place (strict servers reject the rest).
 fn parse_arguments(raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
+    let sent = crate::llm::stream::cut(raw, 300);
     match serde_json::from_str::<Value>(raw) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(format!(
-            "the arguments must be a JSON object, got {}; send the call again with an object of the tool's parameters",
+            "the arguments must be a JSON object, got {} ({sent}); send the call again with an object of the tool's parameters",
             kind_of(&other)
         )),
         Err(err) => Err(format!(
-            "the arguments are not valid JSON ({err}); send the call again with a valid JSON object"
+            "the arguments are not valid JSON ({err}): {sent}\nSend the call again with a valid JSON object"
         )),
     }
 }
@@ -419,7 +421,7 @@ mod tests {
         assert!(parse_arguments("{\"a\":1}").is_ok());
         let err = parse_arguments("{\"a\":").err().unwrap_or_default();
         assert!(
-            err.contains("not valid JSON") && err.contains("send the call again"),
+            err.contains("not valid JSON") && err.contains("Send the call again"),
             "{err}"
         );
         let err = parse_arguments("[1]").err().unwrap_or_default();

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId};
-use crate::llm::{ChatMessage, WireFunction, WireToolCall};
+use crate::llm::{ChatMessage, WireFunction, WireToolCall, wire_arguments};
 use crate::session_log::{LoggedCall, Record};
 use crate::tools::{TodoItem, ToolOutput};
 
@@ -37,12 +37,8 @@ pub fn assistant_message(text: &str, reasoning: &str, calls: &[LoggedCall]) -> C
                 kind: "function".into(),
                 function: WireFunction {
                     name: c.name.clone(),
-                    // Some providers stream `""` for parameterless calls; send back valid JSON.
-                    arguments: if c.arguments.trim().is_empty() {
-                        "{}".into()
-                    } else {
-                        c.arguments.clone()
-                    },
+                    // Blank or invalid arguments go back as `{}` (strict servers reject the rest).
+                    arguments: wire_arguments(&c.arguments),
                 },
             })
             .collect(),

@@ -1,4 +1,4 @@
-//! `mock-llm --script FILE [--port N] [--record FILE]`: serves scripted turns (a JSON array of
+//! `mock-llm --script FILE [--port N] [--record FILE] [--strict]`: serves scripted turns (a JSON array of
 //! `cairn::testing::Script`) as an OpenAI-compatible streaming endpoint on 127.0.0.1, for
 //! trying cairn by hand or driving the binary from end-to-end tests.
 
@@ -25,6 +25,10 @@ struct Args {
     /// Append each request body received to this file as a JSON line.
     #[arg(long)]
     record: Option<PathBuf>,
+    /// Answer 400 to requests whose history holds tool-call arguments that are not a JSON
+    /// object (as strict providers behind a proxy do).
+    #[arg(long)]
+    strict: bool,
 }
 
 #[tokio::main]
@@ -38,6 +42,7 @@ async fn main() -> color_eyre::Result<()> {
     let options = MockOptions {
         port: args.port,
         record: args.record,
+        strict: args.strict,
     };
     let server = MockLlm::start_with(scripts, options)
         .await

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bus::{CallId, Usage};
 use crate::tools::ToolSpec;
 pub use client::HttpModel;
-pub use wire::{ChatMessage, WireFunction, WireToolCall};
+pub use wire::{ChatMessage, WireFunction, WireToolCall, wire_arguments};
 
 /// Where and how to reach the model. `Debug` shows whether a key is set, never the key.
 #[derive(Clone)]
@@ -63,14 +63,10 @@ pub struct AssembledCall {
 }
 
 impl AssembledCall {
-    /// The call as it goes back to the provider in the assistant message. Blank arguments
-    /// become `{}`: DeepSeek streams `""` for tools without parameters but rejects it in history.
+    /// The call as it goes back to the provider in the assistant message; arguments that are
+    /// not a JSON object become `{}` (see `wire::wire_arguments`).
     pub fn to_wire(&self) -> WireToolCall {
-        let arguments = if self.arguments.trim().is_empty() {
-            "{}".to_string()
-        } else {
-            self.arguments.clone()
-        };
+        let arguments = wire::wire_arguments(&self.arguments);
         WireToolCall {
             id: self.id.0.clone(),
             kind: "function".into(),

@@ -509,6 +509,19 @@ fn blank_arguments_go_back_to_the_provider_as_an_empty_object() {
         call("t", "glob", r#"{"a":1}"#).to_wire().function.arguments,
         r#"{"a":1}"#
     );
+    // Strict servers answer 400 to history holding anything but an object.
+    for invalid in [
+        r#"{"a":"#,
+        "[1,2]",
+        r#""text""#,
+        "null",
+        r#"{"a":1}{"b":2}"#,
+    ] {
+        assert_eq!(
+            call("t", "glob", invalid).to_wire().function.arguments,
+            "{}"
+        );
+    }
 }
 
 #[test]

@@ -40,3 +40,22 @@ pub struct WireFunction {
     pub name: String,
     pub arguments: String,
 }
+
+/// Tool-call arguments as they go back to the provider in an assistant message: the model's
+/// text when it is a JSON object, else `{}`. Strict servers (Anthropic behind a proxy) answer
+/// 400 to every later request whose history holds arguments that are not an object, so one bad
+/// call would end the session; the tool result already told the model what was wrong. Blank
+/// arguments (DeepSeek streams `""` for parameterless calls) become `{}` too.
+pub fn wire_arguments(raw: &str) -> String {
+    if is_json_object(raw) {
+        raw.to_string()
+    } else {
+        "{}".to_string()
+    }
+}
+
+/// Valid JSON whose value is an object: it opens with `{` and parses whole.
+pub fn is_json_object(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+        && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}

@@ -30,6 +30,9 @@ pub struct MockOptions {
     pub port: u16,
     /// Every received request body is appended here as one JSON line.
     pub record: Option<PathBuf>,
+    /// Answer 400 (without playing a script) to a request whose assistant messages hold
+    /// tool-call arguments that are not a JSON object, as Anthropic behind a proxy does.
+    pub strict: bool,
 }
 
 /// One received request.
@@ -50,6 +53,7 @@ struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     count: watch::Sender<usize>,
     record: Option<Mutex<std::fs::File>>,
+    strict: bool,
 }
 
 /// The running server; dropping it stops it.
@@ -93,6 +97,7 @@ impl MockLlm {
             requests: Mutex::new(Vec::new()),
             count: watch::channel(0).0,
             record,
+            strict: options.strict,
         });
         let shutdown = CancellationToken::new();
         let addr = listener.local_addr()?;
@@ -111,6 +116,17 @@ impl MockLlm {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// Like `start`, in strict mode (see `MockOptions::strict`).
+    pub async fn start_strict(scripts: impl IntoIterator<Item = Script>) -> MockLlm {
+        let options = MockOptions {
+            strict: true,
+            ..MockOptions::default()
+        };
+        Self::start_with(scripts, options)
+            .await
+            .expect("the mock LLM server could not listen on 127.0.0.1")
     }
 
     /// Appends a script after the ones already queued.
@@ -223,9 +239,20 @@ async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
         let body = json!({"error": {"message": format!("no route for {} {}", request.method, request.path)}});
         return respond(&mut socket, 404, &[], body.to_string().as_bytes()).await;
     }
-    let script = lock(&shared.scripts)
-        .pop_front()
-        .unwrap_or_else(|| Script::text(NO_MORE_TURNS));
+    let rejection = if shared.strict {
+        invalid_history_arguments(&request.body)
+    } else {
+        None
+    };
+    let script = match rejection {
+        Some(message) => {
+            let body = json!({"error": {"type": "invalid_request_error", "message": message}});
+            Script::status(400, &body.to_string())
+        }
+        None => lock(&shared.scripts)
+            .pop_front()
+            .unwrap_or_else(|| Script::text(NO_MORE_TURNS)),
+    };
     let model = request.body["model"]
         .as_str()
         .unwrap_or("mock-model")
@@ -292,6 +319,30 @@ async fn play(
     out.extend_from_slice(b"data: [DONE]\n\n");
     socket.write_all(&out).await?;
     socket.shutdown().await
+}
+
+/// Strict mode: the first assistant tool call whose `arguments` string is not a JSON object,
+/// described the way Anthropic's validation error reads through a proxy.
+fn invalid_history_arguments(body: &serde_json::Value) -> Option<String> {
+    let messages = body["messages"].as_array()?;
+    messages.iter().enumerate().find_map(|(at, message)| {
+        if message["role"] != "assistant" {
+            return None;
+        }
+        let calls = message["tool_calls"].as_array()?;
+        calls.iter().find_map(|call| {
+            let arguments = &call["function"]["arguments"];
+            let is_object = arguments
+                .as_str()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+                .is_some_and(|value| value.is_object());
+            (!is_object).then(|| {
+                format!(
+                    "messages.{at}.content: tool_use.input: Input should be a valid dictionary (got {arguments})"
+                )
+            })
+        })
+    })
 }
 
 const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";

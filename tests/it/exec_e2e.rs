@@ -155,6 +155,48 @@ async fn invalid_tool_arguments_become_an_error_the_model_recovers_from() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_invalid_call_does_not_end_a_session_with_a_strict_server() {
+    let sb = Sandbox::new().file("a.txt", "x\n");
+    // Anthropic behind a proxy answers 400 to any history holding arguments that are not an
+    // object; the mock plays that role.
+    let llm = MockLlm::start_strict(vec![
+        Script::tool_calls([MockCall::raw("c1", "read_file", r#"{"path": "a.txt""#)]),
+        Script::tool_call("c2", "read_file", json!({"path": "a.txt"})),
+        Script::text("read it"),
+    ])
+    .await;
+    let run = sb.exec(&llm.url(), &["read a"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout.trim(), "read it");
+    assert_eq!(llm.requests().len(), 3, "no request was rejected");
+    let sent = &llm.request(1)["messages"];
+    let call = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert_eq!(call["tool_calls"][0]["function"]["arguments"], "{}");
+    // The model still learns what it sent and why it did not run.
+    let bad = llm.tool_result(1, "c1").unwrap();
+    assert!(
+        bad.contains("not valid JSON") && bad.contains(r#"{"path": "a.txt""#),
+        "{bad}"
+    );
+    // The log keeps what the model really sent; a resumed session repairs it again.
+    let records = sb.log_records();
+    assert!(
+        records.iter().any(|r| r["type"] == "assistant"
+            && r["tool_calls"][0]["arguments"] == r#"{"path": "a.txt""#),
+        "the log keeps what the model really sent"
+    );
+    let again = MockLlm::start_strict(vec![Script::text("still fine")]).await;
+    let run = sb.exec(&again.url(), &["--continue", "more"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout.trim(), "still fine");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_needing_approval_is_denied_headless_and_the_run_fails() {
     let sb = Sandbox::new().file("keep/a.txt", "precious\n");
     let llm = MockLlm::start(vec![Script::tool_call(
@@ -187,6 +229,81 @@ async fn json_mode_prints_one_event_per_line() {
             .iter()
             .any(|e| e["type"] == "turn_ended" && e["reason"] == "completed")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_json_event_parses_with_a_parser_that_rejects_duplicate_keys() {
+    let sb = Sandbox::new().file("notes.txt", "hello world\n");
+    let runs: Vec<(Vec<Script>, &[&str])> = vec![
+        (
+            vec![
+                Script::tool_call("c1", "read_file", json!({"path": "notes.txt"}))
+                    .with_reasoning("look first"),
+                Script::tool_call(
+                    "c2",
+                    "edit_file",
+                    json!({"path": "notes.txt", "old_string": "world", "new_string": "cairn"}),
+                ),
+                Script::tool_calls([
+                    MockCall::new("c3", "bash", json!({"command": "echo hi"})),
+                    MockCall::raw("c4", "read_file", "{broken"),
+                ]),
+                Script::tool_call(
+                    "c5",
+                    "todo_write",
+                    json!({"todos": [{"content": "x", "status": "completed"}]}),
+                ),
+                Script::reasoning_then_text("done thinking", "Renamed."),
+            ],
+            &["--mode", "auto"],
+        ),
+        (
+            vec![
+                Script::status(503, r#"{"error":{"message":"busy"}}"#).retry_after_ms(10),
+                Script::text("after a retry"),
+            ],
+            &[],
+        ),
+        (vec![Script::stream_error("overloaded mid-way")], &[]),
+        (
+            vec![Script::tool_call(
+                "c1",
+                "bash",
+                json!({"command": "rm -rf notes.txt"}),
+            )],
+            &["--mode", "ask"],
+        ),
+    ];
+    let mut kinds = std::collections::BTreeSet::new();
+    for (scripts, flags) in runs {
+        let llm = MockLlm::start(scripts).await;
+        let mut args = vec!["--json"];
+        args.extend_from_slice(flags);
+        args.push("go");
+        let run = sb.exec(&llm.url(), &args).await;
+        for line in run.stdout.lines() {
+            if let Err(e) = crate::support::strict_json::parse_strict(line) {
+                panic!("{e} in {line}");
+            }
+            let event: Value = serde_json::from_str(line).unwrap();
+            let kind = match event["event"].as_str() {
+                Some(sub) => format!("{}.{sub}", event["type"].as_str().unwrap()),
+                None => event["type"].as_str().unwrap().to_string(),
+            };
+            kinds.insert(kind);
+        }
+    }
+    for expected in [
+        "tool.requested",
+        "tool.finished",
+        "retrying",
+        "usage",
+        "reasoning_delta",
+        "assistant_message",
+        "turn_ended",
+    ] {
+        assert!(kinds.contains(expected), "{expected} not seen in {kinds:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

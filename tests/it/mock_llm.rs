@@ -123,3 +123,35 @@ async fn the_mock_llm_binary_serves_a_script_file_and_records_requests() {
         "the server process is gone"
     );
 }
+
+#[tokio::test]
+async fn a_strict_mock_rejects_history_with_arguments_that_are_not_an_object() {
+    let llm = MockLlm::start_strict([Script::text("accepted")]).await;
+    let client = reqwest::Client::new();
+    let post = |arguments: &str| {
+        let body = serde_json::json!({
+            "model": "m",
+            "messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": arguments}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": "Error: bad"},
+            ],
+        });
+        client
+            .post(format!("{}/chat/completions", llm.url()))
+            .body(body.to_string())
+            .send()
+    };
+    for invalid in [r#"{"command": "ls""#, "[1]", ""] {
+        let response = post(invalid).await.unwrap();
+        assert_eq!(response.status().as_u16(), 400, "{invalid:?}");
+        let text = response.text().await.unwrap();
+        assert!(text.contains("valid dictionary"), "{text}");
+    }
+    // A rejected request plays no script: the valid one still gets it.
+    let response = post(r#"{"command": "ls"}"#).await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(response.text().await.unwrap().contains("accepted"));
+}

@@ -2,3 +2,4 @@
 
 pub mod agent;
 pub mod cairn_cmd;
+pub mod strict_json;
