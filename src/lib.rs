@@ -24,6 +24,7 @@ pub mod llm;
 pub mod permissions;
 pub mod policy_cmd;
 pub mod session_log;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod tools;
 pub mod tui;

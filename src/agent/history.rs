@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId};
-use crate::llm::{ChatMessage, WireFunction, WireToolCall, wire_arguments};
+use crate::llm::{ChatMessage, WireToolCall};
 use crate::session_log::{LoggedCall, Record};
 use crate::tools::{TodoItem, ToolOutput};
 
@@ -32,15 +32,7 @@ pub fn assistant_message(text: &str, reasoning: &str, calls: &[LoggedCall]) -> C
             .then(|| reasoning.to_string()),
         tool_calls: calls
             .iter()
-            .map(|c| WireToolCall {
-                id: c.id.0.clone(),
-                kind: "function".into(),
-                function: WireFunction {
-                    name: c.name.clone(),
-                    // Blank or invalid arguments go back as `{}` (strict servers reject the rest).
-                    arguments: wire_arguments(&c.arguments),
-                },
-            })
+            .map(|c| WireToolCall::function(&c.id.0, &c.name, &c.arguments))
             .collect(),
     }
 }

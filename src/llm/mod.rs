@@ -1,6 +1,7 @@
 //! The model side: OpenAI-compatible chat completions with streaming. `sse` turns bytes into
 //! events, `stream` assembles chunks into a `Completion`, `client` does HTTP and retries.
-//! The agent talks to a `ChatModel`, so tests can script it without a server.
+//! The agent talks to a `ChatModel`; tests drive the real client against the scripted
+//! server in `testing` rather than a fake of the trait.
 
 pub mod client;
 pub mod sse;
@@ -60,22 +61,6 @@ pub struct AssembledCall {
     pub name: String,
     /// Raw argument text; `""` means `{}`.
     pub arguments: String,
-}
-
-impl AssembledCall {
-    /// The call as it goes back to the provider in the assistant message; arguments that are
-    /// not a JSON object become `{}` (see `wire::wire_arguments`).
-    pub fn to_wire(&self) -> WireToolCall {
-        let arguments = wire::wire_arguments(&self.arguments);
-        WireToolCall {
-            id: self.id.0.clone(),
-            kind: "function".into(),
-            function: WireFunction {
-                name: self.name.clone(),
-                arguments,
-            },
-        }
-    }
 }
 
 /// One complete model response.

@@ -501,12 +501,17 @@ fn error_message_shapes() {
 
 #[test]
 fn blank_arguments_go_back_to_the_provider_as_an_empty_object() {
+    use crate::llm::WireToolCall;
     assert_eq!(
-        call("t", "todo_read", " ").to_wire().function.arguments,
+        WireToolCall::function("t", "todo_read", " ")
+            .function
+            .arguments,
         "{}"
     );
     assert_eq!(
-        call("t", "glob", r#"{"a":1}"#).to_wire().function.arguments,
+        WireToolCall::function("t", "glob", r#"{"a":1}"#)
+            .function
+            .arguments,
         r#"{"a":1}"#
     );
     // Strict servers answer 400 to history holding anything but an object.
@@ -518,7 +523,9 @@ fn blank_arguments_go_back_to_the_provider_as_an_empty_object() {
         r#"{"a":1}{"b":2}"#,
     ] {
         assert_eq!(
-            call("t", "glob", invalid).to_wire().function.arguments,
+            WireToolCall::function("t", "glob", invalid)
+                .function
+                .arguments,
             "{}"
         );
     }

@@ -41,6 +41,21 @@ pub struct WireFunction {
     pub arguments: String,
 }
 
+impl WireToolCall {
+    /// A function call as it goes back to the provider in an assistant message, its arguments
+    /// through [`wire_arguments`].
+    pub fn function(id: &str, name: &str, arguments: &str) -> WireToolCall {
+        WireToolCall {
+            id: id.to_string(),
+            kind: "function".into(),
+            function: WireFunction {
+                name: name.to_string(),
+                arguments: wire_arguments(arguments),
+            },
+        }
+    }
+}
+
 /// Tool-call arguments as they go back to the provider in an assistant message: the model's
 /// text when it is a JSON object, else `{}`. Strict servers (Anthropic behind a proxy) answer
 /// 400 to every later request whose history holds arguments that are not an object, so one bad

@@ -158,10 +158,6 @@ impl App {
         &mut self.transcript
     }
 
-    pub fn is_busy(&self) -> bool {
-        self.busy
-    }
-
     /// When the next frame is needed even without input or events (animations, countdowns).
     pub fn next_tick(&self) -> Option<Instant> {
         let mut next: Option<Instant> = None;
