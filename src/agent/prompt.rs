@@ -8,12 +8,8 @@ use crate::tools::{TodoItem, render};
 /// `AGENTS.md` beyond this is cut: instructions, not a second codebase.
 const AGENTS_MD_LIMIT: usize = 16 * 1024;
 
-const ROLE: &str = "You are cairn, a coding agent working in the user's repository through tools. \
-Be concise. Read before you edit; keep edits minimal and in the project's style. \
-Use todo_write to plan multi-step work and keep it current. Run the project's checks after changes. \
-Tool results may contain markers like [exit code: 1] or [output truncated]; act on them. \
-If a call is denied, do not retry it; ask or choose another way. \
-When done, answer briefly with what changed.";
+/// Who cairn is and how it works: text, not code, so it lives in `assets/prompts/`.
+const ROLE: &str = include_str!("../../assets/prompts/system.md");
 
 /// Facts gathered once per session.
 #[derive(Debug, Clone, Default)]
@@ -69,7 +65,7 @@ fn git_branch(root: &Path) -> Option<String> {
 
 pub fn system_prompt(facts: &WorkspaceFacts, todos: &[TodoItem]) -> String {
     let mut out = String::with_capacity(1024);
-    out.push_str(ROLE);
+    out.push_str(ROLE.trim_end());
     out.push_str("\n\n# Workspace\n");
     out.push_str(&format!(
         "Directory: {}\nPlatform: {}\n",
