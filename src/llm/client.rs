@@ -6,9 +6,10 @@ use std::sync::RwLock;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
+use super::retry::retry_after;
 use super::stream::{Progress, StreamDecoder, cut, error_message};
 use super::{
     ChatModel, ChatRequest, Completion, DeltaSink, LlmError, ProviderSettings, StreamDelta,
@@ -281,7 +282,7 @@ async fn read_stream(
             Ok(Ok(Some(bytes))) => match decoder.feed(&bytes, &mut *on_delta) {
                 Ok(Progress::More) => continue,
                 Ok(Progress::Done) => break,
-                Err(e) => return Err(Failure::Fatal(e)),
+                Err(e) => return Err(stream_error(e, decoder.has_content())),
             },
             Ok(Ok(None)) => break,
             Ok(Err(e)) => format!("the connection dropped: {}", connection_message(&e)),
@@ -307,7 +308,24 @@ async fn read_stream(
                 wait: None,
             })
         }
-        Err(e) => Err(Failure::Fatal(e)),
+        Err(e) => Err(stream_error(e, had_content)),
+    }
+}
+
+/// An error object in the stream before anything was shown is the same failure as the HTTP
+/// status it names (a 5xx, a 429, an overload): retried when that status would be. After
+/// content arrived it ends the request (a retry would show the user the text twice).
+fn stream_error(error: LlmError, had_content: bool) -> Failure {
+    match error {
+        LlmError::Provider {
+            ref message,
+            transient: true,
+        } if !had_content => Failure::Retry {
+            reason: format!("the provider reported an error before answering: {message}"),
+            error,
+            wait: None,
+        },
+        other => Failure::Fatal(other),
     }
 }
 
@@ -333,7 +351,7 @@ async fn read_whole_answer(
     let mut decoder = super::stream::StreamAssembler::new();
     decoder
         .chunk(&text, &mut *on_delta)
-        .map_err(Failure::Fatal)?;
+        .map_err(|e| stream_error(e, false))?;
     decoder.finish(&mut *on_delta).map_err(Failure::Fatal)
 }
 
@@ -399,28 +417,6 @@ fn error_body_message(body: &str, status: u16) -> String {
     }
     let single_line = trimmed.split_whitespace().collect::<Vec<_>>().join(" ");
     cut(&single_line, 500)
-}
-
-/// `retry-after-ms` (OpenAI) first, then `Retry-After` as seconds or an HTTP date.
-fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
-    {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
-    }
-    let value = header("retry-after")?;
-    if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]

@@ -1,43 +1,6 @@
 #![allow(clippy::unwrap_used)]
 
-use reqwest::header::HeaderValue;
-
 use super::*;
-
-fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-    let mut map = HeaderMap::new();
-    for (name, value) in pairs {
-        map.insert(*name, HeaderValue::from_str(value).unwrap());
-    }
-    map
-}
-
-#[test]
-fn retry_after_forms() {
-    let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-    type Case = (&'static [(&'static str, &'static str)], Option<Duration>);
-    let cases: &[Case] = &[
-        (&[("retry-after", "3")], Some(Duration::from_secs(3))),
-        (
-            &[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")],
-            Some(Duration::from_secs(10)),
-        ),
-        (
-            &[("retry-after", "Sun, 06 Nov 1994 08:49:00 GMT")],
-            Some(Duration::ZERO),
-        ),
-        (
-            &[("retry-after", "3"), ("retry-after-ms", "250")],
-            Some(Duration::from_millis(250)),
-        ),
-        (&[("retry-after", "soon")], None),
-        (&[("retry-after", "-1")], None),
-        (&[], None),
-    ];
-    for (pairs, expected) in cases {
-        assert_eq!(retry_after(&headers(pairs), now), *expected, "{pairs:?}");
-    }
-}
 
 #[test]
 fn error_body_messages() {

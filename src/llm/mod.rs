@@ -4,6 +4,7 @@
 //! server in `testing` rather than a fake of the trait.
 
 pub mod client;
+pub mod retry;
 pub mod sse;
 pub mod stream;
 pub mod wire;
@@ -107,9 +108,10 @@ pub enum LlmError {
     Status { status: u16, message: String },
     #[error("the provider's quota is exhausted: {message}")]
     QuotaExhausted { message: String },
-    /// An error object sent inside a 200 stream.
+    /// An error object sent inside a 200 stream. `transient` when its code or type says it
+    /// passes with time (rate limit, overload, 5xx): retried if no content had arrived yet.
     #[error("the provider reported an error: {message}")]
-    Provider { message: String },
+    Provider { message: String, transient: bool },
     #[error("connection failed: {0}")]
     Connection(String),
     #[error("could not read the provider's response: {0}")]

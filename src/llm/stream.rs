@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 
+use super::retry::is_transient_error;
 use super::sse::{SseFrame, SseParser};
 use super::{AssembledCall, Completion, LlmError, StreamDelta};
 use crate::bus::{CallId, Usage};
@@ -63,9 +64,7 @@ impl StreamAssembler {
     ) -> Result<Progress, LlmError> {
         match frame {
             SseFrame::Done => Ok(Progress::Done),
-            SseFrame::Error(message) => Err(LlmError::Provider {
-                message: error_text(&message),
-            }),
+            SseFrame::Error(message) => Err(provider_error_text(&message)),
             SseFrame::Data(payload) => {
                 self.chunk(&payload, on_delta)?;
                 Ok(Progress::More)
@@ -88,6 +87,7 @@ impl StreamAssembler {
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
             return Err(LlmError::Provider {
                 message: error_message(&error),
+                transient: is_transient_error(&error),
             });
         }
         if let Some(usage) = chunk.usage {
@@ -104,6 +104,7 @@ impl StreamAssembler {
                 if reason == "error" {
                     return Err(LlmError::Provider {
                         message: "the provider ended the stream with an error".into(),
+                        transient: false,
                     });
                 }
                 self.finish_reason = Some(reason);
@@ -354,11 +355,13 @@ fn synthesised_id() -> CallId {
     CallId(format!("call_{}", NEXT.fetch_add(1, Ordering::Relaxed)))
 }
 
-/// The message of an error frame: JSON with `message` somewhere, or the text itself.
-fn error_text(raw: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(raw) {
-        Ok(value) => error_message(&value),
-        Err(_) => cut(raw.trim(), 500),
+/// An error frame: JSON with `message` somewhere, or the text itself.
+fn provider_error_text(raw: &str) -> LlmError {
+    let value = serde_json::from_str::<serde_json::Value>(raw)
+        .unwrap_or_else(|_| serde_json::Value::String(raw.trim().to_string()));
+    LlmError::Provider {
+        message: error_message(&value),
+        transient: is_transient_error(&value),
     }
 }
 

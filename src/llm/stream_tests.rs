@@ -373,7 +373,7 @@ fn error_object_mid_stream_is_a_provider_error() {
         );
         let (result, deltas) = decode(&body);
         match result {
-            Err(LlmError::Provider { message }) => {
+            Err(LlmError::Provider { message, .. }) => {
                 assert_eq!(message, "Upstream overloaded", "{payload}")
             }
             other => panic!("{payload}: {other:?}"),
@@ -392,7 +392,7 @@ fn llama_cpp_error_field_is_a_provider_error() {
                 error: {\"code\":400,\"message\":\"the request exceeds the available context size\",\"type\":\"invalid_request_error\"}\n\n\
                 data: [DONE]\n\n";
     match decode(body).0 {
-        Err(LlmError::Provider { message }) => {
+        Err(LlmError::Provider { message, .. }) => {
             assert_eq!(message, "the request exceeds the available context size")
         }
         other => panic!("{other:?}"),

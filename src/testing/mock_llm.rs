@@ -286,6 +286,7 @@ async fn play(
             if let Some(ms) = script.retry_after_ms {
                 headers.push(("retry-after-ms", ms.to_string()));
             }
+            headers.extend(script.headers.iter().map(|(n, v)| (n.as_str(), v.clone())));
             return respond(socket, *code, &headers, body.as_bytes()).await;
         }
         Reply::Raw(body) => {

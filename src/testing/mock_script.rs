@@ -41,6 +41,12 @@ pub struct Script {
     /// Tool calls are sent without ids.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub id_missing: bool,
+    /// Extra response headers (name, value), e.g. a proxy's `llm_provider-retry-after`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+    /// The `code` of a `stream_error` object (500 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<u16>,
 }
 
 /// What kind of response a script is.
@@ -55,7 +61,7 @@ pub enum Reply {
     TextTokens(usize),
     /// A non-200 answer with this body.
     Status { code: u16, body: String },
-    /// HTTP 200, then an `error` object in the stream.
+    /// HTTP 200, the role chunk, the preface as text if any, then an `error` object.
     StreamError(String),
     /// HTTP 200 with exactly these body bytes.
     Raw(#[serde(with = "bytes_as_text")] Vec<u8>),
@@ -120,6 +126,8 @@ impl Script {
             retry_after: None,
             retry_after_ms: None,
             id_missing: false,
+            headers: Vec::new(),
+            error_code: None,
         }
     }
 
@@ -156,7 +164,8 @@ impl Script {
         })
     }
 
-    /// An `error` object after HTTP 200 and a first chunk.
+    /// An `error` object (code 500 unless `error_code` says otherwise) after HTTP 200 and the
+    /// role chunk, with nothing before it: the shape a proxy sends when its upstream fails.
     pub fn stream_error(message: &str) -> Self {
         Self::of(Reply::StreamError(message.into()))
     }
@@ -204,6 +213,17 @@ impl Script {
 
     pub fn retry_after_ms(mut self, ms: u64) -> Self {
         self.retry_after_ms = Some(ms);
+        self
+    }
+
+    /// Adds a response header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    pub fn error_code(mut self, code: u16) -> Self {
+        self.error_code = Some(code);
         self
     }
 
@@ -294,8 +314,16 @@ impl Script {
                 (Box::new(tokens), "stop")
             }
             Reply::StreamError(message) => {
-                let error =
-                    json!({"error": {"message": message, "type": "server_error", "code": 500}});
+                if let Some(preface) = &self.preface {
+                    text_chunks(preface, &mut first);
+                }
+                let code = self.error_code.unwrap_or(500);
+                let kind = if code >= 500 {
+                    "server_error"
+                } else {
+                    "invalid_request_error"
+                };
+                let error = json!({"error": {"message": message, "type": kind, "code": code}});
                 return Box::new(first.into_iter().chain(std::iter::once(error.to_string())));
             }
             Reply::Status { .. } | Reply::Raw(_) => return Box::new(std::iter::empty()),

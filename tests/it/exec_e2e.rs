@@ -264,7 +264,10 @@ async fn every_json_event_parses_with_a_parser_that_rejects_duplicate_keys() {
             ],
             &[],
         ),
-        (vec![Script::stream_error("overloaded mid-way")], &[]),
+        (
+            vec![Script::stream_error("crashed mid-way").with_preface("partial ")],
+            &[],
+        ),
         (
             vec![Script::tool_call(
                 "c1",

@@ -477,19 +477,66 @@ async fn tool_calls_without_ids_get_synthesised_ids() {
 }
 
 #[tokio::test]
-async fn an_error_inside_a_200_stream_is_a_provider_error_and_not_retried() {
+async fn an_error_event_before_any_content_is_retried_like_a_5xx() {
+    // A proxy answers 200, sends the role chunk, then its upstream fails.
     let llm = MockLlm::start([
-        Script::stream_error("upstream model crashed"),
+        Script::stream_error("upstream overloaded"),
+        Script::stream_error("rate limited upstream").error_code(429),
+        Script::text("second time lucky"),
+    ])
+    .await;
+    let model = HttpModel::new(settings(llm.url())).unwrap();
+    let (result, deltas) = chat(&model).await;
+    assert_eq!(result.unwrap().text, "second time lucky");
+    let reasons: Vec<String> = retries(&deltas).into_iter().map(|r| r.2).collect();
+    assert_eq!(reasons.len(), 2, "{deltas:?}");
+    assert!(reasons[0].contains("upstream overloaded"), "{reasons:?}");
+    assert_eq!(llm.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn an_error_event_after_content_or_with_a_final_code_is_not_retried() {
+    let llm = MockLlm::start([
+        Script::stream_error("upstream model crashed").with_preface("I will "),
+        Script::stream_error("the request exceeds the available context size").error_code(400),
         Script::text("never"),
     ])
     .await;
     let model = HttpModel::new(settings(llm.url())).unwrap();
-    let (result, _) = chat(&model).await;
+    let (result, deltas) = chat(&model).await;
     assert!(
-        matches!(result, Err(LlmError::Provider { ref message }) if message == "upstream model crashed"),
+        matches!(result, Err(LlmError::Provider { ref message, .. }) if message == "upstream model crashed"),
         "{result:?}"
     );
-    assert_eq!(llm.requests().len(), 1);
+    assert!(retries(&deltas).is_empty());
+    let (result, deltas) = chat(&model).await;
+    assert!(
+        matches!(result, Err(LlmError::Provider { ref message, transient: false }) if message.contains("context size")),
+        "{result:?}"
+    );
+    assert!(retries(&deltas).is_empty());
+    assert_eq!(llm.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn retry_after_renamed_by_a_proxy_is_honoured_and_capped() {
+    let llm = MockLlm::start([
+        Script::status(429, "{}").header("llm_provider-retry-after", "0.03"),
+        Script::status(429, "{}").header("x-ratelimit-reset-tokens", "20ms"),
+        Script::status(503, "{}").header("x-ratelimit-reset-requests", "6m0s"),
+        Script::text("ok"),
+    ])
+    .await;
+    let model = HttpModel::new(ProviderSettings {
+        max_backoff: Duration::from_millis(70),
+        ..settings(llm.url())
+    })
+    .unwrap();
+    let (result, deltas) = chat(&model).await;
+    assert_eq!(result.unwrap().text, "ok");
+    let waits: Vec<Duration> = retries(&deltas).into_iter().map(|r| r.1).collect();
+    let ms = Duration::from_millis;
+    assert_eq!(waits, [ms(30), ms(20), ms(70)]);
 }
 
 #[tokio::test]
