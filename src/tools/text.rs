@@ -32,6 +32,35 @@ pub fn uses_crlf(bytes: &[u8]) -> bool {
     memchr::memchr(b'\n', bytes).is_some_and(|at| at > 0 && bytes[at - 1] == b'\r')
 }
 
+/// A style of line break.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineEnding {
+    Lf,
+    Crlf,
+}
+
+/// The more common line break in `bytes` (a tie goes to the first one), or None without any.
+pub fn dominant_ending(bytes: &[u8]) -> Option<LineEnding> {
+    let mut crlf = 0usize;
+    let mut lf = 0usize;
+    let mut first = None;
+    for at in memchr::memchr_iter(b'\n', bytes) {
+        let ending = if at > 0 && bytes[at - 1] == b'\r' {
+            crlf += 1;
+            LineEnding::Crlf
+        } else {
+            lf += 1;
+            LineEnding::Lf
+        };
+        first.get_or_insert(ending);
+    }
+    match crlf.cmp(&lf) {
+        std::cmp::Ordering::Greater => Some(LineEnding::Crlf),
+        std::cmp::Ordering::Less => Some(LineEnding::Lf),
+        std::cmp::Ordering::Equal => first,
+    }
+}
+
 /// Rewrites the model's line breaks (LF or CRLF) to CRLF.
 pub fn to_crlf(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\n', "\r\n")
@@ -134,6 +163,11 @@ mod tests {
         assert!(!uses_crlf(b"a\nb\r\n"));
         assert!(!uses_crlf(b"no break"));
         assert_eq!(to_crlf("a\nb\r\nc"), "a\r\nb\r\nc");
+        assert_eq!(dominant_ending(b"a\r\nb\r\nc\n"), Some(LineEnding::Crlf));
+        assert_eq!(dominant_ending(b"a\nb\nc\r\n"), Some(LineEnding::Lf));
+        assert_eq!(dominant_ending(b"a\r\nb\n"), Some(LineEnding::Crlf));
+        assert_eq!(dominant_ending(b"a\nb\r\n"), Some(LineEnding::Lf));
+        assert_eq!(dominant_ending(b"none"), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::file_store::{change_of, check_fresh, load, store};
-use super::text::{to_crlf, uses_crlf};
+use super::text::{LineEnding, dominant_ending, to_crlf, uses_crlf};
 use super::{Access, FileChange, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 #[derive(Debug, Deserialize)]
@@ -78,15 +78,23 @@ impl Tool for WriteFile {
 }
 
 /// The model's content with a final newline, in the line-break style of the file it replaces.
+/// The added newline follows the content's own line breaks (the more common of CRLF and LF),
+/// or the file's when the content has none: a CRLF text never ends in a bare `\n`.
 fn new_content(mut content: String, before: &[u8]) -> String {
+    let file_crlf = uses_crlf(before);
+    let content_ending = dominant_ending(content.as_bytes());
+    if file_crlf && content_ending.is_some() && !content.contains("\r\n") {
+        // The model wrote LF into a CRLF file: the file keeps its style.
+        content = to_crlf(&content);
+    }
     if !content.is_empty() && !content.ends_with('\n') {
-        content.push('\n');
+        let crlf = match dominant_ending(content.as_bytes()) {
+            Some(ending) => ending == LineEnding::Crlf,
+            None => file_crlf,
+        };
+        content.push_str(if crlf { "\r\n" } else { "\n" });
     }
-    if uses_crlf(before) && !content.contains("\r\n") {
-        to_crlf(&content)
-    } else {
-        content
-    }
+    content
 }
 
 pub(crate) fn cancelled(display: &str) -> ToolError {
@@ -100,20 +108,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn content_gets_a_final_newline_and_keeps_the_file_line_breaks() {
+    fn content_gets_a_final_newline_in_its_own_line_breaks() {
         let cases = [
+            // LF content, new or LF file.
             ("a", &b""[..], "a\n"),
             ("a\n", b"", "a\n"),
             ("", b"", ""),
-            ("a\nb", b"x\r\ny\r\n", "a\r\nb\r\n"),
-            ("a\r\nb\r\n", b"x\r\n", "a\r\nb\r\n"),
             ("a\nb\n", b"x\ny\n", "a\nb\n"),
+            ("a\nb", b"", "a\nb\n"),
+            // CRLF content keeps CRLF, also for the added final newline.
+            ("a\r\nb", b"", "a\r\nb\r\n"),
+            ("a\r\nb\r\n", b"", "a\r\nb\r\n"),
+            ("a\r\nb\r\n", b"x\r\n", "a\r\nb\r\n"),
+            ("a\r\nb", b"x\ny\n", "a\r\nb\r\n"),
+            // LF content written over a CRLF file takes the file's style.
+            ("a\nb", b"x\r\ny\r\n", "a\r\nb\r\n"),
+            // One line, no break of its own: the file's style decides.
+            ("a", b"x\r\n", "a\r\n"),
+            ("a", b"x\n", "a\n"),
+            // Mixed content is kept as written; the final newline follows the majority.
+            ("a\r\nb\r\nc\nd", b"", "a\r\nb\r\nc\nd\r\n"),
+            ("a\nb\nc\r\nd", b"x\r\n", "a\nb\nc\r\nd\n"),
+            ("a\r\nb\nc", b"x\r\n", "a\r\nb\nc\r\n"),
+            // A tie goes to the content's first break, whatever the file had.
+            ("a\r\nb\nc", b"x\n", "a\r\nb\nc\r\n"),
         ];
         for (content, before, expected) in cases {
             assert_eq!(
                 new_content(content.to_string(), before),
                 expected,
-                "{content:?}"
+                "{content:?} over {before:?}"
             );
         }
     }

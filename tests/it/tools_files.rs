@@ -15,6 +15,7 @@ use tempfile::TempDir;
 
 mod confinement;
 mod edit;
+mod line_endings;
 
 /// A small program most edit tests start from.
 pub const CODE: &str =
