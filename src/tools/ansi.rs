@@ -8,9 +8,10 @@
 const ESC: u8 = 0x1b;
 const BEL: u8 = 0x07;
 
-/// Strips escape sequences and control characters (keeping `\n` and `\t`), applies `\r`
-/// overwrites (the last rewrite of a progress line wins) and backspaces, and decodes the rest
-/// as UTF-8, replacing the rare invalid byte.
+/// Strips escape sequences, applies `\r` overwrites (the last rewrite of a progress line wins)
+/// and backspaces, drops the bell, and shows every other odd byte escaped: control
+/// characters (but `\n` and `\t`) and bytes that are not UTF-8 become `\xNN`, so a model sees
+/// `ok\x00\x01\xffend` where a terminal would show garbage.
 pub fn clean(raw: &[u8]) -> String {
     let mut out: Vec<u8> = Vec::with_capacity(raw.len());
     let mut line_start = 0;
@@ -18,6 +19,7 @@ pub fn clean(raw: &[u8]) -> String {
     let mut i = 0;
     while i < raw.len() {
         let byte = raw[i];
+        let mut width = 1;
         match byte {
             ESC => {
                 i = skip_escape(raw, i);
@@ -30,19 +32,41 @@ pub fn clean(raw: &[u8]) -> String {
             }
             b'\r' => carriage_return = true,
             0x08 => pop_char(&mut out, line_start),
-            b'\t' | 0x20.. if byte != 0x7f => {
+            BEL => {}
+            _ => {
                 if carriage_return {
                     // A lone `\r` followed by more text rewrites the line, as a terminal shows it.
                     out.truncate(line_start);
                     carriage_return = false;
                 }
-                out.push(byte);
+                match char_width_at(raw, i) {
+                    Some(n) if !is_odd_control(byte) && byte != 0x0c => {
+                        width = n;
+                        out.extend_from_slice(&raw[i..i + n]);
+                    }
+                    _ => out.extend_from_slice(format!("\\x{byte:02x}").as_bytes()),
+                }
             }
-            _ => {}
         }
-        i += 1;
+        i += width;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    // Only whole characters and ASCII escapes went in, so this never replaces anything.
+    String::from_utf8(out)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
+}
+
+/// Length of the valid UTF-8 character starting at `raw[at]`, or None when the bytes there
+/// are not one (a stray continuation byte, a bad or cut sequence).
+fn char_width_at(raw: &[u8], at: usize) -> Option<usize> {
+    let width = match raw[at] {
+        0x00..=0x7f => 1,
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => return None,
+    };
+    let bytes = raw.get(at..at + width)?;
+    std::str::from_utf8(bytes).ok().map(|_| width)
 }
 
 /// Removes the last UTF-8 character of `out`, never going before `floor`.
@@ -90,11 +114,20 @@ fn skip_escape(raw: &[u8], start: usize) -> usize {
     }
 }
 
-/// Whether bytes are not text: a NUL byte, or more than a tenth invalid UTF-8 or control
-/// characters. An incomplete character at the very end (a cut) does not count.
+/// Share of odd bytes above which output counts as binary: stray bytes in text are shown
+/// escaped, but escaping mostly-binary output would only fill the model's context with noise.
+const BINARY_PERCENT: usize = 30;
+/// Output this short is always shown, escaped: at most four times as long, and more telling
+/// than a marker (`printf 'ok\000\001\377end'` is 3 odd bytes in 8).
+const ALWAYS_SHOWN: usize = 32;
+
+/// Whether bytes are not text: more than 30% of them are odd — NUL or another control
+/// character (but the ones text uses: `\n`, `\t`, `\r`, escape, backspace, form feed, bell),
+/// DEL, or not UTF-8. An incomplete character at the very end (a cut) does not count, and
+/// nothing of 32 bytes or less is binary.
 pub fn looks_binary(bytes: &[u8]) -> bool {
-    if bytes.contains(&0) {
-        return true;
+    if bytes.len() <= ALWAYS_SHOWN {
+        return false;
     }
     let mut invalid = 0usize;
     let mut rest = bytes;
@@ -108,11 +141,69 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
             }
         }
     }
-    let controls = bytes
-        .iter()
-        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\t' | b'\r' | ESC | 0x08 | 0x0c))
-        .count();
-    (invalid + controls) * 10 > bytes.len()
+    let controls = bytes.iter().filter(|&&b| is_odd_control(b)).count();
+    (invalid + controls) * 100 > bytes.len() * BINARY_PERCENT
+}
+
+/// A control byte that `clean` shows escaped.
+fn is_odd_control(byte: u8) -> bool {
+    (byte < 0x20 && !matches!(byte, b'\n' | b'\t' | b'\r' | ESC | 0x08 | 0x0c | BEL))
+        || byte == 0x7f
+}
+
+/// Upper bound of what `clean` makes of each byte of `raw`: 4 for a byte shown as `\xNN`,
+/// 1 for any other.
+fn shown_widths(raw: &[u8]) -> Vec<u8> {
+    let mut widths = vec![1u8; raw.len()];
+    let mut i = 0;
+    while i < raw.len() {
+        let byte = raw[i];
+        if byte == ESC || byte == b'\n' || byte == b'\r' {
+            i += 1;
+            continue;
+        }
+        match char_width_at(raw, i) {
+            Some(_) if is_odd_control(byte) || byte == 0x0c => {
+                widths[i] = 4;
+                i += 1;
+            }
+            Some(n) => i += n,
+            None => {
+                widths[i] = 4;
+                i += 1;
+            }
+        }
+    }
+    widths
+}
+
+/// At most how long `clean(raw)` is.
+pub fn shown_len(raw: &[u8]) -> usize {
+    shown_widths(raw).iter().map(|&w| usize::from(w)).sum()
+}
+
+/// The longest prefix of `raw` whose cleaned text stays within `max` bytes.
+pub fn prefix_within(raw: &[u8], max: usize) -> usize {
+    let mut used = 0;
+    for (i, &w) in shown_widths(raw).iter().enumerate() {
+        used += usize::from(w);
+        if used > max {
+            return i;
+        }
+    }
+    raw.len()
+}
+
+/// Where the longest suffix of `raw` whose cleaned text stays within `max` bytes starts.
+pub fn suffix_within(raw: &[u8], max: usize) -> usize {
+    let mut used = 0;
+    for (i, &w) in shown_widths(raw).iter().enumerate().rev() {
+        used += usize::from(w);
+        if used > max {
+            return i + 1;
+        }
+    }
+    0
 }
 
 /// Where to end a head cut from a longer stream: after the last newline when one lies in the
@@ -217,10 +308,13 @@ mod tests {
             (b"\x1b]0;window title\x07text", "text"),
             (b"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),
             (b"\x1b(Bcharset", "charset"),
-            (
-                b"bell\x07 and nul-free \x01controls",
-                "bell and nul-free controls",
-            ),
+            (b"bell\x07 and \x01controls", "bell and \\x01controls"),
+            (b"ok\x00\x01\xffend", "ok\\x00\\x01\\xffend"),
+            (b"caf\xe9 latin-1\n", "caf\\xe9 latin-1\n"),
+            (b"del\x7f and \x0c", "del\\x7f and \\x0c"),
+            // A cut character at the very end, a stray continuation byte, an overlong form.
+            (&"ab\u{4e16}".as_bytes()[..3], "ab\\xe4"),
+            (b"\x80x\xc0\xafy", "\\x80x\\xc0\\xafy"),
             (b"abc\x08\x08X", "aX"),
             (b"unterminated \x1b[12", "unterminated "),
             (
@@ -240,13 +334,47 @@ mod tests {
 
     #[test]
     fn binary_detection() {
-        assert!(looks_binary(b"ELF\x00\x01\x02"));
-        assert!(looks_binary(&[0xff, 0xfe, 0xfa, 0x80, b'a', 0x90, 0x91]));
+        assert!(looks_binary(&[0u8; 100]));
+        assert!(looks_binary(&b"ELF\x00\x01\x02".repeat(8)));
+        // Short output is always shown; longer text with a few stray bytes is text.
+        assert!(!looks_binary(b"ok\x00\x01\xffend"));
+        assert!(!looks_binary(b"caf\xe9 au lait\n"));
+        let mut stray = b"a line of text\n".repeat(10);
+        stray[3] = 0;
+        stray[40] = 0xff;
+        assert!(!looks_binary(&stray));
+        // 31% odd bytes is binary, 30% is not.
+        let mixed =
+            |odd: usize| -> Vec<u8> { (0..100).map(|i| if i < odd { 1 } else { b'a' }).collect() };
+        assert!(!looks_binary(&mixed(30)));
+        assert!(looks_binary(&mixed(31)));
+        assert!(looks_binary(
+            &[0xff, 0xfe, 0xfa, 0x80, b'a', 0x90, 0x91].repeat(6)
+        ));
         assert!(!looks_binary(b"just text\n"));
         assert!(!looks_binary("\u{4e16}\u{754c}".as_bytes()));
         // A character cut at the end is a truncation, not binary.
         assert!(!looks_binary(&"\u{4e16}".as_bytes()[..2]));
         assert!(!looks_binary(b"\x1b[31mcoloured\x1b[0m\n"));
+    }
+
+    #[test]
+    fn escaped_lengths_bound_the_cleaned_text() {
+        let cases: &[&[u8]] = &[
+            b"plain",
+            b"ok\x00\x01\xffend",
+            "h\u{e9}llo \u{4e16}\n".as_bytes(),
+            b"\x1b[31mred\x1b[0m\t\x0c",
+            b"\x80\xc0\xaf",
+        ];
+        for raw in cases {
+            assert!(clean(raw).len() <= shown_len(raw), "{raw:?}");
+        }
+        assert_eq!(shown_len(b"ok\x00\x01\xffend"), 17);
+        assert_eq!(prefix_within(b"ok\x00\x01\xffend", 6), 3);
+        assert_eq!(prefix_within(b"ok\x00\x01\xffend", 100), 8);
+        assert_eq!(suffix_within(b"ok\x00\x01\xffend", 7), 4);
+        assert_eq!(suffix_within(b"ok\x00\x01\xffend", 100), 0);
     }
 
     #[test]

@@ -172,7 +172,11 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
     let capture = &finished.capture;
     let stdout_bytes = capture.total(Which::Stdout);
     let stderr_bytes = capture.total(Which::Stderr);
-    let (out_budget, err_budget) = split_budget(OUTPUT_BUDGET, stdout_bytes, stderr_bytes);
+    let (out_budget, err_budget) = split_budget(
+        OUTPUT_BUDGET,
+        capture.shown_len(Which::Stdout, 0, stdout_bytes, OUTPUT_BUDGET),
+        capture.shown_len(Which::Stderr, 0, stderr_bytes, OUTPUT_BUDGET),
+    );
     let stdout = capture.view(Which::Stdout, 0, stdout_bytes, out_budget);
     let stderr = capture.view(Which::Stderr, 0, stderr_bytes, err_budget);
     let exit_code = finished.status.code();

@@ -260,8 +260,13 @@ impl Job {
         let (out_from, err_from) = *cursor;
         let out_to = self.capture.total(Which::Stdout);
         let err_to = self.capture.total(Which::Stderr);
-        let (out_budget, err_budget) =
-            split_budget(OUTPUT_BUDGET, out_to - out_from, err_to - err_from);
+        let (out_budget, err_budget) = split_budget(
+            OUTPUT_BUDGET,
+            self.capture
+                .shown_len(Which::Stdout, out_from, out_to, OUTPUT_BUDGET),
+            self.capture
+                .shown_len(Which::Stderr, err_from, err_to, OUTPUT_BUDGET),
+        );
         let stdout = self
             .capture
             .view(Which::Stdout, out_from, out_to, out_budget);

@@ -344,6 +344,35 @@ async fn binary_output_becomes_a_marker_with_its_size() {
 }
 
 #[tokio::test]
+async fn text_with_a_few_stray_bytes_is_shown_with_them_escaped() {
+    let fx = fixture();
+    let (run, text) = fx
+        .bash(json!({"command": "printf 'ok\\000\\001\\377end'"}))
+        .await;
+    assert_eq!(run.stdout, "ok\\x00\\x01\\xffend");
+    assert!(!text.contains("[binary output"), "{text}");
+    // A Latin-1 word in a longer log, on stderr: still text, the odd byte escaped.
+    let (run, _) = fx
+        .bash(json!({"command": "for i in 1 2 3 4 5; do echo line $i; done; printf 'caf\\351\\n' >&2"}))
+        .await;
+    assert_eq!(run.stdout, "line 1\nline 2\nline 3\nline 4\nline 5\n");
+    assert_eq!(run.stderr, "caf\\xe9\n");
+}
+
+#[tokio::test]
+async fn the_live_tail_escapes_stray_bytes_too() {
+    let mut fx = fixture();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let sink = seen.clone();
+    fx.cx.tail = Some(Arc::new(move |chunk: &str| {
+        sink.lock().unwrap().push_str(chunk);
+    }));
+    fx.bash(json!({"command": "printf 'ok\\000\\001\\377end\\n'"}))
+        .await;
+    assert_eq!(*seen.lock().unwrap(), "ok\\x00\\x01\\xffend\n");
+}
+
+#[tokio::test]
 async fn a_command_reading_stdin_gets_end_of_file_at_once() {
     let fx = fixture();
     let started = Instant::now();

@@ -63,6 +63,8 @@ struct Stream {
     spill: Option<Spill>,
     /// Live output not yet handed to the tail sink.
     pending: Vec<u8>,
+    /// The tail already said this stream is binary (said once, not on every tick).
+    binary_noted: bool,
     eof: bool,
 }
 
@@ -152,7 +154,8 @@ impl Capture {
     }
 
     /// Live output gathered since the last call, both streams, as text for the UI's tail:
-    /// cleaned like the model's text, so no escape sequence reaches the UI's terminal.
+    /// cleaned like the model's text, so no escape sequence reaches the UI's terminal; stray
+    /// bytes escaped, and mostly binary output replaced by one note per stream.
     pub fn take_pending(&self) -> String {
         let mut text = String::new();
         for which in [Which::Stdout, Which::Stderr] {
@@ -165,15 +168,39 @@ impl Capture {
             } else {
                 ansi::complete_len(&stream.pending)
             };
-            text.push_str(&ansi::clean(&stream.pending[..used]));
+            let piece = &stream.pending[..used];
+            // The same judgement as the model's view: stray bytes are shown escaped, mostly
+            // binary output only as a note.
+            if !ansi::looks_binary(piece) {
+                text.push_str(&ansi::clean(piece));
+            } else if !stream.binary_noted {
+                text.push_str(&format!("[binary output on {}]\n", which.name()));
+                stream.binary_noted = true;
+            }
             stream.pending.drain(..used);
         }
         text
     }
 
-    /// What the model sees of bytes `[start, end)` of a stream within `budget` bytes: all of it,
-    /// or a head and a tail around a truncation marker naming the spill file; binary output
-    /// becomes a marker with its size.
+    /// About how many bytes of text bytes `[start, end)` of a stream make once odd bytes are
+    /// escaped: for sharing a budget between the streams with `split_budget`. Ranges longer
+    /// than `limit` are cut anyway and count as their length.
+    pub fn shown_len(&self, which: Which, start: u64, end: u64, limit: usize) -> u64 {
+        let len = end.saturating_sub(start);
+        if len > limit as u64 {
+            return len;
+        }
+        let stream = self.stream(which);
+        match stream.read_range(start, end) {
+            Some(bytes) => ansi::shown_len(&bytes) as u64,
+            None => len,
+        }
+    }
+
+    /// What the model sees of bytes `[start, end)` of a stream within `budget` bytes of text:
+    /// all of it, or a head and a tail around a truncation marker naming the spill file. Stray
+    /// odd bytes are shown escaped (and count four times against the budget); mostly binary
+    /// output becomes a marker with its size.
     pub fn view(&self, which: Which, start: u64, end: u64, budget: usize) -> View {
         let mut stream = self.stream(which);
         let len = end.saturating_sub(start);
@@ -183,15 +210,17 @@ impl Capture {
         if len <= budget as u64
             && let Some(bytes) = stream.read_range(start, end)
         {
-            if !ansi::looks_binary(&bytes) {
+            if ansi::looks_binary(&bytes) {
+                let path = stream.ensure_spill(which, &self.spilled);
+                return binary_view(len, path);
+            }
+            if ansi::shown_len(&bytes) <= budget {
                 return View {
                     text: ansi::clean(&bytes),
                     truncated: false,
                     spill_path: None,
                 };
             }
-            let path = stream.ensure_spill(which, &self.spilled);
-            return binary_view(len, path);
         }
         let head_max = budget * 2 / 5;
         let tail_max = budget - head_max;
@@ -204,8 +233,10 @@ impl Capture {
         if ansi::looks_binary(&head) || ansi::looks_binary(&tail) {
             return binary_view(len, path);
         }
-        let head = &head[..ansi::head_len(&head)];
-        let tail = &tail[ansi::tail_start(&tail)..];
+        let head = &head[..ansi::prefix_within(&head, head_max)];
+        let tail = &tail[ansi::suffix_within(&tail, tail_max)..];
+        let head = &head[..ansi::head_len(head)];
+        let tail = &tail[ansi::tail_start(tail)..];
         let mut text = ansi::clean(head);
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
@@ -478,15 +509,17 @@ mod tests {
 
     #[test]
     fn binary_output_becomes_a_marker_with_its_size() {
-        let capture = filled(Which::Stdout, b"\x7fELF\x00\x00\x01binary", 100);
-        let view = capture.view(Which::Stdout, 0, 13, 1000);
+        let mut elf = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00".to_vec();
+        elf.extend_from_slice(b"\x03\x00\x3e\x00\x01\x00\x00\x00\x00\x00\x00\x00binary");
+        let capture = filled(Which::Stdout, &elf, 100);
+        let view = capture.view(Which::Stdout, 0, 34, 1000);
         assert!(
-            view.text.starts_with("[binary output: 13 bytes; saved in "),
+            view.text.starts_with("[binary output: 34 bytes; saved in "),
             "{}",
             view.text
         );
         let path = view.spill_path.expect("saved");
-        assert_eq!(std::fs::read(&path).expect("file").len(), 13);
+        assert_eq!(std::fs::read(&path).expect("file").len(), 34);
         std::fs::remove_file(path).expect("remove spill");
     }
 
@@ -522,5 +555,49 @@ mod tests {
         assert_eq!(capture.take_pending(), "red");
         capture.push(Which::Stdout, b"0m plain\n");
         assert_eq!(capture.take_pending(), " plain\n");
+        capture.push(Which::Stdout, b"ok\x00\x01\xffend\n");
+        assert_eq!(capture.take_pending(), "ok\\x00\\x01\\xffend\n");
+        capture.push(Which::Stdout, &[0u8; 4096]);
+        assert_eq!(capture.take_pending(), "[binary output on stdout]\n");
+        capture.push(Which::Stdout, &[1u8; 4096]);
+        assert_eq!(capture.take_pending(), "", "the note is given once");
+        capture.push(Which::Stdout, b"text again\n");
+        assert_eq!(capture.take_pending(), "text again\n");
+    }
+
+    #[test]
+    fn text_with_stray_bytes_is_shown_escaped_and_mostly_binary_is_a_marker() {
+        let capture = filled(Which::Stdout, b"ok\x00\x01\xffend", 100);
+        let view = capture.view(Which::Stdout, 0, 8, 1000);
+        assert_eq!(view.text, "ok\\x00\\x01\\xffend");
+        assert!(!view.truncated);
+        // Escapes count against the budget: 25% odd bytes fit only as a head and a tail.
+        let text: Vec<u8> = (0..4000u32)
+            .map(|i| if i % 4 == 0 { 0xff } else { b'a' })
+            .collect();
+        let capture = filled(Which::Stdout, &text, 1000);
+        let view = capture.view(Which::Stdout, 0, 4000, 4000);
+        assert!(view.truncated);
+        assert!(view.text.len() <= 4000 + 200, "{} bytes", view.text.len());
+        assert!(
+            view.text.starts_with("\\xffaaa\\xffaaa"),
+            "{}",
+            &view.text[..40]
+        );
+        if let Some(path) = view.spill_path {
+            std::fs::remove_file(path).expect("remove spill");
+        }
+        let mut mostly: Vec<u8> = b"header\n".to_vec();
+        mostly.extend((0..200u8).map(|i| i % 32));
+        let capture = filled(Which::Stdout, &mostly, 100);
+        let view = capture.view(Which::Stdout, 0, mostly.len() as u64, 1000);
+        assert!(
+            view.text.starts_with("[binary output: 207 bytes"),
+            "{}",
+            view.text
+        );
+        if let Some(path) = view.spill_path {
+            std::fs::remove_file(path).expect("remove spill");
+        }
     }
 }
