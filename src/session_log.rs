@@ -67,6 +67,27 @@ pub enum Record {
     Ended {
         reason: EndReason,
     },
+    /// The system prompt of the session, written before its first request. It never changes
+    /// within a session (so the provider's prefix cache keeps hitting); a resume sends it
+    /// again byte for byte. `told` is the changing state the prompt describes.
+    System {
+        prompt: String,
+        told: ToldState,
+    },
+    /// State that changed since the model was last told (mode, git branch), told as a short
+    /// user-role note at the end of the conversation instead of an edit of the system prompt.
+    Note {
+        text: String,
+        told: ToldState,
+    },
+}
+
+/// The changing facts the model was last told about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToldState {
+    pub mode: Mode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]

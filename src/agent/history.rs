@@ -5,12 +5,16 @@ use std::collections::HashSet;
 
 use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId};
 use crate::llm::{ChatMessage, WireToolCall};
-use crate::session_log::{LoggedCall, Record};
+use crate::session_log::{LoggedCall, Record, ToldState};
 use crate::tools::{TodoItem, ToolOutput};
 
 /// What a session's records add up to.
 #[derive(Debug, Default)]
 pub struct Rebuilt {
+    /// The session's system prompt, when its log has one (older logs do not).
+    pub system: Option<String>,
+    /// The changing state the model was last told about.
+    pub told: Option<ToldState>,
     pub messages: Vec<ChatMessage>,
     pub todos: Vec<TodoItem>,
     pub session_rules: Vec<String>,
@@ -120,6 +124,17 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                     call: call.clone(),
                     decision: decision.clone(),
                 }))
+            }
+            Record::System { prompt, told } => {
+                out.system = Some(prompt.clone());
+                out.told = Some(told.clone());
+            }
+            Record::Note { text, told } => {
+                close_open_calls(&mut out, &mut open);
+                out.messages.push(ChatMessage::User {
+                    content: text.clone(),
+                });
+                out.told = Some(told.clone());
             }
             Record::Meta { .. } => {}
         }

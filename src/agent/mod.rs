@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bus::{AgentEvent, CallId, Decision, SessionId, UserCommand};
 use crate::llm::{ChatMessage, ChatModel};
 use crate::permissions::{Mode, PermissionGate};
-use crate::session_log::{self, LogError, Record, SessionLog};
+use crate::session_log::{self, LogError, Record, SessionLog, ToldState};
 use crate::tools::{Registry, TodoItem, ToolEnv};
 use prompt::WorkspaceFacts;
 
@@ -119,6 +119,10 @@ impl Shared {
 struct Session {
     id: SessionId,
     log: SessionLog,
+    /// Sent first in every request; fixed for the life of the session.
+    system: String,
+    /// What the model was last told about the changing state (see `prompt::state_note`).
+    told: ToldState,
     messages: Vec<ChatMessage>,
     todos: Vec<TodoItem>,
 }
@@ -145,7 +149,7 @@ impl Agent {
         let shared = Arc::new(Shared::default());
         shared.set_mode(settings.mode);
         let facts = WorkspaceFacts::gather(&settings.workspace);
-        let (session, history) = open_session(&settings, &engine, &from)?;
+        let (session, history) = open_session(&settings, &engine, &facts, &from)?;
         let mut agent = Self {
             settings,
             engine,
@@ -283,7 +287,9 @@ impl Agent {
             self.engine.tools.bash.clone(),
         );
         self.engine.gate.clear_session_rules();
-        match open_session(&self.settings, &self.engine, &from) {
+        // A new session describes the workspace as it is now.
+        self.facts = WorkspaceFacts::gather(&self.settings.workspace);
+        match open_session(&self.settings, &self.engine, &self.facts, &from) {
             Ok((session, history)) => {
                 self.session = session;
                 self.turn_counter = 0;
@@ -320,8 +326,13 @@ impl Agent {
 fn open_session(
     settings: &AgentSettings,
     engine: &Engine,
+    facts: &WorkspaceFacts,
     from: &StartFrom,
 ) -> Result<(Session, Vec<AgentEvent>), LogError> {
+    let told_now = ToldState {
+        mode: settings.mode,
+        git_branch: facts.git_branch.clone(),
+    };
     match from {
         StartFrom::New => {
             let id = session_log::new_session_id();
@@ -335,10 +346,17 @@ fn open_session(
                 started: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
                     .to_string(),
             })?;
+            let system = prompt::system_prompt(facts, &told_now);
+            log.append(&Record::System {
+                prompt: system.clone(),
+                told: told_now.clone(),
+            })?;
             Ok((
                 Session {
                     id,
                     log,
+                    system,
+                    told: told_now,
                     messages: Vec::new(),
                     todos: Vec::new(),
                 },
@@ -352,7 +370,20 @@ fn open_session(
                 _ => return Err(LogError::NoMeta { path: path.clone() }),
             };
             let rebuilt = history::rebuild(&loaded.records);
-            let log = SessionLog::open_append(path.clone())?;
+            let mut log = SessionLog::open_append(path.clone())?;
+            // The prompt the session was started with goes out again unchanged. A log from
+            // before prompts were recorded gets one now, so later resumes agree with this one.
+            let (system, told) = match (rebuilt.system, rebuilt.told) {
+                (Some(system), Some(told)) => (system, told),
+                _ => {
+                    let system = prompt::system_prompt(facts, &told_now);
+                    log.append(&Record::System {
+                        prompt: system.clone(),
+                        told: told_now.clone(),
+                    })?;
+                    (system, told_now)
+                }
+            };
             for prefix in &rebuilt.session_rules {
                 engine.gate.allow_for_session(prefix);
             }
@@ -366,6 +397,8 @@ fn open_session(
                 Session {
                     id,
                     log,
+                    system,
+                    told,
                     messages: rebuilt.messages,
                     todos: rebuilt.todos,
                 },

@@ -1,9 +1,14 @@
-//! The system prompt: role, how to work, workspace facts, `AGENTS.md`, and the current todos.
-//! Kept short on purpose: every byte is sent with every request.
+//! The system prompt: role, how to work, workspace facts and `AGENTS.md`. Kept short on
+//! purpose: every byte is sent with every request. It is built once per session and never
+//! changes afterwards, so every request shares its prefix with the one before (the provider's
+//! prompt cache hits); state that changes (permission mode, git branch) reaches the model as
+//! a note appended to the conversation (`state_note`), and the todo list as the result of
+//! `todo_write` itself.
 
 use std::path::Path;
 
-use crate::tools::{TodoItem, render};
+use crate::permissions::Mode;
+use crate::session_log::ToldState;
 
 /// `AGENTS.md` beyond this is cut: instructions, not a second codebase.
 const AGENTS_MD_LIMIT: usize = 16 * 1024;
@@ -53,7 +58,7 @@ fn read_agents_md(path: &Path) -> Option<String> {
 }
 
 /// Reads `.git/HEAD` directly: spawning git for one line would cost more than the request.
-fn git_branch(root: &Path) -> Option<String> {
+pub fn git_branch(root: &Path) -> Option<String> {
     let head = std::fs::read_to_string(root.join(".git").join("HEAD")).ok()?;
     let head = head.trim();
     Some(
@@ -63,7 +68,7 @@ fn git_branch(root: &Path) -> Option<String> {
     )
 }
 
-pub fn system_prompt(facts: &WorkspaceFacts, todos: &[TodoItem]) -> String {
+pub fn system_prompt(facts: &WorkspaceFacts, told: &ToldState) -> String {
     let mut out = String::with_capacity(1024);
     out.push_str(ROLE.trim_end());
     out.push_str("\n\n# Workspace\n");
@@ -72,17 +77,79 @@ pub fn system_prompt(facts: &WorkspaceFacts, todos: &[TodoItem]) -> String {
         facts.root,
         std::env::consts::OS
     ));
-    if let Some(branch) = &facts.git_branch {
+    if let Some(branch) = &told.git_branch {
         out.push_str(&format!("Git branch: {branch}\n"));
     }
+    out.push_str(&format!(
+        "Permission mode: {} ({})\n",
+        told.mode,
+        mode_meaning(told.mode)
+    ));
     if let Some(agents) = &facts.agents_md {
         out.push_str("\n# AGENTS.md (instructions from the repository)\n");
         out.push_str(agents.trim_end());
         out.push('\n');
     }
-    if !todos.is_empty() {
-        out.push_str("\n# Current todos\n");
-        out.push_str(&render::todos_text(todos));
-    }
     out
+}
+
+fn mode_meaning(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Ask => "every change and command waits for the user's approval",
+        Mode::AutoEdit => "edits in the workspace run; commands that change things ask",
+        Mode::Auto => "only dangerous commands ask",
+        Mode::Never => "nothing asks",
+    }
+}
+
+/// What changed since the model was last told, as one short note; `None` when nothing did.
+pub fn state_note(before: &ToldState, now: &ToldState) -> Option<String> {
+    let mut changes = Vec::new();
+    if before.mode != now.mode {
+        changes.push(format!(
+            "the permission mode is now {} ({}; was {})",
+            now.mode,
+            mode_meaning(now.mode),
+            before.mode
+        ));
+    }
+    if before.git_branch != now.git_branch {
+        let name = |b: &Option<String>| b.clone().unwrap_or_else(|| "none".into());
+        changes.push(format!(
+            "the git branch is now {} (was {})",
+            name(&now.git_branch),
+            name(&before.git_branch)
+        ));
+    }
+    (!changes.is_empty()).then(|| format!("[cairn note: {}.]", changes.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_depends_only_on_the_facts_and_notes_say_what_moved() {
+        let facts = WorkspaceFacts {
+            root: "/w".into(),
+            git_branch: None,
+            agents_md: Some("be nice".into()),
+        };
+        let told = ToldState {
+            mode: Mode::AutoEdit,
+            git_branch: Some("main".into()),
+        };
+        assert_eq!(system_prompt(&facts, &told), system_prompt(&facts, &told));
+        assert!(system_prompt(&facts, &told).contains("Git branch: main"));
+        assert_eq!(state_note(&told, &told), None);
+        let moved = ToldState {
+            mode: Mode::Never,
+            git_branch: Some("fix".into()),
+        };
+        let note = state_note(&told, &moved).unwrap_or_default();
+        assert!(
+            note.contains("mode is now never") && note.contains("branch is now fix (was main)"),
+            "{note}"
+        );
+    }
 }

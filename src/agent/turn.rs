@@ -9,7 +9,7 @@ use super::calls::CallsOutcome;
 use super::history::assistant_message;
 use crate::bus::{AgentEvent, EndReason, TurnId};
 use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
-use crate::session_log::{LoggedCall, Record};
+use crate::session_log::{LoggedCall, Record, ToldState};
 
 impl Agent {
     pub(super) async fn handle_request(&mut self, text: String, cancel: &CancellationToken) {
@@ -25,6 +25,7 @@ impl Agent {
                 let turn = TurnId(self.turn_counter);
                 last_turn = turn;
                 self.emit(AgentEvent::TurnStarted { turn });
+                self.tell_changes();
                 let completion = match self.stream_reply(turn, cancel).await {
                     Ok(completion) => completion,
                     Err(reason) => break 'request reason,
@@ -65,7 +66,7 @@ impl Agent {
     ) -> Result<Completion, EndReason> {
         let mut messages = Vec::with_capacity(self.session.messages.len() + 1);
         messages.push(ChatMessage::System {
-            content: super::prompt::system_prompt(&self.facts, &self.session.todos),
+            content: self.session.system.clone(),
         });
         for message in &self.session.messages {
             push_merging_users(&mut messages, message);
@@ -124,6 +125,26 @@ impl Agent {
             }
             Err(err) => Err(EndReason::Failed(err.to_string())),
         }
+    }
+
+    /// Appends a note when the mode or the git branch moved since the model was last told:
+    /// new content at the end, so everything sent before stays a byte-exact prefix.
+    fn tell_changes(&mut self) {
+        let now = ToldState {
+            mode: self.shared.mode(),
+            git_branch: super::prompt::git_branch(&self.settings.workspace),
+        };
+        let Some(text) = super::prompt::state_note(&self.session.told, &now) else {
+            return;
+        };
+        self.record(&Record::Note {
+            text: text.clone(),
+            told: now.clone(),
+        });
+        self.session.told = now;
+        self.session
+            .messages
+            .push(ChatMessage::User { content: text });
     }
 
     /// Appends the assistant message to the log (before any of its calls runs) and to the

@@ -58,12 +58,13 @@ async fn a_session_reads_edits_runs_and_plans_then_answers() {
         todos.contains("- [x] rename world") && todos.contains("- [~] tell the user"),
         "{todos}"
     );
-    // The todo list reaches the next system prompt.
+    // The todo list reaches the model as the tool's result; the system prompt never changes.
     let system = llm.request(4)["messages"][0]["content"]
         .as_str()
         .unwrap()
         .to_string();
-    assert!(system.contains("- [~] tell the user"), "{system}");
+    assert!(!system.contains("tell the user"), "{system}");
+    assert_eq!(llm.request(0)["messages"][0], llm.request(4)["messages"][0]);
 
     let records = sb.log_records();
     let kinds: Vec<&str> = records
@@ -71,7 +72,8 @@ async fn a_session_reads_edits_runs_and_plans_then_answers() {
         .map(|r| r["type"].as_str().unwrap())
         .collect();
     assert_eq!(kinds[0], "meta");
-    assert_eq!(kinds[1], "user");
+    assert_eq!(kinds[1], "system");
+    assert_eq!(kinds[2], "user");
     let results = records
         .iter()
         .filter(|r| r["type"] == "tool_result")
