@@ -6,6 +6,7 @@
 pub mod entry;
 pub mod render;
 pub mod stream;
+pub mod table;
 
 use std::cell::Cell;
 use std::collections::HashMap;

@@ -6,6 +6,7 @@ use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, T
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use super::table::{Cell, Table};
 use crate::tui::{highlight, theme, wrap};
 
 /// Renders `markdown` into lines at most `width` columns wide.
@@ -52,9 +53,10 @@ struct Writer {
     link: Option<String>,
     /// A blank line is owed before the next block.
     blank_before_next: bool,
-    table_row: Vec<String>,
-    table_cell: String,
-    in_table: bool,
+    /// The table being read; it is drawn whole at its end, when column widths are known.
+    table: Option<Table>,
+    table_row: Vec<Cell>,
+    table_cell: Cell,
 }
 
 impl Writer {
@@ -70,9 +72,9 @@ impl Writer {
             code: None,
             link: None,
             blank_before_next: false,
+            table: None,
             table_row: Vec::new(),
-            table_cell: String::new(),
-            in_table: false,
+            table_cell: Vec::new(),
         }
     }
 
@@ -142,8 +144,9 @@ impl Writer {
     fn text(&mut self, text: &str) {
         if let Some(code) = &mut self.code {
             code.text.push_str(text);
-        } else if self.in_table {
-            self.table_cell.push_str(text);
+        } else if self.table.is_some() {
+            let style = self.style();
+            self.table_cell.push(Span::styled(text.to_string(), style));
         } else {
             let style = self.style();
             self.spans.push(Span::styled(text.to_string(), style));
@@ -156,8 +159,9 @@ impl Writer {
             Event::End(tag) => self.end(tag),
             Event::Text(text) => self.text(&text),
             Event::Code(code) => {
-                if self.in_table {
-                    self.table_cell.push_str(&code);
+                if self.table.is_some() {
+                    self.table_cell
+                        .push(Span::styled(code.to_string(), theme::inline_code()));
                 } else {
                     self.spans
                         .push(Span::styled(code.to_string(), theme::inline_code()));
@@ -240,10 +244,12 @@ impl Writer {
                 self.push_style(|s| s.patch(theme::link()));
             }
             Tag::Image { dest_url, .. } => self.text(&format!("[image: {dest_url}] ")),
-            Tag::Table(_) => {
+            Tag::Table(aligns) => {
                 self.flush();
-                self.start_block();
-                self.in_table = true;
+                self.table = Some(Table {
+                    aligns,
+                    ..Table::default()
+                });
             }
             Tag::TableHead | Tag::TableRow => self.table_row.clear(),
             Tag::TableCell => self.table_cell.clear(),
@@ -299,26 +305,24 @@ impl Writer {
             }
             TagEnd::TableCell => {
                 let cell = std::mem::take(&mut self.table_cell);
-                self.table_row.push(cell.trim().to_string());
+                self.table_row.push(cell);
             }
             TagEnd::TableHead | TagEnd::TableRow => {
-                let head = matches!(tag, TagEnd::TableHead);
-                let row = std::mem::take(&mut self.table_row).join(" │ ");
-                let style = if head {
-                    theme::bold()
-                } else {
-                    Style::default()
-                };
-                let (first, cont) = self.prefixes();
-                self.out.extend(wrap::wrap(
-                    &[Span::styled(row, style)],
-                    self.width,
-                    &first,
-                    &cont,
-                ));
+                let row = std::mem::take(&mut self.table_row);
+                if let Some(table) = &mut self.table {
+                    if matches!(tag, TagEnd::TableHead) {
+                        table.head.push(row);
+                    } else {
+                        table.body.push(row);
+                    }
+                }
             }
             TagEnd::Table => {
-                self.in_table = false;
+                if let Some(table) = self.table.take() {
+                    self.start_block();
+                    let (first, cont) = self.prefixes();
+                    self.out.extend(table.render(self.width, &first, &cont));
+                }
                 self.blank_before_next = true;
             }
             _ => {}
@@ -390,6 +394,64 @@ mod tests {
             for line in markdown(md, width) {
                 assert!(line.width() <= width, "{width}: {line:?}");
             }
+        }
+    }
+
+    const TABLE: &str = "Results:\n\n| Crate | Version | Why it is here |\n|:------|--------:|:--------------:|\n| `ratatui` | 0.30.2 | draws the whole terminal user interface, frame by frame, from a pure state |\n| tokio | 1.54 | runs the agent loop, the tools and the provider stream concurrently |\n| **toml** | 1.2 | config |\n\nAfter the table.\n";
+
+    #[test]
+    fn a_table_draws_aligned_columns_between_rules_at_80_and_120_columns() {
+        for width in [80, 120] {
+            let lines = markdown(TABLE, width);
+            for line in &lines {
+                assert!(line.width() <= width, "{width}: {line:?}");
+            }
+            let text = texts(&lines);
+            // Every row's bars line up with the rules' joints.
+            let joints = |l: &str| -> Vec<usize> {
+                l.chars()
+                    .enumerate()
+                    .filter(|(_, c)| "│┌┬┐├┼┤└┴┘".contains(*c))
+                    .map(|(i, _)| i)
+                    .collect()
+            };
+            let table: Vec<&String> = text.iter().filter(|l| !joints(l).is_empty()).collect();
+            assert!(table.len() > 5, "{text:?}");
+            for line in &table {
+                assert_eq!(joints(line), joints(table[0]), "{width}: {line}");
+            }
+            insta::assert_snapshot!(format!("markdown_table_{width}"), text.join("\n"));
+        }
+    }
+
+    #[test]
+    fn table_cells_keep_their_inline_styles_and_the_header_is_bold() {
+        let lines = markdown(TABLE, 120);
+        let code = lines
+            .iter()
+            .flat_map(|l| &l.spans)
+            .find(|s| s.content == "ratatui");
+        assert!(
+            code.is_some_and(|s| s.style == theme::inline_code()),
+            "{lines:?}"
+        );
+        let head = lines
+            .iter()
+            .flat_map(|l| &l.spans)
+            .find(|s| s.content == "Crate");
+        assert!(head.is_some_and(|s| s.style.add_modifier.contains(Modifier::BOLD)));
+    }
+
+    #[test]
+    fn a_table_too_narrow_for_its_columns_still_fits_the_width() {
+        for width in [8, 12, 20, 30] {
+            for line in markdown(TABLE, width) {
+                assert!(line.width() <= width, "{width}: {line:?}");
+            }
+        }
+        let quoted = format!("> {}", TABLE.replace('\n', "\n> "));
+        for line in markdown(&quoted, 40) {
+            assert!(line.width() <= 40, "{line:?}");
         }
     }
 }
