@@ -40,6 +40,9 @@ pub enum Record {
         text: String,
         #[serde(default, skip_serializing_if = "String::is_empty")]
         reasoning: String,
+        /// `thinking_blocks` / `reasoning_details`, kept so a resumed session sends them back.
+        #[serde(flatten)]
+        reasoning_blocks: crate::llm::ReasoningBlocks,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<LoggedCall>,
     },

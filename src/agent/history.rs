@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId};
-use crate::llm::{ChatMessage, WireToolCall};
+use crate::llm::{ChatMessage, ReasoningBlocks, WireToolCall};
 use crate::session_log::{LoggedCall, Record, ToldState};
 use crate::tools::{TodoItem, ToolOutput};
 
@@ -23,9 +23,14 @@ pub struct Rebuilt {
     pub interrupted: Vec<CallId>,
 }
 
-/// The assistant message as sent back to the model. Reasoning goes back only with tool
-/// calls: DeepSeek requires it there and ignores it elsewhere.
-pub fn assistant_message(text: &str, reasoning: &str, calls: &[LoggedCall]) -> ChatMessage {
+/// The assistant message as sent back to the model. Reasoning (plain and structured) goes back
+/// only with tool calls: DeepSeek and Anthropic require it there and ignore it elsewhere.
+pub fn assistant_message(
+    text: &str,
+    reasoning: &str,
+    blocks: &ReasoningBlocks,
+    calls: &[LoggedCall],
+) -> ChatMessage {
     ChatMessage::Assistant {
         content: if text.is_empty() && !calls.is_empty() {
             None
@@ -34,6 +39,11 @@ pub fn assistant_message(text: &str, reasoning: &str, calls: &[LoggedCall]) -> C
         },
         reasoning_content: (!calls.is_empty() && !reasoning.is_empty())
             .then(|| reasoning.to_string()),
+        reasoning_blocks: if calls.is_empty() {
+            ReasoningBlocks::default()
+        } else {
+            blocks.clone()
+        },
         tool_calls: calls
             .iter()
             .map(|c| WireToolCall::function(&c.id.0, &c.name, &c.arguments))
@@ -67,12 +77,17 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
             Record::Assistant {
                 text,
                 reasoning,
+                reasoning_blocks,
                 tool_calls,
             } => {
                 close_open_calls(&mut out, &mut open);
                 turn += 1;
-                out.messages
-                    .push(assistant_message(text, reasoning, tool_calls));
+                out.messages.push(assistant_message(
+                    text,
+                    reasoning,
+                    reasoning_blocks,
+                    tool_calls,
+                ));
                 out.events.push(AgentEvent::AssistantMessage {
                     turn: TurnId(turn),
                     text: text.clone(),
@@ -187,6 +202,7 @@ mod tests {
             Record::Assistant {
                 text: String::new(),
                 reasoning: "think".into(),
+                reasoning_blocks: ReasoningBlocks::default(),
                 tool_calls: vec![call("a"), call("b")],
             },
             Record::ToolResult {

@@ -162,6 +162,7 @@ impl Agent {
         self.record(&Record::Assistant {
             text: completion.text.clone(),
             reasoning: completion.reasoning.clone(),
+            reasoning_blocks: completion.reasoning_blocks.clone(),
             tool_calls: calls.clone(),
         });
         if let Some(usage) = completion.usage {
@@ -171,6 +172,7 @@ impl Agent {
         self.session.messages.push(assistant_message(
             &completion.text,
             &completion.reasoning,
+            &completion.reasoning_blocks,
             &calls,
         ));
         self.emit(AgentEvent::AssistantMessage {
@@ -215,6 +217,7 @@ mod tests {
             &ChatMessage::Assistant {
                 content: Some("a".into()),
                 reasoning_content: None,
+                reasoning_blocks: Default::default(),
                 tool_calls: vec![],
             },
         );

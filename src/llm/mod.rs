@@ -4,6 +4,7 @@
 //! server in `testing` rather than a fake of the trait.
 
 pub mod client;
+pub mod reasoning;
 pub mod retry;
 pub mod sse;
 pub mod stream;
@@ -17,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bus::{CallId, Usage};
 use crate::tools::ToolSpec;
 pub use client::HttpModel;
+pub use reasoning::ReasoningBlocks;
 pub use wire::{ChatMessage, WireFunction, WireToolCall, wire_arguments};
 
 /// Where and how to reach the model. `Debug` shows whether a key is set, never the key.
@@ -69,6 +71,8 @@ pub struct AssembledCall {
 pub struct Completion {
     pub text: String,
     pub reasoning: String,
+    /// Signed thinking blocks / reasoning details, sent back with the reply's tool calls.
+    pub reasoning_blocks: ReasoningBlocks,
     pub tool_calls: Vec<AssembledCall>,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::retry::is_transient_error;
 use super::sse::{SseFrame, SseParser};
-use super::{AssembledCall, Completion, LlmError, StreamDelta};
+use super::{AssembledCall, Completion, LlmError, ReasoningBlocks, StreamDelta};
 use crate::bus::{CallId, Usage};
 
 /// Whether the server has said the response is over.
@@ -25,6 +25,7 @@ pub enum Progress {
 pub struct StreamAssembler {
     text: String,
     reasoning: String,
+    reasoning_blocks: ReasoningBlocks,
     finish_reason: Option<String>,
     usage: Option<Usage>,
     calls: Vec<PartialCall>,
@@ -155,6 +156,7 @@ impl StreamAssembler {
         Completion {
             text: self.text,
             reasoning: self.reasoning,
+            reasoning_blocks: self.reasoning_blocks,
             tool_calls,
             finish_reason: self.finish_reason,
             usage: self.usage,
@@ -162,11 +164,24 @@ impl StreamAssembler {
     }
 
     fn delta(&mut self, delta: Delta, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
+        // Structured blocks are kept whole for the follow-up; their text is shown only when
+        // the delta has no plain reasoning field (LiteLLM and OpenRouter send both).
+        let mut block_text = String::new();
+        if let Some(blocks) = delta.thinking_blocks {
+            self.content_seen = true;
+            block_text.push_str(&self.reasoning_blocks.add_thinking_blocks(blocks));
+        }
+        if let Some(details) = delta.reasoning_details {
+            self.content_seen = true;
+            block_text.push_str(&self.reasoning_blocks.add_reasoning_details(details));
+        }
         // vLLM may send the same text under both names; `reasoning_content` wins.
         let reasoning = delta
             .reasoning_content
             .filter(|r| !r.is_empty())
-            .or(delta.reasoning);
+            .or(delta.reasoning)
+            .filter(|r| !r.is_empty())
+            .or(Some(block_text));
         if let Some(reasoning) = reasoning.filter(|r| !r.is_empty()) {
             self.content_seen = true;
             self.reasoning.push_str(&reasoning);
@@ -420,6 +435,12 @@ struct Delta {
     reasoning_content: Option<String>,
     #[serde(default)]
     reasoning: Option<String>,
+    /// LiteLLM's Anthropic route.
+    #[serde(default)]
+    thinking_blocks: Option<Vec<serde_json::Value>>,
+    /// OpenRouter.
+    #[serde(default)]
+    reasoning_details: Option<Vec<serde_json::Value>>,
     #[serde(default)]
     tool_calls: Option<Vec<ToolCallDelta>>,
 }

@@ -18,6 +18,11 @@ pub enum ChatMessage {
         /// that made tool calls is sent back with it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reasoning_content: Option<String>,
+        /// `thinking_blocks` (Anthropic through LiteLLM) and `reasoning_details` (OpenRouter),
+        /// under the same rule as `reasoning_content`: a signed thinking block missing from a
+        /// tool-calling turn makes Anthropic reject the follow-up.
+        #[serde(flatten)]
+        reasoning_blocks: super::ReasoningBlocks,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireToolCall>,
     },

@@ -47,6 +47,23 @@ pub struct Script {
     /// The `code` of a `stream_error` object (500 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<u16>,
+    /// How `reasoning` is streamed (DeepSeek's `reasoning_content` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_format: Option<ReasoningFormat>,
+}
+
+/// The reasoning shapes of real servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningFormat {
+    /// DeepSeek, vLLM: `reasoning_content` text.
+    ReasoningContent,
+    /// LiteLLM's Anthropic route: `reasoning_content` plus `thinking_blocks` fragments, then a
+    /// fragment carrying the block's signature (`sig-mock`).
+    ThinkingBlocks,
+    /// OpenRouter: `reasoning` plus `reasoning_details` fragments at index 0, then the
+    /// signature (`sig-mock`).
+    ReasoningDetails,
 }
 
 /// What kind of response a script is.
@@ -128,6 +145,7 @@ impl Script {
             id_missing: false,
             headers: Vec::new(),
             error_code: None,
+            reasoning_format: None,
         }
     }
 
@@ -222,6 +240,11 @@ impl Script {
         self
     }
 
+    pub fn reasoning_format(mut self, format: ReasoningFormat) -> Self {
+        self.reasoning_format = Some(format);
+        self
+    }
+
     pub fn error_code(mut self, code: u16) -> Self {
         self.error_code = Some(code);
         self
@@ -261,7 +284,27 @@ impl Script {
         let mut generated = 0;
         if let Some(reasoning) = &self.reasoning {
             generated += reasoning.len();
-            first.extend(words(reasoning).map(|w| chunk(json!({"reasoning_content": w}), None)));
+            let format = self
+                .reasoning_format
+                .unwrap_or(ReasoningFormat::ReasoningContent);
+            let thinking = |w: &str, signature: Option<&str>| match format {
+                ReasoningFormat::ReasoningContent => json!({"reasoning_content": w}),
+                ReasoningFormat::ThinkingBlocks => json!({
+                    "reasoning_content": w,
+                    "thinking_blocks": [{"type": "thinking", "thinking": w, "signature": signature}],
+                }),
+                ReasoningFormat::ReasoningDetails => json!({
+                    "reasoning": w,
+                    "reasoning_details": [{
+                        "type": "reasoning.text", "text": w, "signature": signature,
+                        "format": "anthropic-claude-v1", "index": 0,
+                    }],
+                }),
+            };
+            first.extend(words(reasoning).map(|w| chunk(thinking(w, None), None)));
+            if format != ReasoningFormat::ReasoningContent {
+                first.push(chunk(thinking("", Some("sig-mock")), None));
+            }
         }
         let mut text_chunks = |text: &str, out: &mut Vec<String>| {
             generated += text.len();

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::support::cairn_cmd::{Run, Sandbox};
-use cairn::testing::{MockCall, MockLlm, Script};
+use cairn::testing::{MockCall, MockLlm, ReasoningFormat, Script};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_reads_edits_runs_and_plans_then_answers() {
@@ -196,6 +196,54 @@ async fn one_invalid_call_does_not_end_a_session_with_a_strict_server() {
     let run = sb.exec(&again.url(), &["--continue", "more"]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.stdout.trim(), "still fine");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signed_reasoning_goes_back_with_tool_calls_and_survives_a_resume() {
+    for (format, key, expected) in [
+        (
+            ReasoningFormat::ThinkingBlocks,
+            "thinking_blocks",
+            json!([{"type": "thinking", "thinking": "I should read a.", "signature": "sig-mock"}]),
+        ),
+        (
+            ReasoningFormat::ReasoningDetails,
+            "reasoning_details",
+            json!([{
+                "type": "reasoning.text", "text": "I should read a.", "signature": "sig-mock",
+                "format": "anthropic-claude-v1", "index": 0,
+            }]),
+        ),
+    ] {
+        let sb = Sandbox::new().file("a.txt", "x\n");
+        let llm = MockLlm::start(vec![
+            Script::tool_call("c1", "read_file", json!({"path": "a.txt"}))
+                .with_reasoning("I should read a.")
+                .reasoning_format(format),
+            Script::text("read it"),
+        ])
+        .await;
+        let run = sb.exec(&llm.url(), &["read a"]).await;
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+        let assistant = |body: &Value| {
+            body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["role"] == "assistant" && m["tool_calls"].is_array())
+                .cloned()
+                .unwrap()
+        };
+        let sent = assistant(&llm.request(1));
+        assert_eq!(sent[key], expected, "{format:?}: {sent}");
+        assert_eq!(sent["reasoning_content"], "I should read a.");
+
+        // The log keeps the blocks, so a resumed session sends them again unchanged.
+        let again = MockLlm::start(vec![Script::text("still fine")]).await;
+        let run = sb.exec(&again.url(), &["--continue", "more"]).await;
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+        assert_eq!(assistant(&again.request(0)), sent, "{format:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -54,6 +54,7 @@ async fn the_mock_finds_tool_results_by_call_id() {
         ChatMessage::Assistant {
             content: None,
             reasoning_content: None,
+            reasoning_blocks: Default::default(),
             tool_calls: vec![WireToolCall {
                 id: "c1".into(),
                 kind: "function".into(),
