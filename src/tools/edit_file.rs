@@ -1,17 +1,21 @@
 //! edit_file: exact string replacement in a file the model has read, one edit or several
 //! applied all-or-nothing in order. Works on bytes (so invalid UTF-8 elsewhere survives),
-//! keeps CRLF files CRLF, and runs inside the path's write-queue turn. Confinement works as
+//! keeps CRLF files CRLF and other encodings than UTF-8 in their encoding (decoded, edited,
+//! encoded back), and runs inside the path's write-queue turn. Confinement works as
 //! for write_file: the gate decides on `access`, see write_file.rs.
+
+use std::borrow::Cow;
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::edit_match::{ambiguous, not_found};
-use super::file_store::{change_of, check_fresh, load, store};
+use super::encoding::{self, TextEncoding};
+use super::file_store::{Current, change_of, check_fresh, load, store};
 use super::read_file::missing_file;
 use super::text::{lenient_bool, to_crlf, uses_crlf};
-use super::write_file::cancelled;
+use super::write_file::{cancelled, text_change};
 use super::{Access, FileChange, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 #[derive(Debug, Deserialize)]
@@ -122,8 +126,24 @@ impl Tool for EditFile {
                 return Err(missing_file(real.as_path(), &display));
             }
             check_fresh(&env.reads, &real, &display, &current)?;
-            let (after, replacements) = apply_edits(&current.bytes, &edits, &display)?;
-            store(&env.reads, &real, &display, &current, &after, replacements)
+            let edited = edit_in_encoding(&current.bytes, &edits, &display)?;
+            let change = store(
+                &env.reads,
+                &real,
+                &display,
+                &current,
+                &edited.bytes,
+                edited.replacements,
+            )?;
+            Ok(text_change(
+                change,
+                &current,
+                edited.encoding,
+                &edited.text_before,
+                edited.text_after(),
+                &display,
+                edited.replacements,
+            ))
         })
         .await
         .map_err(|err| ToolError::Failed(format!("internal error while editing: {err}")))??;
@@ -138,9 +158,74 @@ impl Tool for EditFile {
         let display = real.display_in(cx.workspace());
         let current = load(&real, &display).ok()?;
         current.meta.as_ref()?;
-        let (after, replacements) = apply_edits(&current.bytes, &edits, &display).ok()?;
-        Some(change_of(&current, &after, &display, replacements))
+        let edited = edit_in_encoding(&current.bytes, &edits, &display).ok()?;
+        let text = Current {
+            bytes: edited.text_before.to_vec(),
+            meta: current.meta,
+        };
+        Some(change_of(
+            &text,
+            edited.text_after(),
+            &display,
+            edited.replacements,
+        ))
     }
+}
+
+/// An edit applied to a file's content, in the file's own encoding.
+struct Edited<'a> {
+    encoding: TextEncoding,
+    /// The new content, encoded as the file was.
+    bytes: Vec<u8>,
+    /// Before and after as UTF-8 (what the model and the user see); no copy of the new
+    /// content for a UTF-8 file, whose text is `bytes`.
+    text_before: Cow<'a, [u8]>,
+    text_after: Option<Vec<u8>>,
+    replacements: usize,
+}
+
+impl Edited<'_> {
+    fn text_after(&self) -> &[u8] {
+        self.text_after.as_deref().unwrap_or(&self.bytes)
+    }
+}
+
+/// Decodes `bytes` (a UTF-8 file passes through as is, invalid bytes and all), applies the
+/// edits to the text and encodes the result back. A character the encoding lacks, or content
+/// that would not be written back byte for byte, is refused.
+fn edit_in_encoding<'a>(
+    bytes: &'a [u8],
+    edits: &[Edit],
+    display: &str,
+) -> Result<Edited<'a>, ToolError> {
+    let encoding = encoding::sniff_file(bytes).unwrap_or(TextEncoding::Utf8);
+    let text_before = encoding::decode(bytes, encoding)
+        .map_err(|err| ToolError::Failed(format!("{display}: {err}")))?;
+    let (text_after, replacements) = apply_edits(&text_before, edits, display)?;
+    if encoding.is_utf8() {
+        return Ok(Edited {
+            encoding,
+            bytes: text_after,
+            text_before,
+            text_after: None,
+            replacements,
+        });
+    }
+    let bytes = {
+        // The edited text is UTF-8: it came from decoding plus the model's strings.
+        let text = std::str::from_utf8(&text_after).map_err(|_| {
+            ToolError::Failed(format!("internal error: the edit of {display} is not text"))
+        })?;
+        encoding::encode(text, encoding)
+            .map_err(|err| ToolError::Failed(format!("{display}: {err}; no edit was applied")))?
+    };
+    Ok(Edited {
+        encoding,
+        bytes,
+        text_before,
+        text_after: Some(text_after),
+        replacements,
+    })
 }
 
 /// Turns either form of the arguments into a list of checked edits.

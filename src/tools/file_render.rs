@@ -10,6 +10,11 @@ pub fn slice_text(slice: &FileSlice) -> String {
         out.push_str(&format!("[{} is empty]\n", slice.path));
         return out;
     }
+    if let Some(encoding) = &slice.encoding {
+        out.push_str(&format!(
+            "[encoding: {encoding}; writes and edits keep it]\n"
+        ));
+    }
     for (i, line) in slice.lines.iter().enumerate() {
         out.push_str(&format!("{:>6}\t{line}\n", slice.offset + i));
     }
@@ -73,6 +78,7 @@ mod tests {
             lines: lines.iter().map(|l| l.to_string()).collect(),
             total_lines: total,
             long_lines_cut: 0,
+            encoding: None,
         }
     }
 
@@ -91,6 +97,12 @@ mod tests {
         cut.long_lines_cut = 2;
         assert!(
             slice_text(&cut).ends_with("[2 long lines were cut; use grep to search inside them]\n")
+        );
+        let mut latin1 = slice(1, &["caf\u{e9}"], 1);
+        latin1.encoding = Some("windows-1252".into());
+        assert_eq!(
+            slice_text(&latin1),
+            "[encoding: windows-1252; writes and edits keep it]\n     1\tcaf\u{e9}\n"
         );
     }
 

@@ -7,6 +7,7 @@ pub mod bash;
 pub mod diff;
 pub mod edit_file;
 mod edit_match;
+pub mod encoding;
 pub mod executor;
 mod file_render;
 mod file_store;

@@ -50,6 +50,10 @@ pub struct FileSlice {
     pub total_lines: usize,
     /// Lines that were cut because they were too long.
     pub long_lines_cut: usize,
+    /// The file's encoding when it is not UTF-8 (`windows-1252`, `UTF-16LE`): the lines are
+    /// shown decoded, and writes and edits keep it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
 }
 
 /// A write or edit: what changed in which file. Large files keep only the hunks.

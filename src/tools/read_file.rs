@@ -1,7 +1,9 @@
 //! read_file: numbered lines of a text file, a window at a time. Streams the file once
 //! (counting lines and hashing for the read-before-write stamp on the way), so a window near
 //! the end of a huge file costs one sequential read. Records the stamp in `cx.env.reads`,
-//! inside the path's write-queue turn so that the stamp always matches what was read.
+//! inside the path's write-queue turn so that the stamp always matches what was read. A file
+//! in another encoding than UTF-8 (see `encoding`) is shown decoded, with a note; the stamp
+//! is always of the raw bytes.
 
 use std::fs::File;
 use std::io::Read;
@@ -12,8 +14,9 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::encoding::{self, SNIFF_BYTES, StreamDecoder, TextEncoding};
 use super::read_state::{FileStamp, StampHasher};
-use super::text::{SNIFF_BYTES, count_newlines, cut_chars, lenient_usize, looks_binary};
+use super::text::{count_newlines, cut_chars, lenient_usize};
 use super::{Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 /// Lines shown when the model gives no limit.
@@ -135,6 +138,8 @@ pub fn read_window(
     let mut hasher = StampHasher::default();
     let mut buf = vec![0u8; CHUNK];
     let mut first = true;
+    // Set for a file that is not UTF-8: the window gets its text decoded, the stamp its bytes.
+    let mut decoder: Option<(TextEncoding, StreamDecoder)> = None;
     loop {
         if cancel.is_cancelled() {
             return Err(ToolError::Failed(format!(
@@ -147,16 +152,29 @@ pub fn read_window(
             break;
         }
         let chunk = &buf[..n];
-        if first && looks_binary(&chunk[..n.min(SNIFF_BYTES)]) {
-            return Err(ToolError::Failed(format!(
-                "{display} is a binary file ({} bytes); read_file shows text only. Inspect it with \
-                 bash (for example `file` or `xxd | head`) if you need to",
-                meta.len()
-            )));
+        if first {
+            let sample = &chunk[..n.min(SNIFF_BYTES)];
+            match encoding::sniff(sample, sample.len() as u64 >= meta.len()) {
+                None => {
+                    return Err(ToolError::Failed(format!(
+                        "{display} is a binary file ({} bytes); read_file shows text only. \
+                         Inspect it with bash (for example `file` or `xxd | head`) if you need to",
+                        meta.len()
+                    )));
+                }
+                Some(TextEncoding::Utf8) => {}
+                Some(other) => decoder = Some((other, StreamDecoder::new(other))),
+            }
         }
         first = false;
         hasher.update(chunk);
-        window.feed(chunk);
+        match &mut decoder {
+            Some((_, decoder)) => window.feed(decoder.decode(chunk, false).as_bytes()),
+            None => window.feed(chunk),
+        }
+    }
+    if let Some((_, decoder)) = &mut decoder {
+        window.feed(decoder.decode(&[], true).as_bytes());
     }
     let stamp = hasher.finish(meta.modified().ok());
     let total_lines = window.finish();
@@ -173,6 +191,7 @@ pub fn read_window(
         lines: window.lines,
         total_lines,
         long_lines_cut: window.long_lines_cut,
+        encoding: decoder.map(|(encoding, _)| encoding.name().to_owned()),
     };
     Ok((slice, stamp))
 }

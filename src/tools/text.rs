@@ -1,22 +1,7 @@
-//! Small text helpers the file tools share: binary detection, line cutting, CRLF handling,
+//! Small text helpers the file tools share: line cutting, CRLF handling,
 //! and lenient argument parsing (models send `"10"` for 10 and `"true"` for true).
 
 use serde::{Deserialize, Deserializer};
-
-/// How much of a file's head decides whether it is text.
-pub const SNIFF_BYTES: usize = 8 * 1024;
-
-/// True when `head` (the first bytes of a file) looks binary: a NUL byte, or bytes that are
-/// not UTF-8 (a multi-byte character cut at the end of the sample is fine).
-pub fn looks_binary(head: &[u8]) -> bool {
-    if memchr::memchr(0, head).is_some() {
-        return true;
-    }
-    match std::str::from_utf8(head) {
-        Ok(_) => false,
-        Err(err) => err.error_len().is_some(),
-    }
-}
 
 /// Cuts `text` to at most `max_chars` characters, on a character boundary. Returns the kept
 /// part and whether anything was cut.
@@ -132,23 +117,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    #[test]
-    fn binary_sniffing() {
-        let cases: &[(&[u8], bool)] = &[
-            (b"plain text\n", false),
-            (b"", false),
-            ("h\u{e9}llo \u{1f600}".as_bytes(), false),
-            (b"a\0b", true),
-            (b"\xff\xfe\x00\x00", true),
-            (b"caf\xe9 latin-1", true),
-            // A character cut by the sample's end is still text.
-            (&"ab\u{1f600}".as_bytes()[..4], false),
-        ];
-        for (bytes, binary) in cases {
-            assert_eq!(looks_binary(bytes), *binary, "{bytes:?}");
-        }
-    }
 
     #[test]
     fn cutting_respects_characters() {

@@ -1,16 +1,20 @@
 //! write_file: replaces a whole file (or creates it, with its directories). Overwriting needs
-//! a prior read of the unchanged file. Runs inside the path's write-queue turn.
+//! a prior read of the unchanged file. Runs inside the path's write-queue turn. An existing
+//! file keeps its encoding (see `encoding`); content it cannot store is refused.
 //!
 //! Confinement: `access` reports `Access::Write` with the resolved real path; a path outside
 //! the workspace (also through a symlink) has `inside_workspace() == false`, and the agent
 //! must put every call through the permission gate on that `Access` before `run`. `run`
 //! itself cannot know whether the user approved, so it does not refuse such paths.
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::file_store::{change_of, check_fresh, load, store};
+use super::encoding::{self, TextEncoding};
+use super::file_store::{Current, change_of, check_fresh, load, store};
 use super::text::{LineEnding, dominant_ending, to_crlf, uses_crlf};
 use super::{Access, FileChange, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
@@ -58,8 +62,21 @@ impl Tool for WriteFile {
         let change = tokio::task::spawn_blocking(move || {
             let current = load(&real, &display)?;
             check_fresh(&env.reads, &real, &display, &current)?;
-            let after = new_content(args.content, &current.bytes);
-            store(&env.reads, &real, &display, &current, after.as_bytes(), 1)
+            let (encoding, before) = decoded(&current);
+            let after = new_content(args.content, &before);
+            let bytes = encoding::encode(&after, encoding).map_err(|err| {
+                ToolError::Failed(format!("{display}: {err}; nothing was written"))
+            })?;
+            let change = store(&env.reads, &real, &display, &current, &bytes, 1)?;
+            Ok(text_change(
+                change,
+                &current,
+                encoding,
+                &before,
+                after.as_bytes(),
+                &display,
+                1,
+            ))
         })
         .await
         .map_err(|err| ToolError::Failed(format!("internal error while writing: {err}")))??;
@@ -72,14 +89,52 @@ impl Tool for WriteFile {
         let real = cx.resolve(&args.path).ok()?;
         let display = real.display_in(cx.workspace());
         let current = load(&real, &display).ok()?;
-        let after = new_content(args.content, &current.bytes);
-        Some(change_of(&current, after.as_bytes(), &display, 1))
+        let (encoding, before) = decoded(&current);
+        let after = new_content(args.content, &before);
+        encoding::encode(&after, encoding).ok()?;
+        let text = Current {
+            bytes: before.into_owned(),
+            meta: current.meta,
+        };
+        Some(change_of(&text, after.as_bytes(), &display, 1))
     }
+}
+
+/// The encoding of the file a write replaces (UTF-8 for a new or binary file) and its
+/// content as UTF-8, so the new content keeps both its encoding and its line breaks.
+fn decoded(current: &Current) -> (TextEncoding, Cow<'_, [u8]>) {
+    let encoding = match current.meta {
+        Some(_) => encoding::sniff_file(&current.bytes).unwrap_or(TextEncoding::Utf8),
+        None => TextEncoding::Utf8,
+    };
+    (encoding, encoding::decode_lossy(&current.bytes, encoding))
+}
+
+/// The change as the user reads it: for a file in another encoding than UTF-8, the diff of
+/// the decoded text instead of the stored bytes.
+pub(crate) fn text_change(
+    stored: FileChange,
+    current: &Current,
+    encoding: TextEncoding,
+    before: &[u8],
+    after: &[u8],
+    display: &str,
+    replacements: usize,
+) -> FileChange {
+    if encoding.is_utf8() {
+        return stored;
+    }
+    let text = Current {
+        bytes: before.to_vec(),
+        meta: current.meta.clone(),
+    };
+    change_of(&text, after, display, replacements)
 }
 
 /// The model's content with a final newline, in the line-break style of the file it replaces.
 /// The added newline follows the content's own line breaks (the more common of CRLF and LF),
 /// or the file's when the content has none: a CRLF text never ends in a bare `\n`.
+/// `before` is the old content as UTF-8.
 fn new_content(mut content: String, before: &[u8]) -> String {
     let file_crlf = uses_crlf(before);
     let content_ending = dominant_ending(content.as_bytes());

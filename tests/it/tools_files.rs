@@ -15,6 +15,7 @@ use tempfile::TempDir;
 
 mod confinement;
 mod edit;
+mod encodings;
 mod line_endings;
 
 /// A small program most edit tests start from.
@@ -153,7 +154,7 @@ async fn read_errors_say_what_to_do() {
 }
 
 #[tokio::test]
-async fn read_shows_invalid_utf8_later_in_a_text_file_lossily() {
+async fn read_decodes_a_latin1_line_after_a_long_ascii_head() {
     let mut bytes = "ok line\n".repeat(2000).into_bytes();
     bytes.extend_from_slice(b"caf\xe9 au lait\n");
     let ws = Ws::new().file("latin.txt", &bytes);
@@ -162,7 +163,23 @@ async fn read_shows_invalid_utf8_later_in_a_text_file_lossily() {
         .unwrap();
     assert_eq!(
         out,
-        "  2001\tcaf\u{fffd} au lait [invalid UTF-8 shown as \u{fffd}]\n"
+        "[encoding: windows-1252; writes and edits keep it]\n  2001\tcaf\u{e9} au lait\n"
+    );
+}
+
+#[tokio::test]
+async fn read_shows_a_stray_byte_in_a_utf8_file_lossily() {
+    let mut bytes = "caf\u{e9} cr\u{e8}me \u{4e16}\u{754c}\n"
+        .repeat(20)
+        .into_bytes();
+    bytes.extend_from_slice(b"bad \xff byte\n");
+    let ws = Ws::new().file("utf8.txt", &bytes);
+    let out = read(&ws, json!({"path": "utf8.txt", "offset": 21}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        "    21\tbad \u{fffd} byte [invalid UTF-8 shown as \u{fffd}]\n"
     );
 }
 
