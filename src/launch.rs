@@ -55,6 +55,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         rules: load_rules(&config, &workspace)?,
         workspace: workspace.clone(),
         sandbox: tools.bash.sandbox.clone(),
+        places: crate::permissions::classify::Places::from_env(),
     });
     let engine = Engine {
         model: Arc::new(model),

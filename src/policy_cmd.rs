@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::permissions::Mode;
+use crate::permissions::classify::Places;
 use crate::permissions::policy::{PolicyDecision, PolicyGate, PolicySettings};
 use crate::permissions::rules::{RuleSet, shell_quote};
 
@@ -23,7 +24,8 @@ pub fn command_line(command_words: &[String]) -> String {
 
 /// The report and exit status (always 0: a held or denied command is an answer, not a
 /// failure). With `json`, exactly one object:
-/// `{"class": …, "decision": …, "reason": …, "rule": … or null}`.
+/// `{"class": …, "decision": …, "reason": …, "rule": … or null}`, plus `"protected": …` when
+/// the command writes a protected path.
 pub fn run(
     command_words: &[String],
     mode: Mode,
@@ -35,6 +37,7 @@ pub fn run(
         rules,
         workspace: workspace.to_path_buf(),
         sandbox: None,
+        places: Places::from_env(),
     });
     let command = command_line(command_words);
     let decision = gate.explain(&command, mode);
@@ -47,12 +50,15 @@ pub fn run(
 }
 
 fn to_json(decision: &PolicyDecision) -> String {
-    let value = serde_json::json!({
+    let mut value = serde_json::json!({
         "class": decision.class.as_str(),
         "decision": decision.decision.as_str(),
         "reason": decision.reason,
         "rule": decision.rule,
     });
+    if let (Some(protected), Some(object)) = (&decision.protected, value.as_object_mut()) {
+        object.insert("protected".into(), protected.clone().into());
+    }
     format!("{value}\n")
 }
 
@@ -67,6 +73,11 @@ fn to_text(command: &str, mode: Mode, decision: &PolicyDecision) -> String {
         decision.class.as_str(),
         decision.reason,
     );
+    if let Some(protected) = &decision.protected {
+        out.push_str(&format!(
+            "protected: {protected} (asks in every mode but `never`)\n"
+        ));
+    }
     if !decision.prefix.is_empty() {
         out.push_str(&format!(
             "approve for the session would allow: {}\n",

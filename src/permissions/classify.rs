@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser, Tree};
 
+pub use crate::permissions::locations::Places;
 pub(crate) use crate::permissions::locations::is_harmless_device;
 pub(crate) use crate::permissions::words::{Word, word};
 
@@ -45,6 +46,10 @@ impl std::fmt::Display for Class {
 pub struct Classification {
     pub class: Class,
     pub reason: String,
+    /// Why the command writes a protected path (`.git/config`, `.git/hooks/`, `.cairn/`, shell
+    /// start-up files, `~/.ssh/`): such a command asks in every mode but `never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protected: Option<String>,
 }
 
 /// One simple command found in a command line, after unwrapping quoting, wrappers
@@ -57,6 +62,8 @@ pub struct Part {
     pub words: Vec<String>,
     pub class: Class,
     pub reason: String,
+    /// It writes a protected path; `reason` says which when it is the worst finding.
+    pub protected: Option<String>,
 }
 
 /// Every simple command of a command line with its own class.
@@ -68,10 +75,19 @@ pub struct Analysis {
 impl Analysis {
     /// The most concerning part decides; read-only lines name what they read.
     pub fn classification(&self) -> Classification {
+        let protected = self.parts.iter().find_map(|p| p.protected.clone());
+        Classification {
+            protected,
+            ..self.worst()
+        }
+    }
+
+    fn worst(&self) -> Classification {
         let Some(worst) = self.parts.iter().max_by_key(|p| p.class) else {
             return Classification {
                 class: Class::ReadOnly,
                 reason: "does nothing".into(),
+                protected: None,
             };
         };
         // `max_by_key` returns the last of equals; the first one found reads better.
@@ -84,12 +100,14 @@ impl Analysis {
             return Classification {
                 class: first.class,
                 reason: first.reason.clone(),
+                protected: None,
             };
         }
         if let [only] = self.parts.as_slice() {
             return Classification {
                 class: Class::ReadOnly,
                 reason: only.reason.clone(),
+                protected: None,
             };
         }
         let mut names: Vec<&str> = Vec::new();
@@ -111,19 +129,31 @@ impl Analysis {
         Classification {
             class: Class::ReadOnly,
             reason,
+            protected: None,
         }
     }
 }
 
-/// Classifies a command line as it would run in `workspace`.
+/// Classifies a command line as it would run in `workspace`, with the temp and home
+/// directories of this process's environment.
 pub fn classify(command: &str, workspace: &Path) -> Classification {
     analyze(command, workspace).classification()
 }
 
+/// Classifies a command line with injected temp and home directories.
+pub fn classify_in(command: &str, workspace: &Path, places: &Places) -> Classification {
+    analyze_in(command, workspace, places).classification()
+}
+
 /// Judges every simple command of `command`, as it would run in `workspace`.
 pub fn analyze(command: &str, workspace: &Path) -> Analysis {
+    analyze_in(command, workspace, &Places::from_env())
+}
+
+/// Judges every simple command of `command` in `workspace`, with injected temp and home.
+pub fn analyze_in(command: &str, workspace: &Path, places: &Places) -> Analysis {
     let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-    let mut walker = Walker::new(root);
+    let mut walker = Walker::new(root, places.clone());
     walker.source(command);
     Analysis {
         parts: walker.parts,
@@ -133,7 +163,7 @@ pub fn analyze(command: &str, workspace: &Path) -> Analysis {
 /// The words of each simple command in `command`, normalized like `Part::words`, without
 /// judging them. Rules use it to normalize their own prefixes.
 pub fn command_words(command: &str) -> Vec<Vec<String>> {
-    analyze(command, Path::new("/"))
+    analyze_in(command, Path::new("/"), &Places::default())
         .parts
         .into_iter()
         .map(|p| p.words)
@@ -194,7 +224,7 @@ pub(crate) enum Location {
 
 pub(crate) struct Walker {
     pub root: PathBuf,
-    pub home: Option<PathBuf>,
+    pub places: Places,
     /// The directory relative paths resolve against; `None` after `cd` to a run-time path.
     pub cwd: Option<PathBuf>,
     pub parts: Vec<Part>,
@@ -206,30 +236,59 @@ pub(crate) struct Walker {
     nesting: usize,
     /// Files a download command wrote earlier in the command line.
     pub downloaded: Vec<String>,
+    /// Protected paths written by the command being judged; the next part pushed carries them.
+    pub protected: RefCell<Vec<String>>,
+    /// Variables assigned plain literal values (digits, words) earlier in the command line:
+    /// arithmetic on them cannot run anything.
+    pub plain_vars: Vec<String>,
+    /// Variables assigned literal text that looks like code (`$(`, backticks, subscripts).
+    pub code_vars: Vec<String>,
+    /// Set while judging the payload of `xargs`, `find -exec`, `parallel`: its paths come
+    /// from the input, so a deletion there is mass deletion.
+    pub mass: Option<&'static str>,
 }
 
 impl Walker {
-    fn new(root: PathBuf) -> Self {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+    fn new(root: PathBuf, places: Places) -> Self {
         Self {
             cwd: Some(root.clone()),
             root,
-            home,
+            places,
             parts: Vec::new(),
             depth: 0,
             stdin: Stdin::Inherited,
             functions: Vec::new(),
             nesting: 0,
             downloaded: Vec::new(),
+            protected: RefCell::new(Vec::new()),
+            plain_vars: Vec::new(),
+            code_vars: Vec::new(),
+            mass: None,
         }
     }
 
     pub fn push(&mut self, words: Vec<String>, class: Class, reason: impl Into<String>) {
+        let protected = std::mem::take(&mut *self.protected.borrow_mut());
+        let protected = (!protected.is_empty()).then(|| {
+            format!(
+                "writes a protected path ({}), which could make later commands run something else",
+                protected.join(", ")
+            )
+        });
         self.parts.push(Part {
             words,
             class,
             reason: reason.into(),
+            protected,
         });
+    }
+
+    /// Notes a write to a protected path; the next part pushed carries it.
+    pub fn mark_protected(&self, shown: &str) {
+        let mut pending = self.protected.borrow_mut();
+        if !pending.iter().any(|p| p == shown) {
+            pending.push(shown.to_string());
+        }
     }
 
     /// Parses and walks a piece of shell source (the command line or a `bash -c` string).
@@ -242,6 +301,10 @@ impl Walker {
             );
             return;
         }
+        // Bash drops a backslash-newline before it splits words (`r\⏎m` is `rm`); the grammar
+        // does not, so the join happens here.
+        let joined = join_continued_lines(source);
+        let source: &str = &joined;
         let Some(tree) = parse(source) else {
             self.push(Vec::new(), Class::Dangerous, "could not parse the command");
             return;
@@ -257,7 +320,7 @@ impl Walker {
         self.depth -= 1;
     }
 
-    fn visit(&mut self, node: Node, src: &str) {
+    pub(crate) fn visit(&mut self, node: Node, src: &str) {
         if self.nesting >= MAX_NESTING {
             if self.parts.last().is_none_or(|p| p.reason != TOO_DEEP) {
                 self.push(Vec::new(), Class::Dangerous, TOO_DEEP);
@@ -289,33 +352,30 @@ impl Walker {
                 self.assignment(node, src);
                 self.children(node, src);
             }
+            "arithmetic_expansion"
+            | "c_style_for_statement"
+            | "test_command"
+            | "declaration_command"
+            | "unset_command"
+            | "expansion"
+            | "for_statement"
+            | "compound_statement"
+                if self.builtin_syntax(node, src) =>
+            {
+                self.children(node, src)
+            }
             "comment" | "heredoc_body" => {}
             _ => self.children(node, src),
         }
     }
 
-    fn children(&mut self, node: Node, src: &str) {
+    pub(crate) fn children(&mut self, node: Node, src: &str) {
         for child in node.named_children(&mut node.walk()) {
             self.visit(child, src);
         }
     }
 
-    /// Assignments to variables that change what later commands run are not harmless.
-    fn assignment(&mut self, node: Node, src: &str) {
-        let Some(name) = node.child_by_field_name("name") else {
-            return;
-        };
-        let name = text(name, src);
-        if crate::permissions::commands::SENSITIVE_VARIABLES.contains(&name) {
-            self.push(
-                vec![format!("{name}=")],
-                Class::Mutating,
-                format!("changes {name}, which decides what runs"),
-            );
-        }
-    }
-
-    fn pipeline(&mut self, stages: &[Node], src: &str) {
+    pub(crate) fn pipeline(&mut self, stages: &[Node], src: &str) {
         let mut download = false;
         for (i, stage) in stages.iter().enumerate() {
             let before = self.parts.len();
@@ -357,143 +417,8 @@ impl Walker {
         }
     }
 
-    fn redirected(&mut self, node: Node, src: &str) {
-        let mut pipe_after: Option<Node> = None;
-        let saved_stdin = self.stdin.clone();
-        let redirects: Vec<Node> = node
-            .named_children(&mut node.walk())
-            .filter(|c| c.kind().ends_with("_redirect"))
-            .collect();
-        for redirect in &redirects {
-            self.redirect(*redirect, src, &mut pipe_after);
-        }
-        let Some(body) = node.child_by_field_name("body") else {
-            // A bare redirection (`> file`) still creates or truncates its target.
-            let findings = self.write_findings(&redirects, src);
-            self.findings_part(findings);
-            self.stdin = saved_stdin;
-            return;
-        };
-        match pipe_after {
-            // `cat <<EOF | sh`: the grammar hangs the rest of the pipeline under the heredoc.
-            Some(pipeline) => {
-                let mut stages = vec![body];
-                stages.extend(pipeline.named_children(&mut pipeline.walk()));
-                self.pipeline(&stages, src);
-            }
-            None if body.kind() == "command" => {
-                let findings = self.write_findings(&redirects, src);
-                self.command(body, src, findings, &redirects);
-            }
-            None => self.visit(body, src),
-        }
-        if pipe_after.is_some() || body.kind() != "command" {
-            // After the body: a `cd` inside it moves where relative targets land.
-            let findings = self.write_findings(&redirects, src);
-            self.findings_part(findings);
-        }
-        self.stdin = saved_stdin;
-    }
-
-    /// Remembers where a download command saves, so running that file later is held.
-    fn note_download(&mut self, words: &[Word], redirects: &[Node], src: &str) {
-        let downloads = words
-            .first()
-            .and_then(crate::permissions::commands::program_name)
-            .is_some_and(crate::permissions::commands::is_download);
-        if !downloads {
-            return;
-        }
-        for redirect in redirects.iter().filter(|r| r.kind() == "file_redirect") {
-            if let Some(dest) = redirect.child_by_field_name("destination") {
-                self.downloaded.push(word(dest, src).text);
-            }
-        }
-        let names = ["-o", "--output", "-O", "--output-document"];
-        if let Some(out) = crate::permissions::commands::option_value(&words[1..], &names) {
-            self.downloaded.push(out.text);
-        }
-    }
-
-    fn findings_part(&mut self, findings: Vec<(Class, String)>) {
-        if let Some((class, reason)) = findings.into_iter().max_by_key(|f| f.0) {
-            self.push(Vec::new(), class, reason);
-        }
-    }
-
-    /// What the output redirections among `redirects` write, outside the harmless devices.
-    fn write_findings(&self, redirects: &[Node], src: &str) -> Vec<(Class, String)> {
-        let mut findings = Vec::new();
-        for redirect in redirects {
-            match redirect.kind() {
-                "file_redirect" => {
-                    let op = operator(*redirect, src);
-                    let Some(dest) = redirect.child_by_field_name("destination") else {
-                        continue;
-                    };
-                    if op != "<"
-                        && dest.kind() != "number"
-                        && !(op == ">&" && text(dest, src) == "-")
-                    {
-                        findings.extend(self.write_target(&word(dest, src)));
-                    }
-                }
-                "heredoc_redirect" => {
-                    let nested: Vec<Node> = redirect
-                        .named_children(&mut redirect.walk())
-                        .filter(|c| c.kind() == "file_redirect")
-                        .collect();
-                    findings.extend(self.write_findings(&nested, src));
-                }
-                _ => {}
-            }
-        }
-        findings
-    }
-
-    /// Visits what a redirection runs (substitutions) and sets the standard input it gives.
-    fn redirect<'t>(&mut self, node: Node<'t>, src: &str, pipe_after: &mut Option<Node<'t>>) {
-        match node.kind() {
-            "file_redirect" => {
-                let op = operator(node, src);
-                if let Some(dest) = node.child_by_field_name("destination") {
-                    self.visit(dest, src);
-                }
-                if op == "<" {
-                    self.stdin = Stdin::File;
-                }
-            }
-            "heredoc_redirect" => {
-                let mut body = String::new();
-                for child in node.named_children(&mut node.walk()) {
-                    match child.kind() {
-                        "heredoc_body" => {
-                            body = text(child, src).to_string();
-                            self.children(child, src);
-                        }
-                        "pipeline" => *pipe_after = Some(child),
-                        "file_redirect" | "herestring_redirect" => {
-                            self.redirect(child, src, pipe_after)
-                        }
-                        _ => {}
-                    }
-                }
-                self.stdin = Stdin::Code(body);
-            }
-            "herestring_redirect" => {
-                self.children(node, src);
-                let value = node
-                    .named_children(&mut node.walk())
-                    .map(|c| word(c, src).text)
-                    .collect::<Vec<_>>();
-                self.stdin = Stdin::Code(value.join(" "));
-            }
-            _ => self.children(node, src),
-        }
-    }
-
     /// Judges a simple command; `outer` are the redirections of an enclosing statement.
-    fn command(
+    pub(crate) fn command(
         &mut self,
         node: Node,
         src: &str,
@@ -520,6 +445,12 @@ impl Walker {
                     }
                 }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {}
+                // `sh 0< file`: digits glued to a redirection are its descriptor, which the
+                // grammar reads as an argument.
+                "number"
+                    if src
+                        .get(child.end_byte()..)
+                        .is_some_and(|rest| rest.starts_with(['<', '>'])) => {}
                 _ if node_is_argument(node, child) => {
                     self.visit(child, src);
                     words.push(word(child, src));
@@ -549,8 +480,39 @@ pub(crate) fn text<'s>(node: Node, src: &'s str) -> &'s str {
     node.utf8_text(src.as_bytes()).unwrap_or("")
 }
 
+/// `source` with every backslash-newline outside single quotes removed, as bash's reader does.
+fn join_continued_lines(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains("\\\n") {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single => match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                    continue;
+                }
+                Some(_) => {
+                    out.push(c);
+                    out.extend(chars.next());
+                    continue;
+                }
+                None => {}
+            },
+            _ => {}
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The anonymous operator token of a redirection (`>`, `>>`, `&>`, `<`, ...).
-fn operator(node: Node, src: &str) -> String {
+pub(crate) fn operator(node: Node, src: &str) -> String {
     node.children(&mut node.walk())
         .find(|c| !c.is_named())
         .map(|c| text(c, src).to_string())
@@ -559,4 +521,8 @@ fn operator(node: Node, src: &str) -> String {
 
 #[cfg(test)]
 #[path = "classify_tests.rs"]
-mod tests;
+pub(crate) mod tests;
+
+#[cfg(test)]
+#[path = "classify_hostile_tests.rs"]
+mod hostile_tests;

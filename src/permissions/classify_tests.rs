@@ -4,33 +4,50 @@ use super::*;
 
 use Class::{Dangerous as D, Mutating as M, ReadOnly as R};
 
-/// A workspace that is not under a temp directory, so `..` is truly outside and `/tmp` is
-/// scratch space: the build's target directory, or the home directory's cache when the
-/// checkout itself lives in a temp directory (CI may clone there).
-fn workspace() -> tempfile::TempDir {
-    let in_temp = |path: &std::path::Path| {
-        let temp =
-            std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir());
-        [
-            temp.as_path(),
-            std::path::Path::new("/tmp"),
-            std::path::Path::new("/var/tmp"),
-        ]
-        .iter()
-        .any(|t| path.starts_with(t))
-    };
-    let target = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target"));
-    let home_cache = std::env::var_os("HOME").map(|home| {
-        std::path::PathBuf::from(home)
-            .join(".cache")
-            .join("cairn-tests")
-    });
-    let base = std::iter::once(target)
-        .chain(home_cache)
-        .find(|candidate| !in_temp(candidate))
-        .expect("tests need a directory outside the temp directories (the target dir or $HOME)");
-    std::fs::create_dir_all(&base).unwrap();
-    tempfile::tempdir_in(base).unwrap()
+/// A workspace with injected temp and home directories, all fresh temp directories: the
+/// verdicts must not depend on where the checkout, `$TMPDIR` or `$HOME` are (build farms put
+/// all three under one temp directory, or set `HOME` to a directory that does not exist).
+pub(super) struct Fixture {
+    ws: tempfile::TempDir,
+    _temp: tempfile::TempDir,
+    _home: tempfile::TempDir,
+    pub(super) places: Places,
+}
+
+impl Fixture {
+    pub(super) fn new() -> Self {
+        let real = |d: &tempfile::TempDir| std::fs::canonicalize(d.path()).unwrap();
+        let (ws, temp, home) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let places = Places {
+            temp: vec![real(&temp)],
+            home: Some(real(&home)),
+        };
+        Self {
+            ws,
+            _temp: temp,
+            _home: home,
+            places,
+        }
+    }
+
+    /// Classifies `command`, where `/tmp/` stands for the injected temp directory.
+    pub(super) fn classify(&self, command: &str) -> Classification {
+        let temp = self.places.temp[0].to_string_lossy().into_owned();
+        let command = command.replace("/tmp/", &format!("{temp}/"));
+        classify_in(&command, self.ws.path(), &self.places)
+    }
+
+    pub(super) fn path(&self) -> &std::path::Path {
+        self.ws.path()
+    }
+}
+
+fn workspace() -> Fixture {
+    Fixture::new()
 }
 
 /// (command, expected class, a substring of the reason)
@@ -155,7 +172,7 @@ const TABLE: &[(&str, Class, &str)] = &[
     ("source .venv/bin/activate", M, ".venv/bin/activate"),
     ("bash scripts/build.sh", M, "scripts/build.sh"),
     ("echo data > /tmp/scratch.txt", M, "temp directory"),
-    ("find . -name '*.o' -exec rm {} \\;", M, "deletes"),
+    ("find . -name '*.o' -exec rm {} \\;", D, "find -exec rm"),
     ("xargs -n1 echo < list.txt | xargs touch", M, "touch"),
     ("awk '{print > \"out.txt\"}' in.txt", M, "writes files"),
     ("sort -o sorted.txt input.txt", M, "sorted.txt"),
@@ -169,7 +186,7 @@ const TABLE: &[(&str, Class, &str)] = &[
         M,
         "writes config.yml",
     ),
-    ("git -c core.pager=cat log && cargo fmt", M, "cargo fmt"),
+    ("git -c core.pager=cat log && cargo fmt", M, "core.pager"),
     ("systemctl restart nginx", M, "services"),
     // Dangerous: deletion.
     ("rm -rf target", D, "rm -rf"),
@@ -209,15 +226,15 @@ const TABLE: &[(&str, Class, &str)] = &[
     ("sh -c \"rm -rf build\"", D, "rm -rf"),
     ("bash -lc 'cd / && rm -rf *'", D, "outside the workspace"),
     ("bash -c \"bash -c 'rm -rf build'\"", D, "rm -rf"),
-    ("find . -name '*.tmp' | xargs rm -rf", D, "rm -rf"),
-    ("find . -exec rm -rf {} +", D, "rm -rf"),
+    ("find . -name '*.tmp' | xargs rm -rf", D, "xargs rm"),
+    ("find . -exec rm -rf {} +", D, "find -exec rm"),
     ("find / -name core -delete", D, "find -delete"),
     ("find . -type d -empty -delete", D, "find -delete"),
     ("if true; then rm -rf build; fi", D, "rm -rf"),
     ("for d in a b; do rm -r \"$d\"; done", D, "run time"),
     ("clean() { rm -rf build; }; clean", D, "rm -rf"),
     ("shred -u secrets.txt", D, "shred"),
-    ("fd -e tmp -x rm -f", D, "rm -f"),
+    ("fd -e tmp -x rm -f", D, "fd -x rm"),
     // Dangerous: privilege escalation.
     ("sudo apt-get install foo", D, "another user (sudo)"),
     ("sudo -u postgres psql", D, "sudo"),
@@ -318,16 +335,8 @@ const TABLE: &[(&str, Class, &str)] = &[
     ("init 0", D, "shuts down"),
     // Dangerous: writes outside the workspace.
     ("echo x > /etc/passwd", D, "outside the workspace"),
-    (
-        "echo 'alias ls=rm' >> ~/.bashrc",
-        D,
-        "outside the workspace",
-    ),
-    (
-        "cat key >> $HOME/.ssh/authorized_keys",
-        D,
-        "outside the workspace",
-    ),
+    ("echo 'alias ls=rm' >> ~/.bashrc", D, "protected path"),
+    ("cat key >> $HOME/.ssh/authorized_keys", D, "protected path"),
     ("echo x > ../other/file", D, "outside the workspace"),
     ("cd .. && echo x > file", D, "outside the workspace"),
     ("cd /etc; touch hosts.new", D, "outside the workspace"),
@@ -392,7 +401,7 @@ const TABLE: &[(&str, Class, &str)] = &[
     ("trap 'rm -rf /' EXIT", D, "outside the workspace"),
     ("watch rm -rf build", D, "rm -rf"),
     ("env -S 'rm -rf build'", D, "rm -rf"),
-    ("xargs -I{} sh -c 'rm -rf {}'", D, "rm -rf"),
+    ("xargs -I{} sh -c 'rm -rf {}'", D, "xargs rm"),
     ("kill -- -1", D, "every process"),
     (">> /etc/hosts", D, "outside the workspace"),
     ("> notes.txt", M, "writes notes.txt"),
@@ -410,7 +419,7 @@ fn classifies_the_table() {
     let ws = workspace();
     let mut failures = Vec::new();
     for (command, class, reason) in TABLE {
-        let got = classify(command, ws.path());
+        let got = ws.classify(command);
         if got.class != *class || !got.reason.contains(reason) {
             failures.push(format!(
                 "{command:?}: expected {class} ({reason:?}), got {} ({:?})",
@@ -453,12 +462,13 @@ fn parts_are_normalized_words_of_every_simple_command() {
 #[test]
 fn read_only_reason_names_the_commands() {
     let ws = workspace();
-    let got = classify("ls | grep x | wc -l", ws.path());
+    let got = ws.classify("ls | grep x | wc -l");
     assert_eq!(
         got,
         Classification {
             class: R,
-            reason: "only reads (ls, grep, wc)".into()
+            reason: "only reads (ls, grep, wc)".into(),
+            protected: None,
         }
     );
 }
@@ -468,7 +478,7 @@ fn a_symlink_out_of_the_workspace_counts_as_outside() {
     let ws = workspace();
     let outside = workspace();
     std::os::unix::fs::symlink(outside.path(), ws.path().join("link")).unwrap();
-    let got = classify("echo x > link/file", ws.path());
+    let got = ws.classify("echo x > link/file");
     assert_eq!(got.class, D, "{got:?}");
 }
 

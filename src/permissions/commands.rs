@@ -4,179 +4,7 @@
 //! simple command it finds; file and developer tools live in sibling modules.
 
 use crate::permissions::classify::{Class, Walker, Word};
-
-/// Variables whose value decides which program runs or what it loads.
-pub(crate) const SENSITIVE_VARIABLES: &[&str] = &[
-    "PATH",
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "LD_AUDIT",
-    "BASH_ENV",
-    "ENV",
-    "PROMPT_COMMAND",
-    "IFS",
-    "GIT_SSH_COMMAND",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_EDITOR",
-    "GIT_PAGER",
-    "PAGER",
-    "EDITOR",
-    "PYTHONSTARTUP",
-    "NODE_OPTIONS",
-    "PERL5OPT",
-    "RUSTC_WRAPPER",
-    "SHELLOPTS",
-    "BASHOPTS",
-];
-
-/// Commands that only read (when nothing redirects their output into a file).
-const READ_ONLY: &[&str] = &[
-    "ls",
-    "ll",
-    "la",
-    "dir",
-    "vdir",
-    "cat",
-    "head",
-    "tail",
-    "less",
-    "more",
-    "grep",
-    "egrep",
-    "fgrep",
-    "zgrep",
-    "rg",
-    "ag",
-    "ack",
-    "wc",
-    "echo",
-    "printf",
-    "pwd",
-    "which",
-    "whereis",
-    "type",
-    "whatis",
-    "apropos",
-    "cut",
-    "tr",
-    "jq",
-    "tree",
-    "du",
-    "df",
-    "stat",
-    "file",
-    "printenv",
-    "date",
-    "cal",
-    "uname",
-    "id",
-    "whoami",
-    "groups",
-    "uptime",
-    "ps",
-    "pgrep",
-    "pidof",
-    "free",
-    "lsblk",
-    "lscpu",
-    "nproc",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "true",
-    "false",
-    "test",
-    "[",
-    "sleep",
-    "seq",
-    "diff",
-    "cmp",
-    "comm",
-    "md5sum",
-    "sha1sum",
-    "sha224sum",
-    "sha256sum",
-    "sha384sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "sum",
-    "hexdump",
-    "od",
-    "strings",
-    "nl",
-    "tac",
-    "rev",
-    "fold",
-    "fmt",
-    "column",
-    "paste",
-    "join",
-    "expand",
-    "unexpand",
-    "man",
-    "info",
-    "help",
-    "locale",
-    "getconf",
-    "nm",
-    "objdump",
-    "readelf",
-    "size",
-    "ldd",
-    "tokei",
-    "cloc",
-    "scc",
-    "exa",
-    "eza",
-    "lsd",
-    "bat",
-    "batcat",
-    "cd",
-    "pushd",
-    "popd",
-    "dirs",
-    "export",
-    "set",
-    "unset",
-    "shopt",
-    "local",
-    "declare",
-    "typeset",
-    "read",
-    "history",
-    "wait",
-    ":",
-    "exit",
-    "return",
-    "break",
-    "continue",
-    "shift",
-    "hash",
-    "getent",
-    "who",
-    "w",
-    "zcat",
-    "bzcat",
-    "xzcat",
-    "zless",
-    "base64",
-    "numfmt",
-    "expr",
-    "factor",
-    "tldr",
-    "lsmod",
-    "hostname",
-    "tput",
-    "cargo-metadata",
-    "look",
-    "iconv",
-    "file",
-    "whoami",
-    "arch",
-    "users",
-];
+use crate::permissions::opts::{NO_EFFECT_OPTIONS, effectful_option, spec};
 
 /// Privilege escalation.
 pub(crate) const PRIVILEGE: &[&str] = &[
@@ -309,7 +137,7 @@ fn normalized(words: &[Word]) -> Vec<String> {
         })
         .collect();
     if out.first().is_some_and(|w| w == "git") {
-        let sub = crate::permissions::dev_commands::git_subcommand_index(&words[1..]);
+        let sub = crate::permissions::git::git_subcommand_index(&words[1..]);
         if let Some(at) = sub {
             out.drain(1..at + 1);
         }
@@ -395,7 +223,10 @@ pub(crate) fn skip_options(words: &[Word], from: usize, with_value: &[&str]) -> 
 impl Walker {
     /// Judges one simple command (after quote removal) and records it, merged with what its
     /// redirections write.
-    pub(crate) fn judge_and_push(&mut self, words: &[Word], findings: Vec<(Class, String)>) {
+    pub(crate) fn judge_and_push(&mut self, words: &[Word], mut findings: Vec<(Class, String)>) {
+        if let Some(why) = words.iter().skip(1).find_map(|w| self.secret_argument(w)) {
+            findings.push((Class::Dangerous, why));
+        }
         // A command named at run time is whatever it turns out to be: no rule may match it.
         let named = words.first().and_then(program_name).is_some();
         let (class, reason) = match self.judge(words) {
@@ -446,6 +277,12 @@ impl Walker {
             );
         }
         let name = name.as_str();
+        if let Some(judged) = self.judge_builtin(name, args) {
+            return judged;
+        }
+        if let Some(judged) = self.judge_outward(name, args) {
+            return judged;
+        }
         if let Some(judged) = self.judge_wrapper(name, words) {
             return judged;
         }
@@ -492,8 +329,8 @@ impl Walker {
             }
             _ => {}
         }
-        if READ_ONLY.contains(&name) {
-            return Own(Class::ReadOnly, format!("only reads ({name})"));
+        if let Some(judged) = read_only(name, args) {
+            return judged;
         }
         if is_download(name) {
             return Own(Class::Mutating, format!("makes network requests ({name})"));
@@ -503,6 +340,45 @@ impl Walker {
             format!("runs {shown}, which is not known to be read-only"),
         )
     }
+}
+
+/// A program known to only read, judged by its options and operands; `None` for others.
+fn read_only(name: &str, args: &[Word]) -> Option<Judged> {
+    if NO_EFFECT_OPTIONS.contains(&name) {
+        return Some(Own(Class::ReadOnly, format!("only reads ({name})")));
+    }
+    let spec = spec(name)?;
+    if let Some(option) = effectful_option(spec, args) {
+        return Some(Own(
+            Class::Mutating,
+            format!("runs {name} {option}, which can write files or run commands"),
+        ));
+    }
+    let operands = positionals(args, &[]);
+    let changes = match name {
+        // `less +!cmd` and friends run less commands at start.
+        "less" | "more" | "zless" => args
+            .iter()
+            .find(|a| a.text.starts_with('+'))
+            .map(|a| format!("runs {name} {}, a start-up command", a.text)),
+        "date" => operands
+            .iter()
+            .find(|a| !a.text.starts_with('+'))
+            .map(|a| format!("sets the clock (date {})", a.text)),
+        "hostname" => operands
+            .first()
+            .map(|a| format!("sets the host name (hostname {})", a.text)),
+        "history" => operands
+            .iter()
+            .find(|a| !a.text.chars().all(|c| c.is_ascii_digit()))
+            .map(|a| format!("changes the history (history {})", a.text)),
+        "enable" if !operands.is_empty() => Some("changes which builtins run (enable)".into()),
+        _ => None,
+    };
+    Some(match changes {
+        Some(why) => Own(Class::Mutating, why),
+        None => Own(Class::ReadOnly, format!("only reads ({name})")),
+    })
 }
 
 fn systemctl(args: &[Word]) -> Judged {
@@ -546,6 +422,22 @@ fn kill(args: &[Word]) -> Judged {
         return Own(Class::ReadOnly, "lists signals".into());
     }
     Own(Class::Mutating, "sends a signal to a process (kill)".into())
+}
+
+impl Walker {
+    /// A path argument that reads another process's secrets (`/proc/$PPID/environ`), also
+    /// relative to a `cd` into `/proc`.
+    fn secret_argument(&self, word: &Word) -> Option<String> {
+        use crate::permissions::redirects::reads_secrets;
+        if let Some(why) = reads_secrets(&word.text) {
+            return Some(why);
+        }
+        let cwd = self.cwd.as_ref()?;
+        if cwd.starts_with("/proc") && !word.text.starts_with('/') {
+            return reads_secrets(&cwd.join(&word.text).to_string_lossy());
+        }
+        None
+    }
 }
 
 /// Whether two spellings name the same file (`./x.sh` and `x.sh`).

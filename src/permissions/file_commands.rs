@@ -8,6 +8,8 @@ use crate::permissions::classify::{Class, Location, Walker, Word, is_harmless_de
 use crate::permissions::commands::{
     Judged, has_long, has_short, option_value, options, positionals,
 };
+use crate::permissions::opts::long_is;
+use crate::permissions::text_tools::awk;
 
 use Judged::Own;
 
@@ -19,6 +21,10 @@ impl Walker {
             "rmdir" | "unlink" => self.targets(name, &positionals(args, &[]), "deletes"),
             "cp" | "mv" | "ln" | "install" => self.copy(name, args),
             "rsync" | "scp" => self.copy(name, args),
+            "sftp" => Own(
+                Class::Dangerous,
+                "opens a file transfer to another machine (sftp), which can upload files".into(),
+            ),
             "tee" => self.targets(name, &positionals(args, &["--output-error"]), "writes"),
             "touch" | "mkdir" => self.targets(
                 name,
@@ -32,13 +38,11 @@ impl Walker {
             ),
             "chmod" | "chown" | "chgrp" => self.permissions(name, args),
             "sed" => self.sed(args),
-            "awk" | "gawk" | "mawk" | "nawk" => awk(name, args),
+            "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(name, args),
             "find" => self.find(args),
             "fd" | "fdfind" => self.fd(args),
-            "sort" => match option_value(args, &["-o", "--output"]) {
-                Some(out) => self.write_verdict(&out, "sort -o"),
-                None => Own(Class::ReadOnly, "only reads (sort)".into()),
-            },
+            // Other spellings of `-o` (attached, abbreviated) fall to the option check.
+            "sort" => self.write_verdict(&option_value(args, &["-o", "--output"])?, "sort -o"),
             "uniq" | "xxd" => match positionals(
                 args,
                 &["-f", "-s", "-w", "-c", "-g", "-l", "-n", "-o", "-s"],
@@ -67,7 +71,7 @@ impl Walker {
     fn change_dir(&mut self, args: &[Word]) -> Judged {
         let target = positionals(args, &[]).first().map(|w| (*w).clone());
         self.cwd = match target {
-            None => self.home.clone(),
+            None => self.places.home.clone(),
             Some(w) if w.text == "-" => None,
             Some(w) => self.expand_dir(&w),
         };
@@ -79,9 +83,9 @@ impl Walker {
             return None;
         }
         let path = if w.text == "~" {
-            self.home.clone()?
+            self.places.home.clone()?
         } else if let Some(rest) = w.text.strip_prefix("~/") {
-            self.home.as_ref()?.join(rest)
+            self.places.home.as_ref()?.join(rest)
         } else {
             PathBuf::from(&w.text)
         };
@@ -93,6 +97,12 @@ impl Walker {
     }
 
     fn rm(&mut self, args: &[Word]) -> Judged {
+        if let Some(via) = self.mass {
+            return Own(
+                Class::Dangerous,
+                format!("deletes every file named by its input ({via} rm)"),
+            );
+        }
         let recursive =
             has_short(args, 'r') || has_short(args, 'R') || has_long(args, "--recursive");
         let force = has_short(args, 'f') || has_long(args, "--force");
@@ -101,6 +111,7 @@ impl Walker {
             if let Some(why) = self.deletion_outside(path) {
                 return Own(Class::Dangerous, why);
             }
+            self.protected_write(path);
         }
         match (recursive, force) {
             (true, true) => Own(
@@ -134,9 +145,15 @@ impl Walker {
     }
 
     /// Commands whose every path argument is written (or deleted).
-    fn targets(&mut self, name: &str, paths: &[&Word], verb: &str) -> Judged {
+    pub(crate) fn targets(&mut self, name: &str, paths: &[&Word], verb: &str) -> Judged {
         if paths.is_empty() && name != "tee" {
             // Via `xargs` or `find -exec` the paths come from the input.
+            if let Some(via) = self.mass.filter(|_| verb == "deletes") {
+                return Own(
+                    Class::Dangerous,
+                    format!("deletes every file named by its input ({via} {name})"),
+                );
+            }
             return Own(
                 Class::Mutating,
                 format!("{verb} files named by its input ({name})"),
@@ -160,7 +177,16 @@ impl Walker {
         if path.literal && is_harmless_device(shown) {
             return Own(Class::ReadOnly, format!("only reads ({name})"));
         }
-        match self.locate(path) {
+        let location = self.locate(path);
+        if let Some(why) = self.protected_write(path) {
+            let class = if location == Location::Inside {
+                Class::Mutating
+            } else {
+                Class::Dangerous
+            };
+            return Own(class, format!("{why} ({name})"));
+        }
+        match location {
             Location::Inside => Own(Class::Mutating, format!("{verb} {shown} ({name})")),
             Location::Temp => Own(
                 Class::Mutating,
@@ -177,7 +203,7 @@ impl Walker {
         }
     }
 
-    fn write_verdict(&self, target: &Word, name: &str) -> Judged {
+    pub(crate) fn write_verdict(&self, target: &Word, name: &str) -> Judged {
         match self.write_target(target) {
             Some((class, why)) => Own(class, format!("{why} ({name})")),
             None => Own(Class::ReadOnly, format!("only reads ({name})")),
@@ -211,9 +237,26 @@ impl Walker {
         };
         if (name == "rsync" || name == "scp") && is_remote(&target.text) {
             return Own(
-                Class::Mutating,
-                format!("copies files to another machine ({name})"),
+                Class::Dangerous,
+                format!(
+                    "uploads files to another machine ({name} to {})",
+                    target.text
+                ),
             );
+        }
+        if (name == "rsync" || name == "scp")
+            && paths
+                .iter()
+                .take(paths.len().saturating_sub(1))
+                .any(|p| is_remote(&p.text))
+        {
+            // A download: where it lands decides.
+            return match self.path_verdict(&target, name, "downloads into") {
+                Own(Class::ReadOnly, _) => {
+                    Own(Class::Mutating, format!("downloads files ({name})"))
+                }
+                verdict => verdict,
+            };
         }
         if name == "mv" {
             for source in paths.iter().take(paths.len().saturating_sub(1)) {
@@ -280,34 +323,6 @@ impl Walker {
         )
     }
 
-    fn sed(&mut self, args: &[Word]) -> Judged {
-        // `-i`, `-i.bak` and clusters like `-ni` all edit in place; no other short option has an `i`.
-        let in_place = options(args)
-            .any(|o| o.starts_with("--in-place") || (!o.starts_with("--") && o.contains('i')));
-        let scripted = option_value(args, &["-e", "--expression", "-f", "--file"]);
-        let positional = positionals(
-            args,
-            &["-e", "--expression", "-f", "--file", "-l", "--line-length"],
-        );
-        let (script, files): (Option<&Word>, Vec<&Word>) = match &scripted {
-            Some(s) => (Some(s), positional),
-            None => (
-                positional.first().copied(),
-                positional.iter().skip(1).copied().collect(),
-            ),
-        };
-        if in_place {
-            return self.targets("sed -i", &files, "edits in place");
-        }
-        if script.is_some_and(|s| sed_writes(&s.text)) {
-            return Own(
-                Class::Mutating,
-                "writes files or runs commands from its script (sed w/e)".into(),
-            );
-        }
-        Own(Class::ReadOnly, "only reads (sed)".into())
-    }
-
     fn find(&mut self, args: &[Word]) -> Judged {
         let roots: Vec<&Word> = args
             .iter()
@@ -340,7 +355,9 @@ impl Walker {
                         })
                         .collect();
                     if !payload.is_empty() {
+                        let mass = self.mass.replace("find -exec");
                         self.judge_and_push(&payload, Vec::new());
+                        self.mass = mass;
                     }
                     reason = "runs a command on every file it finds (find -exec)".into();
                     i = end;
@@ -349,7 +366,7 @@ impl Walker {
                     class = Class::Dangerous;
                     reason = "deletes every file it matches (find -delete)".into();
                 }
-                "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                "-fprint" | "-fprint0" | "-fprintf" | "-fls" | "-fprintf0" => {
                     if let Some(Own(c, why)) =
                         args.get(i + 1).map(|t| self.write_verdict(t, "find"))
                         && c > class
@@ -377,7 +394,9 @@ impl Walker {
             .position(|a| a.text == ";")
             .map_or(args.len(), |p| at + 1 + p);
         if at + 1 < end {
+            let mass = self.mass.replace("fd -x");
             self.judge_and_push(&args[at + 1..end], Vec::new());
+            self.mass = mass;
         }
         Own(
             Class::ReadOnly,
@@ -406,6 +425,9 @@ impl Walker {
     }
 
     fn tar(&mut self, args: &[Word]) -> Judged {
+        if let Some(judged) = self.tar_commands(args) {
+            return judged;
+        }
         let listing = args
             .first()
             .is_some_and(|a| !a.text.starts_with("--") && a.text.contains('t'))
@@ -425,6 +447,78 @@ impl Walker {
     }
 }
 
+impl Walker {
+    /// tar options that run commands (`--to-command`, `--checkpoint-action=exec=`, `-I`,
+    /// `--use-compress-program`, `--rsh-command`, `-F`/`--info-script`): their command is
+    /// judged as shell code, and tar itself is not read-only then.
+    fn tar_commands(&mut self, args: &[Word]) -> Option<Judged> {
+        let runs = [
+            "--to-command",
+            "--use-compress-program",
+            "--rsh-command",
+            "--info-script",
+            "--new-volume-script",
+            "--rmt-command",
+            "--checkpoint-action",
+        ];
+        for (i, arg) in args.iter().enumerate() {
+            let t = arg.text.as_str();
+            if t == "--" {
+                break;
+            }
+            let found = if t.starts_with("--") {
+                runs.iter().find(|f| long_is(t, f)).map(|full| {
+                    let value = match t.split_once('=') {
+                        Some((_, v)) => Some(v.to_string()),
+                        None => args.get(i + 1).map(|w| w.text.clone()),
+                    };
+                    (full.to_string(), value)
+                })
+            } else if let Some(cluster) = t.strip_prefix('-') {
+                let mut found = None;
+                for (k, c) in cluster.char_indices() {
+                    if c == 'I' || c == 'F' {
+                        let rest = &cluster[k + 1..];
+                        let value = if rest.is_empty() {
+                            args.get(i + 1).map(|w| w.text.clone())
+                        } else {
+                            Some(rest.to_string())
+                        };
+                        found = Some((format!("-{c}"), value));
+                        break;
+                    }
+                    if "fCbgHKLNTVX".contains(c) {
+                        break;
+                    }
+                }
+                found
+            } else {
+                None
+            };
+            let Some((option, value)) = found else {
+                continue;
+            };
+            let code = if option == "--checkpoint-action" {
+                match value.as_deref().and_then(|v| v.strip_prefix("exec=")) {
+                    Some(code) => Some(code.to_string()),
+                    None => continue,
+                }
+            } else {
+                value
+            };
+            match code {
+                Some(code) => self.shell_string(&Word::literal(code), arg.literal),
+                None => self.push(Vec::new(), Class::Dangerous, "could not parse the command"),
+            }
+            return Some(Own(
+                Class::Mutating,
+                format!("runs a command from its options (tar {option})"),
+            ));
+        }
+        None
+    }
+}
+
 fn is_remote(target: &str) -> bool {
     target
         .split('/')
@@ -439,61 +533,4 @@ fn shown(paths: &[&Word]) -> String {
     } else {
         names.join(" ")
     }
-}
-
-/// Whether a sed script uses the `w`/`W` (write file) or `e` (execute) commands or flags.
-fn sed_writes(script: &str) -> bool {
-    let bytes = script.as_bytes();
-    bytes.iter().enumerate().any(|(i, &b)| {
-        if !matches!(b, b'w' | b'W' | b'e') {
-            return false;
-        }
-        let after_ok = bytes
-            .get(i + 1)
-            .is_none_or(|n| n.is_ascii_whitespace() || *n == b';');
-        let before = script[..i].trim_end().as_bytes().last().copied();
-        after_ok
-            && matches!(
-                before,
-                None | Some(b';' | b'{' | b'}' | b'/' | b'\n' | b'g' | b'p' | b'I')
-            )
-    })
-}
-
-fn awk(name: &str, args: &[Word]) -> Judged {
-    if options(args).any(|o| o == "-i" || o.starts_with("--include"))
-        || args.iter().any(|a| a.text == "inplace")
-    {
-        return Own(
-            Class::Mutating,
-            format!("edits files in place ({name} -i inplace)"),
-        );
-    }
-    if option_value(args, &["-f", "--file"]).is_some() {
-        return Own(
-            Class::Mutating,
-            format!("runs an {name} program from a file"),
-        );
-    }
-    let program = positionals(args, &["-F", "-v", "--field-separator", "--assign"])
-        .first()
-        .map(|w| w.text.clone());
-    match program {
-        Some(p) if awk_writes(&p) => Own(
-            Class::Mutating,
-            format!("writes files or runs commands from its program ({name})"),
-        ),
-        _ => Own(Class::ReadOnly, format!("only reads ({name})")),
-    }
-}
-
-/// `system(...)`, pipes to or from commands, and `print > file` inside an awk program.
-fn awk_writes(program: &str) -> bool {
-    if program.contains("system") || program.contains('|') {
-        return true;
-    }
-    program.split([';', '}', '{', '\n']).any(|statement| {
-        let s = statement.trim_start();
-        (s.starts_with("print") || s.starts_with("printf")) && s.contains('>')
-    })
 }

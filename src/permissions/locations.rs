@@ -1,32 +1,98 @@
 //! Where a path argument lands: inside the workspace, in the temp directory, outside, or
 //! unknown until run time. Follows `cd`, `~`, `$HOME`, `..` and symlinks of existing parents.
+//! What counts as "temp" and "home" is injected (`Places`), never probed during a judgement,
+//! so the verdicts do not depend on where a build farm puts the checkout or `$HOME`.
+//! Also the protected paths (`.git/`, `.cairn/`, shell start-up files, `~/.ssh/`).
 
 use std::path::{Component, Path, PathBuf};
 
 use crate::permissions::classify::{Class, Location, Walker, Word};
 
+/// The directories the classifier needs besides the workspace: scratch space that only counts
+/// as mutating, and the home directory `~` and `$HOME` stand for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Places {
+    /// Temp directories (their real paths). One that contains the workspace does not count:
+    /// then its other entries are a neighbour's files.
+    pub temp: Vec<PathBuf>,
+    /// The home directory; `None` when unknown (`~` is then only known at run time).
+    pub home: Option<PathBuf>,
+}
+
+impl Places {
+    /// The production defaults: `$TMPDIR` (or the system's), `/tmp`, `/var/tmp`, and `$HOME`.
+    pub fn from_env() -> Self {
+        let system = std::env::temp_dir();
+        let mut temp = vec![std::fs::canonicalize(&system).unwrap_or(system)];
+        for fixed in ["/tmp", "/var/tmp"] {
+            let fixed = PathBuf::from(fixed);
+            if !temp.contains(&fixed) {
+                temp.push(fixed);
+            }
+        }
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        Self { temp, home }
+    }
+}
+
 impl Walker {
     /// Resolves a path argument against the current directory and the workspace.
     pub fn locate(&self, raw: &Word) -> Location {
-        let Some(path) = self.expand(raw) else {
+        let Some(real) = self.real_path(raw) else {
             return Location::Unknown;
         };
-        let absolute = if path.is_absolute() {
-            path
-        } else {
-            match &self.cwd {
-                Some(cwd) => cwd.join(path),
-                None => return Location::Unknown,
-            }
-        };
-        let real = resolve_real(&normalize(&absolute));
         if real.starts_with(&self.root) {
             Location::Inside
-        } else if is_temp(&real, &self.root) {
+        } else if is_temp(&real, &self.root, &self.places.temp) {
             Location::Temp
         } else {
             Location::Outside
         }
+    }
+
+    /// The real path a word names; `None` when only known at run time. Paths through
+    /// `/proc/*/` and `/dev/fd/` count as unknown: `/dev/fd/../root/…` leads anywhere, and
+    /// `/proc/self` during the judgement is not the command's.
+    fn real_path(&self, raw: &Word) -> Option<PathBuf> {
+        let path = self.expand(raw)?;
+        let absolute = if path.is_absolute() {
+            path
+        } else {
+            self.cwd.as_ref()?.join(path)
+        };
+        if absolute.starts_with("/proc") || absolute.starts_with("/dev/fd") {
+            return None;
+        }
+        Some(resolve_real(&normalize(&absolute)))
+    }
+
+    /// Marks and describes a write to a protected path: inside any `.git` directory, `.cairn/`,
+    /// the shell's start-up files, `~/.ssh/`, git's and cairn's own configuration.
+    pub fn protected_write(&self, target: &Word) -> Option<String> {
+        let protected = match self.real_path(target) {
+            Some(real) => {
+                let home = self
+                    .places
+                    .home
+                    .as_ref()
+                    .map(|h| resolve_real(&normalize(h)));
+                is_protected(&real, &self.root, home.as_deref())
+            }
+            // Only the spelling is known (`/dev/fd/../root/home/u/.bashrc`).
+            None => {
+                let text = target.text.trim_end_matches('"');
+                is_protected(Path::new(text), Path::new("/nonexistent-workspace"), None)
+                    || text.contains("/.ssh/")
+                    || text.contains("/.config/fish/")
+            }
+        };
+        if !protected {
+            return None;
+        }
+        self.mark_protected(&target.text);
+        Some(format!("writes a protected path ({})", target.text))
     }
 
     /// The path a word names, with `~` and `$HOME` expanded; `None` when only known at run time.
@@ -38,17 +104,17 @@ impl Walker {
                     return None;
                 }
                 let rest = rest.trim_matches('"').trim_start_matches('/');
-                return self.home.as_ref().map(|h| h.join(rest));
+                return self.places.home.as_ref().map(|h| h.join(rest));
             }
         }
         if !raw.literal {
             return None;
         }
         if text == "~" {
-            return self.home.clone();
+            return self.places.home.clone();
         }
         if let Some(rest) = text.strip_prefix("~/") {
-            return self.home.as_ref().map(|h| h.join(rest));
+            return self.places.home.as_ref().map(|h| h.join(rest));
         }
         if let Some(user) = text.strip_prefix('~') {
             // Another user's home directory.
@@ -63,10 +129,25 @@ impl Walker {
         if target.literal && is_harmless_device(shown) {
             return None;
         }
-        if target.literal && shown.starts_with("/dev/") {
+        if crate::permissions::redirects::is_network_device(shown) {
+            return Some((
+                Class::Dangerous,
+                format!("sends data over the network ({shown})"),
+            ));
+        }
+        if target.literal && shown.starts_with("/dev/") && !shown.starts_with("/dev/fd/") {
             return Some((Class::Dangerous, format!("writes to the device {shown}")));
         }
-        Some(match self.locate(target) {
+        let location = self.locate(target);
+        if let Some(why) = self.protected_write(target) {
+            let class = if location == Location::Inside {
+                Class::Mutating
+            } else {
+                Class::Dangerous
+            };
+            return Some((class, why));
+        }
+        Some(match location {
             Location::Inside => (Class::Mutating, format!("writes {shown}")),
             Location::Temp => (
                 Class::Mutating,
@@ -101,15 +182,9 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// Scratch space in a temp directory is only mutating. Not when the workspace itself lives in
 /// that temp directory: then `..` is a neighbour's files, and outside is outside.
-fn is_temp(real: &Path, workspace: &Path) -> bool {
-    static SYSTEM_TEMP: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let system = SYSTEM_TEMP.get_or_init(|| {
-        let dir = std::env::temp_dir();
-        std::fs::canonicalize(&dir).unwrap_or(dir)
-    });
-    [system.as_path(), Path::new("/tmp"), Path::new("/var/tmp")]
-        .iter()
-        .any(|t| real.starts_with(t) && real != *t && !workspace.starts_with(t))
+fn is_temp(real: &Path, workspace: &Path, temp: &[PathBuf]) -> bool {
+    temp.iter()
+        .any(|t| real.starts_with(t) && real != t && !workspace.starts_with(t))
 }
 
 /// Follows symlinks in the longest existing prefix of an absolute, normalized path.
@@ -133,10 +208,77 @@ fn resolve_real(path: &Path) -> PathBuf {
     }
 }
 
+/// Devices and descriptors a write to changes nothing on disk: exactly `/dev/fd/N`, not
+/// `/dev/fd/../…`, which is a path through `/proc` to anywhere.
 pub(crate) fn is_harmless_device(path: &str) -> bool {
+    let descriptor = |rest: Option<&str>| {
+        rest.is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
     matches!(
         path,
         "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero" | "-"
-    ) || path.starts_with("/dev/fd/")
-        || path.starts_with("/proc/self/fd/")
+    ) || descriptor(path.strip_prefix("/dev/fd/"))
+        || descriptor(path.strip_prefix("/proc/self/fd/"))
+}
+
+/// Shell start-up files and directories in the home directory: what runs in every later shell.
+const HOME_PROTECTED: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".xprofile",
+    ".xinitrc",
+    ".xsessionrc",
+    ".pam_environment",
+    ".inputrc",
+    ".gitconfig",
+    ".ssh",
+    ".config/fish",
+    ".config/git",
+    ".config/cairn",
+    ".config/environment.d",
+    ".config/autostart",
+    ".config/systemd",
+    ".local/share/cairn",
+];
+
+/// Start-up files recognised by name wherever they are (another user's home, a chroot).
+const STARTUP_NAMES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+];
+
+fn is_protected(real: &Path, workspace: &Path, home: Option<&Path>) -> bool {
+    let in_git_or_cairn = real
+        .components()
+        .any(|c| matches!(c, Component::Normal(n) if n == ".git"))
+        || real
+            .strip_prefix(workspace)
+            .is_ok_and(|rest| rest.starts_with(".cairn"));
+    let startup_name = real
+        .file_name()
+        .is_some_and(|n| STARTUP_NAMES.iter().any(|s| n == *s));
+    let in_home = home.is_some_and(|home| {
+        real.strip_prefix(home)
+            .is_ok_and(|rest| HOME_PROTECTED.iter().any(|p| rest.starts_with(p)))
+    });
+    in_git_or_cairn || startup_name || in_home
 }

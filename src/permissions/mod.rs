@@ -1,16 +1,23 @@
 //! The permission gate: every call passes it before it runs. It turns the call's `Access`,
 //! the mode and the rules into run / ask / deny, with a reason a person can read.
 //! `classify` parses commands (with `commands`, `wrappers`, `file_commands`, `dev_commands`,
-//! `words`, `locations`), `rules` holds prefix rules, `policy` is the gate, `sandbox` Landlock.
+//! `git`, `outward`, `text_tools`, `builtins`, `redirects`, `opts`, `words`, `locations`),
+//! `rules` holds prefix rules, `policy` is the gate, `sandbox` Landlock.
 
+mod builtins;
 pub mod classify;
 mod commands;
 mod dev_commands;
 mod file_commands;
+mod git;
 mod locations;
+mod opts;
+mod outward;
 pub mod policy;
+mod redirects;
 pub mod rules;
 pub mod sandbox;
+mod text_tools;
 mod words;
 mod wrappers;
 

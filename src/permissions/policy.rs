@@ -7,7 +7,7 @@ use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::permissions::classify::{Analysis, Class, analyze};
+use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
 use crate::permissions::rules::{
     Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, suggested_prefix,
 };
@@ -24,6 +24,9 @@ pub struct PolicySettings {
     pub workspace: PathBuf,
     /// The sandbox `bash` commands run in, when enabled.
     pub sandbox: Option<SandboxPolicy>,
+    /// The temp and home directories the classifier judges paths against
+    /// (`Places::from_env()` in production; tests inject their own).
+    pub places: Places,
 }
 
 /// Run, ask or deny.
@@ -56,11 +59,15 @@ pub struct PolicyDecision {
     /// What "approve for the session" would allow (only meaningful when asking).
     #[serde(skip)]
     pub prefix: String,
+    /// Why the command writes a protected path (it then asks in every mode but `never`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protected: Option<String>,
 }
 
 /// The `PermissionGate` of a session: settings plus the session's own approvals.
 pub struct PolicyGate {
     workspace: PathBuf,
+    places: Places,
     sandbox: Option<SandboxPolicy>,
     rules: RwLock<RuleSet>,
 }
@@ -69,6 +76,7 @@ impl PolicyGate {
     pub fn new(settings: PolicySettings) -> Self {
         Self {
             workspace: settings.workspace,
+            places: settings.places,
             sandbox: settings.sandbox,
             rules: RwLock::new(settings.rules),
         }
@@ -90,7 +98,7 @@ impl PolicyGate {
 
     /// Would `command` run, ask or be denied in `mode`, and why.
     pub fn explain(&self, command: &str, mode: Mode) -> PolicyDecision {
-        let analysis = analyze(command, &self.workspace);
+        let analysis = analyze_in(command, &self.workspace, &self.places);
         let rules = self
             .rules
             .read()
@@ -153,12 +161,14 @@ impl PolicyGate {
 fn decide(analysis: &Analysis, rules: &RuleSet, mode: Mode) -> PolicyDecision {
     let verdict = analysis.classification();
     let class = verdict.class;
+    let protected = verdict.protected.clone();
     let asking = |reason: String, rule: Option<String>| PolicyDecision {
         class,
         decision: Outcome::Ask,
         reason,
         rule,
         prefix: approval_prefix(analysis),
+        protected: protected.clone(),
     };
     let run = |reason: String, rule: Option<String>| PolicyDecision {
         class,
@@ -166,6 +176,7 @@ fn decide(analysis: &Analysis, rules: &RuleSet, mode: Mode) -> PolicyDecision {
         reason,
         rule,
         prefix: String::new(),
+        protected: protected.clone(),
     };
     match rules.evaluate(analysis, mode != Mode::Ask) {
         RuleOutcome::Deny { rule, part } => {
@@ -179,6 +190,7 @@ fn decide(analysis: &Analysis, rules: &RuleSet, mode: Mode) -> PolicyDecision {
                 ),
                 rule: Some(rule.to_string()),
                 prefix: String::new(),
+                protected: protected.clone(),
             };
         }
         _ if mode == Mode::Never => return run(verdict.reason, None),
@@ -202,6 +214,14 @@ fn decide(analysis: &Analysis, rules: &RuleSet, mode: Mode) -> PolicyDecision {
         }
         RuleOutcome::None => {}
     }
+    if let Some(why) = &verdict.protected {
+        let reason = if class == Class::Dangerous {
+            verdict.reason.clone()
+        } else {
+            format!("{why}; asks in every mode but `never`")
+        };
+        return asking(reason, None);
+    }
     match (class, mode) {
         (Class::ReadOnly, Mode::Ask) => asking(
             format!("{} (mode `ask` asks before every command)", verdict.reason),
@@ -222,7 +242,7 @@ fn approval_prefix(analysis: &Analysis) -> String {
     let dangerous = analysis
         .parts
         .iter()
-        .find(|p| p.class == Class::Dangerous && !p.words.is_empty());
+        .find(|p| (p.class == Class::Dangerous || p.protected.is_some()) && !p.words.is_empty());
     match dangerous {
         Some(part) => exact_prefix(part),
         None => {

@@ -9,6 +9,10 @@ fn gate(rules: RuleSet) -> (tempfile::TempDir, PolicyGate) {
         rules,
         workspace: ws.path().to_path_buf(),
         sandbox: None,
+        places: Places {
+            temp: Vec::new(),
+            home: None,
+        },
     });
     (ws, gate)
 }
@@ -193,13 +197,13 @@ fn writes_run_inside_the_workspace_and_ask_outside() {
 
 #[test]
 fn explain_reports_class_reason_and_rule() {
-    let (_ws, gate) = gate(RuleSet::from_config(&[], &["npm publish".into()], &[]));
-    let decision = gate.explain("npm publish --tag next", Mode::Auto);
+    let (_ws, gate) = gate(RuleSet::from_config(&[], &["npm install".into()], &[]));
+    let decision = gate.explain("npm install --save-dev x", Mode::Auto);
     assert_eq!(decision.class, Class::Mutating);
     assert_eq!(decision.decision, Outcome::Ask);
     assert_eq!(
         decision.rule.as_deref(),
-        Some("ask \"npm publish\" (config)")
+        Some("ask \"npm install\" (config)")
     );
     let decision = gate.explain("git reset --hard", Mode::Auto);
     assert_eq!(
@@ -210,5 +214,53 @@ fn explain_reports_class_reason_and_rule() {
         decision.reason.contains("discards uncommitted work"),
         "{}",
         decision.reason
+    );
+}
+
+#[test]
+fn protected_writes_ask_in_every_mode_but_never() {
+    let (_ws, gate) = gate(RuleSet::from_config(
+        &["echo".into(), "git".into()],
+        &[],
+        &[],
+    ));
+    for text in [
+        "echo '[core] fsmonitor = rm -rf ~' >> .git/config",
+        "cp hook .git/hooks/pre-commit",
+        "echo x > .cairn/config.toml",
+        "git config core.fsmonitor ./x",
+    ] {
+        for mode in [Mode::Ask, Mode::AutoEdit, Mode::Auto] {
+            let verdict = gate.check("bash", &command(text), mode);
+            let Verdict::Ask { why, prefix } = &verdict else {
+                panic!("{text} in {mode}: {verdict:?}")
+            };
+            assert!(why.contains("protected path"), "{why}");
+            assert!(
+                !prefix.is_empty() && prefix != "echo" && prefix != "git",
+                "{prefix}"
+            );
+        }
+        assert_eq!(
+            gate.check("bash", &command(text), Mode::Never),
+            Verdict::Run
+        );
+        let explained = gate.explain(text, Mode::Auto);
+        assert!(explained.protected.is_some(), "{explained:?}");
+    }
+    // Approving the exact command for the session covers exactly that command.
+    let text = "cp hook .git/hooks/pre-commit";
+    let Verdict::Ask { prefix, .. } = gate.check("bash", &command(text), Mode::Auto) else {
+        panic!()
+    };
+    gate.allow_for_session(&prefix);
+    assert_eq!(gate.check("bash", &command(text), Mode::Auto), Verdict::Run);
+    assert_eq!(
+        outcome(&gate.check(
+            "bash",
+            &command("cp hook .git/hooks/post-merge"),
+            Mode::Auto
+        )),
+        Outcome::Ask
     );
 }

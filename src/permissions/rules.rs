@@ -91,7 +91,8 @@ impl Rule {
     /// Whether the rule covers this part of a command. Allow rules cover a dangerous command
     /// only when they name it whole: approving `rm` must not approve `rm -rf /`.
     fn covers(&self, part: &Part) -> bool {
-        let exact = self.kind == RuleKind::Allow && part.class == Class::Dangerous;
+        let exact = self.kind == RuleKind::Allow
+            && (part.class == Class::Dangerous || part.protected.is_some());
         self.matches(&part.words, exact)
     }
 }

@@ -1,12 +1,14 @@
-//! Wrappers and interpreters: `sudo`, `env`, `timeout`, `xargs`, `watch`, `bash -c`,
-//! `python -c`, `source`, `eval`. Their payload is judged as a command of its own (or parsed
-//! as shell code), and an interpreter fed from a pipe or a download is held.
+//! Wrappers and interpreters: `sudo`, `env`, `timeout`, `taskset`, `xargs`, `parallel`,
+//! `watch`, `strace`, `bash -c`, `python -c`, `source`, `eval`. Their payload is judged as a
+//! command of its own (or parsed as shell code), and an interpreter fed from a pipe or a
+//! download is held. A wrapper's own options that write or run something count too.
 
 use crate::permissions::classify::{Class, Stdin, Walker, Word};
 use crate::permissions::commands::{
-    Judged, PRIVILEGE, SENSITIVE_VARIABLES, has_short, is_interpreter, is_shell, option_value,
-    positionals, same_file, skip_options,
+    Judged, PRIVILEGE, has_short, is_interpreter, is_shell, option_value, positionals, same_file,
+    skip_options,
 };
+use crate::permissions::redirects::is_network_device;
 
 use Judged::{Inner, Own};
 
@@ -24,14 +26,114 @@ impl Walker {
                 1,
                 &["-c", "-n", "--class", "--classdata"],
             )),
-            "nohup" | "builtin" | "setsid" | "unbuffer" | "time" | "caffeinate" => {
-                Inner(skip_options(words, 1, &[]))
-            }
+            "nohup" | "builtin" | "unbuffer" | "caffeinate" | "setsid" | "nocache"
+            | "catchsegv" | "rlwrap" | "dbus-run-session" => Inner(skip_options(words, 1, &[])),
             "stdbuf" => Inner(skip_options(words, 1, &["-i", "-o", "-e"])),
+            "time" => {
+                if let Some(out) = option_value(args, &["-o", "--output"]) {
+                    self.wrapper_write(&out, "time -o");
+                }
+                Inner(skip_options(
+                    words,
+                    1,
+                    &["-o", "--output", "-f", "--format"],
+                ))
+            }
+            "taskset" => {
+                if has_short(args, 'p') || args.iter().any(|a| a.text == "--pid") {
+                    return Some(Own(
+                        Class::Mutating,
+                        "changes a process's CPUs (taskset -p)".into(),
+                    ));
+                }
+                let i = skip_options(words, 1, &[]);
+                // The CPU mask or list comes before the command.
+                Inner(i + 1)
+            }
+            "chrt" => {
+                if has_short(args, 'p') || args.iter().any(|a| a.text == "--pid") {
+                    return Some(Own(
+                        Class::Mutating,
+                        "changes a process's scheduling (chrt -p)".into(),
+                    ));
+                }
+                let i = skip_options(words, 1, &["-T", "-P", "-D"]);
+                Inner(i + 1)
+            }
+            "prlimit" | "numactl" | "setpriv" | "cgexec" | "faketime" | "firejail" => {
+                let i = skip_options(words, 1, &["-p", "--pid", "-g"]);
+                if name == "faketime" || name == "cgexec" {
+                    Inner(i + 1)
+                } else {
+                    Inner(i)
+                }
+            }
+            "flock" => match option_value(args, &["-c", "--command"]) {
+                Some(code) => {
+                    self.shell_string(&code, code.literal);
+                    Own(Class::Mutating, "takes a lock file (flock)".into())
+                }
+                None => {
+                    let i =
+                        skip_options(words, 1, &["-w", "--timeout", "-E", "--conflict-exit-code"]);
+                    // The lock file, then the command.
+                    Inner(i + 1)
+                }
+            },
+            "unshare" => {
+                let i = skip_options(words, 1, &["-S", "-G", "-R", "-w", "--setuid", "--setgid"]);
+                if i < words.len() {
+                    self.judge_and_push(&words[i..], Vec::new());
+                }
+                Own(
+                    Class::Mutating,
+                    "runs a command in new namespaces (unshare)".into(),
+                )
+            }
+            "nsenter" | "systemd-run" | "run0" => Own(
+                Class::Dangerous,
+                format!("runs a command in another context ({name})"),
+            ),
+            "script" => {
+                let clustered = args
+                    .iter()
+                    .position(|a| {
+                        a.text.len() > 2
+                            && !a.text.starts_with("--")
+                            && a.text.starts_with('-')
+                            && a.text.ends_with('c')
+                    })
+                    .and_then(|i| args.get(i + 1).cloned());
+                if let Some(code) = option_value(args, &["-c", "--command"]).or(clustered) {
+                    self.shell_string(&code, code.literal);
+                }
+                Own(
+                    Class::Mutating,
+                    "records a session into a file (script)".into(),
+                )
+            }
+            "strace" | "ltrace" => {
+                if has_short(args, 'p') || args.iter().any(|a| a.text.starts_with("--attach")) {
+                    return Some(Own(
+                        Class::Dangerous,
+                        format!("attaches to a running process and reads its memory ({name} -p)"),
+                    ));
+                }
+                if let Some(out) = option_value(args, &["-o", "--output"]) {
+                    self.wrapper_write(&out, name);
+                }
+                let with_value = [
+                    "-o", "-e", "-s", "-E", "-u", "-a", "-P", "-S", "-I", "-b", "-X", "-n", "-U",
+                    "-l", "-L", "-x",
+                ];
+                Inner(skip_options(words, 1, &with_value))
+            }
+            "parallel" => self.parallel(words),
             "command" if has_short(args, 'v') || has_short(args, 'V') => {
                 Own(Class::ReadOnly, "looks up a command".into())
             }
             "command" => Inner(skip_options(words, 1, &[])),
+            "exec" if words.len() == 1 => Own(Class::ReadOnly, "only redirects (exec)".into()),
             "exec" => Inner(skip_options(words, 1, &["-a"])),
             "busybox" => Inner(1),
             "env" => self.env(words),
@@ -59,7 +161,14 @@ impl Walker {
                 }
                 Own(Class::Mutating, "sets a signal handler (trap)".into())
             }
-            "alias" if !args.is_empty() => Own(Class::Mutating, "defines an alias".into()),
+            "alias" if args.iter().any(|a| a.text.contains('=') || !a.literal) => {
+                for a in args {
+                    if let Some((_, body)) = a.text.split_once('=') {
+                        self.shell_string(&Word::literal(body), a.literal);
+                    }
+                }
+                Own(Class::Mutating, "defines an alias".into())
+            }
             _ if PRIVILEGE.contains(&name) => self.privileged(name, words),
             _ if is_shell(name) => self.shell(name, args),
             _ if is_interpreter(name) => self.interpreter(name, args),
@@ -67,42 +176,171 @@ impl Walker {
         })
     }
 
+    /// `env [-i0v] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... [COMMAND]`, in every spelling
+    /// getopt accepts: `-S'rm x'`, `-iS 'rm x'`, `--split-string=rm x`, `--unset=NAME`.
     fn env(&mut self, words: &[Word]) -> Judged {
         let mut i = 1;
         while i < words.len() {
-            let a = words[i].text.as_str();
-            match a {
-                "-u" | "--unset" => i += 2,
-                "-C" | "--chdir" => {
-                    self.cwd = None;
-                    i += 2;
-                }
-                "-S" | "--split-string" => {
-                    if let Some(script) = words.get(i + 1) {
-                        self.shell_string(script, script.literal);
+            let w = &words[i];
+            let a = w.text.as_str();
+            if a == "--" {
+                i += 1;
+                break;
+            }
+            if let Some(long) = a.strip_prefix("--") {
+                let (name, value) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(v.to_string())),
+                    None => (long, None),
+                };
+                let full = [
+                    "split-string",
+                    "unset",
+                    "chdir",
+                    "ignore-environment",
+                    "null",
+                    "debug",
+                    "block-signal",
+                    "default-signal",
+                    "ignore-signal",
+                    "list-signal-handling",
+                ]
+                .into_iter()
+                .find(|f| !name.is_empty() && f.starts_with(name));
+                let takes = matches!(full, Some("split-string" | "unset" | "chdir"));
+                let value = match value {
+                    Some(v) => Some(v),
+                    None if takes => {
+                        i += 1;
+                        words.get(i).map(|v| v.text.clone())
                     }
-                    return Own(
-                        Class::ReadOnly,
-                        "runs a command with a changed environment".into(),
-                    );
-                }
-                "--" => i += 1,
-                _ if a.starts_with('-') => i += 1,
-                _ if a.contains('=') => {
-                    let var = a.split('=').next().unwrap_or_default();
-                    if SENSITIVE_VARIABLES.contains(&var) {
-                        self.push(
-                            vec![format!("{var}=")],
+                    None => None,
+                };
+                match full {
+                    Some("split-string") => return self.env_split(value.as_deref(), w.literal),
+                    Some("chdir") => self.cwd = None,
+                    Some(_) => {}
+                    None => {
+                        return Own(
                             Class::Mutating,
-                            format!("changes {var}, which decides what runs"),
+                            format!("runs env with an unknown option ({a})"),
                         );
                     }
-                    i += 1;
                 }
-                _ => return Inner(i),
+                i += 1;
+                continue;
             }
+            if a.starts_with('-') && a.len() > 1 {
+                let cluster: Vec<char> = a[1..].chars().collect();
+                for (k, c) in cluster.iter().enumerate() {
+                    match c {
+                        'i' | '0' | 'v' => {}
+                        'u' | 'C' | 'S' => {
+                            let rest: String = cluster[k + 1..].iter().collect();
+                            let value = if rest.is_empty() {
+                                i += 1;
+                                words.get(i).map(|v| v.text.clone())
+                            } else {
+                                Some(rest)
+                            };
+                            match c {
+                                'S' => return self.env_split(value.as_deref(), w.literal),
+                                'C' => self.cwd = None,
+                                _ => {}
+                            }
+                            break;
+                        }
+                        _ => {
+                            return Own(
+                                Class::Mutating,
+                                format!("runs env with an unknown option ({a})"),
+                            );
+                        }
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            if let Some((var, value)) = a.split_once('=')
+                && !var.is_empty()
+                && !var.contains('/')
+            {
+                self.variable(
+                    var,
+                    &Word {
+                        text: value.to_string(),
+                        literal: w.literal,
+                    },
+                );
+                i += 1;
+                continue;
+            }
+            return Inner(i);
+        }
+        if i < words.len() {
+            return Inner(i);
         }
         Own(Class::ReadOnly, "prints the environment".into())
+    }
+
+    /// `env -S STRING`: the string is split into words and run; judge it as shell code.
+    fn env_split(&mut self, script: Option<&str>, literal: bool) -> Judged {
+        match script {
+            Some(script) => self.shell_string(&Word::literal(script), literal),
+            None => self.push(Vec::new(), Class::Dangerous, "could not parse the command"),
+        }
+        Own(
+            Class::ReadOnly,
+            "runs a command with a changed environment".into(),
+        )
+    }
+
+    /// A file a wrapper writes on its own (`time -o`, `strace -o`).
+    fn wrapper_write(&mut self, target: &Word, name: &str) {
+        if let Some((class, why)) = self.write_target(target) {
+            self.push(Vec::new(), class, format!("{why} ({name})"));
+        }
+    }
+
+    /// GNU parallel: `parallel CMD ::: ARGS` or `parallel CMD < list`; the command runs on
+    /// every argument, so a deletion there is mass deletion.
+    fn parallel(&mut self, words: &[Word]) -> Judged {
+        let with_value = [
+            "-j",
+            "--jobs",
+            "-S",
+            "--sshlogin",
+            "-a",
+            "--arg-file",
+            "-d",
+            "--delimiter",
+            "-n",
+            "-N",
+            "-I",
+            "--results",
+            "--joblog",
+            "--tmpdir",
+            "--workdir",
+            "-P",
+        ];
+        let start = skip_options(words, 1, &with_value);
+        let end = words[start.min(words.len())..]
+            .iter()
+            .position(|w| w.text.starts_with(":::"))
+            .map_or(words.len(), |p| start + p);
+        if start < end {
+            let saved = self.mass.replace("parallel");
+            let payload: Vec<String> = words[start..end].iter().map(|w| w.text.clone()).collect();
+            // parallel runs its command through a shell.
+            self.shell_string(
+                &Word::literal(payload.join(" ")),
+                words[start..end].iter().all(|w| w.literal),
+            );
+            self.mass = saved;
+        }
+        Own(
+            Class::Mutating,
+            "runs a command on many inputs in parallel (parallel)".into(),
+        )
     }
 
     fn xargs(&mut self, words: &[Word]) -> Judged {
@@ -128,7 +366,9 @@ impl Walker {
             return Own(Class::ReadOnly, "prints its input (xargs)".into());
         }
         let saved = std::mem::replace(&mut self.stdin, Stdin::Inherited);
+        let mass = self.mass.replace("xargs");
         self.judge_and_push(&words[i..], Vec::new());
+        self.mass = mass;
         self.stdin = saved;
         Own(
             Class::ReadOnly,
@@ -281,6 +521,12 @@ impl Walker {
             return Own(
                 Class::Dangerous,
                 format!("sources a downloaded script ({text})"),
+            );
+        }
+        if is_network_device(text) {
+            return Own(
+                Class::Dangerous,
+                format!("sources commands from the network ({text})"),
             );
         }
         if !file.literal || text.starts_with("/dev/fd/") || text.starts_with("/proc/") {

@@ -56,6 +56,7 @@ impl TestAgent {
                 rules: RuleSet::default(),
                 workspace: workspace.clone(),
                 sandbox: None,
+                places: cairn::permissions::classify::Places::from_env(),
             })),
         };
         let settings = AgentSettings {

@@ -1,0 +1,568 @@
+//! git at the option level: its global options (`-c`, `--config-env`, `--exec-path`,
+//! `--git-dir`), the options of inspection subcommands that write or run commands
+//! (`--output`, `--ext-diff`, `grep -O`, `ls-remote --upload-pack`), the configuration keys
+//! whose value is a command (judged as shell code), and the subcommands that rewrite history
+//! or discard work (dangerous).
+
+use crate::permissions::classify::{Class, Location, Walker, Word};
+use crate::permissions::commands::{Judged, has_long, has_short, positionals};
+use crate::permissions::opts::long_is;
+
+use Judged::Own;
+
+const GIT_READ_ONLY: &[&str] = &[
+    "status",
+    "log",
+    "diff",
+    "show",
+    "blame",
+    "annotate",
+    "shortlog",
+    "describe",
+    "rev-parse",
+    "rev-list",
+    "ls-files",
+    "ls-tree",
+    "ls-remote",
+    "cat-file",
+    "grep",
+    "help",
+    "version",
+    "whatchanged",
+    "name-rev",
+    "merge-base",
+    "count-objects",
+    "check-ignore",
+    "check-attr",
+    "for-each-ref",
+    "show-ref",
+    "show-branch",
+    "var",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "verify-commit",
+    "verify-tag",
+    "cherry",
+    "range-diff",
+];
+
+/// Options of the inspection subcommands that write a file or run a program.
+const EFFECTFUL_LONG: &[&str] = &[
+    "--output",
+    "--ext-diff",
+    "--open-files-in-pager",
+    "--upload-pack",
+    "--receive-pack",
+    "--exec",
+];
+
+/// The first option of an inspection subcommand that writes or runs something.
+fn effectful_option(sub: &str, rest: &[Word]) -> Option<String> {
+    let short = match sub {
+        "grep" => "O",
+        "ls-remote" => "u",
+        _ => "",
+    };
+    for arg in rest {
+        let a = arg.text.as_str();
+        if a == "--" {
+            break;
+        }
+        if a.starts_with("--") {
+            let exact_prefix_of_allowed =
+                a.starts_with("--output-indicator") || a.starts_with("--exec-path");
+            if !exact_prefix_of_allowed && EFFECTFUL_LONG.iter().any(|l| long_is(a, l)) {
+                return Some(a.to_string());
+            }
+        } else if let Some(cluster) = a.strip_prefix('-')
+            && cluster.chars().any(|c| short.contains(c))
+        {
+            return Some(a.to_string());
+        }
+    }
+    None
+}
+
+/// Configuration keys whose value is a command git runs (or that load more configuration).
+fn key_runs_commands(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let exact = [
+        "core.fsmonitor",
+        "core.pager",
+        "core.editor",
+        "core.sshcommand",
+        "core.hookspath",
+        "core.askpass",
+        "core.gitproxy",
+        "core.alternaterefscommand",
+        "core.worktree",
+        "sequence.editor",
+        "diff.external",
+        "credential.helper",
+        "gpg.program",
+        "include.path",
+        "uploadpack.packobjectshook",
+        "ssh.variant",
+        "web.browser",
+        "interactive.difffilter",
+        "receive.procreceiverefs",
+        "core.attributesfile",
+        "safe.directory",
+    ];
+    let prefixes = [
+        "alias.",
+        "pager.",
+        "filter.",
+        "merge.",
+        "includeif.",
+        "remote.",
+        "protocol.",
+        "url.",
+        "credential.",
+        "gpg.",
+        "difftool.",
+        "mergetool.",
+        "browser.",
+        "man.",
+        "instaweb.",
+        "sendemail.",
+        "http.",
+    ];
+    let suffixes = [
+        ".textconv",
+        ".command",
+        ".cmd",
+        ".driver",
+        ".program",
+        ".helper",
+    ];
+    exact.contains(&key.as_str())
+        || prefixes.iter().any(|p| key.starts_with(p))
+        || suffixes.iter().any(|s| key.ends_with(s))
+}
+
+/// Keys that only change how output looks.
+fn key_is_cosmetic(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    [
+        "color.",
+        "user.",
+        "core.quotepath",
+        "log.",
+        "advice.",
+        "i18n.",
+        "core.abbrev",
+        "column.",
+        "pretty.",
+        "grep.",
+        "status.",
+        "blame.",
+        "init.defaultbranch",
+        "diff.renames",
+        "diff.noprefix",
+        "diff.mnemonicprefix",
+        "diff.algorithm",
+        "diff.colormoved",
+        "diff.relative",
+        "diff.context",
+        "diff.interhunkcontext",
+        "diff.statgraphwidth",
+        "format.pretty",
+        "core.safecrlf",
+        "core.autocrlf",
+    ]
+    .iter()
+    .any(|p| key.starts_with(p))
+}
+
+fn config_reads(rest: &[Word], positional: &[&Word]) -> bool {
+    let writes = [
+        "--unset",
+        "--unset-all",
+        "--add",
+        "--replace-all",
+        "--rename-section",
+        "--remove-section",
+        "--edit",
+        "--type",
+    ];
+    if rest.iter().any(|a| a.text == "-e")
+        || writes.iter().any(|w| {
+            rest.iter()
+                .any(|a| long_is(&a.text, w) && a.text.len() > 4 && *w != "--type")
+        })
+    {
+        return false;
+    }
+    let reading = [
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "--list",
+    ];
+    if has_short(rest, 'l')
+        || reading.iter().any(|r| {
+            rest.iter()
+                .any(|a| a.text == *r || a.text.starts_with(&format!("{r}=")))
+        })
+    {
+        return true;
+    }
+    match positional.first().map(|w| w.text.as_str()) {
+        Some("get" | "list") => true,
+        Some("set" | "unset" | "edit" | "rename-section" | "remove-section") => false,
+        _ => positional.len() == 1,
+    }
+}
+
+impl Walker {
+    pub(crate) fn git(&mut self, args: &[Word]) -> Judged {
+        let mut own: Option<(Class, String)> = None;
+        let mut worse = |class: Class, why: String| {
+            if own.as_ref().is_none_or(|(c, _)| class > *c) {
+                own = Some((class, why));
+            }
+        };
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].text.as_str();
+            let value = |i: usize| args.get(i + 1).cloned();
+            match a {
+                "-c" => {
+                    if let Some(pair) = value(i)
+                        && let Some(why) = self.git_config_pair(&pair.text, pair.literal)
+                    {
+                        worse(Class::Mutating, why);
+                    }
+                    i += 2;
+                }
+                _ if a == "--config-env" || a.starts_with("--config-env=") => {
+                    let pair = match a.split_once('=') {
+                        Some((_, rest)) => Some(rest.to_string()),
+                        None => {
+                            i += 1;
+                            value(i - 1).map(|w| w.text)
+                        }
+                    };
+                    let key = pair
+                        .as_deref()
+                        .and_then(|p| p.split_once('='))
+                        .map(|(k, _)| k);
+                    if key.is_none_or(key_runs_commands) {
+                        worse(
+                            Class::Dangerous,
+                            format!(
+                                "sets a git option that runs a command from an environment \
+                                 variable (git {a})"
+                            ),
+                        );
+                    } else if key.is_some_and(|k| !key_is_cosmetic(k)) {
+                        worse(
+                            Class::Mutating,
+                            format!("changes git settings for this run ({a})"),
+                        );
+                    }
+                    i += 1;
+                }
+                "-C" | "--git-dir" | "--work-tree" => {
+                    if let Some(dir) = value(i) {
+                        self.git_elsewhere(&dir, &mut worse);
+                    }
+                    i += 2;
+                }
+                "--namespace" | "--super-prefix" => i += 2,
+                _ if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
+                    let dir = a.split_once('=').map(|(_, d)| d).unwrap_or_default();
+                    let dir = Word {
+                        text: dir.to_string(),
+                        literal: args[i].literal,
+                    };
+                    self.git_elsewhere(&dir, &mut worse);
+                    i += 1;
+                }
+                _ if a.starts_with("--exec-path=") => {
+                    worse(
+                        Class::Mutating,
+                        format!("runs git's commands from another directory ({a})"),
+                    );
+                    i += 1;
+                }
+                "-p"
+                | "--paginate"
+                | "-P"
+                | "--no-pager"
+                | "--bare"
+                | "--no-replace-objects"
+                | "--literal-pathspecs"
+                | "--glob-pathspecs"
+                | "--noglob-pathspecs"
+                | "--icase-pathspecs"
+                | "--no-optional-locks"
+                | "--no-advice"
+                | "--exec-path"
+                | "--version"
+                | "--help"
+                | "-h"
+                | "--html-path"
+                | "--man-path"
+                | "--info-path"
+                | "-v" => i += 1,
+                _ if a.starts_with("--list-cmds=") || a.starts_with("--namespace=") => i += 1,
+                _ if a.starts_with('-') => {
+                    worse(
+                        Class::Mutating,
+                        format!("runs git with an unknown option ({a})"),
+                    );
+                    i += 1;
+                }
+                _ => break,
+            }
+        }
+        if self.cwd.is_none()
+            || self
+                .cwd
+                .as_ref()
+                .is_some_and(|c| !c.starts_with(&self.root))
+        {
+            worse(
+                Class::Mutating,
+                "runs git in a directory outside the workspace, whose settings can run commands"
+                    .into(),
+            );
+        }
+        let judged = match args.get(i) {
+            None => Own(Class::ReadOnly, "only reads (git)".into()),
+            Some(sub) => {
+                let judged = git_sub(&sub.text, &args[i + 1..]);
+                if sub.text == "config" && matches!(judged, Own(Class::Mutating, _)) {
+                    self.mark_protected("git config");
+                }
+                judged
+            }
+        };
+        match (judged, own) {
+            (Own(class, why), Some((worse_class, worse_why))) if worse_class > class => {
+                let _ = why;
+                Own(worse_class, worse_why)
+            }
+            (judged, _) => judged,
+        }
+    }
+
+    /// `-c key=value`: why it makes git not read-only, judging a command value as shell code.
+    fn git_config_pair(&mut self, pair: &str, literal: bool) -> Option<String> {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, "true"));
+        if key_is_cosmetic(key) {
+            return None;
+        }
+        if !key_runs_commands(key) {
+            return Some(format!("changes git settings for this run (-c {key})"));
+        }
+        let code = value.strip_prefix('!').unwrap_or(value);
+        let lower = key.to_ascii_lowercase();
+        if lower.starts_with("alias.") && !value.starts_with('!') {
+            // An alias without `!` is a git command line.
+            self.shell_string(&Word::literal(format!("git {code}")), literal);
+        } else if !matches!(code, "true" | "false" | "0" | "1" | "") {
+            self.shell_string(&Word::literal(code), literal);
+        }
+        Some(format!("sets a git option that runs a command (-c {key})"))
+    }
+
+    /// `-C DIR`, `--git-dir`, `--work-tree` outside the workspace: another repository's
+    /// settings (which a previous command may have planted) decide what git runs.
+    fn git_elsewhere(&self, dir: &Word, worse: &mut impl FnMut(Class, String)) {
+        if matches!(self.locate(dir), Location::Inside) {
+            return;
+        }
+        worse(
+            Class::Mutating,
+            format!(
+                "uses the repository at {}, whose settings can run commands",
+                dir.text
+            ),
+        );
+    }
+}
+
+/// The index of git's subcommand among its arguments, after git's own options
+/// (`-C dir`, `-c k=v`, `--no-pager`, ...).
+pub(crate) fn git_subcommand_index(args: &[Word]) -> Option<usize> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].text.as_str();
+        match a {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+            | "--super-prefix" => i += 2,
+            _ if a.starts_with('-') => i += 1,
+            _ => return Some(i),
+        }
+    }
+    None
+}
+
+fn git_sub(sub: &str, rest: &[Word]) -> Judged {
+    let dangerous = |why: &str| Own(Class::Dangerous, format!("{why} (git {sub})"));
+    let positional = positionals(
+        rest,
+        &["-m", "-o", "--onto", "-C", "-X", "-s", "--strategy"],
+    );
+    match sub {
+        "push"
+            if has_short(rest, 'f')
+                || has_long(rest, "--force")
+                || has_long(rest, "--force-with-lease")
+                || has_long(rest, "--mirror")
+                || positional.iter().any(|r| r.text.starts_with('+')) =>
+        {
+            dangerous("overwrites remote history")
+        }
+        "push"
+            if has_short(rest, 'd')
+                || has_long(rest, "--delete")
+                || positional.iter().any(|r| r.text.starts_with(':')) =>
+        {
+            dangerous("deletes a remote branch")
+        }
+        "push" => Own(
+            Class::Mutating,
+            "publishes commits to a remote (git push)".into(),
+        ),
+        "reset"
+            if has_long(rest, "--hard")
+                || has_long(rest, "--merge")
+                || has_long(rest, "--keep") =>
+        {
+            dangerous("discards uncommitted work")
+        }
+        "clean" if has_short(rest, 'f') || has_long(rest, "--force") => {
+            dangerous("deletes untracked files")
+        }
+        "checkout"
+            if has_short(rest, 'f')
+                || has_long(rest, "--force")
+                || rest.iter().any(|a| a.text == "--" || a.text == ".") =>
+        {
+            dangerous("discards uncommitted changes")
+        }
+        "switch"
+            if has_short(rest, 'f')
+                || has_long(rest, "--force")
+                || has_long(rest, "--discard-changes") =>
+        {
+            dangerous("discards uncommitted changes")
+        }
+        "restore"
+            if has_long(rest, "--staged")
+                && !has_long(rest, "--worktree")
+                && !has_short(rest, 'W') =>
+        {
+            Own(
+                Class::Mutating,
+                "unstages changes (git restore --staged)".into(),
+            )
+        }
+        "restore" => dangerous("discards uncommitted changes"),
+        "rebase" if has_long(rest, "--abort") || has_long(rest, "--continue") => Own(
+            Class::Mutating,
+            "finishes or abandons a rebase in progress (git rebase)".into(),
+        ),
+        "rebase" | "filter-branch" | "filter-repo" | "replace" => dangerous("rewrites history"),
+        "branch"
+            if has_short(rest, 'D')
+                || (has_short(rest, 'd') && has_short(rest, 'f'))
+                || has_short(rest, 'f')
+                || has_long(rest, "--force") =>
+        {
+            dangerous("deletes or moves a branch by force")
+        }
+        "branch" if is_listing_branch(rest, &positional) => {
+            Own(Class::ReadOnly, "only reads (git branch)".into())
+        }
+        "tag" if positional.is_empty() || has_short(rest, 'l') || has_long(rest, "--list") => {
+            Own(Class::ReadOnly, "only reads (git tag)".into())
+        }
+        "stash" => match positional.first().map(|w| w.text.as_str()) {
+            Some("drop" | "clear") => dangerous("deletes stashed work"),
+            Some("list" | "show") => Own(Class::ReadOnly, "only reads (git stash list)".into()),
+            _ => Own(Class::Mutating, "stashes changes (git stash)".into()),
+        },
+        "reflog" => match positional.first().map(|w| w.text.as_str()) {
+            Some("expire" | "delete") => dangerous("deletes history"),
+            _ => Own(Class::ReadOnly, "only reads (git reflog)".into()),
+        },
+        "update-ref" if has_short(rest, 'd') => dangerous("deletes a reference"),
+        "gc" if rest.iter().any(|a| a.text.starts_with("--prune")) => {
+            dangerous("prunes unreachable history")
+        }
+        "remote"
+            if positional.is_empty()
+                || matches!(positional[0].text.as_str(), "show" | "get-url") =>
+        {
+            Own(Class::ReadOnly, "only reads (git remote)".into())
+        }
+        "config" if config_reads(rest, &positional) => {
+            Own(Class::ReadOnly, "only reads (git config)".into())
+        }
+        "config" => Own(
+            Class::Mutating,
+            "changes git settings (git config), which can make git run commands".into(),
+        ),
+        "help" if has_short(rest, 'w') || has_long(rest, "--web") => Own(
+            Class::Mutating,
+            "opens a web browser (git help --web)".into(),
+        ),
+        "worktree" if positional.first().is_some_and(|w| w.text == "list") => {
+            Own(Class::ReadOnly, "only reads (git worktree list)".into())
+        }
+        "submodule" if positional.first().is_none_or(|w| w.text == "status") => {
+            Own(Class::ReadOnly, "only reads (git submodule status)".into())
+        }
+        _ if GIT_READ_ONLY.contains(&sub) => match effectful_option(sub, rest) {
+            Some(option) => Own(
+                Class::Mutating,
+                format!("runs git {sub} {option}, which can write files or run commands"),
+            ),
+            None => Own(Class::ReadOnly, format!("only reads (git {sub})")),
+        },
+        _ => Own(
+            Class::Mutating,
+            format!("changes the repository (git {sub})"),
+        ),
+    }
+}
+
+fn is_listing_branch(rest: &[Word], positional: &[&Word]) -> bool {
+    let list_flags = [
+        "-a",
+        "-r",
+        "-v",
+        "-vv",
+        "-l",
+        "--list",
+        "--all",
+        "--remotes",
+        "--show-current",
+        "--merged",
+        "--no-merged",
+        "--contains",
+        "--sort",
+        "--format",
+        "--verbose",
+    ];
+    let only_list_flags = rest.iter().filter(|a| a.text.starts_with('-')).all(|a| {
+        list_flags
+            .iter()
+            .any(|f| a.text == *f || a.text.starts_with(&format!("{f}=")))
+    });
+    only_list_flags
+        && (positional.is_empty()
+            || has_short(rest, 'l')
+            || has_long(rest, "--list")
+            || has_long(rest, "--contains")
+            || has_long(rest, "--merged"))
+}

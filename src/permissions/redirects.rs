@@ -1,0 +1,191 @@
+//! Redirections: what `>`, `>>`, `&>` write (judged like any other write target), what
+//! `<` feeds a command (a file, a here-document that an interpreter runs as code, or a
+//! `/dev/tcp` socket, which is a download), and reads of other processes' secrets.
+
+use tree_sitter::Node;
+
+use crate::permissions::classify::{Class, Stdin, Walker, Word, operator, text, word};
+
+impl Walker {
+    pub(crate) fn redirected(&mut self, node: Node, src: &str) {
+        let mut pipe_after: Option<Node> = None;
+        let saved_stdin = self.stdin.clone();
+        let redirects: Vec<Node> = node
+            .named_children(&mut node.walk())
+            .filter(|c| c.kind().ends_with("_redirect"))
+            .collect();
+        for redirect in &redirects {
+            self.redirect(*redirect, src, &mut pipe_after);
+        }
+        let Some(body) = node.child_by_field_name("body") else {
+            // A bare redirection (`> file`) still creates or truncates its target.
+            let findings = self.write_findings(&redirects, src);
+            self.findings_part(findings);
+            self.stdin = saved_stdin;
+            return;
+        };
+        match pipe_after {
+            // `cat <<EOF | sh`: the grammar hangs the rest of the pipeline under the heredoc.
+            Some(pipeline) => {
+                let mut stages = vec![body];
+                stages.extend(pipeline.named_children(&mut pipeline.walk()));
+                self.pipeline(&stages, src);
+            }
+            None if body.kind() == "command" => {
+                let findings = self.write_findings(&redirects, src);
+                self.command(body, src, findings, &redirects);
+            }
+            None => self.visit(body, src),
+        }
+        if pipe_after.is_some() || body.kind() != "command" {
+            // After the body: a `cd` inside it moves where relative targets land.
+            let findings = self.write_findings(&redirects, src);
+            self.findings_part(findings);
+        }
+        self.stdin = saved_stdin;
+    }
+
+    /// Remembers where a download command saves, so running that file later is held.
+    pub(crate) fn note_download(&mut self, words: &[Word], redirects: &[Node], src: &str) {
+        let downloads = words
+            .first()
+            .and_then(crate::permissions::commands::program_name)
+            .is_some_and(crate::permissions::commands::is_download);
+        if !downloads {
+            return;
+        }
+        for redirect in redirects.iter().filter(|r| r.kind() == "file_redirect") {
+            if let Some(dest) = redirect.child_by_field_name("destination") {
+                self.downloaded.push(word(dest, src).text);
+            }
+        }
+        let names = ["-o", "--output", "-O", "--output-document"];
+        if let Some(out) = crate::permissions::commands::option_value(&words[1..], &names) {
+            self.downloaded.push(out.text);
+        }
+    }
+
+    pub(crate) fn findings_part(&mut self, findings: Vec<(Class, String)>) {
+        if let Some((class, reason)) = findings.into_iter().max_by_key(|f| f.0) {
+            self.push(Vec::new(), class, reason);
+        }
+    }
+
+    /// What the output redirections among `redirects` write, outside the harmless devices.
+    pub(crate) fn write_findings(&self, redirects: &[Node], src: &str) -> Vec<(Class, String)> {
+        let mut findings = Vec::new();
+        for redirect in redirects {
+            match redirect.kind() {
+                "file_redirect" => {
+                    let op = operator(*redirect, src);
+                    let Some(dest) = redirect.child_by_field_name("destination") else {
+                        continue;
+                    };
+                    if op != "<"
+                        && dest.kind() != "number"
+                        && !(op == ">&" && text(dest, src) == "-")
+                    {
+                        findings.extend(self.write_target(&word(dest, src)));
+                    }
+                }
+                "heredoc_redirect" => {
+                    let nested: Vec<Node> = redirect
+                        .named_children(&mut redirect.walk())
+                        .filter(|c| c.kind() == "file_redirect")
+                        .collect();
+                    findings.extend(self.write_findings(&nested, src));
+                }
+                _ => {}
+            }
+        }
+        findings
+    }
+
+    /// Visits what a redirection runs (substitutions) and sets the standard input it gives.
+    pub(crate) fn redirect<'t>(
+        &mut self,
+        node: Node<'t>,
+        src: &str,
+        pipe_after: &mut Option<Node<'t>>,
+    ) {
+        match node.kind() {
+            "file_redirect" => {
+                let op = operator(node, src);
+                let mut network = false;
+                if let Some(dest) = node.child_by_field_name("destination") {
+                    self.visit(dest, src);
+                    let target = word(dest, src);
+                    if let Some(why) = reads_secrets(&target.text) {
+                        self.push(Vec::new(), Class::Dangerous, why);
+                    }
+                    network = is_network_device(&target.text);
+                    if network && op.starts_with('<') {
+                        self.push(
+                            Vec::new(),
+                            Class::Mutating,
+                            format!("connects to the network ({})", target.text),
+                        );
+                    }
+                }
+                if op.starts_with('<') {
+                    // What a shell reads from a socket is a download run as code.
+                    self.stdin = if network {
+                        Stdin::Pipe { download: true }
+                    } else {
+                        Stdin::File
+                    };
+                }
+            }
+            "heredoc_redirect" => {
+                let mut body = String::new();
+                for child in node.named_children(&mut node.walk()) {
+                    match child.kind() {
+                        "heredoc_body" => {
+                            body = text(child, src).to_string();
+                            self.children(child, src);
+                        }
+                        "pipeline" => *pipe_after = Some(child),
+                        "file_redirect" | "herestring_redirect" => {
+                            self.redirect(child, src, pipe_after)
+                        }
+                        _ => {}
+                    }
+                }
+                self.stdin = Stdin::Code(body);
+            }
+            "herestring_redirect" => {
+                self.children(node, src);
+                let value = node
+                    .named_children(&mut node.walk())
+                    .map(|c| word(c, src).text)
+                    .collect::<Vec<_>>();
+                self.stdin = Stdin::Code(value.join(" "));
+            }
+            _ => self.children(node, src),
+        }
+    }
+}
+
+/// Whether a path is one of bash's network pseudo-devices.
+pub(crate) fn is_network_device(path: &str) -> bool {
+    path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
+}
+
+/// Why reading `path` exposes another process's secrets (its environment, memory or
+/// arguments, where API keys live), or `None`.
+pub(crate) fn reads_secrets(path: &str) -> Option<String> {
+    if matches!(path, "/dev/mem" | "/dev/kmem" | "/dev/port") {
+        return Some(format!("reads the machine's memory ({path})"));
+    }
+    let rest = path.split_once("/proc/")?.1;
+    let own = rest.starts_with("self/") || rest.starts_with("thread-self/");
+    let leaf = rest.rsplit('/').next().unwrap_or(rest);
+    let secret = match leaf {
+        "environ" | "mem" => true,
+        "cmdline" | "maps" | "auxv" | "stack" | "syscall" => !own,
+        _ => false,
+    };
+    secret.then(|| {
+        format!("reads a process's environment, memory or arguments, where secrets live ({path})")
+    })
+}
