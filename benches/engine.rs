@@ -58,6 +58,9 @@ impl Drop for Mock {
 /// Wall time and peak RSS (KiB) of one `cairn exec`.
 fn run_exec(dir: &Path, url: &str, extra: &[&str], prompt: &str) -> (Duration, i64, bool) {
     let data = dir.join("data");
+    // The 200,000-token answers are larger than the default reply cap a real model never hits.
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("config.toml"), "max_reply_bytes = 8388608\n").unwrap();
     let start = Instant::now();
     let child = Command::new(CAIRN)
         .current_dir(dir)

@@ -255,6 +255,13 @@ mod live {
         let root = tempfile::tempdir().unwrap();
         let ws = root.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
+        // The 200,000-token answers are larger than the default reply cap a real model never hits.
+        std::fs::create_dir_all(root.path().join("config")).unwrap();
+        std::fs::write(
+            root.path().join("config/config.toml"),
+            "max_reply_bytes = 8388608\n",
+        )
+        .unwrap();
         let url = llm.url();
 
         let mut exec_times = Vec::new();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::llm::ProviderSettings;
+use crate::llm::{ProviderSettings, ReplyLimits};
 use crate::permissions::Mode;
 
 /// A provider preset: where it lives, which variable holds its key, a default model.
@@ -131,6 +131,9 @@ pub struct ConfigFile {
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
     pub request_idle_timeout_secs: Option<u64>,
+    pub request_timeout_secs: Option<u64>,
+    pub max_reply_bytes: Option<usize>,
+    pub max_tool_call_bytes: Option<usize>,
     pub bash: Option<BashFile>,
     pub sandbox: Option<SandboxFile>,
     pub permissions: Option<PermissionsFile>,
@@ -172,6 +175,9 @@ impl ConfigFile {
             request_idle_timeout_secs: over
                 .request_idle_timeout_secs
                 .or(self.request_idle_timeout_secs),
+            request_timeout_secs: over.request_timeout_secs.or(self.request_timeout_secs),
+            max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
+            max_tool_call_bytes: over.max_tool_call_bytes.or(self.max_tool_call_bytes),
             bash: merge_table(self.bash, over.bash, |a, b| BashFile {
                 pass_env: b.pass_env.or(a.pass_env),
             }),
@@ -365,6 +371,7 @@ impl Config {
             idle_timeout: Duration::from_secs(file.request_idle_timeout_secs.unwrap_or(300)),
             max_tokens: file.max_tokens,
             temperature: file.temperature,
+            limits: reply_limits(&file),
         };
         Ok(Config {
             provider,
@@ -385,6 +392,26 @@ impl Config {
             permissions: file.permissions.unwrap_or_default(),
             config_path,
         })
+    }
+}
+
+/// The reply limits, defaults where the file sets none; a 0 would stop every reply at once,
+/// so it counts as 1.
+fn reply_limits(file: &ConfigFile) -> ReplyLimits {
+    let defaults = ReplyLimits::default();
+    ReplyLimits {
+        max_reply_bytes: file
+            .max_reply_bytes
+            .unwrap_or(defaults.max_reply_bytes)
+            .max(1),
+        max_call_bytes: file
+            .max_tool_call_bytes
+            .unwrap_or(defaults.max_call_bytes)
+            .max(1),
+        max_calls: defaults.max_calls,
+        request_timeout: file
+            .request_timeout_secs
+            .map_or(defaults.request_timeout, |s| Duration::from_secs(s.max(1))),
     }
 }
 
@@ -534,6 +561,9 @@ mod tests {
             "max_tokens",
             "temperature",
             "request_idle_timeout_secs",
+            "request_timeout_secs",
+            "max_reply_bytes",
+            "max_tool_call_bytes",
             "pass_env",
             "enabled",
             "network",

@@ -123,8 +123,35 @@ impl Agent {
                 };
                 Err(EndReason::Failed(message))
             }
+            Err(LlmError::Capped { reason, partial }) => {
+                self.keep_capped_reply(turn, &partial, &reason);
+                Err(EndReason::Failed(format!(
+                    "the reply was stopped: {reason}; what arrived is kept"
+                )))
+            }
             Err(err) => Err(EndReason::Failed(err.to_string())),
         }
+    }
+
+    /// A reply stopped at a size limit: what arrived is kept (its calls never run), and a note
+    /// at the end of the conversation tells the model in the next request, so it does not
+    /// take the cut text for its whole answer or repeat the oversized call.
+    fn keep_capped_reply(&mut self, turn: TurnId, partial: &Completion, reason: &str) {
+        if !partial.text.is_empty() || !partial.reasoning.is_empty() {
+            self.keep_reply(turn, partial);
+        }
+        let text = format!(
+            "[cairn] Your previous reply was stopped because {reason}; only its beginning was \
+             received and none of its tool calls ran. Keep replies and tool arguments smaller: \
+             write large files in several parts."
+        );
+        self.record(&Record::Note {
+            text: text.clone(),
+            told: self.session.told.clone(),
+        });
+        self.session
+            .messages
+            .push(ChatMessage::User { content: text });
     }
 
     /// Appends a note when the mode or the git branch moved since the model was last told:

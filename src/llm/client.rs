@@ -5,6 +5,8 @@
 use std::sync::RwLock;
 use std::time::{Duration, SystemTime};
 
+use tokio::time::{Instant, timeout_at};
+
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
@@ -12,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 use super::retry::retry_after;
 use super::stream::{Progress, StreamDecoder, cut, error_message};
 use super::{
-    ChatModel, ChatRequest, Completion, DeltaSink, LlmError, ProviderSettings, StreamDelta,
+    ChatModel, ChatRequest, Completion, DeltaSink, LlmError, ProviderSettings, ReplyLimits,
+    StreamDelta,
 };
 
 /// A TCP/TLS handshake slower than this means the host is unreachable, however long the
@@ -150,6 +153,12 @@ impl HttpModel {
 
     async fn attempt(&self, body: &[u8], on_delta: DeltaSink<'_>) -> Result<Completion, Failure> {
         let idle = self.settings.idle_timeout;
+        let limits = self.settings.limits;
+        let clock = Clock {
+            idle,
+            timeout: limits.request_timeout,
+            deadline: Instant::now() + limits.request_timeout,
+        };
         let mut request = self
             .http
             .post(&self.endpoint)
@@ -160,8 +169,8 @@ impl HttpModel {
             request = request.bearer_auth(key);
         }
         tracing::debug!(endpoint = %self.endpoint, model = %self.model(), "model request");
-        let response = match tokio::time::timeout(idle, request.send()).await {
-            Err(_) => return Err(no_data(idle)),
+        let response = match timeout_at(clock.next(Instant::now()), request.send()).await {
+            Err(_) => return Err(no_data(idle.min(limits.request_timeout))),
             Ok(Err(e)) => {
                 let message = connection_message(&e);
                 return Err(Failure::Retry {
@@ -182,7 +191,7 @@ impl HttpModel {
             .unwrap_or("")
             .to_ascii_lowercase();
         if content_type.contains("json") {
-            read_whole_answer(response, idle, on_delta).await
+            read_whole_answer(response, clock, limits, on_delta).await
         } else if content_type.starts_with("text/html") {
             // A proxy or captive portal answered, not a model: retrying will not help.
             let body = read_error_body(response, idle).await;
@@ -192,7 +201,7 @@ impl HttpModel {
                 error_body_message(&body, 200)
             ))))
         } else {
-            read_stream(response, idle, on_delta).await
+            read_stream(response, clock, limits, on_delta).await
         }
     }
 
@@ -269,24 +278,65 @@ impl ChatModel for HttpModel {
     }
 }
 
+/// The two clocks of one attempt: the idle timer, which only data restarts, and the overall
+/// deadline, which nothing does.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    idle: Duration,
+    timeout: Duration,
+    deadline: Instant,
+}
+
+impl Clock {
+    /// When to give up waiting if the last data arrived at `last_data`.
+    fn next(&self, last_data: Instant) -> Instant {
+        (last_data + self.idle).min(self.deadline)
+    }
+
+    /// Why a wait that ended at `at` gave up.
+    fn expired(&self, at: Instant) -> String {
+        if at >= self.deadline {
+            format!(
+                "the request took longer than {}s (request_timeout_secs)",
+                self.timeout.as_secs_f64()
+            )
+        } else {
+            format!("no data for {}s", self.idle.as_secs_f64())
+        }
+    }
+}
+
 /// Reads the event stream. A drop or stall before anything was shown may be retried; after,
-/// it is `Truncated` (retrying would show the user the same text twice).
+/// it is `Truncated` (retrying would show the user the same text twice). Only `data:` lines
+/// restart the idle timer: a server that sends nothing but `: keep-alive` comments times out.
 async fn read_stream(
     mut response: reqwest::Response,
-    idle: Duration,
+    clock: Clock,
+    limits: ReplyLimits,
     on_delta: DeltaSink<'_>,
 ) -> Result<Completion, Failure> {
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = StreamDecoder::with_limits(limits);
+    let mut last_data = Instant::now();
     loop {
-        let failure = match tokio::time::timeout(idle, response.chunk()).await {
-            Ok(Ok(Some(bytes))) => match decoder.feed(&bytes, &mut *on_delta) {
-                Ok(Progress::More) => continue,
-                Ok(Progress::Done) => break,
-                Err(e) => return Err(stream_error(e, decoder.has_content())),
-            },
+        let until = clock.next(last_data);
+        let failure = match timeout_at(until, response.chunk()).await {
+            Ok(Ok(Some(bytes))) => {
+                let seen = decoder.data_lines_seen();
+                match decoder.feed(&bytes, &mut *on_delta) {
+                    Ok(Progress::More) => {
+                        if decoder.data_lines_seen() != seen {
+                            last_data = Instant::now();
+                        }
+                        continue;
+                    }
+                    Ok(Progress::Done) => break,
+                    // Dropping the response closes the connection: the server stops sending.
+                    Err(e) => return Err(stream_error(e, decoder.has_content())),
+                }
+            }
             Ok(Ok(None)) => break,
             Ok(Err(e)) => format!("the connection dropped: {}", connection_message(&e)),
-            Err(_) => format!("no data for {}s", idle.as_secs_f64()),
+            Err(_) => clock.expired(until),
         };
         if decoder.has_content() {
             return Err(Failure::Fatal(decoder.truncated(failure)));
@@ -329,26 +379,51 @@ fn stream_error(error: LlmError, had_content: bool) -> Failure {
     }
 }
 
-/// A server that ignored `stream: true` answers with one JSON completion.
+/// A server that ignored `stream: true` answers with one JSON completion, read whole but
+/// no larger than the largest event a stream may carry.
 async fn read_whole_answer(
-    response: reqwest::Response,
-    idle: Duration,
+    mut response: reqwest::Response,
+    clock: Clock,
+    limits: ReplyLimits,
     on_delta: DeltaSink<'_>,
 ) -> Result<Completion, Failure> {
-    let body = match tokio::time::timeout(idle, response.bytes()).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(e)) => {
-            let reason = format!("the connection dropped: {}", connection_message(&e));
-            return Err(Failure::Retry {
-                error: LlmError::Connection(reason.clone()),
-                reason,
-                wait: None,
-            });
+    let max = limits.max_event_bytes();
+    let mut body = Vec::new();
+    let mut last_data = Instant::now();
+    loop {
+        let until = clock.next(last_data);
+        match timeout_at(until, response.chunk()).await {
+            Ok(Ok(Some(bytes))) => {
+                if body.len() + bytes.len() > max {
+                    return Err(Failure::Fatal(LlmError::Capped {
+                        reason: format!("the answer passed {max} bytes"),
+                        partial: Box::default(),
+                    }));
+                }
+                body.extend_from_slice(&bytes);
+                last_data = Instant::now();
+            }
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => {
+                let reason = format!("the connection dropped: {}", connection_message(&e));
+                return Err(Failure::Retry {
+                    error: LlmError::Connection(reason.clone()),
+                    reason,
+                    wait: None,
+                });
+            }
+            Err(_) => {
+                let reason = clock.expired(until);
+                return Err(Failure::Retry {
+                    error: LlmError::Connection(reason.clone()),
+                    reason,
+                    wait: None,
+                });
+            }
         }
-        Err(_) => return Err(no_data(idle)),
-    };
+    }
     let text = String::from_utf8_lossy(&body);
-    let mut decoder = super::stream::StreamAssembler::new();
+    let mut decoder = super::stream::StreamAssembler::with_limits(limits);
     decoder
         .chunk(&text, &mut *on_delta)
         .map_err(|e| stream_error(e, false))?;

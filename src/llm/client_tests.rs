@@ -42,6 +42,7 @@ fn settings(initial_ms: u64, max_ms: u64) -> ProviderSettings {
         idle_timeout: Duration::from_secs(5),
         max_tokens: None,
         temperature: None,
+        limits: Default::default(),
     }
 }
 

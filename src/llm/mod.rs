@@ -38,6 +38,44 @@ pub struct ProviderSettings {
     pub idle_timeout: Duration,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    pub limits: ReplyLimits,
+}
+
+/// Bounds on one response, so a server that never stops cannot exhaust memory or patience.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyLimits {
+    /// Largest reply text, and separately largest reasoning, in bytes (`max_reply_bytes`).
+    pub max_reply_bytes: usize,
+    /// Largest arguments of one tool call, in bytes (`max_tool_call_bytes`).
+    pub max_call_bytes: usize,
+    /// Most tool calls in one reply.
+    pub max_calls: usize,
+    /// Longest one attempt may take from sending to the end of the stream
+    /// (`request_timeout_secs`), however steadily data arrives.
+    pub request_timeout: Duration,
+}
+
+impl Default for ReplyLimits {
+    /// 1 MiB is far beyond any model's output limit (128k tokens are about 512 KiB), so only
+    /// a runaway stream reaches it.
+    fn default() -> Self {
+        Self {
+            max_reply_bytes: 1 << 20,
+            max_call_bytes: 1 << 20,
+            max_calls: 256,
+            request_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+impl ReplyLimits {
+    /// Largest single SSE event: a server that ignores streaming sends the whole answer in one.
+    pub fn max_event_bytes(&self) -> usize {
+        self.max_reply_bytes
+            .saturating_mul(2)
+            .saturating_add(self.max_call_bytes)
+            .saturating_add(64 * 1024)
+    }
 }
 
 impl std::fmt::Debug for ProviderSettings {
@@ -53,6 +91,7 @@ impl std::fmt::Debug for ProviderSettings {
             .field("idle_timeout", &self.idle_timeout)
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -104,6 +143,13 @@ pub enum LlmError {
     /// tool calls are dropped; `partial` keeps the text that did arrive.
     #[error("the response was cut off: {reason}")]
     Truncated {
+        reason: String,
+        partial: Box<Completion>,
+    },
+    /// The reply passed one of the `ReplyLimits`: the stream was stopped there. `partial` keeps
+    /// the text and reasoning up to the limit; tool calls are dropped.
+    #[error("the reply was stopped: {reason}")]
+    Capped {
         reason: String,
         partial: Box<Completion>,
     },

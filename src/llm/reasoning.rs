@@ -23,17 +23,9 @@ impl ReasoningBlocks {
         self.thinking_blocks.is_empty() && self.reasoning_details.is_empty()
     }
 
-    /// Bytes of text held, for the reply's size cap.
+    /// Bytes of text held (thinking, signatures, data, type names), for the reply's cap.
     pub fn text_bytes(&self) -> usize {
-        let size = |v: &Value| match v {
-            Value::Object(map) => map
-                .values()
-                .map(|v| v.as_str().map_or(0, str::len))
-                .sum::<usize>(),
-            _ => 0,
-        };
-        self.thinking_blocks.iter().map(size).sum::<usize>()
-            + self.reasoning_details.iter().map(size).sum::<usize>()
+        text_bytes(&self.thinking_blocks) + text_bytes(&self.reasoning_details)
     }
 
     /// Merges one delta's `thinking_blocks` and returns the readable thinking text it added.
@@ -102,6 +94,18 @@ impl ReasoningBlocks {
         }
         text
     }
+}
+
+/// The string bytes of the objects in `values` (what merging them will hold).
+pub fn text_bytes(values: &[Value]) -> usize {
+    let size = |v: &Value| match v {
+        Value::Object(map) => map
+            .values()
+            .map(|v| v.as_str().map_or(0, str::len))
+            .sum::<usize>(),
+        _ => 0,
+    };
+    values.iter().map(size).sum()
 }
 
 fn has_text(value: &Value, key: &str) -> bool {

@@ -12,11 +12,13 @@ pub enum SseFrame {
     /// An error sent outside `data`: the value of an `error:` field (llama.cpp builds before
     /// September 2025) or the data of an `event: error` event.
     Error(String),
+    /// One line or event passed the parser's size limit; its bytes were dropped.
+    TooLong { limit: usize },
 }
 
 /// Turns body bytes into frames. Bytes are buffered until a line is complete, so a read that
 /// ends inside a line, inside a CRLF pair or inside a UTF-8 character loses nothing.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
     /// The start of a line whose end has not arrived yet.
     partial: Vec<u8>,
@@ -27,11 +29,44 @@ pub struct SseParser {
     data: String,
     data_lines: usize,
     event: String,
+    /// Largest line or event kept; a longer one is dropped and reported once as `TooLong`.
+    max_bytes: usize,
+    /// Inside a line that passed `max_bytes`: skip to its end.
+    discarding: bool,
+    /// Non-empty `data:` lines seen so far: the client's idle timer counts only these, so
+    /// a server that sends nothing but keep-alive comments still times out.
+    data_seen: u64,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::with_max_bytes(usize::MAX)
+    }
 }
 
 impl SseParser {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A parser that refuses to buffer a line or event longer than `max_bytes`.
+    pub fn with_max_bytes(max_bytes: usize) -> Self {
+        Self {
+            partial: Vec::new(),
+            skip_lf: false,
+            seen_line: false,
+            data: String::new(),
+            data_lines: 0,
+            event: String::new(),
+            max_bytes,
+            discarding: false,
+            data_seen: 0,
+        }
+    }
+
+    /// How many non-empty `data:` lines arrived so far.
+    pub fn data_lines_seen(&self) -> u64 {
+        self.data_seen
     }
 
     /// Consumes one read of the body; frames completed by it are appended to `out`.
@@ -42,9 +77,17 @@ impl SseParser {
                 input = &input[1..];
             }
         }
+        if self.discarding {
+            let Some(end) = find_line_end(input) else {
+                return;
+            };
+            self.discarding = false;
+            input = self.after_line_end(input, end);
+        }
         if !self.partial.is_empty() {
             let Some(end) = find_line_end(input) else {
                 self.partial.extend_from_slice(input);
+                self.check_partial(out);
                 return;
             };
             let mut line = std::mem::take(&mut self.partial);
@@ -59,6 +102,25 @@ impl SseParser {
             input = self.after_line_end(input, end);
         }
         self.partial.extend_from_slice(input);
+        self.check_partial(out);
+    }
+
+    /// A line that is already longer than the limit is dropped up to its end.
+    fn check_partial(&mut self, out: &mut Vec<SseFrame>) {
+        if self.partial.len() > self.max_bytes {
+            self.partial = Vec::new();
+            self.discarding = true;
+            self.too_long(out);
+        }
+    }
+
+    /// Drops the event being built and reports it.
+    fn too_long(&mut self, out: &mut Vec<SseFrame>) {
+        self.data = String::new();
+        self.data_lines = 0;
+        out.push(SseFrame::TooLong {
+            limit: self.max_bytes,
+        });
     }
 
     /// The body ended: a last line without its line end and an event without its blank line
@@ -105,6 +167,13 @@ impl SseParser {
         };
         match field {
             b"data" => {
+                if !value.iter().all(u8::is_ascii_whitespace) {
+                    self.data_seen += 1;
+                }
+                if self.data.len() + value.len() + 1 > self.max_bytes {
+                    self.too_long(out);
+                    return;
+                }
                 if self.data_lines > 0 {
                     self.data.push('\n');
                 }

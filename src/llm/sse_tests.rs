@@ -170,3 +170,41 @@ fn invalid_utf8_in_a_line_becomes_replacement_characters() {
 fn eof_flushes_an_unterminated_event() {
     assert_eq!(parse_all(b"data: a\ndata: b"), vec![data("a\nb")]);
 }
+
+#[test]
+fn a_line_past_the_limit_is_dropped_and_reported_once() {
+    let mut parser = SseParser::with_max_bytes(32);
+    let mut out = Vec::new();
+    parser.feed(b"data: ", &mut out);
+    for _ in 0..100 {
+        parser.feed(b"xxxxxxxxxxxxxxxx", &mut out);
+    }
+    assert_eq!(out, vec![SseFrame::TooLong { limit: 32 }]);
+    // The rest of the long line is skipped; the stream goes on after it.
+    parser.feed(b"xxxx\n\ndata: ok\n\n", &mut out);
+    assert_eq!(
+        out,
+        vec![SseFrame::TooLong { limit: 32 }, SseFrame::Data("ok".into())]
+    );
+    // Many short data lines in one event are bounded the same way.
+    let mut parser = SseParser::with_max_bytes(24);
+    let mut out = Vec::new();
+    parser.feed(
+        b"data: 0123456789\ndata: 0123456789\ndata: 0123456789\n\n",
+        &mut out,
+    );
+    assert!(out.contains(&SseFrame::TooLong { limit: 24 }), "{out:?}");
+}
+
+#[test]
+fn only_non_empty_data_lines_count_as_data() {
+    let mut parser = SseParser::new();
+    let mut out = Vec::new();
+    parser.feed(
+        b": keep-alive\n\n: OPENROUTER PROCESSING\n\ndata:\n\n",
+        &mut out,
+    );
+    assert_eq!(parser.data_lines_seen(), 0);
+    parser.feed(b"data: {}\n\n", &mut out);
+    assert_eq!(parser.data_lines_seen(), 1);
+}

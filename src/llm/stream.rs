@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::retry::is_transient_error;
 use super::sse::{SseFrame, SseParser};
-use super::{AssembledCall, Completion, LlmError, ReasoningBlocks, StreamDelta};
+use super::{AssembledCall, Completion, LlmError, ReasoningBlocks, ReplyLimits, StreamDelta};
 use crate::bus::{CallId, Usage};
 
 /// Whether the server has said the response is over.
@@ -26,6 +26,8 @@ pub struct StreamAssembler {
     text: String,
     reasoning: String,
     reasoning_blocks: ReasoningBlocks,
+    /// What `reasoning_blocks` holds, counted as pieces arrive (recounting would be quadratic).
+    blocks_bytes: usize,
     finish_reason: Option<String>,
     usage: Option<Usage>,
     calls: Vec<PartialCall>,
@@ -34,6 +36,7 @@ pub struct StreamAssembler {
     /// The call the last fragment went to: fragments without index or id continue it.
     last_call: Option<usize>,
     content_seen: bool,
+    limits: ReplyLimits,
 }
 
 #[derive(Debug, Default)]
@@ -49,6 +52,13 @@ struct PartialCall {
 impl StreamAssembler {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    pub fn with_limits(limits: ReplyLimits) -> Self {
+        Self {
+            limits,
+            ..Self::default()
+        }
     }
 
     /// True once anything was reported to the UI: from then on the response cannot be retried
@@ -69,6 +79,9 @@ impl StreamAssembler {
             SseFrame::Data(payload) => {
                 self.chunk(&payload, on_delta)?;
                 Ok(Progress::More)
+            }
+            SseFrame::TooLong { limit } => {
+                Err(self.capped(format!("one event of the stream passed {limit} bytes")))
             }
         }
     }
@@ -99,7 +112,7 @@ impl StreamAssembler {
                 continue; // Only one choice is ever requested.
             }
             if let Some(delta) = choice.delta {
-                self.delta(delta, on_delta);
+                self.delta(delta, on_delta)?;
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 if reason == "error" {
@@ -144,6 +157,65 @@ impl StreamAssembler {
         }
     }
 
+    /// What arrived so far as a `Capped` error, the calls dropped. Takes the text out: the
+    /// assembler is finished after this.
+    fn capped(&mut self, reason: String) -> LlmError {
+        let partial = Completion {
+            text: std::mem::take(&mut self.text),
+            reasoning: std::mem::take(&mut self.reasoning),
+            reasoning_blocks: std::mem::take(&mut self.reasoning_blocks),
+            tool_calls: Vec::new(),
+            finish_reason: None,
+            usage: self.usage,
+        };
+        self.calls.clear();
+        LlmError::Capped {
+            reason,
+            partial: Box::new(partial),
+        }
+    }
+
+    /// Appends `piece` to the text or reasoning, up to `max_reply_bytes`; past it, keeps what
+    /// fits (whole characters) and stops the reply.
+    fn push_bounded(
+        &mut self,
+        reasoning: bool,
+        piece: String,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), LlmError> {
+        let max = self.limits.max_reply_bytes;
+        let held = if reasoning {
+            &self.reasoning
+        } else {
+            &self.text
+        };
+        let room = max.saturating_sub(held.len());
+        let over = piece.len() > room;
+        let mut piece = piece;
+        if over {
+            let mut end = room;
+            while !piece.is_char_boundary(end) {
+                end -= 1;
+            }
+            piece.truncate(end);
+        }
+        self.content_seen = true;
+        if !piece.is_empty() {
+            if reasoning {
+                self.reasoning.push_str(&piece);
+                on_delta(StreamDelta::Reasoning(piece));
+            } else {
+                self.text.push_str(&piece);
+                on_delta(StreamDelta::Text(piece));
+            }
+        }
+        if over {
+            let what = if reasoning { "reasoning" } else { "text" };
+            return Err(self.capped(format!("its {what} passed {max} bytes (max_reply_bytes)")));
+        }
+        Ok(())
+    }
+
     /// What arrived so far as a `Truncated` error; half-built tool calls are dropped.
     pub fn truncated(self, reason: impl Into<String>) -> LlmError {
         LlmError::Truncated {
@@ -163,17 +235,30 @@ impl StreamAssembler {
         }
     }
 
-    fn delta(&mut self, delta: Delta, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
+    fn delta(
+        &mut self,
+        delta: Delta,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), LlmError> {
         // Structured blocks are kept whole for the follow-up; their text is shown only when
         // the delta has no plain reasoning field (LiteLLM and OpenRouter send both).
         let mut block_text = String::new();
         if let Some(blocks) = delta.thinking_blocks {
             self.content_seen = true;
+            self.blocks_bytes += super::reasoning::text_bytes(&blocks);
             block_text.push_str(&self.reasoning_blocks.add_thinking_blocks(blocks));
         }
         if let Some(details) = delta.reasoning_details {
             self.content_seen = true;
+            self.blocks_bytes += super::reasoning::text_bytes(&details);
             block_text.push_str(&self.reasoning_blocks.add_reasoning_details(details));
+        }
+        // Signatures and encrypted data come on top of the thinking text, hence twice the cap.
+        let max_blocks = self.limits.max_reply_bytes.saturating_mul(2);
+        if self.blocks_bytes > max_blocks {
+            return Err(self.capped(format!(
+                "its reasoning blocks passed {max_blocks} bytes (twice max_reply_bytes)"
+            )));
         }
         // vLLM may send the same text under both names; `reasoning_content` wins.
         let reasoning = delta
@@ -183,18 +268,15 @@ impl StreamAssembler {
             .filter(|r| !r.is_empty())
             .or(Some(block_text));
         if let Some(reasoning) = reasoning.filter(|r| !r.is_empty()) {
-            self.content_seen = true;
-            self.reasoning.push_str(&reasoning);
-            on_delta(StreamDelta::Reasoning(reasoning));
+            self.push_bounded(true, reasoning, on_delta)?;
         }
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-            self.content_seen = true;
-            self.text.push_str(&text);
-            on_delta(StreamDelta::Text(text));
+            self.push_bounded(false, text, on_delta)?;
         }
         for call in delta.tool_calls.unwrap_or_default() {
-            self.tool_call(call, on_delta);
+            self.tool_call(call, on_delta)?;
         }
+        Ok(())
     }
 
     // Accumulation rules (wire-formats notes, section 7): calls are keyed by `index`. On a used
@@ -203,7 +285,11 @@ impl StreamAssembler {
     // an index, a fragment that names a tool starts a new call and any other continues the
     // last one; so does a fragment under an unknown index with neither id nor name (endpoints
     // that shift the index of argument fragments). Arguments stay raw text throughout.
-    fn tool_call(&mut self, call: ToolCallDelta, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
+    fn tool_call(
+        &mut self,
+        call: ToolCallDelta,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), LlmError> {
         let id = call.id.filter(|id| !id.is_empty());
         let (name, arguments) = match call.function {
             Some(f) => (f.name.filter(|n| !n.is_empty()), f.arguments),
@@ -241,10 +327,17 @@ impl StreamAssembler {
                 }
             }
         };
-        let at = existing.unwrap_or_else(|| {
-            self.calls.push(PartialCall::default());
-            self.calls.len() - 1
-        });
+        let at = match existing {
+            Some(at) => at,
+            None if self.calls.len() >= self.limits.max_calls => {
+                let max = self.limits.max_calls;
+                return Err(self.capped(format!("it made more than {max} tool calls")));
+            }
+            None => {
+                self.calls.push(PartialCall::default());
+                self.calls.len() - 1
+            }
+        };
         if let Some(index) = call.index {
             self.by_index.insert(index, at);
         }
@@ -254,9 +347,6 @@ impl StreamAssembler {
         if self.calls[at].provider_id.is_none() {
             self.calls[at].provider_id = id;
         }
-        if let Some(arguments) = arguments {
-            self.calls[at].arguments.push_str(&arguments);
-        }
         if let Some(name) = name
             && self.calls[at].name.is_empty()
         {
@@ -265,6 +355,20 @@ impl StreamAssembler {
             self.calls[at].id = Some(id.clone());
             on_delta(StreamDelta::ToolCallStarted { id, name });
         }
+        if let Some(arguments) = arguments {
+            let max = self.limits.max_call_bytes;
+            if self.calls[at].arguments.len() + arguments.len() > max {
+                let name = match self.calls[at].name.as_str() {
+                    "" => "a tool call".to_string(),
+                    name => format!("its `{name}` call"),
+                };
+                return Err(self.capped(format!(
+                    "the arguments of {name} passed {max} bytes (max_tool_call_bytes)"
+                )));
+            }
+            self.calls[at].arguments.push_str(&arguments);
+        }
+        Ok(())
     }
 
     /// The provider's id, unless it is missing or already used by another call of this
@@ -297,6 +401,20 @@ pub struct StreamDecoder {
 impl StreamDecoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    pub fn with_limits(limits: ReplyLimits) -> Self {
+        Self {
+            parser: SseParser::with_max_bytes(limits.max_event_bytes()),
+            assembler: StreamAssembler::with_limits(limits),
+            frames: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Non-empty `data:` lines so far; comments and blank keep-alives do not count.
+    pub fn data_lines_seen(&self) -> u64 {
+        self.parser.data_lines_seen()
     }
 
     /// See `StreamAssembler::has_content`.

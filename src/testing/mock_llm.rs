@@ -294,6 +294,15 @@ async fn play(
             socket.write_all(body).await?;
             return socket.shutdown().await;
         }
+        Reply::KeepAliveOnly(ms) => {
+            socket.write_all(STREAM_HEAD.as_bytes()).await?;
+            let every = Duration::from_millis((*ms).max(1));
+            // Ends when the client hangs up (the write fails).
+            loop {
+                socket.write_all(b": keep-alive\n\n").await?;
+                tokio::time::sleep(every).await;
+            }
+        }
         _ => {}
     }
     socket.write_all(STREAM_HEAD.as_bytes()).await?;

@@ -82,6 +82,12 @@ pub enum Reply {
     StreamError(String),
     /// HTTP 200 with exactly these body bytes.
     Raw(#[serde(with = "bytes_as_text")] Vec<u8>),
+    /// A reply that never ends: this text as the content of every chunk, forever.
+    EndlessText(String),
+    /// A call to this tool whose arguments never end.
+    EndlessArguments(String),
+    /// HTTP 200, then only `: keep-alive` comments, one every this many milliseconds, forever.
+    KeepAliveOnly(u64),
 }
 
 /// One scripted tool call.
@@ -191,6 +197,21 @@ impl Script {
     /// HTTP 200 with exactly these body bytes.
     pub fn raw(body: impl Into<Vec<u8>>) -> Self {
         Self::of(Reply::Raw(body.into()))
+    }
+
+    /// A never-ending reply: `text` as every chunk's content.
+    pub fn endless_text(text: &str) -> Self {
+        Self::of(Reply::EndlessText(text.into()))
+    }
+
+    /// A call to `tool` whose arguments never end.
+    pub fn endless_arguments(tool: &str) -> Self {
+        Self::of(Reply::EndlessArguments(tool.into()))
+    }
+
+    /// Only keep-alive comments, every `every`, forever.
+    pub fn keep_alive_only(every: Duration) -> Self {
+        Self::of(Reply::KeepAliveOnly(every.as_millis() as u64))
     }
 
     pub fn with_reasoning(mut self, reasoning: &str) -> Self {
@@ -369,7 +390,26 @@ impl Script {
                 let error = json!({"error": {"message": message, "type": kind, "code": code}});
                 return Box::new(first.into_iter().chain(std::iter::once(error.to_string())));
             }
-            Reply::Status { .. } | Reply::Raw(_) => return Box::new(std::iter::empty()),
+            Reply::EndlessText(text) => {
+                let piece = chunk(json!({ "content": text }), None);
+                return Box::new(first.into_iter().chain(std::iter::repeat(piece)));
+            }
+            Reply::EndlessArguments(tool) => {
+                let open = chunk(
+                    json!({"tool_calls": [{"index": 0, "id": "call_endless", "type": "function",
+                        "function": {"name": tool, "arguments": "{\"content\": \""}}]}),
+                    None,
+                );
+                let piece = chunk(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": "endless text "}}]}),
+                    None,
+                );
+                first.push(open);
+                return Box::new(first.into_iter().chain(std::iter::repeat(piece)));
+            }
+            Reply::Status { .. } | Reply::Raw(_) | Reply::KeepAliveOnly(_) => {
+                return Box::new(std::iter::empty());
+            }
         };
         let usage = self.usage.unwrap_or(Usage {
             prompt_tokens: (prompt_bytes / 4) as u64,

@@ -247,6 +247,42 @@ async fn signed_reasoning_goes_back_with_tool_calls_and_survives_a_resume() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_never_ends_is_stopped_and_both_user_and_model_are_told() {
+    let sb = Sandbox::new().config("max_reply_bytes = 20000\nmax_tool_call_bytes = 5000\n");
+    let llm = MockLlm::start(vec![Script::endless_text("again and ")]).await;
+    let run = sb.exec(&llm.url(), &["go"]).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("stopped") && run.stderr.contains("max_reply_bytes"),
+        "{}",
+        run.stderr
+    );
+    let kept = sb
+        .log_records()
+        .into_iter()
+        .find(|r| r["type"] == "assistant")
+        .unwrap();
+    assert_eq!(kept["text"].as_str().unwrap().len(), 20000);
+
+    // A runaway call is stopped too, and the next request tells the model what happened.
+    let llm = MockLlm::start(vec![
+        Script::endless_arguments("write_file"),
+        Script::text("smaller then"),
+    ])
+    .await;
+    let run = sb.exec(&llm.url(), &["--continue", "write it"]).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert!(run.stderr.contains("max_tool_call_bytes"), "{}", run.stderr);
+    let run = sb.exec(&llm.url(), &["--continue", "try again"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let messages = llm.request(1)["messages"].to_string();
+    assert!(
+        messages.contains("stopped because") && messages.contains("max_tool_call_bytes"),
+        "{messages}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_needing_approval_is_denied_headless_and_the_run_fails() {
     let sb = Sandbox::new().file("keep/a.txt", "precious\n");
     let llm = MockLlm::start(vec![Script::tool_call(

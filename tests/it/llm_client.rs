@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use cairn::bus::{CallId, Usage};
 use cairn::llm::{
     AssembledCall, ChatMessage, ChatModel, ChatRequest, Completion, HttpModel, LlmError,
-    ProviderSettings, StreamDelta,
+    ProviderSettings, ReplyLimits, StreamDelta,
 };
 use cairn::testing::{MockLlm, Script, token_text};
 use cairn::tools::ToolSpec;
@@ -28,6 +28,7 @@ pub(crate) fn settings(url: String) -> ProviderSettings {
         idle_timeout: Duration::from_secs(10),
         max_tokens: None,
         temperature: None,
+        limits: Default::default(),
     }
 }
 
@@ -554,7 +555,15 @@ async fn raw_llama_cpp_body_with_done_and_no_blank_line() {
 #[tokio::test]
 async fn a_huge_answer_streams_whole() {
     let llm = MockLlm::start([Script::text_tokens(200_000)]).await;
-    let model = HttpModel::new(settings(llm.url())).unwrap();
+    // About 1.2 MB of text: more than the default cap, which a real model never reaches.
+    let model = HttpModel::new(ProviderSettings {
+        limits: ReplyLimits {
+            max_reply_bytes: 4 << 20,
+            ..ReplyLimits::default()
+        },
+        ..settings(llm.url())
+    })
+    .unwrap();
     let completion = chat(&model).await.0.unwrap();
     assert_eq!(completion.text, token_text(200_000));
     assert_eq!(completion.usage.unwrap().completion_tokens, 200_000 * 4 / 4);
@@ -638,4 +647,107 @@ async fn an_html_page_instead_of_a_stream_is_reported_not_retried() {
         other => panic!("{other:?}"),
     }
     assert!(retries(&deltas).is_empty());
+}
+
+fn limited(url: String, limits: ReplyLimits) -> HttpModel {
+    HttpModel::new(ProviderSettings {
+        max_retries: 0,
+        limits,
+        ..settings(url)
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_reply_that_never_ends_is_stopped_at_the_cap_keeping_what_arrived() {
+    let llm = MockLlm::start([Script::endless_text("forever and ")]).await;
+    let max = 64 * 1024;
+    let model = limited(
+        llm.url(),
+        ReplyLimits {
+            max_reply_bytes: max,
+            ..ReplyLimits::default()
+        },
+    );
+    let (result, deltas) = chat(&model).await;
+    let Err(LlmError::Capped { reason, partial }) = result else {
+        panic!("{result:?}")
+    };
+    assert!(reason.contains("max_reply_bytes"), "{reason}");
+    assert_eq!(partial.text.len(), max, "exactly up to the cap");
+    assert!(partial.text.starts_with("forever and forever"));
+    let shown: usize = deltas
+        .iter()
+        .map(|d| match d {
+            StreamDelta::Text(t) => t.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(shown, max, "the user saw what was kept, no more");
+}
+
+#[tokio::test]
+async fn a_tool_call_whose_arguments_never_end_is_stopped_and_not_returned() {
+    let llm = MockLlm::start([Script::endless_arguments("write_file")]).await;
+    let model = limited(
+        llm.url(),
+        ReplyLimits {
+            max_call_bytes: 16 * 1024,
+            ..ReplyLimits::default()
+        },
+    );
+    let (result, _) = chat(&model).await;
+    let Err(LlmError::Capped { reason, partial }) = result else {
+        panic!("{result:?}")
+    };
+    assert!(
+        reason.contains("write_file") && reason.contains("max_tool_call_bytes"),
+        "{reason}"
+    );
+    assert!(partial.tool_calls.is_empty());
+}
+
+#[tokio::test]
+async fn keep_alive_comments_alone_trip_the_idle_timeout() {
+    let llm = MockLlm::start([Script::keep_alive_only(Duration::from_millis(20))]).await;
+    let model = HttpModel::new(ProviderSettings {
+        max_retries: 0,
+        idle_timeout: Duration::from_millis(300),
+        ..settings(llm.url())
+    })
+    .unwrap();
+    let started = Instant::now();
+    let (result, _) = chat(&model).await;
+    match result {
+        Err(LlmError::Connection(message)) => {
+            assert!(message.contains("no data for 0.3s"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Fifteen comments arrived in that time; none of them restarted the timer.
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn steady_data_cannot_outlast_the_overall_deadline() {
+    let llm =
+        MockLlm::start([Script::text_tokens(100_000).chunk_delay(Duration::from_millis(10))]).await;
+    let model = HttpModel::new(ProviderSettings {
+        max_retries: 0,
+        idle_timeout: Duration::from_secs(10),
+        limits: ReplyLimits {
+            request_timeout: Duration::from_millis(300),
+            ..ReplyLimits::default()
+        },
+        ..settings(llm.url())
+    })
+    .unwrap();
+    let (result, _) = chat(&model).await;
+    match result {
+        Err(LlmError::Truncated { reason, partial }) => {
+            assert!(reason.contains("request_timeout_secs"), "{reason}");
+            assert!(!partial.text.is_empty(), "what arrived is kept");
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -35,6 +35,7 @@ pub fn provider(url: &str) -> ProviderSettings {
         idle_timeout: Duration::from_secs(30),
         max_tokens: None,
         temperature: None,
+        limits: Default::default(),
     }
 }
 

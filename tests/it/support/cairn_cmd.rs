@@ -36,6 +36,14 @@ impl Sandbox {
         self
     }
 
+    /// Writes the user's config file (`config.toml` in the private config directory).
+    pub fn config(self, toml: &str) -> Self {
+        let dir = self.root.path().join("config");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), toml).unwrap();
+        self
+    }
+
     /// The workspace directory (canonical, as cairn records it).
     pub fn workspace(&self) -> PathBuf {
         std::fs::canonicalize(self.root.path().join("ws")).unwrap()
