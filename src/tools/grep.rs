@@ -1,6 +1,7 @@
 //! grep: regex search over files with ripgrep's own libraries (grep-regex, grep-searcher,
 //! and ignore's parallel walker). `.gitignore` respected, binary files skipped, results sorted
 //! by path, at most `limit` (default 200) matches, files or counts, with a marker when cut.
+//! Lines over 1 MiB are skipped with a note, so memory stays bounded whatever the files hold.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -17,6 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::line_cap::LineCap;
 use super::text::{cut_chars, lenient_bool, lenient_usize};
 use super::walk::{existing_root, shown_path, walker, workspace_real};
 use super::{
@@ -31,6 +33,9 @@ const MAX_LINE_CHARS: usize = 500;
 const MAX_CONTEXT: usize = 20;
 /// Lines held in memory across all files, whatever the limit: the rest is only counted.
 const MAX_HELD_LINES: usize = 20_000;
+/// Longer lines are not searched (and the result says so): the searcher holds a whole line in
+/// memory, and a 1.5 GB minified file is one line.
+pub const MAX_SEARCH_LINE: usize = 1024 * 1024;
 
 #[derive(Debug, Deserialize)]
 struct Args {
@@ -180,6 +185,7 @@ pub fn search(
     cancel: &CancellationToken,
 ) -> Result<Matches, ToolError> {
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+    let skipped: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
     let held = AtomicUsize::new(0);
     let context = if query.mode == GrepMode::Content {
         query.context
@@ -193,7 +199,7 @@ pub fn search(
             .before_context(context)
             .after_context(context)
             .build();
-        let (hits, held) = (&hits, &held);
+        let (hits, held, skipped) = (&hits, &held, &skipped);
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -221,12 +227,19 @@ pub fn search(
                 count: 0,
                 binary: false,
             };
-            if searcher
-                .search_path(&query.matcher, entry.path(), &mut sink)
-                .is_ok()
-                && !sink.binary
-                && sink.count > 0
-            {
+            let Ok(file) = std::fs::File::open(entry.path()) else {
+                return WalkState::Continue;
+            };
+            // Lines past the cap are left out: the searcher holds a whole line in memory.
+            let mut reader = LineCap::new(file, MAX_SEARCH_LINE);
+            let searched = searcher
+                .search_reader(&query.matcher, &mut reader, &mut sink)
+                .is_ok();
+            if searched && !sink.binary && reader.skipped() > 0 {
+                let note = (path.clone(), reader.skipped());
+                skipped.lock().unwrap_or_else(|p| p.into_inner()).push(note);
+            }
+            if searched && !sink.binary && sink.count > 0 {
                 held.fetch_add(sink.lines.len(), Ordering::Relaxed);
                 let (lines, count) = (sink.lines, sink.count);
                 let found = FileHits { path, lines, count };
@@ -240,7 +253,11 @@ pub fn search(
     }
     let mut hits = hits.into_inner().unwrap_or_else(|p| p.into_inner());
     hits.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(assemble(query, hits))
+    let mut matches = assemble(query, hits);
+    let mut skipped = skipped.into_inner().unwrap_or_else(|p| p.into_inner());
+    skipped.sort();
+    matches.long_lines_skipped = skipped;
+    Ok(matches)
 }
 
 fn glob_allows(query: &Query, root: &Path, path: &Path) -> bool {

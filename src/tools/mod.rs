@@ -15,6 +15,7 @@ pub mod glob;
 pub mod grep;
 pub mod job_tools;
 pub mod jobs;
+mod line_cap;
 pub mod list_dir;
 mod output;
 pub mod paths;

@@ -117,6 +117,9 @@ pub struct Matches {
     pub files: Vec<(String, u64)>,
     pub total_matches: u64,
     pub truncated: bool,
+    /// Files with lines too long to search (path, number of such lines); they were skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub long_lines_skipped: Vec<(String, u64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

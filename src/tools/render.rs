@@ -158,6 +158,16 @@ pub fn matches_text(matches: &Matches) -> String {
     if out.is_empty() {
         out.push_str(&format!("No matches for `{}`\n", matches.pattern));
     }
+    for (path, lines) in &matches.long_lines_skipped {
+        let lines = if *lines == 1 {
+            "1 line".to_owned()
+        } else {
+            format!("{lines} lines")
+        };
+        out.push_str(&format!(
+            "[skipped {lines} longer than 1 MiB in {path}: not searched]\n"
+        ));
+    }
     if matches.truncated {
         out.push_str(&format!(
             "[output truncated: {} matches in total; narrow the pattern, path or glob]\n",

@@ -231,3 +231,39 @@ async fn grep_errors_are_correctable() {
         .to_string();
     assert!(err.contains("no such file or directory"), "{err}");
 }
+
+#[tokio::test]
+async fn grep_skips_lines_longer_than_a_mebibyte_with_a_note() {
+    // A minified bundle: one 3 MiB line holding the word, then a normal line with it.
+    let mut bundle = "var helper=1;".repeat(3 * 1024 * 1024 / 13 + 1);
+    bundle.push_str("\n// helper at the end\n");
+    let ws = Ws::new()
+        .file("dist/bundle.js", &bundle)
+        .file("src/a.js", "helper();\n");
+    let matches = grep(&ws, json!({"pattern": "helper"})).await;
+    let shown: Vec<(String, u64)> = matches
+        .lines
+        .iter()
+        .map(|l| (l.path.clone(), l.line))
+        .collect();
+    assert_eq!(
+        shown,
+        [("dist/bundle.js".to_owned(), 2), ("src/a.js".to_owned(), 1)]
+    );
+    assert_eq!(
+        matches.long_lines_skipped,
+        [("dist/bundle.js".to_owned(), 1)]
+    );
+    let text = ToolOutput::Matches(matches).model_text();
+    assert!(
+        text.ends_with("[skipped 1 line longer than 1 MiB in dist/bundle.js: not searched]\n"),
+        "{text}"
+    );
+    // Also when nothing else matches, and in files mode.
+    let matches = grep(&ws, json!({"pattern": "var", "output_mode": "files"})).await;
+    assert!(matches.files.is_empty());
+    assert_eq!(
+        ToolOutput::Matches(matches).model_text(),
+        "No matches for `var`\n[skipped 1 line longer than 1 MiB in dist/bundle.js: not searched]\n"
+    );
+}
