@@ -78,6 +78,7 @@ fn main() {
         mode: Mode::AutoEdit,
         read_only: false,
         initial_prompt: None,
+        sandbox_off: None,
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -157,6 +158,7 @@ fn stream_in_process() {
         mode: Mode::AutoEdit,
         read_only: false,
         initial_prompt: None,
+        sandbox_off: None,
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

@@ -58,6 +58,8 @@ pub enum Decision {
     /// Like `ApproveForSession`, and also save `prefix` as an allow rule in the project's
     /// `.cairn/config.toml`, so later sessions in this project run it without asking.
     ApproveForProject { prefix: String },
+    /// Run this command once outside the sandbox (full file system and network access).
+    ApproveUnsandboxed,
     /// Do not run it; the model is told, with the user's message when there is one.
     Deny { message: Option<String> },
 }

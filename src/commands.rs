@@ -40,6 +40,7 @@ pub async fn run_tui(args: RunArgs) -> Result<i32> {
         mode: args.mode.unwrap_or(launched.config.mode),
         read_only: false,
         initial_prompt: args.prompt.clone(),
+        sandbox_off: launched.sandbox_off.clone(),
     };
     let front = launched.front;
     if args.resume.as_deref() == Some("") {
@@ -92,6 +93,7 @@ pub async fn replay(id: &str) -> Result<i32> {
         mode: Mode::Ask,
         read_only: true,
         initial_prompt: None,
+        sandbox_off: None,
     };
     // Keep the engine ends alive while the UI runs, so it does not see a closed bus.
     let result = tui::run(front, options).await;

@@ -101,10 +101,12 @@ pub struct BashFile {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxFile {
+    /// Default true: commands run in the sandbox wherever Landlock works.
     pub enabled: Option<bool>,
+    /// Default false: approved commands may not use the network either.
     pub network: Option<bool>,
+    /// Directories approved commands may write in besides the workspace and temp dirs.
     pub writable: Option<Vec<PathBuf>>,
-    pub allow_unsandboxed: Option<bool>,
 }
 
 /// The `[permissions]` table: command-prefix rules.
@@ -185,7 +187,6 @@ impl ConfigFile {
                 enabled: b.enabled.or(a.enabled),
                 network: b.network.or(a.network),
                 writable: b.writable.or(a.writable),
-                allow_unsandboxed: b.allow_unsandboxed.or(a.allow_unsandboxed),
             }),
             permissions: merge_table(self.permissions, over.permissions, |a, b| PermissionsFile {
                 allow: b.allow.or(a.allow),
@@ -282,9 +283,8 @@ pub fn default_config_path() -> PathBuf {
 impl Config {
     /// Loads every layer from the real environment.
     pub fn load(flags: &FlagLayer) -> Result<Config, ConfigError> {
-        Self::load_with(flags, &|name| {
-            std::env::var(name).ok().filter(|v| !v.is_empty())
-        })
+        // Keys were moved out of the environment at start-up (`secrets::protect`).
+        Self::load_with(flags, &crate::secrets::var)
     }
 
     /// Loads every layer; `env` stands in for the process environment (tests).
@@ -568,7 +568,6 @@ mod tests {
             "enabled",
             "network",
             "writable",
-            "allow_unsandboxed",
             "allow",
             "ask",
             "deny",

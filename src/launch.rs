@@ -14,8 +14,8 @@ use crate::config::{Config, ConfigError, FlagLayer};
 use crate::llm::client::HttpModel;
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
-use crate::permissions::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::session_log;
+use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::tools::{BashSettings, Registry, ToolEnv, registry::standard_tools};
 
 /// A started engine and the front end's ends of its bus.
@@ -24,6 +24,8 @@ pub struct Launched {
     pub front: FrontEnds,
     pub commands: mpsc::Receiver<UserCommand>,
     pub config: Config,
+    /// For the status line when commands run unsandboxed: "no sandbox" or "sandbox off".
+    pub sandbox_off: Option<String>,
 }
 
 pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
@@ -42,12 +44,17 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     }
     let from = start_from(args, &sessions_dir, &workspace)?;
 
+    // A key under a name the secret patterns miss is still redacted from tool output.
+    if let (Some(name), Some(key)) = (&config.key_env, &config.provider.api_key) {
+        crate::secrets::remember(name, key);
+    }
     let model =
         HttpModel::new(config.provider.clone()).wrap_err("setting up the provider client")?;
+    let sandbox = sandbox_policy(&config, &workspace, &mut notices);
     let bash = BashSettings {
         hidden_env: config.key_env.iter().cloned().collect(),
         allowed_env: config.pass_env.clone(),
-        sandbox: sandbox_policy(&config, &workspace, &mut notices),
+        sandbox: sandbox.policy,
         ..BashSettings::default()
     };
     let tools = ToolEnv::new(workspace.clone(), bash);
@@ -56,7 +63,8 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         workspace: workspace.clone(),
         sandbox: tools.bash.sandbox.clone(),
         places: crate::permissions::classify::Places::from_env(),
-    });
+    })
+    .asking_unsandboxed(sandbox.missing);
     let engine = Engine {
         model: Arc::new(model),
         registry: Arc::new(Registry::with_tools(standard_tools())),
@@ -83,6 +91,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         front,
         commands: engine_ends.commands,
         config,
+        sandbox_off: sandbox.status_note,
     })
 }
 
@@ -158,34 +167,67 @@ fn start_from(
     }
 }
 
-/// The sandbox for commands, when enabled. Landlock is checked once here, so the user hears
-/// about a kernel without it at the start and not from every command.
-fn sandbox_policy(
+/// The sandbox commands run in, and what the user is told about it.
+pub struct SandboxSetup {
+    pub policy: Option<SandboxPolicy>,
+    /// Landlock is missing: commands run unsandboxed, so everything not read-only asks.
+    pub missing: bool,
+    pub status_note: Option<String>,
+}
+
+/// The sandbox for commands: on by default wherever Landlock works. Landlock is checked once
+/// here, so the user hears about a kernel without it at the start and not from every command.
+pub fn sandbox_policy(
     config: &Config,
     workspace: &std::path::Path,
     notices: &mut Vec<String>,
-) -> Option<SandboxPolicy> {
-    if !config.sandbox.enabled.unwrap_or(false) {
-        return None;
+) -> SandboxSetup {
+    if !config.sandbox.enabled.unwrap_or(true) {
+        return SandboxSetup {
+            policy: None,
+            missing: false,
+            status_note: Some("sandbox off".into()),
+        };
     }
-    let extra = config.sandbox.writable.clone().unwrap_or_default();
-    let policy =
-        SandboxPolicy::for_workspace(workspace, &extra, config.sandbox.network.unwrap_or(true));
     match landlock_status() {
-        LandlockStatus::Available(_) => Some(policy),
-        LandlockStatus::Unavailable(reason)
-            if config.sandbox.allow_unsandboxed.unwrap_or(false) =>
-        {
-            notices.push(format!(
-                "the sandbox is enabled but this kernel has no Landlock ({reason}); commands run unsandboxed, as sandbox.allow_unsandboxed allows"
-            ));
-            None
+        LandlockStatus::Available(_) => {
+            let mut writable = vec![std::env::temp_dir()];
+            if std::path::Path::new("/tmp").is_dir() && !writable.iter().any(|d| d == "/tmp") {
+                writable.push("/tmp".into());
+            }
+            for dir in config.sandbox.writable.iter().flatten() {
+                let dir = expand_home(dir);
+                if !writable.contains(&dir) {
+                    writable.push(dir);
+                }
+            }
+            SandboxSetup {
+                policy: Some(SandboxPolicy {
+                    workspace: workspace.to_path_buf(),
+                    writable,
+                    network: config.sandbox.network.unwrap_or(false),
+                }),
+                missing: false,
+                status_note: None,
+            }
         }
         LandlockStatus::Unavailable(reason) => {
             notices.push(format!(
-                "the sandbox is enabled but this kernel has no Landlock ({reason}); commands will be refused. Set sandbox.allow_unsandboxed = true to run them unsandboxed, or sandbox.enabled = false"
+                "no sandbox: {reason}. Commands run with your full permissions, so every command not known to be read-only asks first (set sandbox.enabled = false to silence this)"
             ));
-            Some(policy)
+            SandboxSetup {
+                policy: None,
+                missing: true,
+                status_note: Some("no sandbox".into()),
+            }
         }
+    }
+}
+
+/// `~/x` in a configured path means the home directory's `x`.
+fn expand_home(path: &std::path::Path) -> std::path::PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
     }
 }

@@ -23,6 +23,7 @@ pub mod launch;
 pub mod llm;
 pub mod permissions;
 pub mod policy_cmd;
+pub mod secrets;
 pub mod session_log;
 #[cfg(feature = "testing")]
 pub mod testing;

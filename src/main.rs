@@ -11,19 +11,36 @@ use cairn::cli::{Cli, Command, PolicyCommand, ToolCommand, UsageError};
 use cairn::config::ConfigError;
 use cairn::exec::status;
 use cairn::session_log::LogError;
-use cairn::{commands, exec, permissions};
+use cairn::tools::executor::{reaper, sandbox};
+use cairn::{commands, exec, secrets};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // The sandbox trampoline must stay minimal: no runtime, no hooks, just restrict and exec.
-    if let Some(Command::Sandbox { args }) = &cli.command {
-        return exit_code(permissions::sandbox::sandbox_main(args.clone()));
+    // The sandbox trampoline stays minimal: no runtime, no hooks, just restrict and exec; its
+    // arguments go to it untouched (clap would take a leading `--`).
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw
+        .first()
+        .is_some_and(|first| first == sandbox::SANDBOX_SUBCOMMAND)
+    {
+        return exit_code(sandbox::sandbox_main(raw));
     }
+    let cli = Cli::parse();
+    // Before any thread exists: secrets leave the environment block (this re-executes cairn
+    // when there are any) and the process becomes non-dumpable.
+    let protected = secrets::protect();
+    // Orphans of the model's commands come to cairn, which ends them (`reaper`).
+    let subreaper = reaper::become_subreaper();
     if let Err(err) = color_eyre::install() {
         eprintln!("cairn: {err}");
     }
     // Without a log file cairn still works; it just keeps no diagnostics.
     let _ = init_tracing();
+    if let secrets::Protected::Failed(reason) = &protected {
+        tracing::warn!("secrets stay in cairn's initial environment: {reason}");
+    }
+    if let Err(err) = &subreaper {
+        tracing::warn!("cannot become the reaper of orphaned commands: {err}");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -37,6 +54,8 @@ fn main() -> ExitCode {
     let result = runtime.block_on(dispatch(cli));
     // Do not wait for blocking tasks (a read of a huge file) to finish on the way out.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    // Nothing the session's commands started survives it.
+    reaper::sweep_blocking(None);
     match result {
         Ok(code) => exit_code(code),
         Err(err) => {

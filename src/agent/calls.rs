@@ -15,6 +15,7 @@ use crate::bus::{AgentEvent, CallId, Decision, ToolEvent, ToolResult};
 use crate::llm::{AssembledCall, ChatMessage, Completion};
 use crate::permissions::{Verdict, rules};
 use crate::session_log::Record;
+use crate::tools::executor::Grant;
 use crate::tools::{Access, Registry, TailSink, ToolCx, ToolEnv};
 
 /// What the request does after this step's calls.
@@ -32,6 +33,8 @@ struct Ready {
     name: String,
     args: Value,
     access: Access,
+    /// The sandbox a command runs in.
+    grant: Grant,
 }
 
 enum Plan {
@@ -116,6 +119,33 @@ impl Agent {
             Ok(verdict) => verdict,
             Err(panic) => return done(ToolResult::error(panic)),
         };
+        // A command the sandbox refused before asks this time, so the user can let it out.
+        let verdict = match (&verdict, &access) {
+            (Verdict::Run, Access::Command { command, .. })
+                if self.settings.interactive
+                    && mode != crate::permissions::Mode::Never
+                    && self.engine.tools.refused.contains(command) =>
+            {
+                Verdict::Ask {
+                    why: "the sandbox refused this command when it ran before; `u` runs it without the sandbox".into(),
+                    prefix: String::new(),
+                }
+            }
+            _ => verdict,
+        };
+        // Run unasked: a command judged read-only gets the read-only sandbox.
+        let mut grant = match &access {
+            Access::Command { command, .. }
+                if verdict == Verdict::Run
+                    && crate::permissions::classify::analyze(command, &self.settings.workspace)
+                        .classification()
+                        .class
+                        == crate::permissions::classify::Class::ReadOnly =>
+            {
+                Grant::ReadOnly
+            }
+            _ => Grant::WorkspaceWrite,
+        };
         match verdict {
             Verdict::Run => {}
             Verdict::Deny { why } => {
@@ -138,6 +168,7 @@ impl Agent {
                 match decision {
                     None => return done(ToolResult::cancelled()),
                     Some(Decision::Approve) => {}
+                    Some(Decision::ApproveUnsandboxed) => grant = Grant::Unsandboxed,
                     Some(Decision::ApproveForSession { prefix }) => {
                         self.engine.gate.allow_for_session(&prefix);
                         self.record(&Record::SessionRule { prefix });
@@ -162,6 +193,7 @@ impl Agent {
             name: call.name.clone(),
             args,
             access,
+            grant,
         })
     }
 
@@ -275,13 +307,15 @@ impl Agent {
         Arc::new(move |chunk: &str| {
             let _ = events.send(AgentEvent::Tool(ToolEvent::OutputTail {
                 call: call.clone(),
-                chunk: chunk.to_string(),
+                chunk: crate::secrets::redact(chunk).into_owned(),
             }));
         })
     }
 
     /// Records the result, adds it to the conversation and publishes it.
     fn finish(&mut self, call: CallId, name: String, result: ToolResult) {
+        // A secret a command printed goes no further: not to the model, the log or the screen.
+        let result = crate::secrets::redact_value(result);
         if let Some(todos) = todos_of(&result) {
             self.session.todos = todos.to_vec();
         }
@@ -356,6 +390,7 @@ fn spawn_tool(
         call: ready.call.clone(),
         cancel,
         tail: Some(tail),
+        grant: ready.grant,
     };
     let checked = ready.access.clone();
     tokio::spawn(async move {

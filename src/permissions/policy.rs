@@ -11,9 +11,9 @@ use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
 use crate::permissions::rules::{
     Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, suggested_prefix,
 };
-use crate::permissions::sandbox::SandboxPolicy;
 use crate::permissions::{Mode, PermissionGate, Verdict};
 use crate::tools::Access;
+use crate::tools::executor::sandbox::SandboxPolicy;
 
 /// What the gate is built from. The mode is not here: it is given with every call, since the
 /// user can switch it during a session.
@@ -70,6 +70,9 @@ pub struct PolicyGate {
     places: Places,
     sandbox: Option<SandboxPolicy>,
     rules: RwLock<RuleSet>,
+    /// No sandbox on this system: commands that are not read-only ask even where the mode
+    /// would run them.
+    asking_unsandboxed: bool,
 }
 
 impl PolicyGate {
@@ -79,7 +82,15 @@ impl PolicyGate {
             places: settings.places,
             sandbox: settings.sandbox,
             rules: RwLock::new(settings.rules),
+            asking_unsandboxed: false,
         }
+    }
+
+    /// With `missing`, commands that are not read-only ask (unless a rule allows them): the
+    /// sandbox that would contain a misjudged command is not there.
+    pub fn asking_unsandboxed(mut self, missing: bool) -> Self {
+        self.asking_unsandboxed = missing;
+        self
     }
 
     /// The prefixes approved for this session so far, for the session log.
@@ -103,7 +114,21 @@ impl PolicyGate {
             .rules
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        decide(&analysis, &rules, mode)
+        let mut decision = decide(&analysis, &rules, mode);
+        if self.asking_unsandboxed
+            && decision.decision == Outcome::Run
+            && decision.class != Class::ReadOnly
+            && decision.rule.is_none()
+            && mode != Mode::Never
+        {
+            decision.decision = Outcome::Ask;
+            decision.reason = format!(
+                "{} (no sandbox on this system: commands that change things ask)",
+                decision.reason
+            );
+            decision.prefix = approval_prefix(&analysis);
+        }
+        decision
     }
 
     fn check_write(

@@ -133,6 +133,7 @@ impl Tool for Bash {
             command: &args.command,
             cwd: cx.workspace(),
             settings: &cx.env.bash,
+            grant: cx.grant,
         };
         if cx.cancel.is_cancelled() {
             // Interrupted before it started: nothing to run, nothing to kill.
@@ -148,7 +149,8 @@ impl Tool for Bash {
                 command: args.command.clone(),
                 job_id: Some(job_id),
                 background: true,
-                sandboxed: cx.env.bash.sandbox.is_some(),
+                sandboxed: cx.env.bash.sandbox.is_some()
+                    && cx.grant != executor::Grant::Unsandboxed,
                 ..CommandRun::default()
             }));
         }
@@ -161,6 +163,9 @@ impl Tool for Bash {
         .await
         .map_err(|err| ToolError::io("could not start bash", err))?;
         let mut run = command_run(args.command.clone(), &finished, timeout_ms);
+        if run.sandbox_denied {
+            cx.env.refused.add(&args.command);
+        }
         cx.env.jobs.keep_spills(finished.capture.spill_paths());
         run.timeout_clamped = clamped;
         Ok(ToolOutput::Command(run))
@@ -184,13 +189,7 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
     let sandbox_denied = finished.sandboxed
         && failed
         && finished.ending == Ending::Exited
-        && [
-            "Permission denied",
-            "Operation not permitted",
-            "Read-only file system",
-        ]
-        .iter()
-        .any(|needle| stderr.text.contains(needle));
+        && executor::sandbox::looks_refused(&stderr.text);
     CommandRun {
         command,
         exit_code,
@@ -258,9 +257,12 @@ mod tests {
         let denied = "touch: cannot touch '/etc/x': Permission denied\n";
         let run = command_run("touch /etc/x".into(), &finished(1, denied, true), 1000);
         assert!(run.sandbox_denied);
-        assert!(ToolOutput::Command(run).model_text().ends_with(
-            "[exit code: 1]\n[sandbox: the command was blocked from writing outside the workspace or using the network]"
-        ));
+        let text = ToolOutput::Command(run).model_text();
+        assert!(
+            text.contains("[exit code: 1]\n[sandbox: a write or a connection was refused")
+                && text.ends_with("without the sandbox]"),
+            "{text}"
+        );
         let unsandboxed = command_run("touch /etc/x".into(), &finished(1, denied, false), 1000);
         assert!(!unsandboxed.sandbox_denied);
         let succeeded = command_run("ls".into(), &finished(0, denied, true), 1000);

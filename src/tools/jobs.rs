@@ -77,11 +77,18 @@ impl JobTable {
         });
         let mut child = spawned.child;
         let (group, capture, grace) = (spawned.group, spawned.capture, job.grace);
+        // Kept until the job ended: its private temp dir goes with it.
+        let sandbox = spawned.sandbox;
         tokio::spawn(async move {
+            let pid = child.id();
             let status = child.wait().await;
+            if let Some(pid) = pid {
+                executor::reaper::forget(pid);
+            }
             // Whatever the job left running in its group goes with it.
             group.end(grace).await;
             executor::drain(&capture, &group).await;
+            drop(sandbox);
             let end = match status {
                 Ok(status) => JobEnd {
                     exit_code: status.code(),
@@ -144,6 +151,8 @@ impl JobTable {
                 .map(|job| job.stop()),
         )
         .await;
+        // And whatever any command of the session detached from itself.
+        executor::reaper::sweep(None).await;
     }
 
     /// Keeps spill files of a foreground run until the session ends.

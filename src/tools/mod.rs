@@ -105,7 +105,7 @@ pub struct BashSettings {
     /// Grace period between SIGTERM and SIGKILL.
     pub kill_grace: std::time::Duration,
     /// Whether commands run in the Landlock sandbox, and what it allows.
-    pub sandbox: Option<crate::permissions::sandbox::SandboxPolicy>,
+    pub sandbox: Option<executor::sandbox::SandboxPolicy>,
 }
 
 impl Default for BashSettings {
@@ -126,6 +126,9 @@ pub struct ToolEnv {
     pub writes: WriteQueue,
     pub jobs: jobs::JobTable,
     pub bash: BashSettings,
+    /// Commands the sandbox refused in this session: the next run of one asks, so the user
+    /// can let it run without the sandbox.
+    pub refused: executor::Refused,
 }
 
 impl ToolEnv {
@@ -136,6 +139,7 @@ impl ToolEnv {
             writes: WriteQueue::default(),
             jobs: jobs::JobTable::default(),
             bash,
+            refused: executor::Refused::default(),
         })
     }
 }
@@ -151,6 +155,8 @@ pub struct ToolCx {
     /// Cancelled when the user interrupts; tools stop and report `[cancelled]`.
     pub cancel: CancellationToken,
     pub tail: Option<TailSink>,
+    /// How much the sandbox allows a command of this call (the gate and the user decide).
+    pub grant: executor::Grant,
 }
 
 impl ToolCx {
@@ -160,6 +166,7 @@ impl ToolCx {
             call,
             cancel: CancellationToken::new(),
             tail: None,
+            grant: executor::Grant::default(),
         }
     }
     pub fn workspace(&self) -> &std::path::Path {

@@ -32,7 +32,7 @@ pub fn command_text(run: &CommandRun) -> String {
     }
     if run.sandbox_denied {
         markers.push(
-            "[sandbox: the command was blocked from writing outside the workspace or using the network]"
+            "[sandbox: a write or a connection was refused; sandboxed commands write only in the workspace (not .git/, .cairn/ or new top-level entries) and temp dirs, read-only ones nowhere, with no network. Calling it again asks the user, who can run it without the sandbox]"
                 .to_owned(),
         );
     }
@@ -279,7 +279,7 @@ mod tests {
                     sandbox_denied: true,
                     ..run()
                 },
-                "$ cat <<EOF > f …\n[stderr]\ncat: f: Permission denied\n[exit code: 1]\n[sandbox: the command was blocked from writing outside the workspace or using the network]",
+                "$ cat <<EOF > f …\n[stderr]\ncat: f: Permission denied\n[exit code: 1]\n[sandbox: a write or a connection was refused; sandboxed commands write only in the workspace (not .git/, .cairn/ or new top-level entries) and temp dirs, read-only ones nowhere, with no network. Calling it again asks the user, who can run it without the sandbox]",
             ),
         ];
         for (run, expected) in cases {

@@ -105,7 +105,8 @@ impl App {
                 options.model.clone(),
                 options.mode,
                 options.read_only,
-            ),
+            )
+            .with_sandbox_off(options.sandbox_off.clone()),
             picker: None,
             help_open: false,
             focus: if options.read_only {

@@ -104,6 +104,9 @@ impl ApprovalPrompt {
                 let prefix = held.prefix.clone();
                 self.decide(Decision::ApproveForProject { prefix })
             }
+            KeyCode::Char('u' | 'U') if held.name == "bash" && held.sandboxed => {
+                self.decide(Decision::ApproveUnsandboxed)
+            }
             KeyCode::Char('n' | 'N') => self.decide(Decision::Deny { message: None }),
             KeyCode::Char('m' | 'M') => {
                 self.message = Some(String::new());
@@ -193,7 +196,7 @@ impl ApprovalPrompt {
         }
         let key = |k: &'static str| Span::styled(format!(" {k} "), theme::key());
         let prefix = wrap::truncate(&held.prefix, width.saturating_sub(30).max(8));
-        let items = vec![
+        let mut items = vec![
             vec![key("y"), Span::raw(" approve once")],
             vec![
                 key("a"),
@@ -206,6 +209,9 @@ impl ApprovalPrompt {
             vec![key("n"), Span::raw(" deny")],
             vec![key("m"), Span::raw(" deny with a message")],
         ];
+        if held.name == "bash" && held.sandboxed {
+            items.insert(1, vec![key("u"), Span::raw(" run without sandbox")]);
+        }
         // Lay the keys out on as few lines as the width allows.
         let mut lines = Vec::new();
         let mut line: Vec<Span<'static>> = Vec::new();

@@ -50,6 +50,8 @@ pub struct TuiOptions {
     pub read_only: bool,
     /// A prompt given on the command line, sent as soon as the UI is up.
     pub initial_prompt: Option<String>,
+    /// Shown in the status line when commands run without a sandbox ("no sandbox").
+    pub sandbox_off: Option<String>,
 }
 
 /// Events applied in one go before the loop looks at input and frames again: a fast stream

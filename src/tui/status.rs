@@ -36,6 +36,8 @@ pub struct Status {
     pub last_prompt: u64,
     pub activity: Activity,
     pub read_only: bool,
+    /// Why commands run unsandboxed ("no sandbox", "sandbox off"), shown after the mode.
+    pub sandbox_off: Option<String>,
 }
 
 impl Status {
@@ -49,7 +51,13 @@ impl Status {
             last_prompt: 0,
             activity: Activity::Idle,
             read_only,
+            sandbox_off: None,
         }
+    }
+
+    pub fn with_sandbox_off(mut self, note: Option<String>) -> Self {
+        self.sandbox_off = note;
+        self
     }
 
     pub fn add_usage(&mut self, usage: &Usage) {
@@ -124,6 +132,10 @@ impl Status {
         left.push(Span::styled(model, theme::accent()));
         left.push(sep());
         left.push(Span::styled(self.mode.as_str(), theme::bold()));
+        if let Some(note) = &self.sandbox_off {
+            left.push(Span::raw(" "));
+            left.push(Span::styled(note.clone(), theme::warning()));
+        }
         left.push(sep());
         let t = &self.totals;
         let mut counts = format!(

@@ -145,10 +145,16 @@ pub async fn edit_in_editor(
     let path = file.path().to_path_buf();
     restore()?;
     let status = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(&program)
-            .args(&args)
-            .arg(&path)
-            .status()
+        let mut editor = std::process::Command::new(&program);
+        editor.args(&args).arg(&path);
+        // Registered, so the sweep for orphaned commands leaves the editor alone.
+        let mut child = crate::tools::executor::reaper::spawn_known(
+            || editor.spawn(),
+            |child| Some(child.id()),
+        )?;
+        let status = child.wait();
+        crate::tools::executor::reaper::forget(child.id());
+        status
     })
     .await
     .wrap_err("waiting for the editor")?;

@@ -23,6 +23,7 @@ fn options() -> TuiOptions {
         mode: Mode::AutoEdit,
         read_only: false,
         initial_prompt: None,
+        sandbox_off: None,
     }
 }
 

@@ -466,16 +466,17 @@ async fn a_write_outside_the_workspace_is_held_and_the_model_is_told_why() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_symlink_made_earlier_in_the_same_reply_cannot_carry_a_write_outside() {
-    let sb = Sandbox::new();
+    // In a subdirectory: the sandbox lets commands create no top-level entries.
+    let sb = Sandbox::new().file("src/.keep", "");
     let outside = tempfile::tempdir().unwrap();
-    let link = format!("ln -s {} k", outside.path().display());
+    let link = format!("ln -s {} src/k", outside.path().display());
     let llm = MockLlm::start(vec![
         Script::tool_calls([
             MockCall::new("c1", "bash", json!({ "command": link })),
             MockCall::new(
                 "c2",
                 "write_file",
-                json!({"path": "k/planted.txt", "content": "x"}),
+                json!({"path": "src/k/planted.txt", "content": "x"}),
             ),
         ]),
         Script::text("ok"),
@@ -485,7 +486,7 @@ async fn a_symlink_made_earlier_in_the_same_reply_cannot_carry_a_write_outside()
         .exec(&llm.url(), &["--mode", "auto", "link and write"])
         .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    assert!(sb.path("k").exists(), "the link itself was allowed");
+    assert!(sb.path("src/k").exists(), "the link itself was allowed");
     assert!(
         !outside.path().join("planted.txt").exists(),
         "the write followed the new link out"
@@ -499,7 +500,7 @@ async fn a_symlink_made_earlier_in_the_same_reply_cannot_carry_a_write_outside()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_sandbox_on_a_command_cannot_write_outside_and_the_model_is_told() {
-    use cairn::permissions::sandbox::{LandlockStatus, landlock_status};
+    use cairn::tools::executor::sandbox::{LandlockStatus, landlock_status};
     if let LandlockStatus::Unavailable(reason) = landlock_status() {
         #[allow(clippy::print_stderr)]
         {
@@ -507,14 +508,16 @@ async fn with_the_sandbox_on_a_command_cannot_write_outside_and_the_model_is_tol
         }
         return;
     }
-    let sb = Sandbox::new().file(
-        "sandbox.toml",
-        "[sandbox]\nenabled = true\nnetwork = false\n",
-    );
+    let sb = Sandbox::new()
+        .file(
+            "sandbox.toml",
+            "[sandbox]\nenabled = true\nnetwork = false\n",
+        )
+        .file("sub/.keep", "");
     // Not under a temp directory, which sandboxed commands may write.
     let outside = crate::support::cairn_cmd::dir_outside_temp();
     let target = outside.path().join("escaped.txt");
-    let command = format!("touch inside.txt && touch {}", target.display());
+    let command = format!("touch sub/inside.txt && touch {}", target.display());
     let llm = MockLlm::start(vec![
         Script::tool_call("c1", "bash", json!({ "command": command })),
         Script::text("ok"),
@@ -535,7 +538,7 @@ async fn with_the_sandbox_on_a_command_cannot_write_outside_and_the_model_is_tol
         .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert!(
-        sb.path("inside.txt").exists(),
+        sb.path("sub/inside.txt").exists(),
         "writes inside the workspace are allowed"
     );
     assert!(!target.exists(), "the sandbox let a write out");

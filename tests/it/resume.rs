@@ -36,14 +36,16 @@ fn assert_valid_conversation(messages: &[Value]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_killed_mid_tool_call_resumes_with_a_valid_conversation() {
-    let sb = Sandbox::new().file("a.txt", "alpha\n");
-    let pid_file = sb.path("sleeper.pid");
+    let sb = Sandbox::new()
+        .file("a.txt", "alpha\n")
+        .file("run/.keep", "");
+    let pid_file = sb.path("run/sleeper.pid");
     let llm = MockLlm::start(vec![
         Script::tool_call("c1", "read_file", json!({"path": "a.txt"})),
         Script::tool_call(
             "c2",
             "bash",
-            json!({"command": "echo $$ > sleeper.pid; exec sleep 60"}),
+            json!({"command": "echo $$ > run/sleeper.pid; exec sleep 60"}),
         ),
     ])
     .await;

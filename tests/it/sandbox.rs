@@ -1,18 +1,22 @@
-//! The Landlock sandbox through the real binary: `cairn __sandbox ... -- bash -c CMD`, as the
-//! bash tool spawns it. Skipped, with a visible message, where the kernel lacks Landlock.
+//! The sandbox end to end: the real `cairn exec` against the scripted mock, in the default
+//! configuration (sandbox on, network off), doing what an attacker would try. Skipped, with the
+//! reason printed, only where the kernel has no Landlock.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::io::ErrorKind;
-use std::net::TcpListener;
+use std::net::{TcpListener, UdpSocket};
 use std::path::Path;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use cairn::permissions::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
+use serde_json::json;
 
-const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+use crate::support::cairn_cmd::{Run, Sandbox, alive, dir_outside_temp, eventually, read_pid};
+use cairn::testing::{MockLlm, Script};
+use cairn::tools::executor::sandbox::{LandlockStatus, landlock_status};
 
-fn landlock_available(test: &str) -> bool {
+const KEY: &str = "sk-test-cairn-0123456789abcdef";
+
+fn landlock(test: &str) -> bool {
     match landlock_status() {
         LandlockStatus::Available(_) => true,
         LandlockStatus::Unavailable(reason) => {
@@ -22,160 +26,405 @@ fn landlock_available(test: &str) -> bool {
     }
 }
 
-fn sandboxed(workspace: &Path, network: bool, command: &str) -> Output {
-    let policy = SandboxPolicy {
-        writable: vec![workspace.to_path_buf()],
-        network,
-    };
-    Command::new(CAIRN)
-        .args(policy.child_args(command, false))
+/// One `bash` call per command, then a closing text.
+fn script(commands: &[&str]) -> Vec<Script> {
+    let mut scripts: Vec<Script> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, command)| {
+            Script::tool_call(&format!("c{i}"), "bash", json!({ "command": command }))
+        })
+        .collect();
+    scripts.push(Script::text("done"));
+    scripts
+}
+
+async fn run(sb: &Sandbox, llm: &MockLlm, mode: &str, env: &[(&str, &str)]) -> Run {
+    let url = llm.url();
+    sb.exec_raw(&["exec", "--base-url", &url, "--mode", mode, "go"], env)
+        .await
+}
+
+fn git(workspace: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(workspace)
         .output()
-        .unwrap()
+        .unwrap();
+    assert!(status.status.success(), "git {args:?}: {status:?}");
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+fn git_available() -> bool {
+    let found = Command::new("git").arg("--version").output().is_ok();
+    if !found {
+        eprintln!("SKIPPED: git is not installed");
+    }
+    found
 }
 
-#[test]
-fn a_sandboxed_command_writes_in_the_workspace_but_not_outside() {
-    if !landlock_available("a_sandboxed_command_writes_in_the_workspace_but_not_outside") {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_misjudged_read_only_command_runs_unasked_but_writes_nothing() {
+    if !landlock("a_misjudged_read_only_command_runs_unasked_but_writes_nothing")
+        || !git_available()
+    {
         return;
     }
-    let ws = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    let inside_file = ws.path().join("inside.txt");
-    let outside_file = outside.path().join("outside.txt");
-    let command = format!(
-        "echo in > '{}' && echo out > '{}'",
-        inside_file.display(),
-        outside_file.display()
+    // `git status` is read-only, unless the repository's config says otherwise: a planted
+    // fsmonitor hook runs with it. In the read-only sandbox it can write nowhere.
+    let sb = Sandbox::new().file("src/lib.rs", "// code\n");
+    let ws = sb.workspace();
+    let outside = dir_outside_temp();
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "."]);
+    git(&ws, &["commit", "-qm", "init"]);
+    let hook = format!(
+        "#!/bin/sh\necho pwned > '{out}/outside'\necho pwned > '{ws}/src/inside'\necho pwned > /tmp/cairn-test-pwned-$$ && echo tmp-written > '{ws}/src/tmp'\necho ran > \"$TMPDIR/ran\" && echo private-temp-ok\nexit 1\n",
+        out = outside.path().display(),
+        ws = ws.display()
     );
-    let out = sandboxed(ws.path(), true, &command);
-    let stderr = text(&out.stderr);
-    assert_ne!(
-        out.status.code(),
-        Some(0),
-        "the outside write must fail: {stderr}"
+    let hook_path = outside.path().join("hook.sh");
+    std::fs::write(&hook_path, hook).unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&hook_path)
+        .status()
+        .unwrap();
+    git(
+        &ws,
+        &["config", "core.fsmonitor", hook_path.to_str().unwrap()],
     );
-    assert_eq!(std::fs::read_to_string(&inside_file).unwrap(), "in\n");
+
+    let llm = MockLlm::start(script(&["git status"])).await;
+    let run = run(&sb, &llm, "auto-edit", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = llm.tool_result(1, "c0").unwrap();
     assert!(
-        !outside_file.exists(),
-        "nothing may be written outside the workspace"
+        !result.starts_with("Error"),
+        "git status ran unasked: {result}"
     );
-    assert!(stderr.contains("Permission denied"), "{stderr}");
-    // What the bash tool adds for the model and the user.
-    let policy = SandboxPolicy {
-        writable: vec![ws.path().to_path_buf()],
-        network: true,
+    assert!(!outside.path().join("outside").exists(), "{result}");
+    assert!(!sb.path("src/inside").exists(), "{result}");
+    assert!(!sb.path("src/tmp").exists(), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn even_in_never_mode_commands_write_only_in_the_workspace_and_reach_no_network() {
+    if !landlock("even_in_never_mode_commands_write_only_in_the_workspace_and_reach_no_network") {
+        return;
+    }
+    let sb = Sandbox::new().file("src/.keep", "");
+    let outside = dir_outside_temp();
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let write = format!(
+        "echo in > src/in.txt; echo out > '{}/out.txt'",
+        outside.path().display()
+    );
+    let tcp_cmd = format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{} && echo tcp-connected",
+        tcp.local_addr().unwrap().port()
+    );
+    let udp_cmd = format!(
+        "echo hello > /dev/udp/127.0.0.1/{} && echo udp-sent",
+        udp.local_addr().unwrap().port()
+    );
+    let llm = MockLlm::start(script(&[&write, &tcp_cmd, &udp_cmd])).await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+
+    assert_eq!(sb.read("src/in.txt"), "in\n");
+    assert!(!outside.path().join("out.txt").exists());
+    let result = llm.tool_result(1, "c0").unwrap();
+    assert!(
+        result.contains("Permission denied") && result.contains("[sandbox:"),
+        "the model is told the sandbox refused: {result}"
+    );
+    let result = llm.tool_result(2, "c1").unwrap();
+    assert!(!result.lines().any(|l| l == "tcp-connected"), "{result}");
+    assert!(
+        matches!(tcp.accept(), Err(err) if err.kind() == ErrorKind::WouldBlock),
+        "a TCP connection got through"
+    );
+    let result = llm.tool_result(3, "c2").unwrap();
+    assert!(!result.lines().any(|l| l == "udp-sent"), "{result}");
+    let mut buf = [0u8; 16];
+    assert!(
+        matches!(udp.recv(&mut buf), Err(err) if err.kind() == ErrorKind::WouldBlock),
+        "a UDP datagram got through"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn planted_git_and_cairn_changes_are_refused_in_the_sandbox() {
+    if !landlock("planted_git_and_cairn_changes_are_refused_in_the_sandbox") {
+        return;
+    }
+    let sb = Sandbox::new()
+        .file(".git/config", "[core]\n\tbare = false\n")
+        .file(".git/hooks/pre-commit.sample", "#!/bin/sh\n")
+        .file(".cairn/config.toml", "[permissions]\nask = [\"curl\"]\n")
+        .file("src/.keep", "");
+    let attempts = [
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> .git/config",
+        "echo 'touch /tmp/x' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+        "echo 'allow = [\"rm\"]' > .cairn/config.toml",
+        "mv .git .git-old && mkdir .git",
+        "rm -rf .cairn",
+        "ln -s ../src .git/hooks/evil",
+    ];
+    let llm = MockLlm::start(script(&attempts)).await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(sb.read(".git/config"), "[core]\n\tbare = false\n");
+    assert!(!sb.path(".git/hooks/pre-commit").exists());
+    assert!(!sb.path(".git/hooks/evil").exists());
+    assert!(!sb.path(".git-old").exists());
+    assert_eq!(
+        sb.read(".cairn/config.toml"),
+        "[permissions]\nask = [\"curl\"]\n"
+    );
+    for i in 0..attempts.len() {
+        let result = llm.tool_result(i + 1, &format!("c{i}")).unwrap();
+        assert!(result.contains("[exit code:"), "{result}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_command_can_read_the_key() {
+    if !landlock("no_command_can_read_the_key") {
+        return;
+    }
+    let sb = Sandbox::new().file("src/.keep", "");
+    let attempts = [
+        "tr '\\0' '\\n' < /proc/$PPID/environ",
+        // Every ancestor up to init.
+        "p=$$; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ; p=$(awk '{print $4}' /proc/$p/stat); done",
+        "head -c 100000 /proc/$PPID/mem | tr -cd '[:print:]'; cat /proc/$PPID/maps",
+        "env; cat /proc/self/environ",
+        "cat \"$HOME\"/config/config.toml; grep -r sk-test \"$HOME\" 2>/dev/null",
+    ];
+    let llm = MockLlm::start(script(&attempts)).await;
+    let run = run(&sb, &llm, "never", &[("CAIRN_API_KEY", KEY)]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    // The key did reach the provider: it was there to steal.
+    assert_eq!(
+        llm.header(0, "authorization").as_deref(),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    for i in 0..attempts.len() {
+        let result = llm.tool_result(i + 1, &format!("c{i}")).unwrap();
+        assert!(!result.contains(KEY), "attempt {i} read the key: {result}");
+        assert!(
+            !result.contains("[redacted"),
+            "attempt {i} got to the key: {result}"
+        );
+    }
+    let log = std::fs::read_to_string(sb.log_path()).unwrap();
+    assert!(!log.contains(KEY), "the key is in the session log");
+    assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
+
+    // Without the sandbox, cairn's own environment holds no key either.
+    let sb = Sandbox::new().file("config/config.toml", "[sandbox]\nenabled = false\n");
+    let llm = MockLlm::start(script(&["tr '\\0' '\\n' < /proc/$PPID/environ; env"])).await;
+    let run = sb
+        .exec_raw(
+            &["exec", "--base-url", &llm.url(), "--mode", "never", "go"],
+            &[
+                ("CAIRN_API_KEY", KEY),
+                ("CAIRN_CONFIG_DIR", sb.path("config").to_str().unwrap()),
+            ],
+        )
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = llm.tool_result(1, "c0").unwrap();
+    assert!(result.contains("PATH="), "the command ran: {result}");
+    assert!(
+        !result.contains(KEY) && !result.contains("[redacted"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_a_command_prints_are_redacted_before_the_model_and_the_log() {
+    let token = "tok-0123456789-deploy";
+    let sb = Sandbox::new().file("src/key.txt", &format!("key = {KEY}\ndeploy = {token}\n"));
+    let llm = MockLlm::start(script(&[
+        "cat src/key.txt; echo \"${MY_DEPLOY_TOKEN:-scrubbed}\"",
+    ]))
+    .await;
+    let run = run(
+        &sb,
+        &llm,
+        "never",
+        &[("CAIRN_API_KEY", KEY), ("MY_DEPLOY_TOKEN", token)],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = llm.tool_result(1, "c0").unwrap();
+    assert!(
+        result.contains("key = [redacted CAIRN_API_KEY]")
+            && result.contains("[redacted MY_DEPLOY_TOKEN]")
+            && result.contains("scrubbed"),
+        "{result}"
+    );
+    assert!(!result.contains(KEY) && !result.contains(token), "{result}");
+    let log = std::fs::read_to_string(sb.log_path()).unwrap();
+    assert!(!log.contains(KEY) && !log.contains(token));
+    assert!(log.contains("[redacted MY_DEPLOY_TOKEN]"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cannot_kill_cairn() {
+    if !landlock("a_command_cannot_kill_cairn") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(script(&[
+        "kill -9 $PPID; kill -TERM $PPID; kill -STOP $PPID; echo tried",
+    ]))
+    .await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout.trim(), "done");
+    let result = llm.tool_result(1, "c0").unwrap();
+    assert!(
+        result.contains("tried") && result.contains("Operation not permitted"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_a_session_started_survives_exec() {
+    let sb = Sandbox::new().file("src/.keep", "");
+    let wait_for = |files: &[&str]| {
+        let all: Vec<String> = files.iter().map(|f| format!("[ -s src/{f} ]")).collect();
+        format!(
+            "for i in $(seq 200); do {} && break; sleep 0.05; done",
+            all.join(" && ")
+        )
     };
-    let note = policy.blocked_note(&stderr).unwrap();
+    let detach = format!(
+        "setsid -f sh -c 'echo $$ > src/p1; exec sleep 1000'; \
+         ( sh -c 'echo $$ > src/p2; exec sleep 1000' & ) ; \
+         nohup sh -c 'echo $$ > src/p3; exec sleep 1000' > /dev/null 2>&1 & disown; {}",
+        wait_for(&["p1", "p2", "p3"])
+    );
+    let check = format!(
+        "{}; for p in p1 p2 p3 j0 j1; do test -e /proc/$(cat src/$p) && echo $p-alive; done; true",
+        wait_for(&["j0", "j1"])
+    );
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c0", "bash", json!({ "command": detach })),
+        Script::tool_call(
+            "c1",
+            "bash",
+            json!({
+                "command": "setsid -f sh -c 'echo $$ > src/j1; exec sleep 1000'; echo $$ > src/j0; exec sleep 1000",
+                "background": true
+            }),
+        ),
+        Script::tool_call("c2", "bash", json!({ "command": check })),
+        Script::text("done"),
+    ])
+    .await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let check = llm.tool_result(3, "c2").unwrap();
+    // What a foreground command detached died with it; the background job and what it
+    // detached live on until the session ends.
+    for gone in ["p1-alive", "p2-alive", "p3-alive"] {
+        assert!(!check.contains(gone), "{check}");
+    }
     assert!(
-        note.contains("sandbox") && note.contains(&ws.path().display().to_string()),
-        "{note}"
+        check.contains("j0-alive") && check.contains("j1-alive"),
+        "{check}"
     );
-    // Reading outside stays allowed; /dev/null, /dev/stdout and /dev/stderr stay writable.
-    let out = sandboxed(
-        ws.path(),
-        true,
-        "cat /etc/hostname > /dev/null; ls / > /dev/null && echo ok > /dev/stdout && echo err > /dev/stderr",
+    // And after exec: nothing at all.
+    let pids: Vec<i32> = ["p1", "p2", "p3", "j0", "j1"]
+        .iter()
+        .map(|f| read_pid(&sb.path(&format!("src/{f}"))).unwrap())
+        .collect();
+    eventually("every process the session started is gone", || {
+        pids.iter().all(|pid| !alive(*pid))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_landlock_commands_that_change_things_ask_and_read_only_ones_run() {
+    let sb = Sandbox::new().file("src/.keep", "");
+    let llm = MockLlm::start(script(&["ls -a src", "touch src/made"])).await;
+    let run = run(&sb, &llm, "auto", &[("CAIRN_TEST_NO_LANDLOCK", "1")]).await;
+    assert_ne!(run.code, 0, "a held call ends a headless run");
+    assert!(run.stderr.contains("no sandbox"), "{}", run.stderr);
+    let ls = llm.tool_result(1, "c0").unwrap();
+    assert!(ls.contains(".keep"), "{ls}");
+    // The run stopped at the held call: its result is in the log.
+    let log = std::fs::read_to_string(sb.log_path()).unwrap();
+    let touch = log
+        .lines()
+        .find(|l| l.contains("\"tool_result\"") && l.contains("\"c1\""))
+        .unwrap();
+    assert!(
+        touch.contains("needs the user's approval") && touch.contains("no sandbox"),
+        "{touch}"
     );
-    assert_eq!(text(&out.stdout), "ok\n", "{}", text(&out.stderr));
-    assert_eq!(text(&out.stderr), "err\n");
-    // A file outside, opened for reading, cannot be written through /proc/self/fd.
-    let secret = outside.path().join("secret");
-    std::fs::write(&secret, "kept\n").unwrap();
+    assert!(!sb.path("src/made").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_sandbox_off_commands_run_with_full_permissions() {
+    let sb = Sandbox::new().file("config/config.toml", "[sandbox]\nenabled = false\n");
+    let outside = dir_outside_temp();
     let command = format!(
-        "exec 3< '{}'; echo changed > /proc/self/fd/3",
-        secret.display()
+        "touch '{}/made' && touch top-level",
+        outside.path().display()
     );
-    let out = sandboxed(ws.path(), true, &command);
-    assert_ne!(out.status.code(), Some(0));
-    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "kept\n");
-}
-
-/// Waits up to a deadline for a connection on a non-blocking listener.
-fn accepted_within(listener: &TcpListener, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        match listener.accept() {
-            Ok(_) => return true,
-            Err(err) if err.kind() == ErrorKind::WouldBlock && Instant::now() < deadline => {
-                std::thread::yield_now();
-            }
-            Err(_) => return false,
-        }
-    }
+    let llm = MockLlm::start(script(&[&command])).await;
+    let run = sb
+        .exec_raw(
+            &["exec", "--base-url", &llm.url(), "--mode", "never", "go"],
+            &[("CAIRN_CONFIG_DIR", sb.path("config").to_str().unwrap())],
+        )
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(outside.path().join("made").exists());
+    assert!(sb.path("top-level").exists());
 }
 
 #[test]
-fn with_the_network_off_a_command_cannot_connect_to_a_local_listener() {
-    if !landlock_available("with_the_network_off_a_command_cannot_connect_to_a_local_listener") {
-        return;
-    }
-    if !matches!(landlock_status(), LandlockStatus::Available(abi) if abi >= 4) {
-        eprintln!("SKIPPED network test: Landlock below ABI 4 cannot block TCP");
+fn the_sandbox_subcommand_runs_a_command_read_only() {
+    if !landlock("the_sandbox_subcommand_runs_a_command_read_only") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
-
-    let out = sandboxed(ws.path(), false, &connect);
-    let stderr = text(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{stderr}");
-    assert!(!text(&out.stdout).contains("connected"));
-    assert!(
-        stderr.contains("Permission denied"),
-        "the failure says why: {stderr}"
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    let out = Command::new(crate::support::cairn_cmd::CAIRN)
+        .args(["__sandbox", "--read-only", "--workspace"])
+        .arg(ws.path())
+        .args([
+            "--",
+            "bash",
+            "-c",
+            "echo x > src/x; echo t > \"$TMPDIR/t\" && echo temp-ok",
+        ])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout,
+        "temp-ok\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    // The child has exited, so a connection it made would already be queued.
-    assert!(
-        !accepted_within(&listener, Duration::ZERO),
-        "no connection may reach the listener"
-    );
-
-    let out = sandboxed(ws.path(), true, &connect);
-    assert_eq!(text(&out.stdout), "connected\n", "{}", text(&out.stderr));
-    assert!(accepted_within(&listener, Duration::from_secs(5)));
-}
-
-#[test]
-fn bad_sandbox_arguments_are_refused_before_running_anything() {
-    let ws = tempfile::tempdir().unwrap();
-    let marker = ws.path().join("ran");
-    let out = Command::new(CAIRN)
-        .args(["__sandbox", "--bogus", "--", "touch"])
-        .arg(&marker)
+    assert!(!ws.path().join("src/x").exists());
+    let out = Command::new(crate::support::cairn_cmd::CAIRN)
+        .args(["__sandbox", "--bogus", "--", "true"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("cairn sandbox: unknown argument `--bogus`"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert!(!marker.exists());
-}
-
-#[test]
-fn a_command_that_cannot_be_executed_is_reported() {
-    if !landlock_available("a_command_that_cannot_be_executed_is_reported") {
-        return;
-    }
-    let ws = tempfile::tempdir().unwrap();
-    let out = Command::new(CAIRN)
-        .args(["__sandbox", "--write"])
-        .arg(ws.path())
-        .args(["--", "/nonexistent/program"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(127));
-    assert!(
-        text(&out.stderr).contains("cannot run /nonexistent/program"),
-        "{}",
-        text(&out.stderr)
-    );
 }

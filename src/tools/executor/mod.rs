@@ -5,10 +5,13 @@
 
 pub mod capture;
 mod group;
+pub mod reaper;
+pub mod sandbox;
+mod seccomp;
 
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +24,8 @@ use tokio_util::sync::CancellationToken;
 use super::{BashSettings, TailSink};
 pub use capture::{Capture, View, Which};
 pub use group::{Group, GroupGuard};
+pub use sandbox::Grant;
+use sandbox::Prepared;
 
 /// How often live output is handed to the tail sink.
 const TAIL_EVERY: Duration = Duration::from_millis(50);
@@ -35,6 +40,8 @@ pub struct CommandSpec<'a> {
     pub command: &'a str,
     pub cwd: &'a Path,
     pub settings: &'a BashSettings,
+    /// How much the sandbox allows this command (when the sandbox is on).
+    pub grant: Grant,
 }
 
 /// A started process: its main child, its group and its output.
@@ -44,6 +51,30 @@ pub struct Spawned {
     pub capture: Arc<Capture>,
     pub sandboxed: bool,
     pub started: Instant,
+    /// The command's sandbox (its private temp dir is removed when this is dropped).
+    pub sandbox: Option<Prepared>,
+    /// When the main child started (clock ticks after boot): orphans started since are its.
+    pub start_ticks: Option<u64>,
+}
+
+/// Commands the sandbox refused in this session.
+#[derive(Debug, Default)]
+pub struct Refused(std::sync::Mutex<std::collections::HashSet<String>>);
+
+impl Refused {
+    pub fn add(&self, command: &str) {
+        self.lock().insert(command.to_owned());
+    }
+
+    pub fn contains(&self, command: &str) -> bool {
+        self.lock().contains(command)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// How a foreground run ended.
@@ -63,22 +94,35 @@ pub struct Finished {
     pub duration: Duration,
 }
 
-/// Starts `bash -c COMMAND` (through the sandbox launcher when configured) with reader threads
+/// Starts `bash -c COMMAND` (inside its sandbox when the sandbox is on) with reader threads
 /// on both pipes.
 pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned> {
-    let (program, args) = program_and_args(spec)?;
+    let sandbox = match (&spec.settings.sandbox, spec.grant) {
+        (Some(policy), grant) if grant != Grant::Unsandboxed => Some(
+            Prepared::build(policy, grant)
+                .map_err(|err| std::io::Error::other(format!("{err}; the command did not run")))?,
+        ),
+        _ => None,
+    };
     let (out_read, out_write) = pipe()?;
     let (err_read, err_write) = pipe()?;
-    let mut command = Command::new(program);
+    let mut command = Command::new("bash");
     command
-        .args(args)
+        .args(["-c", spec.command])
         .current_dir(spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(out_write))
         .stderr(Stdio::from(err_write))
         .kill_on_drop(true);
-    for name in hidden_vars(spec.settings, std::env::vars_os().map(|(name, _)| name)) {
+    let hidden = hidden_vars(spec.settings, std::env::vars_os());
+    for name in &hidden {
         command.env_remove(name);
+    }
+    // Secrets taken out of cairn's own environment at start-up that the user lets through.
+    for (name, value) in crate::secrets::stashed() {
+        if spec.settings.allowed_env.contains(&name) {
+            command.env(name, value);
+        }
     }
     command.envs([
         ("NO_COLOR", "1"),
@@ -86,11 +130,15 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
         ("PAGER", "cat"),
         ("GIT_PAGER", "cat"),
     ]);
-    // SAFETY: setsid, prctl and getppid are async-signal-safe and nothing here allocates or
-    // touches memory of the parent. A new session gives the command its own process group (so
-    // the whole group can be signalled) and no controlling terminal, so nothing it runs can stop
-    // on, read from or draw over the TUI's terminal; password prompts that open /dev/tty fail at
-    // once instead of hanging.
+    if let Some(sandbox) = &sandbox {
+        command.env("TMPDIR", sandbox.temp_dir());
+    }
+    let entry = sandbox.as_ref().map(Prepared::entry);
+    // SAFETY: setsid, prctl, getppid and the sandbox's raw system calls are async-signal-safe
+    // and nothing here allocates or touches memory of the parent. A new session gives the
+    // command its own process group (so the whole group can be signalled) and no controlling
+    // terminal, so nothing it runs can stop on, read from or draw over the TUI's terminal;
+    // password prompts that open /dev/tty fail at once instead of hanging.
     let parent = std::process::id();
     unsafe {
         command.pre_exec(move || {
@@ -112,10 +160,14 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
                     return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
             }
+            // Last, so nothing above runs restricted; the command itself never runs outside.
+            if let Some(entry) = &entry {
+                entry.enter()?;
+            }
             Ok(())
         });
     }
-    let child = command.spawn()?;
+    let child = reaper::spawn_known(|| command.spawn(), Child::id)?;
     // The Command holds the parent's copies of the pipes' write ends: close them now, or the
     // readers would never see end of file.
     drop(command);
@@ -130,8 +182,10 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
         child,
         group,
         capture,
-        sandboxed: spec.settings.sandbox.is_some(),
+        sandboxed: sandbox.is_some(),
         started: Instant::now(),
+        start_ticks: reaper::start_time(pid),
+        sandbox,
     })
 }
 
@@ -151,7 +205,10 @@ pub async fn run(
         capture,
         sandboxed,
         started,
+        sandbox,
+        start_ticks,
     } = spawn(spec, tail.is_some())?;
+    let pid = child.id();
     let guard = GroupGuard::new(group);
     let ticker = tail.clone().map(|sink| start_tail(capture.clone(), sink));
     let ending = tokio::select! {
@@ -163,9 +220,17 @@ pub async fn run(
         () = cancel.cancelled() => Ending::Cancelled,
     };
     group.end(grace).await;
-    let status = child.wait().await?;
+    let status = child.wait().await;
+    if let Some(pid) = pid {
+        reaper::forget(pid);
+    }
+    let status = status?;
     guard.disarm();
+    // Whatever left the group and the session (setsid, double forks) and was re-parented to
+    // cairn goes too; without a start time, every orphan does.
+    reaper::sweep(start_ticks.or(Some(0))).await;
     drain(&capture, &group).await;
+    drop(sandbox);
     if let Some(ticker) = ticker {
         ticker.abort();
     }
@@ -243,20 +308,23 @@ pub fn signal_name(status: &ExitStatus) -> Option<String> {
     })
 }
 
-/// Variables removed from a command's environment: the configured ones, and every name that
-/// looks like a secret (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`) unless allowed.
+/// Variables removed from a command's environment: the configured ones, and every one that
+/// looks like a secret by its name or value (see `secrets::looks_secret`) unless allowed.
 pub fn hidden_vars(
     settings: &BashSettings,
-    names: impl Iterator<Item = OsString>,
+    vars: impl Iterator<Item = (OsString, OsString)>,
 ) -> Vec<OsString> {
     let allowed = |name: &str| settings.allowed_env.iter().any(|a| a == name);
-    let mut hidden: Vec<OsString> = names
-        .filter(|name| {
+    let mut hidden: Vec<OsString> = vars
+        .filter(|(name, value)| {
             let Some(name) = name.to_str() else {
                 return false;
             };
-            !allowed(name) && (looks_secret(name) || settings.hidden_env.iter().any(|h| h == name))
+            !allowed(name)
+                && (crate::secrets::looks_secret(name, &value.to_string_lossy())
+                    || settings.hidden_env.iter().any(|h| h == name))
         })
+        .map(|(name, _)| name)
         .collect();
     // Configured names go even when the current process does not have them (yet).
     for name in &settings.hidden_env {
@@ -265,28 +333,6 @@ pub fn hidden_vars(
         }
     }
     hidden
-}
-
-fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["API_KEY", "TOKEN", "SECRET"]
-        .iter()
-        .any(|suffix| upper == *suffix || upper.ends_with(&format!("_{suffix}")))
-        || upper.contains("PASSWORD")
-}
-
-fn program_and_args(spec: &CommandSpec<'_>) -> std::io::Result<(PathBuf, Vec<OsString>)> {
-    let Some(policy) = &spec.settings.sandbox else {
-        return Ok(("bash".into(), vec!["-c".into(), spec.command.into()]));
-    };
-    // The launcher's own argument format, so the two sides cannot drift apart. Running
-    // unsandboxed when Landlock is unavailable is not plumbed into the bash settings: refuse.
-    let args = policy
-        .child_args(spec.command, false)
-        .into_iter()
-        .map(OsString::from)
-        .collect();
-    Ok((std::env::current_exe()?, args))
 }
 
 fn inode(fd: &OwnedFd) -> std::io::Result<u64> {
@@ -334,66 +380,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secret_looking_names_are_hidden_unless_allowed() {
+    fn secret_looking_variables_are_hidden_unless_allowed() {
         let settings = BashSettings {
             hidden_env: vec!["DEEPSEEK_KEY".into()],
             allowed_env: vec!["GITHUB_TOKEN".into()],
             ..BashSettings::default()
         };
-        let names = [
-            "HOME",
-            "OPENAI_API_KEY",
-            "GITHUB_TOKEN",
-            "NPM_TOKEN",
-            "AWS_SECRET",
-            "DB_PASSWORD_FILE",
-            "PATH",
-            "TOKENIZER",
+        let vars = [
+            ("HOME", "/home/u"),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("GITHUB_TOKEN", "ghp"),
+            ("NPM_TOKEN", "n"),
+            ("AWS_SECRET_ACCESS_KEY", "a"),
+            ("DB_PASSWORD_FILE", "/x"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+            ("DATABASE_URL", "postgres://app:hunter2@db/app"),
+            ("PLAIN_URL", "https://example.com/a@b"),
+            ("PATH", "/bin"),
         ];
-        let hidden = hidden_vars(&settings, names.iter().map(OsString::from));
+        let hidden = hidden_vars(
+            &settings,
+            vars.iter()
+                .map(|(n, v)| (OsString::from(n), OsString::from(v))),
+        );
         let hidden: Vec<&str> = hidden.iter().filter_map(|n| n.to_str()).collect();
         assert_eq!(
             hidden,
             [
                 "OPENAI_API_KEY",
                 "NPM_TOKEN",
-                "AWS_SECRET",
+                "AWS_SECRET_ACCESS_KEY",
                 "DB_PASSWORD_FILE",
+                "SSH_AUTH_SOCK",
+                "DATABASE_URL",
                 "DEEPSEEK_KEY"
-            ]
-        );
-    }
-
-    #[test]
-    fn sandboxed_commands_go_through_the_launcher() {
-        let settings = BashSettings {
-            sandbox: Some(crate::permissions::sandbox::SandboxPolicy {
-                writable: vec!["/w".into(), "/tmp".into()],
-                network: false,
-            }),
-            ..BashSettings::default()
-        };
-        let spec = CommandSpec {
-            command: "ls",
-            cwd: Path::new("."),
-            settings: &settings,
-        };
-        let (program, args) = program_and_args(&spec).expect("current exe");
-        assert_eq!(program, std::env::current_exe().expect("current exe"));
-        let args: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
-        assert_eq!(
-            args,
-            [
-                "__sandbox",
-                "--write",
-                "/w",
-                "--write",
-                "/tmp",
-                "--no-network",
-                "--",
-                "bash",
-                "-c",
-                "ls"
             ]
         );
     }

@@ -1,0 +1,466 @@
+//! The sandbox every `bash` command runs in (Landlock plus a seccomp socket filter), built in
+//! cairn before the fork and entered by the child between fork and exec with a few raw system
+//! calls, so a sandboxed command costs no extra process.
+//!
+//! Two profiles. **Read-only** (commands the classifier judged read-only that run unasked):
+//! read and execute everywhere, write nowhere but `/dev/null`-like sinks and a private temp dir.
+//! **Workspace-write** (approved and auto-run commands): also the workspace, `/tmp` and the
+//! configured `writable` dirs. In both, `.git/` and `.cairn/` stay read-only, the network is off
+//! unless allowed (no TCP/UDP/raw sockets at all: seccomp; TCP also by Landlock), and the
+//! command cannot signal, ptrace or read the memory or environment of any process outside its
+//! own sandbox (Landlock scopes and its ptrace rule), cairn included.
+//!
+//! Landlock grants by hierarchy and cannot subtract, so "the workspace except `.git`" is granted
+//! entry by entry: every top-level entry but `.git` and `.cairn` gets full rights, the workspace
+//! directory itself none. The price: a sandboxed command cannot create, delete or rename
+//! top-level entries (a fresh `target/`, `sed -i` on a top-level file), and git commands that
+//! write `.git` fail; both say so in the result and can be re-run without the sandbox.
+
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
+};
+
+use super::seccomp;
+
+/// What the configuration lets sandboxed commands do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    /// The workspace (canonical): writable in workspace-write, except `.git` and `.cairn`.
+    pub workspace: PathBuf,
+    /// Further directories workspace-write commands may write in (`/tmp`, `sandbox.writable`).
+    pub writable: Vec<PathBuf>,
+    /// Whether workspace-write commands may use the network (`sandbox.network`).
+    pub network: bool,
+}
+
+/// How much one command's sandbox allows; chosen per call by the agent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Grant {
+    /// Judged read-only and run unasked: no writes but the private temp dir, no network.
+    ReadOnly,
+    /// Approved or auto-run: the workspace and temp dirs; network as configured.
+    #[default]
+    WorkspaceWrite,
+    /// The user chose "run without sandbox" for this call.
+    Unsandboxed,
+}
+
+impl Grant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grant::ReadOnly => "read-only sandbox",
+            Grant::WorkspaceWrite => "workspace-write sandbox",
+            Grant::Unsandboxed => "no sandbox",
+        }
+    }
+}
+
+/// The hidden subcommand `main` routes to `sandbox_main`.
+pub const SANDBOX_SUBCOMMAND: &str = "__sandbox";
+
+/// Exit status when the sandbox cannot be applied (like a command that cannot execute).
+pub const EXIT_UNSANDBOXED: i32 = 126;
+
+/// Output sinks every profile may write: writing them changes nothing.
+const SINKS: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// Terminal devices and shared memory, which workspace-write commands may also use (`script`,
+/// Python's multiprocessing).
+const DEVICE_DIRS: &[&str] = &["/dev/pts", "/dev/shm", "/dev/ptmx"];
+
+/// Workspace entries that stay read-only in every profile: what git and cairn execute or obey
+/// later, outside any sandbox (`core.fsmonitor`, hooks, project rules).
+pub const PROTECTED: &[&str] = &[".git", ".cairn"];
+
+/// Whether this kernel can sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LandlockStatus {
+    /// Landlock works; the ABI version decides what it can restrict (TCP needs 4, scopes 6).
+    Available(u32),
+    Unavailable(String),
+}
+
+/// Asks the kernel which Landlock ABI it offers. `CAIRN_TEST_NO_LANDLOCK=1` pretends it has
+/// none, so tests can check the behaviour of such systems on any kernel.
+pub fn landlock_status() -> LandlockStatus {
+    if std::env::var_os("CAIRN_TEST_NO_LANDLOCK").is_some_and(|v| v == "1") {
+        return LandlockStatus::Unavailable("Landlock is disabled for this test run".into());
+    }
+    // SAFETY: `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` only
+    // queries the ABI version; it reads no memory and creates nothing.
+    let version = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    if version > 0 {
+        return LandlockStatus::Available(u32::try_from(version).unwrap_or(u32::MAX));
+    }
+    let err = std::io::Error::last_os_error();
+    let reason = match err.raw_os_error() {
+        Some(libc::EOPNOTSUPP) => {
+            "Landlock is built into this kernel but disabled at boot".to_string()
+        }
+        Some(libc::ENOSYS) => "this kernel has no Landlock support".to_string(),
+        _ => format!("Landlock is unavailable: {err}"),
+    };
+    LandlockStatus::Unavailable(reason)
+}
+
+/// Why the sandbox could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("the Landlock sandbox is unavailable: {0}")]
+    Unavailable(String),
+    #[error("building the Landlock sandbox failed: {0}")]
+    Landlock(#[from] landlock::RulesetError),
+    #[error("creating the command's temp dir failed: {0}")]
+    Temp(#[from] std::io::Error),
+}
+
+/// A sandbox ready to enter: the Landlock ruleset, the seccomp program and the command's
+/// private temp dir (removed when this is dropped, after the command ended).
+pub struct Prepared {
+    ruleset: OwnedFd,
+    filter: Option<Vec<libc::sock_filter>>,
+    temp: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("ruleset", &self.ruleset)
+            .field("network_filter", &self.filter.is_some())
+            .field("temp", &self.temp.path())
+            .finish()
+    }
+}
+
+impl Prepared {
+    /// Builds the sandbox of one command under `policy` with `grant` (not `Unsandboxed`).
+    pub fn build(policy: &SandboxPolicy, grant: Grant) -> Result<Self, SandboxError> {
+        let abi = match landlock_status() {
+            LandlockStatus::Available(abi) => abi,
+            LandlockStatus::Unavailable(reason) => return Err(SandboxError::Unavailable(reason)),
+        };
+        let write = grant == Grant::WorkspaceWrite;
+        let network = write && policy.network;
+        let temp = tempfile::Builder::new()
+            .prefix("cairn-cmd-")
+            .tempdir_in(std::env::temp_dir())?;
+        // Rights we restrict. Device ioctls (ABI 5) stay unhandled so terminal programs keep
+        // working; connecting to pathname Unix sockets (ABI 9) is handled where the kernel can.
+        let fs_all = AccessFs::from_all(ABI::V4);
+        let mut handled = fs_all;
+        if !network {
+            handled |= AccessFs::ResolveUnix;
+        }
+        let mut ruleset = Ruleset::default()
+            .handle_access(handled)?
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)?;
+        if !network && abi >= 4 {
+            ruleset = ruleset.handle_access(AccessNet::from_all(ABI::V4))?;
+        }
+        let mut created = ruleset.create()?;
+        let read = AccessFs::from_read(ABI::V4);
+        created = grant_path(created, Path::new("/"), read)?;
+        let file_write: BitFlags<AccessFs> = AccessFs::from_file(ABI::V4);
+        for sink in SINKS {
+            created = grant_path(created, Path::new(sink), file_write)?;
+        }
+        created = grant_path(created, temp.path(), handled)?;
+        if write {
+            for dir in DEVICE_DIRS {
+                created = grant_path(created, Path::new(dir), fs_all)?;
+            }
+            for entry in workspace_entries(&policy.workspace) {
+                created = grant_path(created, &entry, handled)?;
+            }
+            // A writable dir that holds the workspace (a checkout under /tmp) would grant its
+            // `.git` too: it is left out.
+            for dir in policy
+                .writable
+                .iter()
+                .filter(|dir| !policy.workspace.starts_with(dir))
+            {
+                created = grant_path(created, dir, handled)?;
+            }
+        }
+        let ruleset: Option<OwnedFd> = created.into();
+        let ruleset = ruleset.ok_or_else(|| {
+            SandboxError::Unavailable("the kernel did not create a Landlock ruleset".into())
+        })?;
+        Ok(Self {
+            ruleset,
+            filter: (!network).then(seccomp::deny_sockets).flatten(),
+            temp,
+        })
+    }
+
+    /// The command's private temp dir (its `TMPDIR`).
+    pub fn temp_dir(&self) -> &Path {
+        self.temp.path()
+    }
+
+    /// What the child needs after the fork: plain values, no allocation.
+    pub fn entry(&self) -> Entry {
+        Entry {
+            ruleset: self.ruleset.as_raw_fd(),
+            filter: self.filter.clone(),
+        }
+    }
+}
+
+/// The part of a `Prepared` sandbox the forked child enters.
+pub struct Entry {
+    ruleset: RawFd,
+    filter: Option<Vec<libc::sock_filter>>,
+}
+
+impl Entry {
+    /// Enters the sandbox: no new privileges, the Landlock domain, the seccomp filter.
+    /// Only raw system calls: safe between fork and exec in a multi-threaded process.
+    pub fn enter(&self) -> std::io::Result<()> {
+        // SAFETY: prctl and the Landlock and seccomp system calls take plain integers and a
+        // pointer to the filter program, which lives in `self` for the duration of the call.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, self.ruleset, 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        if let Some(filter) = &self.filter {
+            seccomp::install(filter)?;
+        }
+        Ok(())
+    }
+}
+
+fn grant_path(
+    created: landlock::RulesetCreated,
+    path: &Path,
+    access: BitFlags<AccessFs>,
+) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
+    // A path that does not exist cannot be written anyway.
+    let Ok(fd) = PathFd::new(path) else {
+        return Ok(created);
+    };
+    // A file gets only the rights that make sense for a file.
+    let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+    let access = if is_dir {
+        access
+    } else {
+        access & AccessFs::from_file(ABI::V4)
+    };
+    created.add_rule(PathBeneath::new(fd, access))
+}
+
+/// The workspace's top-level entries a workspace-write command may change: all but the
+/// protected ones and symlinks (which could point anywhere).
+fn workspace_entries(workspace: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(workspace) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            !PROTECTED.iter().any(|p| entry.file_name() == *p)
+                && entry.file_type().is_ok_and(|t| !t.is_symlink())
+        })
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// What a failed sandboxed command printed that the sandbox causes: a refused write or
+/// connection.
+pub fn looks_refused(stderr: &str) -> bool {
+    [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+        "Address family not supported",
+    ]
+    .iter()
+    .any(|needle| stderr.contains(needle))
+}
+
+/// The parsed arguments of `cairn __sandbox`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SandboxArgs {
+    policy: SandboxPolicy,
+    grant: Grant,
+    command: Vec<String>,
+}
+
+fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
+    let args = match args.first() {
+        Some(first) if first == SANDBOX_SUBCOMMAND => &args[1..],
+        _ => args,
+    };
+    let mut policy = SandboxPolicy {
+        workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        writable: Vec::new(),
+        network: false,
+    };
+    let mut grant = Grant::WorkspaceWrite;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--write" => {
+                let dir = args.get(i + 1).ok_or("--write needs a directory")?;
+                policy.writable.push(PathBuf::from(dir));
+                i += 2;
+            }
+            "--workspace" => {
+                let dir = args.get(i + 1).ok_or("--workspace needs a directory")?;
+                policy.workspace = PathBuf::from(dir);
+                i += 2;
+            }
+            "--network" => {
+                policy.network = true;
+                i += 1;
+            }
+            "--read-only" => {
+                grant = Grant::ReadOnly;
+                i += 1;
+            }
+            "--" => {
+                let command = args[i + 1..].to_vec();
+                if command.is_empty() {
+                    return Err("no command after `--`".into());
+                }
+                return Ok(SandboxArgs {
+                    policy,
+                    grant,
+                    command,
+                });
+            }
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Err("usage: cairn __sandbox [--read-only] [--workspace DIR] [--write DIR]... [--network] -- COMMAND...".into())
+}
+
+/// Entry of the hidden `cairn __sandbox` subcommand: runs one command in the sandbox the bash
+/// tool would use, for trying the sandbox by hand. Returns only on failure: 2 for bad
+/// arguments, 126 when the sandbox cannot be applied, 127 when the command cannot be executed.
+pub fn sandbox_main(args: Vec<String>) -> i32 {
+    let parsed = match parse_args(&args) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            say(&message);
+            return 2;
+        }
+    };
+    let prepared = match Prepared::build(&parsed.policy, parsed.grant) {
+        Ok(prepared) => prepared,
+        Err(err) => {
+            say(&format!("{err}; refusing to run the command unsandboxed"));
+            return EXIT_UNSANDBOXED;
+        }
+    };
+    if let Err(err) = prepared.entry().enter() {
+        say(&format!(
+            "entering the sandbox failed: {err}; refusing to run the command unsandboxed"
+        ));
+        return EXIT_UNSANDBOXED;
+    }
+    // The temp dir outlives this process (exec replaces it); the caller cleans its temp.
+    let temp = prepared.temp.keep();
+    let err = std::process::Command::new(&parsed.command[0])
+        .args(&parsed.command[1..])
+        .env("TMPDIR", &temp)
+        .exec();
+    say(&format!("cannot run {}: {err}", parsed.command[0]));
+    127
+}
+
+fn say(message: &str) {
+    let _ = writeln!(std::io::stderr(), "cairn sandbox: {message}");
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn arguments_parse_into_a_policy_and_a_grant() {
+        let parsed = parse_args(&strings(&[
+            "__sandbox",
+            "--read-only",
+            "--workspace",
+            "/ws",
+            "--write",
+            "/cache",
+            "--",
+            "bash",
+            "-c",
+            "ls",
+        ]))
+        .unwrap();
+        assert_eq!(parsed.grant, Grant::ReadOnly);
+        assert_eq!(parsed.policy.workspace, PathBuf::from("/ws"));
+        assert_eq!(parsed.policy.writable, [PathBuf::from("/cache")]);
+        assert!(!parsed.policy.network);
+        assert_eq!(parsed.command, strings(&["bash", "-c", "ls"]));
+    }
+
+    #[test]
+    fn bad_arguments_are_reported() {
+        assert_eq!(
+            parse_args(&strings(&["--write"])).unwrap_err(),
+            "--write needs a directory"
+        );
+        assert_eq!(
+            parse_args(&strings(&["--frobnicate"])).unwrap_err(),
+            "unknown argument `--frobnicate`"
+        );
+        assert_eq!(
+            parse_args(&strings(&["--network", "--"])).unwrap_err(),
+            "no command after `--`"
+        );
+        assert_eq!(sandbox_main(strings(&["__sandbox", "--bogus"])), 2);
+    }
+
+    #[test]
+    fn refusals_are_recognised_by_their_messages() {
+        assert!(looks_refused("bash: /etc/x: Permission denied\n"));
+        assert!(looks_refused(
+            "touch: cannot touch 'x': Read-only file system"
+        ));
+        assert!(!looks_refused("error: no such file"));
+    }
+
+    #[test]
+    fn protected_entries_and_symlinks_are_not_granted() {
+        let ws = tempfile::tempdir().unwrap();
+        for dir in [".git", ".cairn", "src"] {
+            std::fs::create_dir(ws.path().join(dir)).unwrap();
+        }
+        std::fs::write(ws.path().join("README.md"), "hi").unwrap();
+        std::os::unix::fs::symlink("/", ws.path().join("root")).unwrap();
+        let mut names: Vec<String> = workspace_entries(ws.path())
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["README.md", "src"]);
+    }
+}
