@@ -65,7 +65,9 @@ async fn tui_pty_approving_a_dangerous_command_runs_it_and_shows_its_card() {
     assert!(prompt.contains("rm -rf ../victim"), "{prompt}");
     assert!(prompt.contains("deny with a message"), "{prompt}");
     assert!(victim.exists(), "nothing runs before the approval");
-    tui.send("y");
+    // The victim is outside the workspace: `y` would run it in the sandbox, `u` without.
+    assert!(prompt.contains("run without sandbox"), "{prompt}");
+    tui.send("u");
     // The output (not the command, which shows the unexpanded text) is on the card.
     let screen = tui.wait_for_text("removed-42").await;
     assert!(screen.contains("exit 0"), "{screen}");
@@ -140,12 +142,13 @@ async fn tui_pty_an_edit_shows_in_the_diff_pane_and_the_todo_pane_updates() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tui_pty_esc_during_a_long_command_ends_it_and_no_process_survives() {
-    let sb = Sandbox::new();
+    // Pid files in a subdirectory: sandboxed commands create no top-level entries.
+    let sb = Sandbox::new().file("run/.keep", "");
     let llm = MockLlm::start(vec![
         Script::tool_call(
             "c1",
             "bash",
-            json!({"command": "echo $$ > shell.pid; sleep 300 & echo $! > sleep.pid; wait"}),
+            json!({"command": "echo $$ > run/shell.pid; sleep 300 & echo $! > run/sleep.pid; wait"}),
         ),
         Script::text("stopped"),
     ])
@@ -155,8 +158,8 @@ async fn tui_pty_esc_during_a_long_command_ends_it_and_no_process_survives() {
     let start = Instant::now();
     let (shell, sleeper) = loop {
         if let (Some(a), Some(b)) = (
-            read_pid(&sb.path("shell.pid")),
-            read_pid(&sb.path("sleep.pid")),
+            read_pid(&sb.path("run/shell.pid")),
+            read_pid(&sb.path("run/sleep.pid")),
         ) {
             break (a, b);
         }
