@@ -64,6 +64,12 @@ pub struct Part {
     pub reason: String,
     /// It writes a protected path; `reason` says which when it is the worst finding.
     pub protected: Option<String>,
+    /// Its redirections write somewhere: no allow rule covers it (a rule names a command,
+    /// not the files its output goes to).
+    pub redirected: bool,
+    /// What runs is only known at run time (`$CMD`, `eval "$x"`, `bash -c "$s"`): no rule
+    /// can tell, so a deny rule in force holds it.
+    pub opaque: bool,
 }
 
 /// Every simple command of a command line with its own class.
@@ -275,11 +281,15 @@ impl Walker {
                 protected.join(", ")
             )
         });
+        let reason = reason.into();
+        let opaque = words.is_empty() && is_opaque(&reason);
         self.parts.push(Part {
             words,
             class,
-            reason: reason.into(),
+            reason,
             protected,
+            redirected: false,
+            opaque,
         });
     }
 
@@ -478,6 +488,16 @@ fn node_is_argument(command: Node, child: Node) -> bool {
 
 pub(crate) fn text<'s>(node: Node, src: &'s str) -> &'s str {
     node.utf8_text(src.as_bytes()).unwrap_or("")
+}
+
+/// Whether a finding's reason says that what runs is only known at run time (the reasons
+/// are written in `commands.rs` and `wrappers.rs`).
+fn is_opaque(reason: &str) -> bool {
+    reason.starts_with("names its command at run time")
+        || reason.contains("only known at run time (")
+            && (reason.starts_with("runs shell code") || reason.starts_with("evaluates"))
+        || reason.contains("produced at run time")
+        || reason.starts_with("expands a value as a prompt")
 }
 
 /// `source` with every backslash-newline outside single quotes removed, as bash's reader does.

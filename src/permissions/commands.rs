@@ -124,25 +124,18 @@ pub(crate) fn program_name(word: &Word) -> Option<&str> {
     Some(word.text.rsplit('/').next().unwrap_or(&word.text))
 }
 
-/// The words a rule sees: unquoted, the program's absolute path reduced to its name.
-/// For git, the options before the subcommand (`-C dir`, `-c k=v`, `--no-pager`) are dropped,
-/// so a rule on `git push` also covers `git -C sub push`.
+/// The words a rule sees: unquoted, the program's absolute path reduced to its name. git's
+/// global options stay: an allow rule on `git status` must not cover `git -c k=v status`
+/// (deny and ask rules look past them, see `rules::without_git_globals`).
 fn normalized(words: &[Word]) -> Vec<String> {
-    let mut out: Vec<String> = words
+    words
         .iter()
         .enumerate()
         .map(|(i, w)| match (i, program_name(w)) {
             (0, Some(name)) if w.text.starts_with('/') => name.to_string(),
             _ => w.text.clone(),
         })
-        .collect();
-    if out.first().is_some_and(|w| w == "git") {
-        let sub = crate::permissions::git::git_subcommand_index(&words[1..]);
-        if let Some(at) = sub {
-            out.drain(1..at + 1);
-        }
-    }
-    out
+        .collect()
 }
 
 /// The arguments before `--` that are options.
@@ -236,6 +229,8 @@ impl Walker {
             }
             Inner(_) => (Class::ReadOnly, "runs nothing".to_string()),
         };
+        // A rule names a command, not what its redirections write.
+        let redirected = !findings.is_empty();
         let (class, reason) = match findings.into_iter().max_by_key(|f| f.0) {
             Some((worse, why)) if worse > class => (worse, why),
             _ => (class, reason),
@@ -245,6 +240,9 @@ impl Walker {
             class,
             reason,
         );
+        if let Some(part) = self.parts.last_mut() {
+            part.redirected = redirected;
+        }
     }
 
     fn judge(&mut self, words: &[Word]) -> Judged {

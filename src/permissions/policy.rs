@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
 use crate::permissions::rules::{
-    Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, suggested_prefix,
+    Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, part_prefix,
 };
 use crate::permissions::{Mode, PermissionGate, Verdict};
 use crate::tools::Access;
@@ -275,8 +275,8 @@ fn approval_prefix(analysis: &Analysis) -> String {
                 .parts
                 .iter()
                 .find(|p| p.class != Class::ReadOnly && !p.words.is_empty());
-            part.or(analysis.parts.first())
-                .map(|p| suggested_prefix(&exact_prefix(p)))
+            part.or(analysis.parts.iter().find(|p| !p.words.is_empty()))
+                .map(part_prefix)
                 .unwrap_or_default()
         }
     }

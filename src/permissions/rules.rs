@@ -72,8 +72,9 @@ impl Rule {
         }
     }
 
-    /// Whether the rule's words start `words`. A rule word ending in `/` matches any word under
-    /// that directory. With `exact`, the rule must cover every word.
+    /// Whether the rule's words start `words`, whole word by whole word. A rule word ending
+    /// in `/` matches any path under that directory, but not one that climbs out of it again
+    /// (`target/../..`). With `exact`, the rule must cover every word.
     pub fn matches(&self, words: &[String], exact: bool) -> bool {
         if self.words.is_empty()
             || self.words.len() > words.len()
@@ -84,16 +85,60 @@ impl Rule {
         self.words.iter().zip(words).all(|(rule, word)| {
             rule == word
                 || canonical_flags(rule).is_some_and(|r| Some(r) == canonical_flags(word))
-                || (rule.ends_with('/') && rule.len() > 1 && word.starts_with(rule.as_str()))
+                || (rule.ends_with('/')
+                    && rule.len() > 1
+                    && word
+                        .strip_prefix(rule.as_str())
+                        .is_some_and(|rest| !climbs(rest)))
         })
     }
 
     /// Whether the rule covers this part of a command. Allow rules cover a dangerous command
-    /// only when they name it whole: approving `rm` must not approve `rm -rf /`.
+    /// or a protected write only when they name it whole (approving `rm` must not approve
+    /// `rm -rf /`), and never a command whose redirections write somewhere (`allow "cat"`
+    /// is not `cat > ~/.bashrc`). Deny and ask rules look past git's global options
+    /// (`deny "git push"` holds `git -C sub push`); allow rules do not
+    /// (`allow "git status"` is not `git -c core.fsmonitor=… status`).
     fn covers(&self, part: &Part) -> bool {
-        let exact = self.kind == RuleKind::Allow
-            && (part.class == Class::Dangerous || part.protected.is_some());
-        self.matches(&part.words, exact)
+        if self.kind != RuleKind::Allow {
+            return self.matches(&part.words, false)
+                || self.matches(&without_git_globals(&part.words), false);
+        }
+        let exact = part.class == Class::Dangerous || part.protected.is_some();
+        !part.redirected && self.matches(&part.words, exact)
+    }
+}
+
+/// Whether a path suffix leaves the directory it is under (`..` as a component).
+fn climbs(rest: &str) -> bool {
+    let mut depth = 0i32;
+    for component in rest.split('/') {
+        match component {
+            ".." => depth -= 1,
+            "" | "." => {}
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// `git -C sub -c k=v push` as `git push`, for deny and ask rules.
+pub(crate) fn without_git_globals(words: &[String]) -> Vec<String> {
+    if words.first().is_none_or(|w| w != "git") {
+        return words.to_vec();
+    }
+    let as_words: Vec<crate::permissions::classify::Word> = words[1..]
+        .iter()
+        .map(|w| crate::permissions::classify::Word::literal(w.clone()))
+        .collect();
+    match crate::permissions::git::git_subcommand_index(&as_words) {
+        Some(at) => std::iter::once(words[0].clone())
+            .chain(words[at + 1..].iter().cloned())
+            .collect(),
+        None => words.to_vec(),
     }
 }
 
@@ -250,6 +295,15 @@ impl RuleSet {
     /// allow needs every part covered (a read-only part counts as covered when
     /// `read_only_runs`), with at least one allow rule actually used.
     pub fn evaluate(&self, analysis: &Analysis, read_only_runs: bool) -> RuleOutcome<'_> {
+        // What runs is unknown: it may be what a deny rule forbids.
+        if let Some(rule) = self.rules.iter().find(|r| r.kind == RuleKind::Deny)
+            && let Some(part) = analysis.parts.iter().find(|p| p.opaque)
+        {
+            return RuleOutcome::Deny {
+                rule,
+                part: part.clone(),
+            };
+        }
         for kind in [RuleKind::Deny, RuleKind::Ask] {
             for part in &analysis.parts {
                 if let Some(rule) = self.first(kind, part) {
@@ -318,9 +372,9 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, RulesError> {
         })
 }
 
-/// What "approve this prefix for the session" offers for `command`: the program and its
-/// subcommand (`cargo test`, `npm run build`, `git push`) of the first simple command that is
-/// not read-only, so `cd x && cargo test` offers `cargo test`.
+/// What "approve this prefix for the session" offers for `command`: the precise prefix of
+/// the first simple command that is not read-only (so `cd x && cargo test` offers
+/// `cargo test`). See `part_prefix`.
 pub fn suggested_prefix(command: &str) -> String {
     let analysis = analyze(command, Path::new("."));
     let part = analysis
@@ -329,20 +383,103 @@ pub fn suggested_prefix(command: &str) -> String {
         .filter(|p| !p.words.is_empty())
         .find(|p| p.class != Class::ReadOnly)
         .or_else(|| analysis.parts.iter().find(|p| !p.words.is_empty()));
-    let Some(part) = part else {
-        return command.trim().to_string();
+    match part {
+        Some(part) => part_prefix(part),
+        None => command.trim().to_string(),
+    }
+}
+
+/// Tools whose first word is a subcommand (`cargo test`), and how many more words name
+/// what runs after a script runner (`npm run build`, `uv run pytest`).
+const SUBCOMMAND_TOOLS: &[&str] = &[
+    "cargo",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "uv",
+    "poetry",
+    "pipenv",
+    "pdm",
+    "hatch",
+    "go",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "terraform",
+    "tofu",
+    "pip",
+    "pip3",
+    "rustup",
+    "gh",
+    "dotnet",
+    "mvn",
+    "gradle",
+    "./gradlew",
+    "just",
+    "task",
+    "deno",
+    "nix",
+    "brew",
+    "apt",
+    "apt-get",
+    "dnf",
+    "systemctl",
+    "mix",
+    "rake",
+    "bundle",
+    "composer",
+    "swift",
+    "zig",
+    "stack",
+    "cabal",
+    "opam",
+    "dune",
+    "flutter",
+    "dart",
+    "nx",
+    "turbo",
+    "lerna",
+    "rails",
+    "php",
+];
+
+/// The precise prefix a rule for this part should have: a tool and its subcommand
+/// (`cargo test`, `npm run build`, `git -C sub push`), an interpreter and what it runs
+/// (`python3 -m pytest`, `python3 script.py`), and for everything else the whole command
+/// (`cat README.md`, `rm notes.txt`): never a bare program that would cover any use of it.
+pub fn part_prefix(part: &Part) -> String {
+    let words = &part.words;
+    let Some(program) = words.first() else {
+        return String::new();
     };
-    let mut prefix = vec![part.words[0].clone()];
-    let takes_script = matches!(
-        part.words[0].as_str(),
-        "npm" | "pnpm" | "yarn" | "bun" | "uv" | "poetry" | "pipenv"
-    );
-    for word in part
-        .words
-        .iter()
-        .skip(1)
-        .take(if takes_script { 2 } else { 1 })
+    if program == "git" {
+        let stripped = without_git_globals(words);
+        let globals = words.len() - stripped.len();
+        return match stripped.get(1) {
+            Some(sub) if is_subcommand(sub) => join_words(&words[..globals + 2]),
+            _ => join_words(words),
+        };
+    }
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if crate::permissions::commands::is_interpreter(name)
+        || crate::permissions::commands::is_shell(name)
     {
+        return interpreter_prefix(words);
+    }
+    if matches!(name, "npx" | "pnpx" | "bunx") {
+        return join_words(&words[..words.len().min(2)]);
+    }
+    if !SUBCOMMAND_TOOLS.contains(&program.as_str()) {
+        return join_words(words);
+    }
+    let takes_script = matches!(
+        name,
+        "npm" | "pnpm" | "yarn" | "bun" | "uv" | "poetry" | "pipenv" | "pdm" | "hatch"
+    );
+    let mut prefix = vec![program.clone()];
+    for word in words.iter().skip(1).take(if takes_script { 2 } else { 1 }) {
         if !is_subcommand(word) {
             break;
         }
@@ -352,7 +489,32 @@ pub fn suggested_prefix(command: &str) -> String {
             break;
         }
     }
+    if prefix.len() == 1 {
+        return join_words(words);
+    }
     join_words(&prefix)
+}
+
+/// `python3 -m pytest`, `python3 script.py`, `bash scripts/build.sh`; inline code whole.
+fn interpreter_prefix(words: &[String]) -> String {
+    let mut i = 1;
+    while i < words.len() {
+        let w = words[i].as_str();
+        if w == "-m" {
+            return join_words(&words[..(i + 2).min(words.len())]);
+        }
+        if w.starts_with('-') {
+            if matches!(w, "-c" | "-e" | "--eval")
+                || (!w.starts_with("--") && w.contains(['c', 'e']))
+            {
+                return join_words(words);
+            }
+            i += 1;
+            continue;
+        }
+        return join_words(&words[..=i]);
+    }
+    join_words(words)
 }
 
 /// The exact words of a part, quoted so that they parse back to the same words.

@@ -85,10 +85,117 @@ fn suggested_prefixes_name_program_and_subcommand() {
     );
     assert_eq!(suggested_prefix("npm run build -- --prod"), "npm run build");
     assert_eq!(suggested_prefix("cd web && npm install"), "npm install");
-    assert_eq!(suggested_prefix("make -j4"), "make");
+    assert_eq!(suggested_prefix("make -j4"), "make -j4");
     assert_eq!(suggested_prefix("git push origin main"), "git push");
-    assert_eq!(suggested_prefix("ls -la"), "ls");
-    assert_eq!(suggested_prefix("python3 script.py"), "python3");
+    assert_eq!(
+        suggested_prefix("git -C sub push origin"),
+        "git -C sub push"
+    );
+    assert_eq!(suggested_prefix("ls -la"), "ls -la");
+    assert_eq!(suggested_prefix("cat README.md"), "cat README.md");
+    assert_eq!(
+        suggested_prefix("python3 script.py --fast"),
+        "python3 script.py"
+    );
+    assert_eq!(
+        suggested_prefix("python3 -m pytest -x tests"),
+        "python3 -m pytest"
+    );
+    assert_eq!(
+        suggested_prefix("python3 -c 'print(1)'"),
+        "python3 -c 'print(1)'"
+    );
+    assert_eq!(
+        suggested_prefix("bash scripts/build.sh"),
+        "bash scripts/build.sh"
+    );
+    assert_eq!(suggested_prefix("npx prettier --write ."), "npx prettier");
+    assert_eq!(suggested_prefix("uv run pytest -q"), "uv run pytest");
+    assert_eq!(suggested_prefix("rm notes.txt"), "rm notes.txt");
+}
+
+#[test]
+fn allow_rules_do_not_widen() {
+    let set = RuleSet::from_config(
+        &strings(&["rm -rf target/", "cat", "git status", "cat README.md"]),
+        &[],
+        &[],
+    );
+    assert_eq!(
+        outcome_kind(&set, "rm -rf target/debug"),
+        Some(RuleKind::Allow)
+    );
+    for command in [
+        "rm -rf target/../..",
+        "rm -rf target/debug/../../..",
+        "rm -rf target/../src",
+        "rm -rf target/./../x",
+        "cat > ~/.bashrc",
+        "cat x >> ~/.bashrc",
+        "cat README.md > .git/config",
+        "cat 1> out.txt",
+        "git -c core.fsmonitor=./x status",
+        "git --config-env=core.fsmonitor=X status",
+        "git -C /tmp status",
+        "git --exec-path=/tmp/x status",
+        "git status; rm -rf x",
+    ] {
+        assert_eq!(outcome_kind(&set, command), None, "{command}");
+    }
+    // Read-only reading with harmless redirections is still covered.
+    assert_eq!(
+        outcome_kind(&set, "cat README.md 2>/dev/null"),
+        Some(RuleKind::Allow)
+    );
+}
+
+#[test]
+fn deny_rules_hold_through_every_spelling_and_wrapper() {
+    let set = RuleSet::from_config(&[], &[], &strings(&["rm"]));
+    for command in [
+        "rm x",
+        "sudo rm x",
+        "env rm x",
+        "env -i FOO=1 rm x",
+        "/usr/bin/env rm x",
+        "\\rm x",
+        "/bin/rm x",
+        "r''m x",
+        "$'\\x72m' x",
+        "r\\\nm x",
+        "xargs rm < list",
+        "ls | xargs -0 rm -f",
+        "bash -c 'rm x'",
+        "sh -c \"ls && rm x\"",
+        "timeout 5 rm x",
+        "nice -n 5 rm x",
+        "taskset 1 rm x",
+        "nohup rm x",
+        "command rm x",
+        "exec rm x",
+        "busybox rm x",
+        "find . -exec rm {} +",
+        "parallel rm ::: a b",
+        "watch rm x",
+        "env -S 'rm x'",
+        "eval rm x",
+        "git -c alias.x='!rm x' x",
+        "(rm x)",
+        "echo $(rm x)",
+        // What runs is only known at run time: it may be rm.
+        "$CMD x",
+        "$(echo rm) x",
+        "eval \"$CMD\"",
+        "bash -c \"$S\"",
+    ] {
+        assert_eq!(
+            outcome_kind(&set, command),
+            Some(RuleKind::Deny),
+            "{command}"
+        );
+    }
+    assert_eq!(outcome_kind(&set, "git rm x"), None);
+    assert_eq!(outcome_kind(&set, "echo rm"), None);
 }
 
 #[test]

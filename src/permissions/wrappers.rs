@@ -150,10 +150,32 @@ impl Walker {
                 );
                 Own(Class::ReadOnly, "repeats a command (watch)".into())
             }
-            "eval" => Own(
-                Class::Dangerous,
-                "evaluates a string as a command (eval)".into(),
-            ),
+            "eval" if !args.is_empty() && args.iter().all(|a| a.literal) => {
+                // Literal words are the code: judge it, so rules on its commands apply.
+                let code: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+                self.source(&code.join(" "));
+                Own(
+                    Class::Dangerous,
+                    "evaluates a string as a command (eval)".into(),
+                )
+            }
+            "eval" => {
+                self.push(
+                    Vec::new(),
+                    Class::Dangerous,
+                    format!(
+                        "evaluates code only known at run time ({})",
+                        args.iter()
+                            .map(|a| a.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                );
+                Own(
+                    Class::Dangerous,
+                    "evaluates a string as a command (eval)".into(),
+                )
+            }
             "source" | "." => self.source_file(args),
             "trap" => {
                 if let Some(code) = args.first().filter(|a| !a.text.starts_with('-')) {

@@ -44,7 +44,10 @@ async fn a_held_command_runs_once_approved_and_the_decision_is_logged() {
         unreachable!()
     };
     assert_eq!(subject, "touch made.txt");
-    assert_eq!(prefix, "touch");
+    assert_eq!(
+        prefix, "touch made.txt",
+        "the precise command, not any touch"
+    );
     assert!(!why.is_empty());
     assert!(
         !ws.path().join("made.txt").exists(),
