@@ -8,7 +8,9 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
-use super::executor::{self, CommandSpec, Ending, Which, capture::split_budget};
+use super::executor::{
+    self, CommandSpec, Ending, OnTimeout, Outcome, View, Which, capture::split_budget,
+};
 use super::{Access, CommandRun, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 /// Timeout when the model names none.
@@ -26,6 +28,26 @@ struct BashArgs {
     timeout_ms: Option<u64>,
     #[serde(default, deserialize_with = "lenient_bool")]
     background: bool,
+    /// What happens when the timeout fires: None means the default, a background job.
+    #[serde(default, deserialize_with = "lenient_on_timeout")]
+    on_timeout: Option<OnTimeout>,
+}
+
+/// `"kill"` or `"background"`, in any case; null for the default.
+fn lenient_on_timeout<'de, D: Deserializer<'de>>(de: D) -> Result<Option<OnTimeout>, D::Error> {
+    match Option::<Value>::deserialize(de)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => match text.trim().to_ascii_lowercase().as_str() {
+            "kill" => Ok(Some(OnTimeout::Kill)),
+            "background" | "" => Ok(Some(OnTimeout::Background)),
+            _ => Err(D::Error::custom(format!(
+                "on_timeout must be \"kill\" or \"background\", got {text:?}"
+            ))),
+        },
+        Some(other) => Err(D::Error::custom(format!(
+            "on_timeout must be \"kill\" or \"background\", got {other}"
+        ))),
+    }
 }
 
 /// A count such as `timeout_ms`, also when a model sends it as `"5000"` or `5000.0`.
@@ -97,9 +119,9 @@ impl Tool for Bash {
             name: "bash",
             description: "Run a command with bash -c in the workspace; no stdin or terminal. \
                 Returns stdout, [stderr] and markers ([exit code: N]); long output is cut to \
-                head and tail, the full text saved to a file. Killed on timeout. Processes left \
-                running when it exits are killed: use background: true for servers, then \
-                job_output/job_kill.",
+                head and tail, the full text saved to a file. Past its timeout it goes on as a \
+                background job (on_timeout: \"kill\" kills it). Processes left running when it \
+                exits are killed: use background: true for servers, then job_output/job_kill.",
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -111,7 +133,8 @@ impl Tool for Bash {
                     "background": {
                         "type": "boolean",
                         "description": "Start as a job; returns its id at once"
-                    }
+                    },
+                    "on_timeout": { "type": "string", "enum": ["background", "kill"] }
                 },
                 "required": ["command"]
             }),
@@ -154,22 +177,73 @@ impl Tool for Bash {
                 ..CommandRun::default()
             }));
         }
-        let finished = executor::run(
+        // A command that outlives its timeout becomes a job, unless the model asked otherwise
+        // or the job table is full.
+        let on_timeout = match args.on_timeout {
+            Some(OnTimeout::Kill) => OnTimeout::Kill,
+            _ if !cx.env.jobs.has_room() => OnTimeout::Kill,
+            _ => OnTimeout::Background,
+        };
+        let outcome = executor::run(
             &spec,
             Duration::from_millis(timeout_ms),
             &cx.cancel,
             cx.tail.clone(),
+            on_timeout,
         )
         .await
         .map_err(|err| ToolError::io("could not start bash", err))?;
-        let mut run = command_run(args.command.clone(), &finished, timeout_ms);
-        if run.sandbox_denied {
-            cx.env.refused.add(&args.command);
-        }
-        cx.env.jobs.keep_spills(finished.capture.spill_paths());
+        let mut run = match outcome {
+            Outcome::Finished(finished) => {
+                // After the views: showing binary output may have saved it to a file.
+                let run = command_run(args.command.clone(), &finished, timeout_ms);
+                if run.sandbox_denied {
+                    cx.env.refused.add(&args.command);
+                }
+                cx.env.jobs.keep_spills(finished.capture.spill_paths());
+                run
+            }
+            Outcome::Promoted(spawned) => {
+                let capture = spawned.capture.clone();
+                let shown = (capture.total(Which::Stdout), capture.total(Which::Stderr));
+                let (stdout, stderr) = views(&capture, shown);
+                let run = CommandRun {
+                    command: args.command.clone(),
+                    timed_out_after_ms: Some(timeout_ms),
+                    stdout_bytes: shown.0,
+                    stderr_bytes: shown.1,
+                    truncated: stdout.truncated || stderr.truncated,
+                    spill_path: stdout.spill_path,
+                    stdout: stdout.text,
+                    stderr: stderr.text,
+                    duration_ms: spawned.started.elapsed().as_millis() as u64,
+                    sandboxed: spawned.sandboxed,
+                    ..CommandRun::default()
+                };
+                let grace = cx.env.bash.kill_grace;
+                let job_id = cx.env.jobs.adopt(*spawned, &args.command, grace, shown);
+                CommandRun {
+                    job_id: Some(job_id),
+                    ..run
+                }
+            }
+        };
         run.timeout_clamped = clamped;
         Ok(ToolOutput::Command(run))
     }
+}
+
+/// What the model sees of both streams up to `(stdout, stderr)` bytes, sharing the budget.
+fn views(capture: &executor::Capture, (out, err): (u64, u64)) -> (View, View) {
+    let (out_budget, err_budget) = split_budget(
+        OUTPUT_BUDGET,
+        capture.shown_len(Which::Stdout, 0, out, OUTPUT_BUDGET),
+        capture.shown_len(Which::Stderr, 0, err, OUTPUT_BUDGET),
+    );
+    (
+        capture.view(Which::Stdout, 0, out, out_budget),
+        capture.view(Which::Stderr, 0, err, err_budget),
+    )
 }
 
 /// The canonical value of a finished foreground run.
@@ -177,13 +251,7 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
     let capture = &finished.capture;
     let stdout_bytes = capture.total(Which::Stdout);
     let stderr_bytes = capture.total(Which::Stderr);
-    let (out_budget, err_budget) = split_budget(
-        OUTPUT_BUDGET,
-        capture.shown_len(Which::Stdout, 0, stdout_bytes, OUTPUT_BUDGET),
-        capture.shown_len(Which::Stderr, 0, stderr_bytes, OUTPUT_BUDGET),
-    );
-    let stdout = capture.view(Which::Stdout, 0, stdout_bytes, out_budget);
-    let stderr = capture.view(Which::Stderr, 0, stderr_bytes, err_budget);
+    let (stdout, stderr) = views(capture, (stdout_bytes, stderr_bytes));
     let exit_code = finished.status.code();
     let failed = exit_code != Some(0);
     let sandbox_denied = finished.sandboxed
@@ -235,6 +303,21 @@ mod tests {
         assert!(parse(json!({"command": "ls", "timeout_ms": "soon"})).is_err());
         assert!(parse(json!({"command": "ls", "timeout_ms": -5})).is_err());
         assert!(parse(json!({"command": "ls", "background": "maybe"})).is_err());
+        let on_timeout = |v: serde_json::Value| parse(v).map(|a| a.on_timeout);
+        assert_eq!(
+            on_timeout(json!({"command": "ls", "on_timeout": "Kill"})).expect("valid"),
+            Some(OnTimeout::Kill)
+        );
+        assert_eq!(
+            on_timeout(json!({"command": "ls", "on_timeout": "background"})).expect("valid"),
+            Some(OnTimeout::Background)
+        );
+        assert_eq!(
+            on_timeout(json!({"command": "ls", "on_timeout": null})).expect("valid"),
+            None
+        );
+        assert!(parse(json!({"command": "ls", "on_timeout": "ignore"})).is_err());
+        assert!(parse(json!({"command": "ls", "on_timeout": true})).is_err());
     }
 
     fn finished(code: i32, stderr: &str, sandboxed: bool) -> executor::Finished {

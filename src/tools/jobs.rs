@@ -1,4 +1,5 @@
-//! Background jobs started by `bash` with `background: true`: their captured output (same caps
+//! Background jobs started by `bash` with `background: true`, or foreground commands that
+//! outlived their timeout and were promoted: their captured output (same caps
 //! as a foreground run), incremental reads for `job_output`, `job_kill`, and the guarantee that
 //! every job's process group dies when the session ends (`kill_all`, or dropping the table).
 //! The table also owns the session's spill files and removes them when it is dropped.
@@ -14,7 +15,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::bash::OUTPUT_BUDGET;
-use super::executor::{self, Capture, CommandSpec, Group, Which, capture::split_budget};
+use super::executor::{self, Capture, CommandSpec, Group, Spawned, Which, capture::split_budget};
 use super::{JobReport, ToolError};
 
 /// Most jobs running at once; a model that starts more is told to stop one first.
@@ -54,7 +55,7 @@ struct JobEnd {
 impl JobTable {
     /// Starts `spec` as a background job and returns its id at once.
     pub fn start(&self, spec: &CommandSpec<'_>) -> Result<String, ToolError> {
-        let running = self.snapshot().iter().filter(|job| job.running()).count();
+        let running = self.running_count();
         if running >= MAX_RUNNING {
             return Err(ToolError::Failed(format!(
                 "{running} background jobs are already running; stop one with job_kill first"
@@ -62,21 +63,43 @@ impl JobTable {
         }
         let spawned = executor::spawn(spec, false)
             .map_err(|err| ToolError::io("could not start bash", err))?;
+        Ok(self.adopt(spawned, spec.command, spec.settings.kill_grace, (0, 0)))
+    }
+
+    /// Whether another job may run now.
+    pub fn has_room(&self) -> bool {
+        self.running_count() < MAX_RUNNING
+    }
+
+    fn running_count(&self) -> usize {
+        self.snapshot().iter().filter(|job| job.running()).count()
+    }
+
+    /// Takes over a running command (a foreground run that outlived its timeout) as a job and
+    /// returns its id. `shown`: the stdout and stderr offsets the model has already seen, where
+    /// `job_output` starts.
+    pub fn adopt(
+        &self,
+        spawned: Spawned,
+        command: &str,
+        grace: Duration,
+        shown: (u64, u64),
+    ) -> String {
         let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let (end_tx, end_rx) = watch::channel(None);
         let job = Arc::new(Job {
             id: format!("job-{number}"),
-            command: spec.command.to_owned(),
+            command: command.to_owned(),
             group: spawned.group,
             capture: spawned.capture.clone(),
             started: spawned.started,
-            grace: spec.settings.kill_grace,
+            grace,
             end: end_rx,
-            cursor: Mutex::new((0, 0)),
+            cursor: Mutex::new(shown),
             killed: AtomicBool::new(false),
         });
         let mut child = spawned.child;
-        let (group, capture, grace) = (spawned.group, spawned.capture, job.grace);
+        let (group, capture) = (spawned.group, spawned.capture);
         // Kept until the job ended: its private temp dir goes with it.
         let sandbox = spawned.sandbox;
         tokio::spawn(async move {
@@ -106,7 +129,7 @@ impl JobTable {
         });
         let id = job.id.clone();
         self.lock().insert(number, job);
-        Ok(id)
+        id
     }
 
     /// New output since the last read. With `wait`, waits up to that long for new output or

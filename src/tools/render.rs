@@ -24,8 +24,13 @@ pub fn command_text(run: &CommandRun) -> String {
     if let Some(signal) = &run.signal {
         markers.push(format!("[killed by signal: {signal}]"));
     }
-    if let Some(ms) = run.timed_out_after_ms {
-        markers.push(format!("[timed out after {ms}ms]"));
+    match (run.timed_out_after_ms, &run.job_id) {
+        (Some(ms), Some(job)) => markers.push(format!(
+            "[timed out after {ms}ms; still running as background job {job}: job_output reads \
+             its further output, job_kill stops it]"
+        )),
+        (Some(ms), None) => markers.push(format!("[timed out after {ms}ms]")),
+        (None, _) => {}
     }
     if run.cancelled {
         markers.push("[cancelled]".to_owned());

@@ -144,7 +144,7 @@ async fn timeout_kills_child_and_grandchild_even_when_they_ignore_sigterm() {
                    echo $$ >> pids; wait";
     let started = Instant::now();
     let (run, text) = fx
-        .bash(json!({"command": command, "timeout_ms": 700}))
+        .bash(json!({"command": command, "timeout_ms": 700, "on_timeout": "kill"}))
         .await;
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -158,14 +158,16 @@ async fn timeout_kills_child_and_grandchild_even_when_they_ignore_sigterm() {
     );
     assert_all_dead(&fx.pids("pids"));
     assert_eq!(run.timed_out_after_ms, Some(700));
+    assert_eq!(run.job_id, None, "on_timeout: kill makes no job");
     assert!(text.contains("[timed out after 700ms]"), "{text}");
+    assert!(fx.cx.env.jobs.is_empty());
 }
 
 #[tokio::test]
 async fn a_command_ignoring_sigterm_is_killed_with_sigkill() {
     let fx = fixture();
     let (run, text) = fx
-        .bash(json!({"command": "trap '' TERM; echo $$ > pids; sleep 1000", "timeout_ms": 300}))
+        .bash(json!({"command": "trap '' TERM; echo $$ > pids; sleep 1000", "timeout_ms": 300, "on_timeout": "kill"}))
         .await;
     assert_eq!(run.signal.as_deref(), Some("SIGKILL"));
     assert!(

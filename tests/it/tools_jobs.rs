@@ -191,3 +191,94 @@ async fn running_jobs_are_capped_and_a_cancelled_call_starts_nothing() {
     assert_eq!(text, "$ touch started\n[cancelled]");
     assert!(!fx.path("started").exists());
 }
+
+/// Prints "before", waits (inside the command) for the test to create `go`, prints "after" and
+/// waits on a child sleep: a command that outlives a short timeout and then says more.
+const SLOW: &str = "echo $$ > pids; sleep 1000 & echo $! >> pids; echo before; \
+                    while [ ! -e go ]; do sleep 0.02; done; echo after; wait";
+
+#[tokio::test]
+async fn a_command_past_its_timeout_becomes_a_job_that_can_be_read_and_killed() {
+    let fx = fixture();
+    let started = Instant::now();
+    let (run, text) = fx.bash(json!({"command": SLOW, "timeout_ms": 1500})).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the call must return at its timeout, took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.job_id.as_deref(), Some("job-1"));
+    assert_eq!(run.timed_out_after_ms, Some(1500));
+    assert_eq!((run.exit_code, run.signal.as_deref()), (None, None));
+    assert_eq!(run.stdout, "before\n", "the output so far");
+    assert!(
+        text.ends_with(
+            "before\n[timed out after 1500ms; still running as background job job-1: job_output \
+             reads its further output, job_kill stops it]"
+        ),
+        "{text}"
+    );
+    let pids = fx.wait_for_pids("pids", 2).await;
+    assert!(
+        pids.iter().all(|pid| alive(*pid)),
+        "promotion kills nothing"
+    );
+
+    std::fs::write(fx.path("go"), "").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut later = String::new();
+    while !later.contains("after") {
+        let (report, _) = fx
+            .job(&JobOutput, json!({"job_id": "job-1", "wait_ms": 5000}))
+            .await;
+        assert!(report.running, "{report:?}");
+        later.push_str(&report.stdout);
+        assert!(Instant::now() < deadline, "no later output: {later:?}");
+    }
+    assert_eq!(
+        later, "after\n",
+        "job_output starts after what the call showed"
+    );
+
+    let (report, text) = fx.job(&JobKill, json!({"job_id": "job-1"})).await;
+    assert!(!report.running && report.killed, "{report:?}");
+    assert!(text.contains("[stopped by job_kill]"), "{text}");
+    assert_all_dead(&pids);
+}
+
+#[tokio::test]
+async fn a_promoted_job_dies_with_the_session() {
+    let session = fixture();
+    let (run, _) = session
+        .bash(json!({"command": SLOW, "timeout_ms": 200, "on_timeout": "background"}))
+        .await;
+    assert!(run.job_id.is_some());
+    let pids = session.wait_for_pids("pids", 2).await;
+    let Fixture { dir, cx } = session;
+    drop(cx);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|pid| alive(*pid)) {
+        assert!(
+            Instant::now() < deadline,
+            "a promoted job survived the end of the session"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(dir);
+}
+
+#[tokio::test]
+async fn with_a_full_job_table_a_timeout_kills_as_before() {
+    let fx = fixture();
+    for _ in 0..cairn::tools::jobs::MAX_RUNNING {
+        fx.bash(json!({"command": "sleep 1000", "background": true}))
+            .await;
+    }
+    let (run, text) = fx
+        .bash(json!({"command": "echo $$ > pids; sleep 1000", "timeout_ms": 200}))
+        .await;
+    assert_eq!(run.job_id, None);
+    assert!(text.ends_with("[timed out after 200ms]"), "{text}");
+    assert_all_dead(&fx.pids("pids"));
+    fx.cx.env.jobs.kill_all().await;
+}

@@ -189,15 +189,34 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
     })
 }
 
-/// Runs a command to its end: it exits, times out or is cancelled. On timeout or cancel the
-/// group gets SIGTERM, then SIGKILL after `grace`; after a normal exit, whatever the command
-/// left running in the group is ended the same way. Live output goes to `tail`.
+/// What to do with a foreground command that outlives its timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnTimeout {
+    /// End its group, as on cancel.
+    Kill,
+    /// Leave it running and hand it back, to become a background job.
+    Background,
+}
+
+/// How a foreground run came back.
+pub enum Outcome {
+    Finished(Finished),
+    /// It outlived its timeout with `OnTimeout::Background`: still running, its group no
+    /// longer guarded here. The caller must hand it to something that ends it (the job table).
+    Promoted(Box<Spawned>),
+}
+
+/// Runs a command to its end: it exits, times out or is cancelled. On cancel (or timeout with
+/// `OnTimeout::Kill`) the group gets SIGTERM, then SIGKILL after `grace`; after a normal exit,
+/// whatever the command left running in the group is ended the same way. Live output goes to
+/// `tail` while the call runs.
 pub async fn run(
     spec: &CommandSpec<'_>,
     timeout: Duration,
     cancel: &CancellationToken,
     tail: Option<TailSink>,
-) -> std::io::Result<Finished> {
+    on_timeout: OnTimeout,
+) -> std::io::Result<Outcome> {
     let grace = spec.settings.kill_grace;
     let Spawned {
         mut child,
@@ -219,6 +238,23 @@ pub async fn run(
         () = tokio::time::sleep(timeout) => Ending::TimedOut,
         () = cancel.cancelled() => Ending::Cancelled,
     };
+    if ending == Ending::TimedOut && on_timeout == OnTimeout::Background {
+        // The call is over but the command is not: its live tail ends with the call.
+        if let Some(ticker) = ticker {
+            ticker.abort();
+        }
+        flush_tail(&capture, tail);
+        guard.disarm();
+        return Ok(Outcome::Promoted(Box::new(Spawned {
+            child,
+            group,
+            capture,
+            sandboxed,
+            started,
+            sandbox,
+            start_ticks,
+        })));
+    }
     group.end(grace).await;
     let status = child.wait().await;
     if let Some(pid) = pid {
@@ -234,19 +270,24 @@ pub async fn run(
     if let Some(ticker) = ticker {
         ticker.abort();
     }
+    flush_tail(&capture, tail);
+    Ok(Outcome::Finished(Finished {
+        status,
+        ending,
+        capture,
+        sandboxed,
+        duration: started.elapsed(),
+    }))
+}
+
+/// Hands what the ticker has not sent yet to the tail sink.
+fn flush_tail(capture: &Capture, tail: Option<TailSink>) {
     if let Some(sink) = tail {
         let rest = capture.take_pending();
         if !rest.is_empty() {
             sink(&rest);
         }
     }
-    Ok(Finished {
-        status,
-        ending,
-        capture,
-        sandboxed,
-        duration: started.elapsed(),
-    })
 }
 
 /// Waits until both pipes reached end of file. The group is gone by now, so only a process
