@@ -91,6 +91,13 @@ pub enum UserCommand {
     Resume {
         session: SessionId,
     },
+    /// Compact the conversation now (the TUI's `/compact [focus]`): prune old tool results,
+    /// then summarise the older turns, keeping what `focus` names.
+    Compact {
+        focus: Option<String>,
+    },
+    /// Ask for `AgentEvent::CostReport` (the TUI's `/cost`).
+    ShowCost,
     Shutdown,
 }
 
@@ -112,6 +119,16 @@ pub struct Usage {
     /// Prompt tokens served from the provider's cache (`prompt_cache_hit_tokens`,
     /// `prompt_tokens_details.cached_tokens`).
     pub cached_tokens: u64,
+}
+
+/// One model request in a cost report.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CostRow {
+    /// The request's turn; 0 for a compaction's summary request.
+    pub turn: u64,
+    pub usage: Usage,
+    /// Dollars, when the model's prices are known.
+    pub cost_usd: Option<f64>,
 }
 
 /// Why a request to the agent ended.
@@ -279,6 +296,26 @@ pub enum AgentEvent {
     /// The conversation was replaced (new or resumed session): clear the transcript, diffs and
     /// todos; the history of a resumed session follows as ordinary events.
     Reset,
+    /// How full the context window is: `used` tokens (the last reported prompt and reply plus
+    /// an estimate of what was added since) of `window`; and the session's cost so far.
+    Context {
+        used: u64,
+        window: u64,
+        /// Dollars, when the model's prices are known.
+        cost_usd: Option<f64>,
+    },
+    /// The conversation was compacted (also replayed on resume): `pruned` old tool results
+    /// were replaced by stubs and `summarized` older messages by a summary.
+    Compacted {
+        before: u64,
+        after: u64,
+        pruned: usize,
+        summarized: usize,
+    },
+    /// Answer to `UserCommand::ShowCost`: every model request of the session.
+    CostReport {
+        rows: Vec<CostRow>,
+    },
 }
 
 /// The engine's ends of the bus.

@@ -118,6 +118,47 @@ pub struct PermissionsFile {
     pub deny: Option<Vec<String>>,
 }
 
+/// One price in the `[prices]` table: dollars per million tokens.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PriceFile {
+    pub input: Option<f64>,
+    pub cached_input: Option<f64>,
+    pub output: Option<f64>,
+}
+
+/// The `[prices]` table: prices for the configured model, and `[prices.models."NAME"]` for others.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PricesFile {
+    #[serde(flatten)]
+    pub default: PriceFile,
+    #[serde(default)]
+    pub models: std::collections::BTreeMap<String, PriceFile>,
+}
+
+impl PricesFile {
+    /// The price of `model`: its own entry, else the table's top-level prices when `model`
+    /// is the configured one, each key falling back to the catalogue's price.
+    pub fn for_model(&self, model: &str, configured: &str) -> Option<crate::models::Prices> {
+        let listed = crate::models::lookup(model).and_then(|info| info.prices);
+        let over = self
+            .models
+            .get(model)
+            .or((model == configured).then_some(&self.default));
+        let Some(over) = over else { return listed };
+        let input = over.input.or(listed.map(|p| p.input))?;
+        Some(crate::models::Prices {
+            input,
+            cached_input: over
+                .cached_input
+                .or(listed.map(|p| p.cached_input))
+                .unwrap_or(input),
+            output: over.output.or(listed.map(|p| p.output)).unwrap_or(input),
+        })
+    }
+}
+
 /// One layer of configuration: every key optional, unknown keys refused.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -129,6 +170,7 @@ pub struct ConfigFile {
     pub mode: Option<Mode>,
     pub max_steps: Option<u32>,
     pub context_window: Option<u64>,
+    pub compact_threshold: Option<f64>,
     pub max_retries: Option<u32>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
@@ -139,6 +181,7 @@ pub struct ConfigFile {
     pub bash: Option<BashFile>,
     pub sandbox: Option<SandboxFile>,
     pub permissions: Option<PermissionsFile>,
+    pub prices: Option<PricesFile>,
 }
 
 impl ConfigFile {
@@ -171,6 +214,7 @@ impl ConfigFile {
             mode: over.mode.or(self.mode),
             max_steps: over.max_steps.or(self.max_steps),
             context_window: over.context_window.or(self.context_window),
+            compact_threshold: over.compact_threshold.or(self.compact_threshold),
             max_retries: over.max_retries.or(self.max_retries),
             max_tokens: over.max_tokens.or(self.max_tokens),
             temperature: over.temperature.or(self.temperature),
@@ -192,6 +236,18 @@ impl ConfigFile {
                 allow: b.allow.or(a.allow),
                 ask: b.ask.or(a.ask),
                 deny: b.deny.or(a.deny),
+            }),
+            prices: merge_table(self.prices, over.prices, |a, mut b| {
+                let mut models = a.models;
+                models.append(&mut b.models);
+                PricesFile {
+                    default: PriceFile {
+                        input: b.default.input.or(a.default.input),
+                        cached_input: b.default.cached_input.or(a.default.cached_input),
+                        output: b.default.output.or(a.default.output),
+                    },
+                    models,
+                }
             }),
         }
     }
@@ -253,6 +309,13 @@ pub struct Config {
     pub mode: Mode,
     pub max_steps: u32,
     pub context_window: u64,
+    /// True when the user set `context_window`: the provider is then not asked.
+    pub context_window_set: bool,
+    /// The most tokens one reply of the model may have (room kept free in the window).
+    pub max_output: u64,
+    /// Compact when the conversation fills this fraction of the window.
+    pub compact_threshold: f64,
+    pub prices: PricesFile,
     pub pass_env: Vec<String>,
     pub sandbox: SandboxFile,
     pub permissions: PermissionsFile,
@@ -356,10 +419,21 @@ impl Config {
             .clone()
             .or_else(|| preset.map(|p| p.model.to_string()))
             .unwrap_or_else(|| "default".into());
+        let known = crate::models::lookup(&model);
         let context_window = file
             .context_window
+            .or(known.map(|info| info.context_window))
             .or_else(|| preset.map(|p| p.context_window))
             .unwrap_or(128_000);
+        let compact_threshold = file.compact_threshold.unwrap_or(0.8);
+        if !(0.1..=1.0).contains(&compact_threshold) {
+            return Err(ConfigError::File {
+                path: config_path,
+                message: format!(
+                    "compact_threshold must be between 0.1 and 1.0 (a fraction of the window), got {compact_threshold}"
+                ),
+            });
+        }
         let provider = ProviderSettings {
             provider: provider_name,
             base_url,
@@ -387,6 +461,10 @@ impl Config {
                 steps => steps.unwrap_or(100),
             },
             context_window,
+            context_window_set: file.context_window.is_some(),
+            max_output: known.map_or(8_192, |info| info.max_output),
+            compact_threshold,
+            prices: file.prices.unwrap_or_default(),
             pass_env: file.bash.and_then(|b| b.pass_env).unwrap_or_default(),
             sandbox: file.sandbox.unwrap_or_default(),
             permissions: file.permissions.unwrap_or_default(),
@@ -557,6 +635,10 @@ mod tests {
             "mode",
             "max_steps",
             "context_window",
+            "compact_threshold",
+            "input",
+            "cached_input",
+            "output",
             "max_retries",
             "max_tokens",
             "temperature",

@@ -7,11 +7,12 @@ use std::time::Duration;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 use tokio::sync::mpsc;
 
-use crate::agent::{Agent, AgentSettings, Engine, StartFrom};
+use crate::agent::{Agent, AgentSettings, ContextSettings, Engine, StartFrom};
 use crate::bus::{self, FrontEnds, UserCommand};
 use crate::cli::{RunArgs, UsageError};
 use crate::config::{Config, ConfigError, FlagLayer};
 use crate::llm::client::HttpModel;
+use crate::models::discover::WindowProbe;
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::session_log;
@@ -77,6 +78,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         mode: args.mode.unwrap_or(config.mode),
         max_steps: args.max_steps.unwrap_or(config.max_steps),
         context_window: config.context_window,
+        context: context_settings(&config, &sessions_dir),
         interactive,
         sessions_dir,
     };
@@ -93,6 +95,31 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         config,
         sandbox_off: sandbox.status_note,
     })
+}
+
+/// How the agent manages the window: the config's threshold and prices, and where to ask the
+/// provider for the window (cached next to the sessions directory).
+fn context_settings(config: &Config, sessions_dir: &std::path::Path) -> ContextSettings {
+    let cache = sessions_dir
+        .parent()
+        .unwrap_or(sessions_dir)
+        .join("models.json");
+    ContextSettings {
+        threshold: config.compact_threshold,
+        reply_reserve: u64::from(config.provider.max_tokens.unwrap_or(0))
+            .max(config.max_output.min(16_384)),
+        probe: (!config.context_window_set).then(|| WindowProbe {
+            provider: config.provider.provider.clone(),
+            base_url: config.provider.base_url.clone(),
+            api_key: config.provider.api_key.clone(),
+            model: config.provider.model.clone(),
+            cache,
+            timeout: Duration::from_secs(3),
+        }),
+        window_fixed: config.context_window_set,
+        prices: config.prices.clone(),
+        configured_model: config.provider.model.clone(),
+    }
 }
 
 /// The user's rules from the config, then the project's from `.cairn/config.toml`.

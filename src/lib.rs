@@ -21,6 +21,7 @@ pub mod config;
 pub mod exec;
 pub mod launch;
 pub mod llm;
+pub mod models;
 pub mod permissions;
 pub mod policy_cmd;
 pub mod secrets;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::bus::{CallId, Decision, EndReason, SessionId, SessionSummary, ToolResult, Usage};
+use crate::llm::ChatMessage;
 use crate::permissions::Mode;
 
 /// A tool call as the model made it, arguments as raw JSON text.
@@ -82,6 +83,17 @@ pub enum Record {
     Note {
         text: String,
         told: ToldState,
+    },
+    /// The conversation was compacted: from here on it is `messages` (after the system
+    /// prompt), exactly as it was sent next. `usage` is what the summary request cost.
+    Compacted {
+        messages: Vec<ChatMessage>,
+        before: u64,
+        after: u64,
+        pruned: usize,
+        summarized: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
     },
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId};
+use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId, Usage};
 use crate::llm::{ChatMessage, ReasoningBlocks, WireToolCall};
 use crate::session_log::{LoggedCall, Record, ToldState};
 use crate::tools::{TodoItem, ToolOutput};
@@ -17,6 +17,10 @@ pub struct Rebuilt {
     pub told: Option<ToldState>,
     pub messages: Vec<ChatMessage>,
     pub todos: Vec<TodoItem>,
+    /// Usage of every model request: (turn, usage); turn 0 for a compaction's summary.
+    pub costs: Vec<(u64, Usage)>,
+    /// The latest user request's text.
+    pub request_text: String,
     pub session_rules: Vec<String>,
     pub events: Vec<AgentEvent>,
     /// Calls that had no result in the log (the process died while they ran).
@@ -68,6 +72,7 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
         match record {
             Record::User { text } => {
                 close_open_calls(&mut out, &mut open);
+                out.request_text.clone_from(text);
                 out.messages.push(ChatMessage::User {
                     content: text.clone(),
                 });
@@ -125,7 +130,31 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 }));
             }
             Record::SessionRule { prefix } => out.session_rules.push(prefix.clone()),
-            Record::Usage(usage) => out.events.push(AgentEvent::Usage(*usage)),
+            Record::Usage(usage) => {
+                out.costs.push((turn, *usage));
+                out.events.push(AgentEvent::Usage(*usage));
+            }
+            Record::Compacted {
+                messages,
+                before,
+                after,
+                pruned,
+                summarized,
+                usage,
+            } => {
+                close_open_calls(&mut out, &mut open);
+                out.messages.clone_from(messages);
+                if let Some(usage) = usage {
+                    out.costs.push((0, *usage));
+                    out.events.push(AgentEvent::Usage(*usage));
+                }
+                out.events.push(AgentEvent::Compacted {
+                    before: *before,
+                    after: *after,
+                    pruned: *pruned,
+                    summarized: *summarized,
+                });
+            }
             Record::Mode { mode } => out.events.push(AgentEvent::ModeChanged { mode: *mode }),
             Record::Model { model } => out.events.push(AgentEvent::ModelChanged {
                 model: model.clone(),

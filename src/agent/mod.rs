@@ -3,9 +3,15 @@
 //! request is running; everything else is handled in order by the agent itself.
 
 mod calls;
+mod compact;
+mod context;
 pub mod history;
 pub mod prompt;
 mod turn;
+
+pub use compact::{is_context_overflow, window_in_error};
+pub use context::ContextSettings;
+use context::{Meter, WindowCell};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,8 +20,9 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::bus::{AgentEvent, CallId, Decision, SessionId, UserCommand};
+use crate::bus::{AgentEvent, CallId, CostRow, Decision, SessionId, Usage, UserCommand};
 use crate::llm::{ChatMessage, ChatModel};
+use crate::models;
 use crate::permissions::{Mode, PermissionGate};
 use crate::session_log::{self, LogError, Record, SessionLog, ToldState};
 use crate::tools::{Registry, TodoItem, ToolEnv};
@@ -29,7 +36,10 @@ pub struct AgentSettings {
     pub mode: Mode,
     /// Model requests allowed per user request.
     pub max_steps: u32,
+    /// The window at start: the config's, or the catalogue's for the model. The provider may
+    /// tell another one (`context.probe`).
     pub context_window: u64,
+    pub context: ContextSettings,
     /// False in headless runs: a call that would ask is denied and the run stops.
     pub interactive: bool,
     pub sessions_dir: PathBuf,
@@ -125,6 +135,11 @@ struct Session {
     told: ToldState,
     messages: Vec<ChatMessage>,
     todos: Vec<TodoItem>,
+    meter: Meter,
+    /// Usage of every model request: (turn, usage); turn 0 for a compaction's summary.
+    costs: Vec<(u64, Usage)>,
+    /// The user's words of the request being worked on (kept verbatim through compaction).
+    request_text: String,
 }
 
 pub struct Agent {
@@ -136,6 +151,9 @@ pub struct Agent {
     facts: WorkspaceFacts,
     turn_counter: u64,
     log_failed: bool,
+    window: Arc<WindowCell>,
+    /// Bytes of the tool schemas, sent with every request.
+    tools_bytes: u64,
 }
 
 impl Agent {
@@ -150,6 +168,8 @@ impl Agent {
         shared.set_mode(settings.mode);
         let facts = WorkspaceFacts::gather(&settings.workspace);
         let (session, history) = open_session(&settings, &engine, &facts, &from)?;
+        let window = Arc::new(WindowCell::new(settings.context_window));
+        let tools_bytes = context::serialized_len(engine.registry.specs());
         let mut agent = Self {
             settings,
             engine,
@@ -159,6 +179,8 @@ impl Agent {
             facts,
             turn_counter: 0,
             log_failed: false,
+            window,
+            tools_bytes,
         };
         agent.announce(matches!(from, StartFrom::Resume(_)), history);
         Ok(agent)
@@ -185,12 +207,13 @@ impl Agent {
             provider: self.settings.provider.clone(),
             model: self.engine.model.model(),
             mode: self.shared.mode(),
-            context_window: self.settings.context_window,
+            context_window: self.window(),
             resumed,
         });
         for event in history {
             self.emit(event);
         }
+        self.report_context();
         if resumed {
             // The history replays the session's old mode and model; what applies now is ours.
             self.emit(AgentEvent::ModeChanged {
@@ -219,7 +242,9 @@ impl Agent {
                         continue;
                     }
                     UserCommand::Shutdown => break,
-                    UserCommand::Submit { .. } => shared.fresh_cancel(),
+                    UserCommand::Submit { .. } | UserCommand::Compact { .. } => {
+                        shared.fresh_cancel()
+                    }
                     // A mode change applies to the very next gate check, also mid-request;
                     // the agent records it when it gets to it.
                     UserCommand::SetMode { mode } => {
@@ -236,6 +261,7 @@ impl Agent {
             shared.close();
             let _ = work_tx.send((UserCommand::Shutdown, CancellationToken::new()));
         });
+        self.ask_window(self.engine.model.model());
         self.emit(AgentEvent::Idle);
         while let Some((command, cancel)) = work_rx.recv().await {
             match command {
@@ -253,7 +279,24 @@ impl Agent {
                     self.record(&Record::Model {
                         model: model.clone(),
                     });
-                    self.emit(AgentEvent::ModelChanged { model });
+                    self.emit(AgentEvent::ModelChanged {
+                        model: model.clone(),
+                    });
+                    if !self.settings.context.window_fixed
+                        && let Some(info) = crate::models::lookup(&model)
+                    {
+                        self.window.set(info.context_window);
+                    }
+                    self.ask_window(model);
+                    self.report_context();
+                }
+                UserCommand::Compact { focus } => {
+                    self.compact(compact::Why::Asked, focus, &cancel).await;
+                    self.emit(AgentEvent::Idle);
+                }
+                UserCommand::ShowCost => {
+                    let rows = self.cost_rows();
+                    self.emit(AgentEvent::CostReport { rows });
                 }
                 UserCommand::ListSessions => {
                     let sessions = session_log::list_sessions(&self.settings.sessions_dir);
@@ -300,6 +343,68 @@ impl Agent {
                 message: err.to_string(),
             }),
         }
+    }
+
+    /// Asks the provider for the window of `model` in the background (once per model; the
+    /// answer is cached on disk), unless the user set the window.
+    fn ask_window(&self, model: String) {
+        let Some(probe) = self.settings.context.probe.clone() else {
+            return;
+        };
+        if self.settings.context.window_fixed || !probe.can_ask() {
+            return;
+        }
+        let probe = models::discover::WindowProbe { model, ..probe };
+        let window = Arc::clone(&self.window);
+        let engine_model = Arc::clone(&self.engine.model);
+        tokio::spawn(async move {
+            if let Some(told) = probe.window().await
+                && engine_model.model() == probe.model
+            {
+                window.set(told);
+            }
+        });
+    }
+
+    /// Every model request of the session with its cost, when the model's prices are known.
+    fn cost_rows(&self) -> Vec<CostRow> {
+        let prices = self.prices();
+        self.session
+            .costs
+            .iter()
+            .map(|&(turn, usage)| CostRow {
+                turn,
+                usage,
+                cost_usd: prices.map(|p| {
+                    p.cost(
+                        usage.prompt_tokens,
+                        usage.cached_tokens,
+                        usage.completion_tokens,
+                    )
+                }),
+            })
+            .collect()
+    }
+
+    fn prices(&self) -> Option<models::Prices> {
+        let context = &self.settings.context;
+        context
+            .prices
+            .for_model(&self.engine.model.model(), &context.configured_model)
+    }
+
+    /// Publishes the window's fill and the session's cost.
+    fn report_context(&mut self) {
+        let used = self.estimate();
+        let cost_usd = self
+            .prices()
+            .is_some()
+            .then(|| self.cost_rows().iter().filter_map(|r| r.cost_usd).sum());
+        self.emit(AgentEvent::Context {
+            used,
+            window: self.window(),
+            cost_usd,
+        });
     }
 
     /// Record, then publish. A log that cannot be written is reported once; the work goes on,
@@ -359,6 +464,9 @@ fn open_session(
                     told: told_now,
                     messages: Vec::new(),
                     todos: Vec::new(),
+                    meter: Meter::default(),
+                    costs: Vec::new(),
+                    request_text: String::new(),
                 },
                 Vec::new(),
             ))
@@ -401,6 +509,9 @@ fn open_session(
                     told,
                     messages: rebuilt.messages,
                     todos: rebuilt.todos,
+                    meter: Meter::default(),
+                    costs: rebuilt.costs,
+                    request_text: rebuilt.request_text,
                 },
                 events,
             ))

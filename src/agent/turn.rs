@@ -6,6 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Agent;
 use super::calls::CallsOutcome;
+use super::compact::{Why, is_context_overflow, window_in_error};
 use super::history::assistant_message;
 use crate::bus::{AgentEvent, EndReason, TurnId};
 use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
@@ -15,6 +16,7 @@ impl Agent {
     pub(super) async fn handle_request(&mut self, text: String, cancel: &CancellationToken) {
         self.record(&Record::User { text: text.clone() });
         self.emit(AgentEvent::UserMessage { text: text.clone() });
+        self.session.request_text.clone_from(&text);
         self.session
             .messages
             .push(ChatMessage::User { content: text });
@@ -26,14 +28,17 @@ impl Agent {
                 last_turn = turn;
                 self.emit(AgentEvent::TurnStarted { turn });
                 self.tell_changes();
-                let completion = match self.stream_reply(turn, cancel).await {
+                self.compact_if_needed(cancel).await;
+                let completion = match self.reply(turn, cancel).await {
                     Ok(completion) => completion,
                     Err(reason) => break 'request reason,
                 };
                 if completion.tool_calls.is_empty() {
                     break 'request EndReason::Completed;
                 }
-                match self.run_calls(&completion, cancel).await {
+                let outcome = self.run_calls(&completion, cancel).await;
+                self.report_context();
+                match outcome {
                     CallsOutcome::Continue => {}
                     CallsOutcome::Interrupted => break 'request EndReason::Interrupted,
                     CallsOutcome::DeniedHeadless => break 'request EndReason::Denied,
@@ -58,12 +63,49 @@ impl Agent {
         });
     }
 
+    /// Streams one reply. When the provider says the request is longer than the model's
+    /// window, compacts and tries once more (never twice: a second refusal ends the request).
+    async fn reply(
+        &mut self,
+        turn: TurnId,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, EndReason> {
+        let message = match self.stream_reply(turn, cancel).await {
+            Ok(completion) => return Ok(completion),
+            Err(ReplyError::End(reason)) => return Err(reason),
+            Err(ReplyError::TooLong(message)) => message,
+        };
+        // Our count was short. The refused request is longer than the real window, and the
+        // provider may say how long that is: the smaller bounds what compaction aims for.
+        let refused = self.estimate();
+        let stated = window_in_error(&message).unwrap_or(u64::MAX);
+        self.window.set(self.window().min(stated).min(refused));
+        self.session.meter.forget_anchor();
+        self.emit(AgentEvent::Warning {
+            message: format!(
+                "the provider says the conversation is too long for the model ({message}); compacting and trying once more"
+            ),
+        });
+        if !self.compact(Why::Overflow, None, cancel).await {
+            return Err(EndReason::Failed(format!(
+                "the request is too long for the model and there is nothing left to compact: {message}"
+            )));
+        }
+        match self.stream_reply(turn, cancel).await {
+            Ok(completion) => Ok(completion),
+            Err(ReplyError::End(reason)) => Err(reason),
+            Err(ReplyError::TooLong(message)) => Err(EndReason::Failed(format!(
+                "the request is still too long for the model after compacting: {message}"
+            ))),
+        }
+    }
+
     /// Streams one reply and records it. On failure returns how the request ends.
     async fn stream_reply(
         &mut self,
         turn: TurnId,
         cancel: &CancellationToken,
-    ) -> Result<Completion, EndReason> {
+    ) -> Result<Completion, ReplyError> {
         let mut messages = Vec::with_capacity(self.session.messages.len() + 1);
         messages.push(ChatMessage::System {
             content: self.session.system.clone(),
@@ -103,7 +145,8 @@ impl Agent {
                 self.keep_reply(turn, &completion);
                 Ok(completion)
             }
-            Err(LlmError::Cancelled) => Err(EndReason::Interrupted),
+            Err(LlmError::Cancelled) => Err(ReplyError::End(EndReason::Interrupted)),
+            Err(err) if is_context_overflow(&err) => Err(ReplyError::TooLong(err.to_string())),
             Err(LlmError::Truncated { reason, partial }) => {
                 // What arrived is kept (text only: half-built calls are never run).
                 if !partial.text.is_empty() || !partial.reasoning.is_empty() {
@@ -121,15 +164,15 @@ impl Agent {
                 } else {
                     format!("the response was cut off ({reason})")
                 };
-                Err(EndReason::Failed(message))
+                Err(ReplyError::End(EndReason::Failed(message)))
             }
             Err(LlmError::Capped { reason, partial }) => {
                 self.keep_capped_reply(turn, &partial, &reason);
-                Err(EndReason::Failed(format!(
+                Err(ReplyError::End(EndReason::Failed(format!(
                     "the reply was stopped: {reason}; what arrived is kept"
-                )))
+                ))))
             }
-            Err(err) => Err(EndReason::Failed(err.to_string())),
+            Err(err) => Err(ReplyError::End(EndReason::Failed(err.to_string()))),
         }
     }
 
@@ -195,6 +238,7 @@ impl Agent {
         if let Some(usage) = completion.usage {
             self.record(&Record::Usage(usage));
             self.emit(AgentEvent::Usage(usage));
+            self.session.costs.push((turn.0, usage));
         }
         self.session.messages.push(assistant_message(
             &completion.text,
@@ -202,12 +246,23 @@ impl Agent {
             &completion.reasoning_blocks,
             &calls,
         ));
+        if let Some(usage) = completion.usage {
+            self.session.meter.anchor(&usage, &self.session.messages);
+        }
         self.emit(AgentEvent::AssistantMessage {
             turn,
             text: completion.text.clone(),
             reasoning: completion.reasoning.clone(),
         });
+        self.report_context();
     }
+}
+
+/// Why a reply did not come.
+enum ReplyError {
+    End(EndReason),
+    /// The provider refused the request as longer than the model's window.
+    TooLong(String),
 }
 
 /// An interrupted or failed request leaves a user message with no answer; the next one would

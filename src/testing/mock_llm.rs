@@ -54,6 +54,29 @@ struct Shared {
     count: watch::Sender<usize>,
     record: Option<Mutex<std::fs::File>>,
     strict: bool,
+    /// Requests counted above this many tokens are refused like OpenAI does (see `enforce_window`).
+    window: Mutex<Option<u64>>,
+    responder: Mutex<Option<Responder>>,
+}
+
+/// Picks the reply to a request from its body instead of the queue (`None`: use the queue).
+pub type Responder = Box<dyn Fn(&serde_json::Value) -> Option<Script> + Send + Sync>;
+
+/// The mock's own token count of a request body: one token per 4 bytes, rounded up. Crude, but
+/// fixed and known, so a test can hold a client to a window by it.
+pub fn token_count(body: &[u8]) -> u64 {
+    (body.len() as u64).div_ceil(4)
+}
+
+/// OpenAI's answer to a request longer than the model's window.
+pub fn context_length_exceeded_body(window: u64, tokens: u64) -> String {
+    json!({"error": {
+        "message": format!("This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }})
+    .to_string()
 }
 
 /// The running server; dropping it stops it.
@@ -98,6 +121,8 @@ impl MockLlm {
             count: watch::channel(0).0,
             record,
             strict: options.strict,
+            window: Mutex::new(None),
+            responder: Mutex::new(None),
         });
         let shutdown = CancellationToken::new();
         let addr = listener.local_addr()?;
@@ -132,6 +157,29 @@ impl MockLlm {
     /// Appends a script after the ones already queued.
     pub fn push(&self, script: Script) {
         lock(&self.shared.scripts).push_back(script);
+    }
+
+    /// From now on a chat request of more than `tokens` (by `token_count`) is answered with
+    /// OpenAI's 400 `context_length_exceeded`, without using a scripted turn.
+    pub fn enforce_window(&self, tokens: u64) {
+        *lock(&self.shared.window) = Some(tokens);
+    }
+
+    /// From now on `responder` picks the reply to each chat request; where it returns `None`
+    /// the queue is used.
+    pub fn respond_with(
+        &self,
+        responder: impl Fn(&serde_json::Value) -> Option<Script> + Send + Sync + 'static,
+    ) {
+        *lock(&self.shared.responder) = Some(Box::new(responder));
+    }
+
+    /// The mock's token count (`token_count`) of every chat request received, in order.
+    pub fn request_tokens(&self) -> Vec<u64> {
+        lock(&self.shared.requests)
+            .iter()
+            .map(|r| token_count(&r.raw))
+            .collect()
     }
 
     /// Scripts not played yet.
@@ -244,14 +292,24 @@ async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
     } else {
         None
     };
-    let script = match rejection {
-        Some(message) => {
+    let tokens = token_count(&request.raw);
+    let over_window = lock(&shared.window).filter(|&window| tokens > window);
+    let script = match (rejection, over_window) {
+        (Some(message), _) => {
             let body = json!({"error": {"type": "invalid_request_error", "message": message}});
             Script::status(400, &body.to_string())
         }
-        None => lock(&shared.scripts)
-            .pop_front()
-            .unwrap_or_else(|| Script::text(NO_MORE_TURNS)),
+        (None, Some(window)) => Script::status(400, &context_length_exceeded_body(window, tokens)),
+        (None, None) => {
+            let chosen = lock(&shared.responder)
+                .as_ref()
+                .and_then(|respond| respond(&request.body));
+            chosen.unwrap_or_else(|| {
+                lock(&shared.scripts)
+                    .pop_front()
+                    .unwrap_or_else(|| Script::text(NO_MORE_TURNS))
+            })
+        }
     };
     let model = request.body["model"]
         .as_str()

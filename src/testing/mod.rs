@@ -4,5 +4,8 @@
 pub mod mock_llm;
 pub mod mock_script;
 
-pub use mock_llm::{MockLlm, MockOptions, NO_MORE_TURNS, RecordedRequest};
+pub use mock_llm::{
+    MockLlm, MockOptions, NO_MORE_TURNS, RecordedRequest, Responder, context_length_exceeded_body,
+    token_count,
+};
 pub use mock_script::{MockCall, ReasoningFormat, Reply, Script, token_text};

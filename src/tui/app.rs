@@ -286,6 +286,27 @@ impl App {
             AgentEvent::Sessions { sessions } => {
                 self.picker = Some(SessionPicker::new(sessions.clone()))
             }
+            AgentEvent::Context {
+                used,
+                window,
+                cost_usd,
+            } => {
+                self.status.used = Some(*used);
+                self.status.context_window = *window;
+                self.status.cost_usd = *cost_usd;
+            }
+            AgentEvent::Compacted {
+                before,
+                after,
+                pruned,
+                summarized,
+            } => {
+                let text = crate::tui::cost::compaction_text(*before, *after, *pruned, *summarized);
+                self.notice(&text, NoticeLevel::Info);
+            }
+            AgentEvent::CostReport { rows } => {
+                self.notice(&crate::tui::cost::report_text(rows), NoticeLevel::Info);
+            }
             AgentEvent::Reset => {
                 self.transcript.clear();
                 self.diffs.clear();

@@ -50,6 +50,10 @@ pub const BINDINGS: &[(&str, &str)] = &[
         "change the permission mode",
     ),
     ("/model NAME", "change the model"),
+    (
+        "/compact [focus]  /cost",
+        "free the context window; cost per request",
+    ),
     ("/diff", "focus the diff pane"),
     ("/help", "this help"),
     ("/quit", "quit"),

@@ -263,6 +263,10 @@ impl App {
                 &format!("model: {} (use /model NAME to change)", self.status.model),
                 NoticeLevel::Info,
             ),
+            "/compact" => self.commands.push(UserCommand::Compact {
+                focus: (!arg.is_empty()).then(|| arg.to_string()),
+            }),
+            "/cost" => self.commands.push(UserCommand::ShowCost),
             "/diff" | "/diffs" => self.set_focus(Focus::Diffs),
             "/help" => self.help_open = true,
             "/quit" | "/exit" => {

@@ -25,6 +25,7 @@ pub mod app;
 pub mod approval;
 pub mod cards;
 pub mod composer;
+pub mod cost;
 pub mod diffs;
 pub mod frame;
 pub mod help;

@@ -1,5 +1,7 @@
 //! The status line: provider and model, mode, tokens in/out/cached summed over the session,
-//! context fill (last prompt tokens / the model's window), and what the agent is doing.
+//! the session's cost and cache-hit ratio, context fill (the agent's estimate of the next
+//! request — last reported usage plus what was added since — over the model's window), and
+//! what the agent is doing.
 
 use std::time::Instant;
 
@@ -34,6 +36,10 @@ pub struct Status {
     pub context_window: u64,
     pub totals: Usage,
     pub last_prompt: u64,
+    /// The agent's estimate of the next request's tokens, when it sent one.
+    pub used: Option<u64>,
+    /// Dollars spent in this session, when the model's prices are known.
+    pub cost_usd: Option<f64>,
     pub activity: Activity,
     pub read_only: bool,
     /// Why commands run unsandboxed ("no sandbox", "sandbox off"), shown after the mode.
@@ -49,6 +55,8 @@ impl Status {
             context_window: 0,
             totals: Usage::default(),
             last_prompt: 0,
+            used: None,
+            cost_usd: None,
             activity: Activity::Idle,
             read_only,
             sandbox_off: None,
@@ -70,10 +78,13 @@ impl Status {
     pub fn reset_usage(&mut self) {
         self.totals = Usage::default();
         self.last_prompt = 0;
+        self.used = None;
+        self.cost_usd = None;
     }
 
     pub fn fill_percent(&self) -> Option<u64> {
-        (self.context_window > 0).then(|| (self.last_prompt * 100 / self.context_window).min(100))
+        let used = self.used.unwrap_or(self.last_prompt);
+        (self.context_window > 0).then(|| (used * 100 / self.context_window).min(100))
     }
 
     fn activity_text(&self, now: Instant) -> (String, ratatui::style::Style) {
@@ -145,8 +156,18 @@ impl Status {
         );
         if cached {
             counts.push_str(&format!(" cached {}", tokens(t.cached_tokens)));
+            if let Some(hit) = crate::tui::cost::cache_hit_percent(t) {
+                counts.push_str(&format!(" ({hit}%)"));
+            }
         }
         left.push(Span::styled(counts, theme::status_bar()));
+        if let Some(cost) = self.cost_usd {
+            left.push(sep());
+            left.push(Span::styled(
+                crate::tui::cost::dollars(cost),
+                theme::status_bar(),
+            ));
+        }
         if let Some(fill) = self.fill_percent() {
             left.push(sep());
             left.push(Span::styled(format!("ctx {fill}%"), theme::fill(fill)));

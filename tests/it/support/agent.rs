@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn::agent::{Agent, AgentSettings, Engine, StartFrom};
+use cairn::agent::{Agent, AgentSettings, ContextSettings, Engine, StartFrom};
 use cairn::bus::{self, AgentEvent, CallId, Decision, FrontEnds, UserCommand};
 use cairn::llm::ProviderSettings;
 use cairn::llm::client::HttpModel;
@@ -47,6 +47,18 @@ impl TestAgent {
         mode: Mode,
         from: StartFrom,
     ) -> TestAgent {
+        Self::spawn_with_window(workspace, sessions, url, mode, from, 1_000_000).await
+    }
+
+    /// An agent that believes the model's window is `window` tokens.
+    pub async fn spawn_with_window(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        from: StartFrom,
+        window: u64,
+    ) -> TestAgent {
         let workspace = std::fs::canonicalize(workspace).unwrap();
         let tools = ToolEnv::new(workspace.clone(), BashSettings::default());
         let engine = Engine {
@@ -65,7 +77,8 @@ impl TestAgent {
             provider: "custom".into(),
             mode,
             max_steps: 20,
-            context_window: 1000,
+            context_window: window,
+            context: ContextSettings::default(),
             interactive: true,
             sessions_dir: sessions.to_path_buf(),
         };
