@@ -16,6 +16,7 @@ use crate::tui::approval::{ApprovalPrompt, Held};
 use crate::tui::cards::{CardState, ToolCard};
 use crate::tui::composer::Composer;
 use crate::tui::diffs::DiffPane;
+use crate::tui::layers::Layers;
 use crate::tui::picker::SessionPicker;
 use crate::tui::status::{Activity, Status};
 use crate::tui::todos::TodoPane;
@@ -72,8 +73,8 @@ pub struct App {
     pub(crate) approval: ApprovalPrompt,
     pub(crate) composer: Composer,
     pub(crate) status: Status,
-    pub(crate) picker: Option<SessionPicker>,
-    pub(crate) help_open: bool,
+    /// Help, the session picker and the approval prompt, in the order they opened.
+    pub(crate) layers: Layers,
     pub(crate) focus: Focus,
     pub(crate) tab: Tab,
     pub(crate) read_only: bool,
@@ -107,8 +108,7 @@ impl App {
                 options.read_only,
             )
             .with_sandbox_off(options.sandbox_off.clone()),
-            picker: None,
-            help_open: false,
+            layers: Layers::default(),
             focus: if options.read_only {
                 Focus::Transcript
             } else {
@@ -222,6 +222,11 @@ impl App {
 
     /// Folds one event from the engine into the state.
     pub fn apply(&mut self, event: &AgentEvent) {
+        self.fold(event);
+        self.layers.sync_approval(self.approval.is_open());
+    }
+
+    fn fold(&mut self, event: &AgentEvent) {
         match event {
             AgentEvent::SessionStarted {
                 provider,
@@ -283,9 +288,9 @@ impl App {
             AgentEvent::Warning { message } => self.notice(message, NoticeLevel::Warning),
             AgentEvent::TurnEnded { reason, .. } => self.turn_ended(reason),
             AgentEvent::Idle => self.idle(),
-            AgentEvent::Sessions { sessions } => {
-                self.picker = Some(SessionPicker::new(sessions.clone()))
-            }
+            AgentEvent::Sessions { sessions } => self
+                .layers
+                .open_picker(SessionPicker::new(sessions.clone())),
             AgentEvent::Context {
                 used,
                 window,

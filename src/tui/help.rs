@@ -1,84 +1,112 @@
-//! The `?` overlay: every key binding and slash command, in one list.
+//! The `?` overlay, generated from the key-binding table (`keymap`): every key and alias by
+//! where it works, then every slash command. Up/Down/j/k/PgUp/PgDn scroll it when it is taller
+//! than the screen; any other key closes it.
 
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Widget};
 
-use crate::tui::theme;
+use crate::tui::keymap::{self, BINDINGS, SLASH_COMMANDS, Scope};
+use crate::tui::{layers, theme, wrap};
 
-/// (keys, what they do). The single source for the overlay.
-pub const BINDINGS: &[(&str, &str)] = &[
-    ("Enter", "send the message (queued while the agent works)"),
-    ("Alt+Enter  Shift+Enter  Ctrl+J", "new line in the message"),
-    ("Up / Down", "message history (input focused)"),
-    ("Esc", "interrupt the answer and running commands"),
-    (
-        "Tab / Shift+Tab",
-        "cycle focus: input, transcript, todos, diffs",
-    ),
-    (
-        "j k  Up Down",
-        "scroll / select (transcript, todos, diffs focused)",
-    ),
-    (
-        "PgUp PgDn  mouse wheel",
-        "scroll the transcript (or the focused pane)",
-    ),
-    ("Home / End", "top of the transcript / follow the end"),
-    (
-        "Enter",
-        "transcript: open the selected edit in the diff pane",
-    ),
-    ("[  ]", "previous / next edit in the diff pane"),
-    ("v", "diff pane: unified / side by side"),
-    ("r", "transcript: show / hide reasoning"),
-    ("Ctrl+Y", "copy the selected message, card or diff (OSC 52)"),
-    (
-        "F2  Ctrl+T",
-        "release / capture the mouse (terminal selection)",
-    ),
-    ("Ctrl+G", "edit the message in $EDITOR"),
-    ("Ctrl+C", "interrupt and clear the input; twice quits"),
-    ("y a p", "approve once / for the session / for the project"),
-    ("n m", "deny / deny with a message to the model"),
-    ("?", "this help (any key closes it)"),
-    ("/new", "start a new session"),
-    ("/resume", "pick a saved session to resume"),
-    (
-        "/mode ask|auto-edit|auto|never",
-        "change the permission mode",
-    ),
-    ("/model NAME", "change the model"),
-    (
-        "/compact [focus]  /cost",
-        "free the context window; cost per request",
-    ),
-    ("/diff", "focus the diff pane"),
-    ("/help", "this help"),
-    ("/quit", "quit"),
-];
+/// What a key did to the overlay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelpKey {
+    Scroll(isize),
+    Close,
+}
 
-pub fn render(area: Rect, buf: &mut Buffer) {
-    let key_width = BINDINGS.iter().map(|(k, _)| k.len()).max().unwrap_or(10) as u16 + 2;
-    let width = area.width.saturating_sub(4).min(key_width + 52);
-    let height = (BINDINGS.len() as u16 + 2).min(area.height);
-    let rect = crate::tui::layout::centered(area, width, height);
-    Clear.render(rect, buf);
-    let block = Block::bordered()
-        .border_style(theme::border_focused())
-        .title(Span::styled(" Keys ", theme::bold()))
-        .title_bottom(Line::styled(" any key closes ", theme::dim()).right_aligned());
-    let inner = block.inner(rect);
-    block.render(rect, buf);
-    for (i, (keys, what)) in BINDINGS.iter().take(usize::from(inner.height)).enumerate() {
-        let line = Line::from(vec![
-            Span::styled(
-                format!("{keys:<width$}", width = usize::from(key_width)),
-                theme::accent(),
-            ),
-            Span::raw(*what),
-        ]);
+pub fn handle_key(key: &KeyEvent) -> HelpKey {
+    match key.code {
+        KeyCode::Down | KeyCode::Char('j') => HelpKey::Scroll(1),
+        KeyCode::Up | KeyCode::Char('k') => HelpKey::Scroll(-1),
+        KeyCode::PageDown => HelpKey::Scroll(10),
+        KeyCode::PageUp => HelpKey::Scroll(-10),
+        _ => HelpKey::Close,
+    }
+}
+
+/// The overlay's rows: (keys, what they do), with headings as rows without keys.
+pub fn rows() -> Vec<(String, String)> {
+    let scopes = [
+        Scope::Anywhere,
+        Scope::Input,
+        Scope::Transcript,
+        Scope::Todos,
+        Scope::Diffs,
+        Scope::Approval,
+        Scope::Picker,
+    ];
+    let mut rows = Vec::new();
+    for scope in scopes {
+        rows.push((String::new(), scope.heading().to_string()));
+        for b in BINDINGS.iter().filter(|b| b.scope == scope) {
+            rows.push((keymap::keys_label(b.keys), b.help.to_string()));
+        }
+    }
+    rows.push((String::new(), "Slash commands".to_string()));
+    for s in SLASH_COMMANDS {
+        rows.push((keymap::slash_label(s), s.help.to_string()));
+    }
+    rows
+}
+
+pub fn render(area: Rect, buf: &mut Buffer, scroll: usize) {
+    let rows = rows();
+    // Two columns of indent before the keys, two of gap after the longest.
+    let key_width = rows.iter().map(|(k, _)| wrap::width(k)).max().unwrap_or(10) + 4;
+    let text_width = rows.iter().map(|(_, t)| wrap::width(t)).max().unwrap_or(40);
+    let width = area
+        .width
+        .saturating_sub(4)
+        .min(u16::try_from(key_width + text_width + 2).unwrap_or(u16::MAX));
+    let height = u16::try_from(rows.len() + 2).unwrap_or(u16::MAX);
+    let hint = if usize::from(area.height) < rows.len() + 2 {
+        " ↑↓ scroll · any other key closes "
+    } else {
+        " any key closes "
+    };
+    let inner = layers::modal_frame(
+        area,
+        width,
+        height,
+        Span::styled(" Keys ", theme::bold()),
+        Line::styled(hint, theme::dim()),
+        theme::border_focused(),
+        buf,
+    );
+    let visible = usize::from(inner.height);
+    let scroll = scroll.min(rows.len().saturating_sub(visible));
+    let text_width = usize::from(inner.width).saturating_sub(key_width);
+    for (i, (keys, what)) in rows.iter().skip(scroll).take(visible).enumerate() {
+        let line = if keys.is_empty() {
+            Line::styled(what.clone(), theme::heading())
+        } else {
+            Line::from(vec![
+                Span::styled(format!("  {keys:<w$}", w = key_width - 2), theme::accent()),
+                Span::raw(wrap::truncate(what, text_width)),
+            ])
+        };
         buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_binding_and_slash_command_has_a_row() {
+        let rows = rows();
+        for b in BINDINGS {
+            let label = keymap::keys_label(b.keys);
+            assert!(rows.iter().any(|(k, _)| *k == label), "{label} missing");
+        }
+        for s in SLASH_COMMANDS {
+            for name in s.names {
+                assert!(rows.iter().any(|(k, _)| k.contains(name)), "{name} missing");
+            }
+        }
     }
 }

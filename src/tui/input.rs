@@ -1,5 +1,6 @@
-//! Keys, mouse and paste → state changes and commands. Input goes to the open modal first
-//! (help, session picker, approval prompt), then to global keys, then to the focused pane.
+//! Keys, mouse and paste → state changes and commands. Input goes down the layer stack first
+//! (help, session picker, approval prompt; top first, each may let it fall through), then to
+//! the global keys, then to the focused pane. Keys mean what `keymap::BINDINGS` says.
 
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -10,6 +11,9 @@ use crate::bus::UserCommand;
 use crate::permissions::Mode;
 use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
 use crate::tui::composer::ComposerAction;
+use crate::tui::help::{self, HelpKey};
+use crate::tui::keymap::{self, Action, Scope, SlashAction};
+use crate::tui::layers::{Handled, Layer};
 use crate::tui::picker::PickerOutcome;
 use crate::tui::transcript::entry::NoticeLevel;
 
@@ -47,25 +51,15 @@ impl App {
             return;
         }
         self.quit_armed = None;
-        if self.help_open {
-            self.help_open = false;
-            return;
-        }
-        if let Some(picker) = &mut self.picker {
-            match picker.handle_key(key) {
-                PickerOutcome::Open => {}
-                PickerOutcome::Closed => self.picker = None,
-                PickerOutcome::Resume(session) => {
-                    self.picker = None;
-                    self.commands.push(UserCommand::Resume { session });
-                }
+        for index in (0..self.layers.len()).rev() {
+            if self.layer_key(index, key) == Handled::Consumed {
+                return;
             }
-            return;
         }
-        if self.approval.is_open() {
-            if let Some((call, decision)) = self.approval.handle_key(key) {
-                self.commands.push(UserCommand::Decide { call, decision });
-            }
+        // What falls through an open modal reaches the global keys, never the panes: nothing
+        // is typed into the hidden input.
+        if !self.layers.is_empty() {
+            self.handle_global_key(key);
             return;
         }
         if self.handle_global_key(key) {
@@ -77,6 +71,41 @@ impl App {
             Focus::Todos => self.handle_todos_key(key),
             Focus::Diffs => self.handle_diffs_key(key),
         }
+    }
+
+    /// Offers a key to the layer at `index`.
+    fn layer_key(&mut self, index: usize, key: KeyEvent) -> Handled {
+        let Some(layer) = self.layers.get_mut(index) else {
+            return Handled::FallThrough;
+        };
+        match layer {
+            Layer::Help { scroll } => match help::handle_key(&key) {
+                HelpKey::Scroll(by) => *scroll = scroll.saturating_add_signed(by),
+                HelpKey::Close => self.layers.remove(index),
+            },
+            Layer::Picker(picker) => match picker.handle_key(key) {
+                PickerOutcome::Open => {}
+                PickerOutcome::Closed => self.layers.remove(index),
+                PickerOutcome::Resume(session) => {
+                    self.layers.remove(index);
+                    self.commands.push(UserCommand::Resume { session });
+                }
+            },
+            Layer::Approval => {
+                // Paging the transcript behind the prompt is allowed; nothing else passes, so
+                // nothing is approved or typed by accident.
+                if matches!(key.code, KeyCode::PageUp | KeyCode::PageDown)
+                    && key.modifiers.is_empty()
+                {
+                    return Handled::FallThrough;
+                }
+                if let Some((call, decision)) = self.approval.handle_key(key) {
+                    self.commands.push(UserCommand::Decide { call, decision });
+                }
+                self.layers.sync_approval(self.approval.is_open());
+            }
+        }
+        Handled::Consumed
     }
 
     fn ctrl_c(&mut self) {
@@ -101,23 +130,22 @@ impl App {
 
     /// Keys that mean the same whatever has focus. True when handled.
     fn handle_global_key(&mut self, key: KeyEvent) -> bool {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let typing = self.focus == Focus::Input && !self.composer.is_empty();
-        match key.code {
-            KeyCode::Esc => self.escape(),
-            KeyCode::Tab => self.cycle_focus(1),
-            KeyCode::BackTab => self.cycle_focus(-1),
-            KeyCode::F(2) => self.toggle_mouse(),
-            KeyCode::Char('t') if ctrl => self.toggle_mouse(),
-            KeyCode::Char('y') if ctrl => self.copy(),
-            KeyCode::Char('g') if ctrl && !self.read_only => {
-                self.intents.push(AppIntent::OpenEditor)
-            }
-            KeyCode::PageUp => self.scroll_focused(-(self.transcript.page() as isize)),
-            KeyCode::PageDown => self.scroll_focused(self.transcript.page() as isize),
-            KeyCode::Char('[') if !typing => self.step_diff(-1),
-            KeyCode::Char(']') if !typing => self.step_diff(1),
-            KeyCode::Char('?') if !typing => self.help_open = true,
+        let Some(action) = keymap::action(Scope::Anywhere, &key) else {
+            return false;
+        };
+        match action {
+            Action::Interrupt => self.escape(),
+            Action::FocusNext => self.cycle_focus(1),
+            Action::FocusPrev => self.cycle_focus(-1),
+            Action::ToggleMouse => self.toggle_mouse(),
+            Action::Copy => self.copy(),
+            Action::OpenEditor if !self.read_only => self.intents.push(AppIntent::OpenEditor),
+            Action::PageUp => self.scroll_focused(-(self.transcript.page() as isize)),
+            Action::PageDown => self.scroll_focused(self.transcript.page() as isize),
+            Action::PrevDiff if !typing => self.step_diff(-1),
+            Action::NextDiff if !typing => self.step_diff(1),
+            Action::OpenHelp if !typing => self.layers.open_help(),
             _ => return false,
         }
         true
@@ -224,11 +252,12 @@ impl App {
         if self.read_only {
             return;
         }
-        let empty = self.composer.is_empty();
-        match key.code {
-            KeyCode::Home if empty => return self.transcript.scroll_to_start(self.now),
-            KeyCode::End if empty => return self.transcript.follow(),
-            _ => {}
+        if self.composer.is_empty() {
+            match keymap::action(Scope::Input, &key) {
+                Some(Action::Top) => return self.transcript.scroll_to_start(self.now),
+                Some(Action::Follow) => return self.transcript.follow(),
+                _ => {}
+            }
         }
         if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
             self.submitted(text);
@@ -249,60 +278,58 @@ impl App {
         let (name, arg) = line
             .split_once(' ')
             .map_or((line, ""), |(n, a)| (n, a.trim()));
-        match name {
-            "/new" => self.commands.push(UserCommand::NewSession),
-            "/resume" => self.commands.push(UserCommand::ListSessions),
-            "/mode" => match arg.parse::<Mode>() {
+        let Some(action) = keymap::slash(name) else {
+            return self.notice(
+                &format!("unknown command {name} (try /help)"),
+                NoticeLevel::Error,
+            );
+        };
+        match action {
+            SlashAction::New => self.commands.push(UserCommand::NewSession),
+            SlashAction::Resume => self.commands.push(UserCommand::ListSessions),
+            SlashAction::Mode => match arg.parse::<Mode>() {
                 Ok(mode) => self.commands.push(UserCommand::SetMode { mode }),
                 Err(e) => self.notice(&e, NoticeLevel::Error),
             },
-            "/model" if !arg.is_empty() => self.commands.push(UserCommand::SetModel {
+            SlashAction::Model if !arg.is_empty() => self.commands.push(UserCommand::SetModel {
                 model: arg.to_string(),
             }),
-            "/model" => self.notice(
+            SlashAction::Model => self.notice(
                 &format!("model: {} (use /model NAME to change)", self.status.model),
                 NoticeLevel::Info,
             ),
-            "/compact" => self.commands.push(UserCommand::Compact {
+            SlashAction::Compact => self.commands.push(UserCommand::Compact {
                 focus: (!arg.is_empty()).then(|| arg.to_string()),
             }),
-            "/cost" => self.commands.push(UserCommand::ShowCost),
-            "/diff" | "/diffs" => self.set_focus(Focus::Diffs),
-            "/help" => self.help_open = true,
-            "/quit" | "/exit" => {
+            SlashAction::Cost => self.commands.push(UserCommand::ShowCost),
+            SlashAction::Diffs => self.set_focus(Focus::Diffs),
+            SlashAction::Help => self.layers.open_help(),
+            SlashAction::Quit => {
                 self.commands.push(UserCommand::Shutdown);
                 self.should_quit = true;
             }
-            other => self.notice(
-                &format!("unknown command {other} (try /help)"),
-                NoticeLevel::Error,
-            ),
         }
     }
 
     fn handle_transcript_key(&mut self, key: KeyEvent) {
         let now = self.now;
-        match key.code {
-            KeyCode::Char('j') => self.transcript.scroll_down(1, now),
-            KeyCode::Char('k') => self.transcript.scroll_up(1, now),
-            KeyCode::Up => self.transcript.select_prev(now),
-            KeyCode::Down => self.transcript.select_next(now),
-            KeyCode::Home | KeyCode::Char('g') => self.transcript.scroll_to_start(now),
-            KeyCode::End | KeyCode::Char('G') => self.transcript.follow(),
-            KeyCode::Char('r') => self.transcript.toggle_reasoning(),
-            KeyCode::Enter
-                if self
-                    .transcript
-                    .selected_card()
-                    .is_some_and(|c| c.diff_index.is_some()) =>
-            {
-                // An edit card links to its diff.
-                if let Some(index) = self.transcript.selected_card().and_then(|c| c.diff_index) {
+        // An edit card links to its diff.
+        let edit = self.transcript.selected_card().and_then(|c| c.diff_index);
+        match keymap::action(Scope::Transcript, &key) {
+            Some(Action::LineDown) => self.transcript.scroll_down(1, now),
+            Some(Action::LineUp) => self.transcript.scroll_up(1, now),
+            Some(Action::SelectPrev) => self.transcript.select_prev(now),
+            Some(Action::SelectNext) => self.transcript.select_next(now),
+            Some(Action::Top) => self.transcript.scroll_to_start(now),
+            Some(Action::Follow) => self.transcript.follow(),
+            Some(Action::ToggleReasoning) => self.transcript.toggle_reasoning(),
+            Some(Action::OpenSelectedEdit) if edit.is_some() => {
+                if let Some(index) = edit {
                     self.diffs.select(index);
                     self.set_focus(Focus::Diffs);
                 }
             }
-            KeyCode::Char(_) | KeyCode::Enter if !self.read_only => {
+            _ if matches!(key.code, KeyCode::Char(_) | KeyCode::Enter) && !self.read_only => {
                 // Typing in the transcript goes to the input: nothing typed is lost.
                 self.set_focus(Focus::Input);
                 self.handle_input_key(key);
@@ -312,36 +339,50 @@ impl App {
     }
 
     fn handle_todos_key(&mut self, key: KeyEvent) {
-        match key.code {
-            KeyCode::Char('j') | KeyCode::Down => self.todos.scroll_by(1),
-            KeyCode::Char('k') | KeyCode::Up => self.todos.scroll_by(-1),
+        match keymap::action(Scope::Todos, &key) {
+            Some(Action::LineDown) => self.todos.scroll_by(1),
+            Some(Action::LineUp) => self.todos.scroll_by(-1),
             _ => {}
         }
     }
 
     fn handle_diffs_key(&mut self, key: KeyEvent) {
-        match key.code {
-            KeyCode::Char('j') | KeyCode::Down => self.diffs.scroll_by(1),
-            KeyCode::Char('k') | KeyCode::Up => self.diffs.scroll_by(-1),
-            KeyCode::Char('v' | 's') => self.diffs.toggle_view(),
-            KeyCode::Char('n') => self.diffs.next(),
-            KeyCode::Char('p') => self.diffs.prev(),
+        match keymap::action(Scope::Diffs, &key) {
+            Some(Action::LineDown) => self.diffs.scroll_by(1),
+            Some(Action::LineUp) => self.diffs.scroll_by(-1),
+            Some(Action::ToggleDiffView) => self.diffs.toggle_view(),
+            Some(Action::NextDiff) => self.diffs.next(),
+            Some(Action::PrevDiff) => self.diffs.prev(),
             _ => {}
         }
     }
 
+    /// Paste goes down the layers like a key: the approval prompt takes it (into a deny
+    /// message), the picker swallows it, the help closes and lets it through to the input.
     fn handle_paste(&mut self, text: &str) {
-        if self.approval.is_open() {
-            self.approval.handle_paste(text);
-        } else if !self.read_only && self.picker.is_none() {
-            self.help_open = false;
+        for index in (0..self.layers.len()).rev() {
+            match self.layers.get(index) {
+                Some(Layer::Approval) => return self.approval.handle_paste(text),
+                Some(Layer::Picker(_)) => return,
+                Some(Layer::Help { .. }) => self.layers.remove(index),
+                None => {}
+            }
+        }
+        if !self.read_only {
             self.set_focus(Focus::Input);
             self.composer.paste(text);
         }
     }
 
     fn handle_mouse(&mut self, mouse: &MouseEvent) {
-        if self.approval.is_open() || self.picker.is_some() || self.help_open {
+        // A modal on top takes the mouse; wheel scrolling still reaches the transcript behind
+        // the approval prompt, like PgUp/PgDn.
+        let wheel = matches!(
+            mouse.kind,
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown
+        );
+        let passes = |layer: &Layer| matches!(layer, Layer::Approval) && wheel;
+        if self.layers.iter().any(|l| !passes(l)) {
             return;
         }
         let areas = self.areas.get();

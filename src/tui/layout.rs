@@ -8,6 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 use crate::tui::app::{App, Areas, Focus, MIN_HEIGHT, MIN_WIDTH, Tab, WIDE};
+use crate::tui::layers::Layer;
 use crate::tui::{help, theme, wrap};
 
 impl App {
@@ -51,18 +52,15 @@ impl App {
         );
         let hint = self.flash.as_ref().map(|(text, _)| text.as_str());
         self.status.render(status, buf, self.now, hint);
-        let modal_open = self.approval.is_open() || self.picker.is_some() || self.help_open;
-        if self.approval.is_open() {
-            self.approval.render(main, buf);
-        }
-        if let Some(picker) = &self.picker {
-            picker.render(main, buf);
-        }
-        if self.help_open {
-            help::render(area, buf);
+        for layer in self.layers.iter() {
+            match layer {
+                Layer::Help { scroll } => help::render(area, buf, *scroll),
+                Layer::Picker(picker) => picker.render(main, buf),
+                Layer::Approval => self.approval.render(main, buf),
+            }
         }
         if let Some(position) = cursor
-            && !modal_open
+            && self.layers.is_empty()
         {
             frame.set_cursor_position(position);
         }

@@ -31,6 +31,8 @@ pub mod frame;
 pub mod help;
 pub mod highlight;
 mod input;
+pub mod keymap;
+pub mod layers;
 mod layout;
 pub mod picker;
 pub mod setup;

@@ -1,14 +1,14 @@
 //! The `/resume` picker: the saved sessions from `AgentEvent::Sessions`, newest first.
 //! Up/Down choose, Enter resumes, Esc closes.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Widget};
 
 use crate::bus::{SessionId, SessionSummary};
-use crate::tui::{theme, wrap};
+use crate::tui::keymap::{self, Action, Scope};
+use crate::tui::{layers, theme, wrap};
 
 #[derive(Debug)]
 pub struct SessionPicker {
@@ -33,17 +33,17 @@ impl SessionPicker {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> PickerOutcome {
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => PickerOutcome::Closed,
-            KeyCode::Up | KeyCode::Char('k') => {
+        match keymap::action(Scope::Picker, &key) {
+            Some(Action::Close) => PickerOutcome::Closed,
+            Some(Action::SelectPrev) => {
                 self.selected = self.selected.saturating_sub(1);
                 PickerOutcome::Open
             }
-            KeyCode::Down | KeyCode::Char('j') => {
+            Some(Action::SelectNext) => {
                 self.selected = (self.selected + 1).min(self.sessions.len().saturating_sub(1));
                 PickerOutcome::Open
             }
-            KeyCode::Enter => match self.sessions.get(self.selected) {
+            Some(Action::Choose) => match self.sessions.get(self.selected) {
                 Some(s) => PickerOutcome::Resume(s.id.clone()),
                 None => PickerOutcome::Closed,
             },
@@ -56,17 +56,15 @@ impl SessionPicker {
         let height = (self.sessions.len() as u16 + 2)
             .clamp(3, area.height.saturating_sub(2).max(3))
             .min(area.height);
-        let rect = crate::tui::layout::centered(area, width, height);
-        Clear.render(rect, buf);
-        let block = Block::bordered()
-            .border_style(theme::border_focused())
-            .title(Span::styled(" Resume a session ", theme::bold()))
-            .title_bottom(
-                Line::styled(" ↑↓ choose · Enter resume · Esc close ", theme::dim())
-                    .right_aligned(),
-            );
-        let inner = block.inner(rect);
-        block.render(rect, buf);
+        let inner = layers::modal_frame(
+            area,
+            width,
+            height,
+            Span::styled(" Resume a session ", theme::bold()),
+            Line::styled(" ↑↓ choose · Enter resume · Esc close ", theme::dim()),
+            theme::border_focused(),
+            buf,
+        );
         if self.sessions.is_empty() {
             buf.set_line(
                 inner.x,

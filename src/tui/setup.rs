@@ -6,7 +6,6 @@ use futures_util::StreamExt;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Widget};
 use tokio::signal::unix::SignalKind;
 
 use crate::config::ConfigError;
@@ -115,13 +114,15 @@ pub fn render(info: &SetupInfo, area: Rect, buf: &mut Buffer) {
     let height = u16::try_from(body.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
-    let rect = crate::tui::layout::centered(area, width, height);
-    let block = Block::bordered()
-        .border_style(theme::border_focused())
-        .title(Span::styled(" cairn · setup ", theme::bold()))
-        .title_bottom(Line::styled(" press any key to quit ", theme::dim()).right_aligned());
-    let inner = block.inner(rect);
-    block.render(rect, buf);
+    let inner = crate::tui::layers::modal_frame(
+        area,
+        width,
+        height,
+        Span::styled(" cairn · setup ", theme::bold()),
+        Line::styled(" press any key to quit ", theme::dim()),
+        theme::border_focused(),
+        buf,
+    );
     let text_width = inner.width.saturating_sub(2);
     for (row, line) in (inner.y..inner.bottom()).zip(&body) {
         buf.set_line(inner.x + 1, row, line, text_width);

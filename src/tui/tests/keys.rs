@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::KeyCode;
+use crossterm::event::{Event, KeyCode, KeyEvent};
 
 use super::{app, ctrl, draw, held_rm, key, options, screen_text, scripted_session, type_text};
 use crate::bus::{AgentEvent, Decision, EndReason, TurnId, UserCommand};
@@ -46,10 +46,88 @@ fn approval_keys_send_decisions_and_other_keys_do_nothing() {
     let sent = app.take_commands();
     assert!(
         matches!(sent.as_slice(), [UserCommand::Decide { call, decision: Decision::ApproveForSession { prefix } }]
-            if call.as_str() == "d1" && prefix == "rm -rf"),
+            if call.as_str() == "d1" && prefix == "rm -rf ../build"),
         "{sent:?}"
     );
     assert!(!screen_text(&app, 80, 24).contains("Allow bash?"));
+}
+
+#[test]
+fn every_approval_key_the_help_lists_does_what_it_says() {
+    use crate::tui::keymap::{BINDINGS, Scope};
+    for binding in BINDINGS.iter().filter(|b| b.scope == Scope::Approval) {
+        for k in binding.keys {
+            let mut app = app(Instant::now());
+            let mut held = held_rm();
+            // `u` is offered for sandboxed commands only.
+            if let AgentEvent::Tool(crate::bus::ToolEvent::AwaitingApproval { sandboxed, .. }) =
+                &mut held
+            {
+                *sandboxed = true;
+            }
+            app.apply(&held);
+            app.handle_input(&Event::Key(KeyEvent::new(k.code, k.mods)));
+            let sent = app.take_commands();
+            let screen = screen_text(&app, 80, 24);
+            match k.code {
+                KeyCode::Char('m') => assert!(sent.is_empty() && screen.contains("Allow bash?")),
+                KeyCode::PageUp | KeyCode::PageDown => {
+                    assert!(sent.is_empty() && screen.contains("Allow bash?"))
+                }
+                _ => assert!(
+                    matches!(sent.as_slice(), [UserCommand::Decide { .. }]),
+                    "{}: {sent:?}",
+                    k.label()
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn layers_take_keys_top_first_and_the_prompt_lets_paging_through() {
+    let mut app = scripted_session(Instant::now());
+    app.apply(&held_rm());
+    // PgUp is not the prompt's: it falls through and scrolls the transcript behind it.
+    let before = screen_text(&app, 100, 30);
+    app.handle_input(&key(KeyCode::PageUp));
+    let after = screen_text(&app, 100, 30);
+    assert!(after.contains("Allow bash?"));
+    assert_ne!(before, after, "the transcript scrolled");
+    app.handle_input(&key(KeyCode::Char('n')));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Decide {
+            decision: Decision::Deny { .. },
+            ..
+        }]
+    ));
+
+    // The help open when a call is held stays below the prompt: the prompt takes the keys,
+    // then the help is back.
+    app.handle_input(&key(KeyCode::Char('?')));
+    let mut held = held_rm();
+    if let AgentEvent::Tool(crate::bus::ToolEvent::AwaitingApproval { call, .. }) = &mut held {
+        *call = crate::bus::CallId::new("d2");
+    }
+    app.apply(&held);
+    assert!(screen_text(&app, 100, 30).contains("Allow bash?"));
+    app.handle_input(&key(KeyCode::Char('y')));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Decide {
+            decision: Decision::Approve,
+            ..
+        }]
+    ));
+    let screen = screen_text(&app, 100, 30);
+    assert!(screen.contains(" Keys ") && !screen.contains("Allow bash?"));
+    app.handle_input(&key(KeyCode::Char('x')));
+    assert!(!screen_text(&app, 100, 30).contains(" Keys "));
+    assert!(
+        app.composer.is_empty(),
+        "the key that closed the help typed nothing"
+    );
 }
 
 #[test]

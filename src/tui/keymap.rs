@@ -1,0 +1,561 @@
+//! The one key-binding table: every key and alias, every slash command, where it works and
+//! what it does. Input dispatch looks keys and commands up here, and the `?` overlay is drawn
+//! from the same rows, so a binding cannot exist without being listed.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where a binding works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Whatever has focus (unless a layer consumes the key first).
+    Anywhere,
+    /// The message input has focus.
+    Input,
+    Transcript,
+    Todos,
+    Diffs,
+    /// The `/resume` session picker is open.
+    Picker,
+    /// The approval prompt is open (its widget reads these keys itself).
+    Approval,
+}
+
+impl Scope {
+    /// The heading the help overlay shows the scope's rows under.
+    pub fn heading(self) -> &'static str {
+        match self {
+            Scope::Anywhere => "Anywhere",
+            Scope::Input => "Message input",
+            Scope::Transcript => "Transcript",
+            Scope::Todos => "Todo pane",
+            Scope::Diffs => "Diff pane",
+            Scope::Picker => "Session picker (/resume)",
+            Scope::Approval => "Approval prompt",
+        }
+    }
+}
+
+/// What a key does. `Widget` keys are read by the composer or the approval prompt themselves;
+/// they are in the table so that the help lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Interrupt,
+    QuitTwice,
+    FocusNext,
+    FocusPrev,
+    ToggleMouse,
+    Copy,
+    OpenEditor,
+    PageUp,
+    PageDown,
+    PrevDiff,
+    NextDiff,
+    OpenHelp,
+    LineDown,
+    LineUp,
+    SelectPrev,
+    SelectNext,
+    Top,
+    Follow,
+    ToggleReasoning,
+    OpenSelectedEdit,
+    ToggleDiffView,
+    Close,
+    Choose,
+    Widget,
+}
+
+/// A key with the modifiers that matter (Ctrl and Alt; Shift is part of the character).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+const fn key(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn ch(c: char) -> Key {
+    key(KeyCode::Char(c))
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
+const fn with(code: KeyCode, mods: KeyModifiers) -> Key {
+    Key { code, mods }
+}
+
+impl Key {
+    fn matches(&self, event: &KeyEvent) -> bool {
+        // Shift is part of the character (`G`), and terminals report Shift+Tab as BackTab with
+        // or without Shift set, so only Ctrl and Alt tell keys apart.
+        let relevant = KeyModifiers::CONTROL | KeyModifiers::ALT;
+        event.code == self.code && (event.modifiers & relevant) == (self.mods & relevant)
+    }
+
+    /// How the help writes the key: `Ctrl+Y`, `PgUp`, `Shift+Tab`, `g`.
+    pub fn label(&self) -> String {
+        let name = match self.code {
+            KeyCode::Char(' ') => "Space".to_string(),
+            KeyCode::Char(c) if self.mods.contains(KeyModifiers::CONTROL) => {
+                c.to_ascii_uppercase().to_string()
+            }
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::BackTab => "Shift+Tab".into(),
+            KeyCode::Backspace => "Backspace".into(),
+            KeyCode::Delete => "Delete".into(),
+            KeyCode::Up => "Up".into(),
+            KeyCode::Down => "Down".into(),
+            KeyCode::Left => "Left".into(),
+            KeyCode::Right => "Right".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::F(n) => format!("F{n}"),
+            other => format!("{other:?}"),
+        };
+        let mut out = String::new();
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            out.push_str("Ctrl+");
+        }
+        if self.mods.contains(KeyModifiers::ALT) {
+            out.push_str("Alt+");
+        }
+        if self.mods.contains(KeyModifiers::SHIFT) {
+            out.push_str("Shift+");
+        }
+        out.push_str(&name);
+        out
+    }
+}
+
+/// One row of the table.
+#[derive(Debug)]
+pub struct Binding {
+    pub scope: Scope,
+    pub keys: &'static [Key],
+    pub action: Action,
+    pub help: &'static str,
+}
+
+const fn bind(scope: Scope, keys: &'static [Key], action: Action, help: &'static str) -> Binding {
+    Binding {
+        scope,
+        keys,
+        action,
+        help,
+    }
+}
+
+use Action as A;
+use KeyCode as K;
+use Scope as S;
+
+/// Every key binding. Order is the order of the help overlay.
+pub const BINDINGS: &[Binding] = &[
+    bind(
+        S::Anywhere,
+        &[ch('?')],
+        A::OpenHelp,
+        "this help (any key closes it; not while typing)",
+    ),
+    bind(
+        S::Anywhere,
+        &[key(K::Esc)],
+        A::Interrupt,
+        "interrupt the answer and commands; else unselect, focus the input",
+    ),
+    bind(
+        S::Anywhere,
+        &[ctrl('c')],
+        A::QuitTwice,
+        "interrupt and clear the input; twice quits",
+    ),
+    bind(
+        S::Anywhere,
+        &[key(K::Tab)],
+        A::FocusNext,
+        "focus: input → transcript → todos → diffs",
+    ),
+    bind(
+        S::Anywhere,
+        &[key(K::BackTab)],
+        A::FocusPrev,
+        "focus the other way",
+    ),
+    bind(
+        S::Anywhere,
+        &[key(K::PageUp)],
+        A::PageUp,
+        "scroll the focused pane a page up (mouse wheel too)",
+    ),
+    bind(
+        S::Anywhere,
+        &[key(K::PageDown)],
+        A::PageDown,
+        "scroll the focused pane a page down",
+    ),
+    bind(
+        S::Anywhere,
+        &[ch('[')],
+        A::PrevDiff,
+        "previous edit in the diff pane (not while typing)",
+    ),
+    bind(
+        S::Anywhere,
+        &[ch(']')],
+        A::NextDiff,
+        "next edit in the diff pane (not while typing)",
+    ),
+    bind(
+        S::Anywhere,
+        &[ctrl('y')],
+        A::Copy,
+        "copy the selected message, card or diff (OSC 52)",
+    ),
+    bind(
+        S::Anywhere,
+        &[key(K::F(2)), ctrl('t')],
+        A::ToggleMouse,
+        "release / capture the mouse (terminal selection)",
+    ),
+    bind(
+        S::Anywhere,
+        &[ctrl('g')],
+        A::OpenEditor,
+        "edit the message in $EDITOR",
+    ),
+    bind(
+        S::Input,
+        &[key(K::Enter)],
+        A::Widget,
+        "send the message (queued while the agent works)",
+    ),
+    bind(
+        S::Input,
+        &[
+            with(K::Enter, KeyModifiers::ALT),
+            with(K::Enter, KeyModifiers::SHIFT),
+            ctrl('j'),
+        ],
+        A::Widget,
+        "new line in the message",
+    ),
+    bind(
+        S::Input,
+        &[key(K::Up), key(K::Down)],
+        A::Widget,
+        "earlier / later messages (at the first / last line)",
+    ),
+    bind(
+        S::Input,
+        &[key(K::Left), key(K::Right)],
+        A::Widget,
+        "move the cursor",
+    ),
+    bind(
+        S::Input,
+        &[ctrl('a'), ctrl('e')],
+        A::Widget,
+        "start / end of the line",
+    ),
+    bind(
+        S::Input,
+        &[ctrl('u'), ctrl('w')],
+        A::Widget,
+        "delete to the line start / the word before",
+    ),
+    bind(
+        S::Input,
+        &[key(K::Home)],
+        A::Top,
+        "empty input: top of the transcript (else line start)",
+    ),
+    bind(
+        S::Input,
+        &[key(K::End)],
+        A::Follow,
+        "empty input: follow the end of the transcript (else line end)",
+    ),
+    bind(S::Transcript, &[ch('j')], A::LineDown, "scroll down a line"),
+    bind(S::Transcript, &[ch('k')], A::LineUp, "scroll up a line"),
+    bind(
+        S::Transcript,
+        &[key(K::Up)],
+        A::SelectPrev,
+        "select the previous message or card",
+    ),
+    bind(
+        S::Transcript,
+        &[key(K::Down)],
+        A::SelectNext,
+        "select the next message or card",
+    ),
+    bind(
+        S::Transcript,
+        &[key(K::Home), ch('g')],
+        A::Top,
+        "top of the transcript",
+    ),
+    bind(
+        S::Transcript,
+        &[key(K::End), ch('G')],
+        A::Follow,
+        "follow the end",
+    ),
+    bind(
+        S::Transcript,
+        &[ch('r')],
+        A::ToggleReasoning,
+        "show / hide reasoning",
+    ),
+    bind(
+        S::Transcript,
+        &[key(K::Enter)],
+        A::OpenSelectedEdit,
+        "open the selected edit in the diff pane (other keys type)",
+    ),
+    bind(
+        S::Todos,
+        &[ch('j'), key(K::Down)],
+        A::LineDown,
+        "scroll down",
+    ),
+    bind(S::Todos, &[ch('k'), key(K::Up)], A::LineUp, "scroll up"),
+    bind(
+        S::Diffs,
+        &[ch('j'), key(K::Down)],
+        A::LineDown,
+        "scroll down",
+    ),
+    bind(S::Diffs, &[ch('k'), key(K::Up)], A::LineUp, "scroll up"),
+    bind(S::Diffs, &[ch('n')], A::NextDiff, "next edit"),
+    bind(S::Diffs, &[ch('p')], A::PrevDiff, "previous edit"),
+    bind(
+        S::Diffs,
+        &[ch('v'), ch('s')],
+        A::ToggleDiffView,
+        "unified / side by side",
+    ),
+    bind(
+        S::Picker,
+        &[key(K::Up), ch('k')],
+        A::SelectPrev,
+        "previous session",
+    ),
+    bind(
+        S::Picker,
+        &[key(K::Down), ch('j')],
+        A::SelectNext,
+        "next session",
+    ),
+    bind(
+        S::Picker,
+        &[key(K::Enter)],
+        A::Choose,
+        "resume the chosen session",
+    ),
+    bind(S::Picker, &[key(K::Esc), ch('q')], A::Close, "close"),
+    bind(S::Approval, &[ch('y')], A::Widget, "approve once"),
+    bind(
+        S::Approval,
+        &[ch('a')],
+        A::Widget,
+        "approve for the session (the shown prefix)",
+    ),
+    bind(
+        S::Approval,
+        &[ch('p')],
+        A::Widget,
+        "approve for the project (saved to the project rules)",
+    ),
+    bind(
+        S::Approval,
+        &[ch('u')],
+        A::Widget,
+        "run it once outside the sandbox (sandboxed commands)",
+    ),
+    bind(S::Approval, &[ch('n')], A::Widget, "deny"),
+    bind(
+        S::Approval,
+        &[ch('m')],
+        A::Widget,
+        "deny with a message to the model (Enter sends, Esc goes back)",
+    ),
+    bind(
+        S::Approval,
+        &[key(K::PageUp), key(K::PageDown)],
+        A::Widget,
+        "scroll the transcript behind the prompt",
+    ),
+];
+
+/// What a slash command does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlashAction {
+    New,
+    Resume,
+    Mode,
+    Model,
+    Diffs,
+    Compact,
+    Cost,
+    Help,
+    Quit,
+}
+
+/// One slash command with its aliases.
+#[derive(Debug)]
+pub struct Slash {
+    pub names: &'static [&'static str],
+    pub args: &'static str,
+    pub action: SlashAction,
+    pub help: &'static str,
+}
+
+/// Every slash command.
+pub const SLASH_COMMANDS: &[Slash] = &[
+    Slash {
+        names: &["/new"],
+        args: "",
+        action: SlashAction::New,
+        help: "start a new session",
+    },
+    Slash {
+        names: &["/resume"],
+        args: "",
+        action: SlashAction::Resume,
+        help: "pick a saved session to resume",
+    },
+    Slash {
+        names: &["/mode"],
+        args: "ask|auto-edit|auto|never",
+        action: SlashAction::Mode,
+        help: "change the permission mode",
+    },
+    Slash {
+        names: &["/model"],
+        args: "[NAME]",
+        action: SlashAction::Model,
+        help: "show or change the model",
+    },
+    Slash {
+        names: &["/diff", "/diffs"],
+        args: "",
+        action: SlashAction::Diffs,
+        help: "focus the diff pane",
+    },
+    Slash {
+        names: &["/compact"],
+        args: "[FOCUS]",
+        action: SlashAction::Compact,
+        help: "free the context window (a summary; FOCUS says what to keep)",
+    },
+    Slash {
+        names: &["/cost"],
+        args: "",
+        action: SlashAction::Cost,
+        help: "the cost of each request",
+    },
+    Slash {
+        names: &["/help"],
+        args: "",
+        action: SlashAction::Help,
+        help: "this help",
+    },
+    Slash {
+        names: &["/quit", "/exit"],
+        args: "",
+        action: SlashAction::Quit,
+        help: "quit",
+    },
+];
+
+/// The action bound to `event` in `scope`, if any.
+pub fn action(scope: Scope, event: &KeyEvent) -> Option<Action> {
+    BINDINGS
+        .iter()
+        .filter(|b| b.scope == scope)
+        .find(|b| b.keys.iter().any(|k| k.matches(event)))
+        .map(|b| b.action)
+}
+
+/// The slash command named `name` (with its leading `/`).
+pub fn slash(name: &str) -> Option<SlashAction> {
+    SLASH_COMMANDS
+        .iter()
+        .find(|s| s.names.contains(&name))
+        .map(|s| s.action)
+}
+
+/// A binding's keys as the help writes them: `Home  g`.
+pub fn keys_label(keys: &[Key]) -> String {
+    keys.iter().map(Key::label).collect::<Vec<_>>().join("  ")
+}
+
+/// A slash command as the help writes it: `/quit  /exit` or `/mode ask|auto`.
+pub fn slash_label(slash: &Slash) -> String {
+    let names = slash.names.join("  ");
+    if slash.args.is_empty() {
+        names
+    } else {
+        format!("{names} {}", slash.args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_found_in_their_scope_only_and_shift_does_not_matter_for_characters() {
+        let g = KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT);
+        assert_eq!(action(Scope::Transcript, &g), Some(Action::Follow));
+        assert_eq!(action(Scope::Todos, &g), None);
+        let ctrl_y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::CONTROL);
+        assert_eq!(action(Scope::Anywhere, &ctrl_y), Some(Action::Copy));
+        let y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
+        assert_eq!(action(Scope::Anywhere, &y), None);
+        let back = KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT);
+        assert_eq!(action(Scope::Anywhere, &back), Some(Action::FocusPrev));
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_scope() {
+        for (i, a) in BINDINGS.iter().enumerate() {
+            for b in &BINDINGS[i + 1..] {
+                if a.scope != b.scope {
+                    continue;
+                }
+                for k in a.keys {
+                    assert!(
+                        !b.keys.contains(k),
+                        "{} bound twice in {:?}",
+                        k.label(),
+                        a.scope
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_slash_alias_is_found() {
+        assert_eq!(slash("/exit"), Some(SlashAction::Quit));
+        assert_eq!(slash("/diffs"), Some(SlashAction::Diffs));
+        assert_eq!(slash("/nope"), None);
+    }
+}

@@ -1,0 +1,127 @@
+//! The modal layers over the panes (helix's compositor in small): the help overlay, the session
+//! picker and the approval prompt sit on a stack in the order they opened. A key goes to the top
+//! layer first and falls through to the one below, then to the global keys and the focused pane,
+//! only when the layer does not consume it. Every layer draws inside the one `modal_frame`.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Widget};
+
+use crate::tui::picker::SessionPicker;
+
+/// One layer. The approval prompt's state (its queue of held calls) lives in `App.approval`,
+/// fed by events whether or not it is on top; its layer is on the stack while calls are held.
+#[derive(Debug)]
+pub enum Layer {
+    /// The key overlay, scrolled by this many rows.
+    Help {
+        scroll: usize,
+    },
+    Picker(SessionPicker),
+    Approval,
+}
+
+/// What a layer did with an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    Consumed,
+    /// Not for this layer: offer it to the one below.
+    FallThrough,
+}
+
+/// The stack, bottom first.
+#[derive(Debug, Default)]
+pub struct Layers {
+    stack: Vec<Layer>,
+}
+
+impl Layers {
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    pub fn push(&mut self, layer: Layer) {
+        self.stack.push(layer);
+    }
+
+    pub fn get(&self, index: usize) -> Option<&Layer> {
+        self.stack.get(index)
+    }
+
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut Layer> {
+        self.stack.get_mut(index)
+    }
+
+    pub fn remove(&mut self, index: usize) {
+        if index < self.stack.len() {
+            self.stack.remove(index);
+        }
+    }
+
+    /// Bottom to top, the order they are drawn in.
+    pub fn iter(&self) -> impl Iterator<Item = &Layer> {
+        self.stack.iter()
+    }
+
+    pub fn help_open(&self) -> bool {
+        self.stack.iter().any(|l| matches!(l, Layer::Help { .. }))
+    }
+
+    pub fn picker(&self) -> Option<&SessionPicker> {
+        self.stack.iter().find_map(|l| match l {
+            Layer::Picker(p) => Some(p),
+            _ => None,
+        })
+    }
+
+    /// Opens the help unless it is open already.
+    pub fn open_help(&mut self) {
+        if !self.help_open() {
+            self.stack.push(Layer::Help { scroll: 0 });
+        }
+    }
+
+    /// Replaces an open picker (a second `/resume`) or opens one.
+    pub fn open_picker(&mut self, picker: SessionPicker) {
+        self.stack.retain(|l| !matches!(l, Layer::Picker(_)));
+        self.stack.push(Layer::Picker(picker));
+    }
+
+    /// Keeps the approval layer on the stack exactly while calls are held.
+    pub fn sync_approval(&mut self, open: bool) {
+        let on = self.stack.iter().any(|l| matches!(l, Layer::Approval));
+        if open && !on {
+            self.stack.push(Layer::Approval);
+        } else if !open && on {
+            self.stack.retain(|l| !matches!(l, Layer::Approval));
+        }
+    }
+}
+
+/// The look every modal shares: a cleared, bordered box centred in `area` with a title at the
+/// top and a key hint at the bottom right. Returns the area inside the border.
+pub fn modal_frame(
+    area: Rect,
+    width: u16,
+    height: u16,
+    title: Span<'static>,
+    hint: Line<'static>,
+    border: Style,
+    buf: &mut Buffer,
+) -> Rect {
+    let rect = crate::tui::layout::centered(area, width.min(area.width), height.min(area.height));
+    Clear.render(rect, buf);
+    let block = Block::bordered()
+        .border_style(border)
+        .title(title)
+        .title_bottom(hint.right_aligned());
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    inner
+}
