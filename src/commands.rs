@@ -101,12 +101,23 @@ pub async fn replay(id: &str) -> Result<i32> {
     result.map(|()| status::OK)
 }
 
-/// `cairn sessions`: one line per session, newest first.
+/// `cairn sessions`: one line per session, newest first. With `--json` each line also has the
+/// session's token counts, its cost in dollars (null when a model's price is unknown: see
+/// `[prices]`) and the share of prompt tokens served from the provider's cache.
 pub fn sessions_text(json: bool) -> String {
     let mut out = String::new();
-    for session in session_log::list_sessions(&session_log::sessions_dir()) {
+    let dir = session_log::sessions_dir();
+    // Prices from the user's config file when it reads; the built-in ones otherwise.
+    let prices = crate::config::ConfigFile::load(&crate::config::default_config_path())
+        .ok()
+        .and_then(|file| file.prices.map(|p| (p, file.model.unwrap_or_default())))
+        .unwrap_or_default();
+    for session in session_log::list_sessions(&dir) {
         if json {
-            if let Ok(line) = serde_json::to_string(&session) {
+            let mut row = serde_json::to_value(&session).unwrap_or_default();
+            let usage = session_log::usage_by_model(&dir.join(format!("{}.jsonl", session.id)));
+            add_cost_fields(&mut row, &usage, &prices.0, &prices.1);
+            if let Ok(line) = serde_json::to_string(&row) {
                 out.push_str(&line);
                 out.push('\n');
             }
@@ -118,6 +129,36 @@ pub fn sessions_text(json: bool) -> String {
         }
     }
     out
+}
+
+/// Totals of a session's requests: tokens, dollars, cache-hit ratio.
+fn add_cost_fields(
+    row: &mut serde_json::Value,
+    usage: &[(String, crate::bus::Usage)],
+    prices: &crate::config::PricesFile,
+    configured: &str,
+) {
+    let (mut prompt, mut cached, mut completion) = (0u64, 0u64, 0u64);
+    let mut cost = Some(0.0);
+    for (model, u) in usage {
+        prompt += u.prompt_tokens;
+        cached += u.cached_tokens;
+        completion += u.completion_tokens;
+        let one = prices
+            .for_model(model, configured)
+            .map(|p| p.cost(u.prompt_tokens, u.cached_tokens, u.completion_tokens));
+        cost = cost.zip(one).map(|(a, b)| a + b);
+    }
+    let Some(map) = row.as_object_mut() else {
+        return;
+    };
+    map.insert("requests".into(), usage.len().into());
+    map.insert("prompt_tokens".into(), prompt.into());
+    map.insert("cached_tokens".into(), cached.into());
+    map.insert("completion_tokens".into(), completion.into());
+    map.insert("cost_usd".into(), cost.into());
+    let ratio = (prompt > 0).then(|| cached.min(prompt) as f64 / prompt as f64);
+    map.insert("cache_hit_ratio".into(), ratio.into());
 }
 
 /// The tool schemas exactly as they go into the request's `tools` array.

@@ -168,6 +168,9 @@ impl Printer {
                 );
             }
             AgentEvent::Warning { message } => eprintln!("warning: {message}"),
+            AgentEvent::Compacted { before, after, .. } => {
+                eprintln!("context compacted: {before} → {after} tokens");
+            }
             AgentEvent::TurnEnded { reason, .. } => match reason {
                 EndReason::Completed => {}
                 EndReason::Failed(message) => eprintln!("error: {message}"),

@@ -305,6 +305,57 @@ fn summarize(path: &Path) -> Option<SessionSummary> {
     summary
 }
 
+/// Usage of every model request in a log, each with the model that served it. Only the
+/// lines that matter are parsed whole; a compaction's conversation is skipped over.
+pub fn usage_by_model(path: &Path) -> Vec<(String, Usage)> {
+    #[derive(Deserialize)]
+    struct Line {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        usage: Option<Usage>,
+        #[serde(default)]
+        prompt_tokens: Option<u64>,
+        #[serde(default)]
+        completion_tokens: Option<u64>,
+        #[serde(default)]
+        cached_tokens: Option<u64>,
+    }
+    let Ok(file) = File::open(path) else {
+        return Vec::new();
+    };
+    let mut model = String::new();
+    let mut out = Vec::new();
+    for line in BufReader::new(file).lines() {
+        let Ok(line) = line else { break };
+        let wanted = ["meta", "model", "usage", "compacted"]
+            .iter()
+            .any(|kind| line.starts_with(&format!("{{\"type\":\"{kind}\"")));
+        if !wanted {
+            continue;
+        }
+        let Ok(parsed) = serde_json::from_str::<Line>(&line) else {
+            continue;
+        };
+        match parsed.kind.as_str() {
+            "meta" | "model" => model = parsed.model.unwrap_or_default(),
+            "usage" => out.push((
+                model.clone(),
+                Usage {
+                    prompt_tokens: parsed.prompt_tokens.unwrap_or(0),
+                    completion_tokens: parsed.completion_tokens.unwrap_or(0),
+                    cached_tokens: parsed.cached_tokens.unwrap_or(0),
+                },
+            )),
+            "compacted" => out.extend(parsed.usage.map(|u| (model.clone(), u))),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Every session in `dir`, newest first.
 pub fn list_sessions(dir: &Path) -> Vec<SessionSummary> {
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -438,3 +438,39 @@ async fn after_compact_a_file_whose_content_is_gone_must_be_read_again_before_an
         "the file was not edited blind"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_json_reports_tokens_cost_and_cache_hits_at_the_configured_prices() {
+    use crate::support::cairn_cmd::Sandbox;
+    use cairn::bus::Usage;
+    let sb = Sandbox::new()
+        .config("[prices.models.\"my-model\"]\ninput = 2.0\ncached_input = 0.5\noutput = 10.0\n");
+    let usage = |prompt, cached| Usage {
+        prompt_tokens: prompt,
+        completion_tokens: 100_000,
+        cached_tokens: cached,
+    };
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "todo_write", todos(&[("x", "pending")]))
+            .with_usage(usage(1_000_000, 0)),
+        Script::text("done").with_usage(usage(1_000_000, 900_000)),
+    ])
+    .await;
+    let run = sb
+        .exec(
+            &llm.url(),
+            &["--model", "my-model", "--mode", "never", "go"],
+        )
+        .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let listed = sb.exec_raw(&["sessions", "--json"], &[]).await;
+    let row: serde_json::Value =
+        serde_json::from_str(listed.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(row["requests"], 2);
+    assert_eq!(row["prompt_tokens"], 2_000_000);
+    assert_eq!(row["cached_tokens"], 900_000);
+    assert_eq!(row["cache_hit_ratio"], 0.45);
+    // 1.1M uncached at $2, 0.9M cached at $0.5, 0.2M out at $10.
+    let cost = row["cost_usd"].as_f64().unwrap();
+    assert!((cost - (2.2 + 0.45 + 2.0)).abs() < 1e-9, "{cost}");
+}
