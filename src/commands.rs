@@ -190,8 +190,17 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     ) {
         let read_args = serde_json::json!({ "path": path, "limit": 1 });
         // Only to record the file's state; a missing file is fine for a write.
-        let _ = reader.run(read_args, &cx).await;
+        let reading = match reader.access(&read_args, &cx) {
+            Ok(access) => cx.clone().passing(access),
+            Err(_) => cx.clone(),
+        };
+        let _ = reader.run(read_args, &reading).await;
     }
+    // The user asked for exactly this call: it runs as if the gate had passed it.
+    let cx = match tool.access(&args, &cx) {
+        Ok(access) => cx.passing(access),
+        Err(_) => cx,
+    };
     let outcome = tool.run(args, &cx).await;
     env.jobs.kill_all().await;
     match outcome {

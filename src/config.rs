@@ -116,6 +116,8 @@ pub struct PermissionsFile {
     pub allow: Option<Vec<String>>,
     pub ask: Option<Vec<String>>,
     pub deny: Option<Vec<String>>,
+    /// Directories outside the workspace the file tools read without asking (`~/` allowed).
+    pub readable: Option<Vec<PathBuf>>,
 }
 
 /// One price in the `[prices]` table: dollars per million tokens.
@@ -236,6 +238,7 @@ impl ConfigFile {
                 allow: b.allow.or(a.allow),
                 ask: b.ask.or(a.ask),
                 deny: b.deny.or(a.deny),
+                readable: b.readable.or(a.readable),
             }),
             prices: merge_table(self.prices, over.prices, |a, mut b| {
                 let mut models = a.models;

@@ -17,6 +17,7 @@ use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::session_log;
 use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
+use crate::tools::places::FilePolicy;
 use crate::tools::{BashSettings, Registry, ToolEnv, registry::standard_tools};
 
 /// A started engine and the front end's ends of its bus.
@@ -58,7 +59,8 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         sandbox: sandbox.policy,
         ..BashSettings::default()
     };
-    let tools = ToolEnv::new(workspace.clone(), bash);
+    let readable = config.permissions.readable.clone().unwrap_or_default();
+    let tools = ToolEnv::with_files(workspace.clone(), bash, FilePolicy::from_env(&readable));
     let gate = PolicyGate::new(PolicySettings {
         rules: load_rules(&config, &workspace)?,
         workspace: workspace.clone(),

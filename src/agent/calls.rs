@@ -225,7 +225,9 @@ impl Agent {
         self.shared.park_approval(call.id.clone(), tx);
         let subject = match access {
             Access::Command { command, .. } => command.clone(),
-            Access::Write { display, .. } => display.clone(),
+            Access::Write { display, .. }
+            | Access::WriteProtected { display, .. }
+            | Access::ReadGuarded { display, .. } => display.clone(),
             Access::Read | Access::Session => call.name.clone(),
         };
         let sandboxed = matches!(access, Access::Command { .. }) && self.engine.gate.sandboxed();
@@ -262,7 +264,7 @@ impl Agent {
         let mut reads: Vec<Ready> = Vec::new();
         for plan in plans {
             match plan {
-                Plan::Run(ready) if ready.access == Access::Read => reads.push(ready),
+                Plan::Run(ready) if ready.access.is_read() => reads.push(ready),
                 Plan::Run(ready) => {
                     self.run_batch(std::mem::take(&mut reads), cancel).await;
                     self.run_batch(vec![ready], cancel).await;
@@ -391,6 +393,7 @@ fn spawn_tool(
         cancel,
         tail: Some(tail),
         grant: ready.grant,
+        passed: Some(ready.access.clone()),
     };
     let checked = ready.access.clone();
     tokio::spawn(async move {
@@ -423,7 +426,7 @@ async fn await_tool(
     mut handle: ToolHandle,
     cancel: &CancellationToken,
 ) -> ToolResult {
-    let joined = if ready.access == Access::Read {
+    let joined = if ready.access.is_read() {
         tokio::select! {
             joined = &mut handle => joined,
             () = cancel.cancelled() => {

@@ -9,6 +9,7 @@ mod builtins;
 pub mod classify;
 mod commands;
 mod dev_commands;
+pub mod file_access;
 mod file_commands;
 mod git;
 mod locations;

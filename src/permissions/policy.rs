@@ -8,6 +8,7 @@ use std::sync::RwLock;
 use serde::{Deserialize, Serialize};
 
 use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
+use crate::permissions::file_access;
 use crate::permissions::rules::{
     Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, part_prefix,
 };
@@ -302,6 +303,26 @@ impl PermissionGate for PolicyGate {
             Access::Write { path, display } => {
                 self.check_write(tool, path.as_path(), display, path.inside_workspace(), mode)
             }
+            Access::ReadGuarded {
+                path,
+                display,
+                sensitive,
+            } => file_access::check_read(
+                &self.rules.read().unwrap_or_else(|p| p.into_inner()),
+                tool,
+                path.as_path(),
+                display,
+                sensitive.as_deref(),
+                mode,
+            ),
+            Access::WriteProtected { path, display, why } => file_access::check_protected_write(
+                &self.rules.read().unwrap_or_else(|p| p.into_inner()),
+                tool,
+                path.as_path(),
+                display,
+                why,
+                mode,
+            ),
         }
     }
 

@@ -114,6 +114,7 @@ impl Tool for EditFile {
         let real = cx.resolve(&args.path)?;
         let edits = to_edits(args)?;
         let display = real.display_in(cx.workspace());
+        let place = cx.write_place(&real, &display)?;
         // The stamp is checked only once our turn has come: an edit queued behind another
         // sees that edit's result, whose stamp our own write recorded.
         let Some(_turn) = cx.write_turn(&real).await else {
@@ -121,7 +122,7 @@ impl Tool for EditFile {
         };
         let env = cx.env.clone();
         let change = tokio::task::spawn_blocking(move || {
-            let current = load(&real, &display)?;
+            let current = load(&place, &display)?;
             if current.meta.is_none() {
                 return Err(missing_file(real.as_path(), &display));
             }
@@ -130,6 +131,7 @@ impl Tool for EditFile {
             let change = store(
                 &env.reads,
                 &real,
+                &place,
                 &display,
                 &current,
                 &edited.bytes,
@@ -156,7 +158,8 @@ impl Tool for EditFile {
         let real = cx.resolve(&args.path).ok()?;
         let edits = to_edits(args).ok()?;
         let display = real.display_in(cx.workspace());
-        let current = load(&real, &display).ok()?;
+        let place = cx.preview_place(&real)?;
+        let current = load(&place, &display).ok()?;
         current.meta.as_ref()?;
         let edited = edit_in_encoding(&current.bytes, &edits, &display).ok()?;
         let text = Current {

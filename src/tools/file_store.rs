@@ -1,16 +1,18 @@
 //! Loading and storing files for write_file and edit_file, always while holding the path's
 //! `WriteTurn`: load the current content and check it against the read stamp, then store the
-//! new content atomically (temp file in the same directory + rename, permissions kept),
+//! new content atomically (temp file in the same directory + rename, both relative to the
+//! directory's handle opened beneath the workspace — see `confined` —, permissions kept),
 //! record the new stamp (so the model's next edit needs no re-read) and diff the change.
 
-use std::fs::{Metadata, OpenOptions};
-use std::io::{ErrorKind, Write};
-use std::path::{Path, PathBuf};
+use std::ffi::{OsStr, OsString};
+use std::fs::Metadata;
+use std::io::{ErrorKind, Read, Write};
 
+use super::confined::{Beneath, DirHandle, OpenError};
 use super::diff::diff_files;
 use super::paths::RealPath;
 use super::read_state::{FileStamp, ReadTracker};
-use super::{FileChange, ToolError};
+use super::{FileChange, ToolError, changed, open_error};
 
 /// A file as found on disk just before a change.
 pub struct Current {
@@ -19,30 +21,44 @@ pub struct Current {
     pub meta: Option<Metadata>,
 }
 
-/// Loads `real`. A missing file is `Ok` with no metadata; a directory is an error.
-pub fn load(real: &RealPath, display: &str) -> Result<Current, ToolError> {
-    let path = real.as_path();
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Err(ToolError::Failed(format!(
-            "{display} is a directory, not a file"
-        ))),
-        Ok(meta) if !meta.is_file() => Err(ToolError::Failed(format!(
-            "{display} is not a regular file (a device, pipe or socket); it cannot be written"
-        ))),
-        Ok(meta) => {
-            let bytes = std::fs::read(path)
-                .map_err(|err| ToolError::io(format!("reading {display}"), err))?;
-            Ok(Current {
-                bytes,
-                meta: Some(meta),
-            })
+/// Loads the file at `place` (opened beneath its root, symlinks refused). A missing file —
+/// or a missing parent directory — is `Ok` with no metadata; a directory is an error.
+pub fn load(place: &Beneath, display: &str) -> Result<Current, ToolError> {
+    let missing = || Current {
+        bytes: Vec::new(),
+        meta: None,
+    };
+    let (dir, name) = match place.parent() {
+        Ok(found) => found,
+        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(missing()),
+        Err(err) => return Err(open_error(display, "reading", err)),
+    };
+    let mut file = match dir.open_regular(&name) {
+        Ok(file) => file,
+        Err(OpenError::Missing) => return Ok(missing()),
+        Err(OpenError::Directory) => {
+            return Err(ToolError::Failed(format!(
+                "{display} is a directory, not a file"
+            )));
         }
-        Err(err) if err.kind() == ErrorKind::NotFound => Ok(Current {
-            bytes: Vec::new(),
-            meta: None,
-        }),
-        Err(err) => Err(ToolError::io(format!("reading {display}"), err)),
-    }
+        Err(OpenError::NotRegular) => {
+            return Err(ToolError::Failed(format!(
+                "{display} is not a regular file (a device, pipe or socket); it cannot be written"
+            )));
+        }
+        Err(OpenError::Symlink) => return Err(changed(display)),
+        Err(OpenError::Io(err)) => return Err(open_error(display, "reading", err)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|err| ToolError::io(format!("reading {display}"), err))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .map_err(|err| super::read_file::would_block(display, err))?;
+    Ok(Current {
+        bytes,
+        meta: Some(meta),
+    })
 }
 
 /// Refuses to change an existing file the model has not read, or that changed since.
@@ -58,29 +74,30 @@ pub fn check_fresh(
     }
 }
 
-/// Stores `after` in place of `current`, records its stamp and returns the change.
+/// Stores `after` in place of `current` at `place`, records its stamp and returns the change.
+/// Missing parent directories are created beneath the place's root.
 pub fn store(
     reads: &ReadTracker,
     real: &RealPath,
+    place: &Beneath,
     display: &str,
     current: &Current,
     after: &[u8],
     replacements: usize,
 ) -> Result<FileChange, ToolError> {
-    let path = real.as_path();
-    if current.meta.is_none()
-        && let Some(parent) = path.parent()
-    {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| ToolError::io(format!("creating the directories of {display}"), err))?;
-    }
+    let opened = if current.meta.is_none() {
+        place.create_parent()
+    } else {
+        place.parent()
+    };
+    let (dir, name) =
+        opened.map_err(|err| open_error(display, "creating the directories of", err))?;
     // Rewriting identical bytes would only bump the modification time under other tools.
-    if current.meta.is_none() || current.bytes != after {
-        write_atomically(path, after, current.meta.as_ref())
-            .map_err(|err| ToolError::io(format!("writing {display}"), err))?;
-    }
-    let meta = std::fs::metadata(path)
-        .map_err(|err| ToolError::io(format!("reading back {display}"), err))?;
+    let meta = match &current.meta {
+        Some(meta) if current.bytes == after => meta.clone(),
+        old => write_atomically(&dir, &name, after, old.as_ref())
+            .map_err(|err| open_error(display, "writing", err))?,
+    };
     reads.record(real, FileStamp::of_bytes(after, &meta));
     Ok(change_of(current, after, display, replacements))
 }
@@ -106,35 +123,39 @@ pub fn change_of(
     }
 }
 
-/// Writes `bytes` to a temp file beside `path` and renames it over `path`, so readers see the
-/// old or the new content, never a mix. An existing file's permissions are kept; a new file
-/// gets the usual `0666 & !umask`.
-pub fn write_atomically(path: &Path, bytes: &[u8], old: Option<&Metadata>) -> std::io::Result<()> {
-    let (temp, mut file) = create_temp_beside(path)?;
+/// Writes `bytes` to a temp file in `dir` and renames it over `name` (both relative to the
+/// directory's handle), so readers see the old or the new content, never a mix. An existing
+/// file's permissions are kept; a new file gets the usual `0666 & !umask`. Returns the new
+/// file's metadata.
+pub fn write_atomically(
+    dir: &DirHandle,
+    name: &OsStr,
+    bytes: &[u8],
+    old: Option<&Metadata>,
+) -> std::io::Result<Metadata> {
+    let (temp, mut file) = create_temp(dir, name)?;
     let result = (|| {
         file.write_all(bytes)?;
         if let Some(old) = old {
             file.set_permissions(old.permissions())?;
         }
+        let meta = file.metadata()?;
         drop(file);
-        std::fs::rename(&temp, path)
+        dir.rename(&temp, name)?;
+        Ok(meta)
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+        let _ = dir.remove_file(&temp);
     }
     result
 }
 
-fn create_temp_beside(path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+fn create_temp(dir: &DirHandle, name: &OsStr) -> std::io::Result<(OsString, std::fs::File)> {
+    let name = name.to_string_lossy();
     let mut attempts = 0;
     loop {
-        let temp = dir.join(format!(".{name}.cairn-{:08x}.tmp", fastrand::u32(..)));
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+        let temp = OsString::from(format!(".{name}.cairn-{:08x}.tmp", fastrand::u32(..)));
+        match dir.create_new(&temp) {
             Ok(file) => return Ok((temp, file)),
             Err(err) if err.kind() == ErrorKind::AlreadyExists && attempts < 16 => attempts += 1,
             Err(err) => return Err(err),
@@ -157,7 +178,8 @@ mod tests {
         std::fs::write(&path, "old\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).unwrap();
         let meta = std::fs::metadata(&path).unwrap();
-        write_atomically(&path, b"new\n", Some(&meta)).unwrap();
+        let handle = DirHandle::open_root(dir.path()).unwrap();
+        write_atomically(&handle, OsStr::new("run.sh"), b"new\n", Some(&meta)).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
@@ -177,7 +199,8 @@ mod tests {
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join("inside"), "x").unwrap();
         // Renaming a file over a non-empty directory fails.
-        assert!(write_atomically(&target, b"data", None).is_err());
+        let handle = DirHandle::open_root(dir.path()).unwrap();
+        assert!(write_atomically(&handle, OsStr::new("occupied"), b"data", None).is_err());
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())

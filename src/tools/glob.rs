@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{existing_root, shown_path, walker, workspace_real};
+use super::walk::{RootKind, existing_root, shown_path, walker, workspace_real};
 use super::{
     Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
@@ -48,45 +48,70 @@ impl Tool for Glob {
         }
     }
 
-    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+    /// The walk's root is the directory plus the pattern's literal leading directories, so
+    /// `../../**` or `/home/u/.ssh/*` is checked as the place it reaches.
+    fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: Args = parse_args(args)?;
-        split_pattern(&args.pattern)?;
-        Ok(Access::Read)
+        let (base, _) = split_pattern(&args.pattern)?;
+        cx.read_access(&walk_root(&args, &base))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(&args)?;
         let (base, pattern) = split_pattern(&args.pattern)?;
-        let dir = args
-            .path
-            .as_deref()
-            .filter(|p| !p.trim().is_empty())
-            .unwrap_or(".");
-        let joined = if base.as_os_str().is_empty() {
-            PathBuf::from(dir)
-        } else {
-            Path::new(dir).join(&base)
-        };
-        let real = cx.resolve(&joined.to_string_lossy())?;
+        let real = cx.resolve(&walk_root(&args, &base))?;
         let display = real.display_in(cx.workspace());
-        if !real.as_path().exists() {
-            // A literal directory in the pattern that does not exist simply matches nothing.
-            existing_root(&cx.resolve(dir)?, dir)?;
-        } else if !real.as_path().is_dir() {
-            return Err(ToolError::Failed(format!(
-                "{display} is a file; glob searches directories (use read_file to read it)"
-            )));
+        let place = cx.read_place(&real, &display)?;
+        match existing_root(&place, &display) {
+            Ok(RootKind::Dir) => {}
+            Ok(RootKind::File) => {
+                return Err(ToolError::Failed(format!(
+                    "{display} is a file; glob searches directories (use read_file to read it)"
+                )));
+            }
+            // A literal directory in the pattern that does not exist simply matches nothing,
+            // as long as the directory searched exists.
+            Err(err)
+                if !base.as_os_str().is_empty()
+                    && std::fs::symlink_metadata(real.as_path()).is_err() =>
+            {
+                let dir = dir_arg(&args);
+                let dir_real = cx.resolve(dir)?;
+                if !dir_real.as_path().is_dir() {
+                    return Err(err);
+                }
+            }
+            Err(err) => return Err(err),
         }
         let workspace = workspace_real(cx.workspace());
+        let skip = cx.env.files.sensitive_below(real.as_path());
         let cancel = cx.cancel.clone();
         let listing = tokio::task::spawn_blocking(move || {
-            let mut listing = find(real.as_path(), &pattern, &workspace, MAX_RESULTS, &cancel)?;
+            let root = real.as_path();
+            let mut listing = find(root, &pattern, &workspace, &skip, MAX_RESULTS, &cancel)?;
             listing.root = display;
             Ok::<_, ToolError>(listing)
         })
         .await
         .map_err(|err| ToolError::Failed(format!("internal error while globbing: {err}")))??;
         Ok(ToolOutput::Listing(listing))
+    }
+}
+
+fn dir_arg(args: &Args) -> &str {
+    args.path
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or(".")
+}
+
+/// The directory argument joined with the pattern's literal base.
+fn walk_root(args: &Args, base: &Path) -> String {
+    let dir = dir_arg(args);
+    if base.as_os_str().is_empty() {
+        dir.to_string()
+    } else {
+        Path::new(dir).join(base).to_string_lossy().into_owned()
     }
 }
 
@@ -122,6 +147,7 @@ pub fn find(
     root: &Path,
     pattern: &str,
     workspace: &Path,
+    skip: &[PathBuf],
     cap: usize,
     cancel: &CancellationToken,
 ) -> Result<Listing, ToolError> {
@@ -132,7 +158,7 @@ pub fn find(
         .compile_matcher();
     let found: Mutex<Vec<(SystemTime, String, bool)>> = Mutex::new(Vec::new());
     if root.exists() {
-        walker(root).build_parallel().run(|| {
+        walker(root, skip).build_parallel().run(|| {
             let (matcher, found) = (&matcher, &found);
             Box::new(move |entry| {
                 if cancel.is_cancelled() {
@@ -229,10 +255,10 @@ mod tests {
                 .unwrap();
         }
         let cancel = CancellationToken::new();
-        let all = find(root, "**/*.rs", root, 500, &cancel).unwrap();
+        let all = find(root, "**/*.rs", root, &[], 500, &cancel).unwrap();
         let names: Vec<_> = all.entries.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(names, ["src/deep/new.rs", "src/mid.rs", "old.rs"]);
-        let top = find(root, "*.rs", root, 500, &cancel).unwrap();
+        let top = find(root, "*.rs", root, &[], 500, &cancel).unwrap();
         assert_eq!(
             top.entries
                 .iter()
@@ -240,7 +266,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["old.rs"]
         );
-        let capped = find(root, "**/*.rs", root, 2, &cancel).unwrap();
+        let capped = find(root, "**/*.rs", root, &[], 2, &cancel).unwrap();
         assert_eq!(
             (capped.entries.len(), capped.truncated, capped.omitted),
             (2, true, Some(1))

@@ -3,7 +3,7 @@
 //! by path, at most `limit` (default 200) matches, files or counts, with a marker when cut.
 //! Lines over 1 MiB are skipped with a note, so memory stays bounded whatever the files hold.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::confined::Beneath;
 use super::line_cap::LineCap;
 use super::text::{cut_chars, lenient_bool, lenient_usize};
 use super::walk::{existing_root, shown_path, walker, workspace_real};
@@ -92,31 +93,37 @@ impl Tool for Grep {
         }
     }
 
-    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+    fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: Args = parse_args(args)?;
         query(&args)?;
-        Ok(Access::Read)
+        cx.read_access(root_arg(&args))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(&args)?;
         let query = query(&args)?;
-        let raw = args
-            .path
-            .as_deref()
-            .filter(|p| !p.trim().is_empty())
-            .unwrap_or(".");
-        let real = cx.resolve(raw)?;
-        existing_root(&real, &real.display_in(cx.workspace()))?;
+        let real = cx.resolve(root_arg(&args))?;
+        let display = real.display_in(cx.workspace());
+        let place = cx.read_place(&real, &display)?;
+        existing_root(&place, &display)?;
         let workspace = workspace_real(cx.workspace());
+        let skip = cx.env.files.sensitive_below(real.as_path());
         let cancel = cx.cancel.clone();
-        let matches = tokio::task::spawn_blocking(move || {
-            search(real.as_path(), &workspace, &query, &cancel)
-        })
-        .await
-        .map_err(|err| ToolError::Failed(format!("internal error while searching: {err}")))??;
+        let matches =
+            tokio::task::spawn_blocking(move || search(&place, &workspace, &skip, &query, &cancel))
+                .await
+                .map_err(|err| {
+                    ToolError::Failed(format!("internal error while searching: {err}"))
+                })??;
         Ok(ToolOutput::Matches(matches))
     }
+}
+
+fn root_arg(args: &Args) -> &str {
+    args.path
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or(".")
 }
 
 fn query(args: &Args) -> Result<Query, ToolError> {
@@ -177,13 +184,19 @@ struct FileHits {
     count: u64,
 }
 
-/// Searches `root` (a file or a directory) and assembles the capped, path-sorted result.
+/// Searches `place` (a file or a directory) and assembles the capped, path-sorted result.
+/// Every file is opened beneath the place's root with symlinks refused, so a directory
+/// swapped for a symlink during the walk cannot bring outside content in; `skip` (sensitive
+/// directories below) is never entered.
 pub fn search(
-    root: &Path,
+    place: &Beneath,
     workspace: &Path,
+    skip: &[PathBuf],
     query: &Query,
     cancel: &CancellationToken,
 ) -> Result<Matches, ToolError> {
+    let root_path = place.root.join(&place.rel);
+    let root = root_path.as_path();
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let skipped: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
     let held = AtomicUsize::new(0);
@@ -192,7 +205,7 @@ pub fn search(
     } else {
         0
     };
-    walker(root).build_parallel().run(|| {
+    walker(root, skip).build_parallel().run(|| {
         let mut searcher = SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
             .line_number(true)
@@ -227,7 +240,10 @@ pub fn search(
                 count: 0,
                 binary: false,
             };
-            let Ok(file) = std::fs::File::open(entry.path()) else {
+            let Some(file) = Beneath::new(&place.root, entry.path())
+                .and_then(|at| at.parent().ok())
+                .and_then(|(dir, name)| dir.open_regular(&name).ok())
+            else {
                 return WalkState::Continue;
             };
             // Lines past the cap are left out: the searcher holds a whole line in memory.

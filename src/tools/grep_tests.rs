@@ -17,9 +17,11 @@ fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 fn run(root: &Path, args: serde_json::Value) -> Matches {
     let args: Args = parse_args(&args).unwrap();
+    let root = root.canonicalize().unwrap();
     search(
-        root,
-        root,
+        &Beneath::new(Path::new("/"), &root).unwrap(),
+        &root,
+        &[],
         &query(&args).unwrap(),
         &CancellationToken::new(),
     )

@@ -1,7 +1,7 @@
 //! list_dir: the entries of a directory down to a depth, sorted, directories marked,
 //! `.gitignore` respected. When capped, shallow entries win, so the top levels stay complete.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -9,7 +9,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::text::lenient_usize;
-use super::walk::{existing_root, shown_path, walker, workspace_real};
+use super::walk::{RootKind, existing_root, shown_path, walker, workspace_real};
 use super::{
     Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
@@ -47,31 +47,28 @@ impl Tool for ListDir {
         }
     }
 
-    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
-        let _: Args = parse_args(args)?;
-        Ok(Access::Read)
+    fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
+        let args: Args = parse_args(args)?;
+        cx.read_access(root_arg(&args))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(&args)?;
-        let raw = args
-            .path
-            .as_deref()
-            .filter(|p| !p.trim().is_empty())
-            .unwrap_or(".");
         let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
-        let real = cx.resolve(raw)?;
+        let real = cx.resolve(root_arg(&args))?;
         let display = real.display_in(cx.workspace());
-        let meta = existing_root(&real, &display)?;
-        if !meta.is_dir() {
+        let place = cx.read_place(&real, &display)?;
+        if existing_root(&place, &display)? != RootKind::Dir {
             return Err(ToolError::Failed(format!(
                 "{display} is a file, not a directory; use read_file to read it"
             )));
         }
         let workspace = workspace_real(cx.workspace());
+        let skip = cx.env.files.sensitive_below(real.as_path());
         let cancel = cx.cancel.clone();
         let listing = tokio::task::spawn_blocking(move || {
-            list(real.as_path(), &workspace, depth, MAX_ENTRIES, &cancel).map(|mut listing| {
+            let root = real.as_path();
+            list(root, &workspace, &skip, depth, MAX_ENTRIES, &cancel).map(|mut listing| {
                 listing.root = display;
                 listing
             })
@@ -82,17 +79,25 @@ impl Tool for ListDir {
     }
 }
 
-/// Lists `root` down to `depth` levels, keeping at most `cap` entries.
+fn root_arg(args: &Args) -> &str {
+    args.path
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or(".")
+}
+
+/// Lists `root` down to `depth` levels, keeping at most `cap` entries, never entering `skip`.
 pub fn list(
     root: &Path,
     workspace: &Path,
+    skip: &[PathBuf],
     depth: usize,
     cap: usize,
     cancel: &CancellationToken,
 ) -> Result<Listing, ToolError> {
     let mut found: Vec<(usize, String, bool)> = Vec::new();
     let mut complete = true;
-    for entry in walker(root).max_depth(Some(depth)).build() {
+    for entry in walker(root, skip).max_depth(Some(depth)).build() {
         if cancel.is_cancelled() {
             return Err(ToolError::Failed("[cancelled]".into()));
         }
@@ -159,13 +164,13 @@ mod tests {
     fn sorted_with_dirs_marked_down_to_the_depth() {
         let dir = tree(&["b.txt", "a/x.rs", "a/deep/er/z.rs", "c/y.rs"]);
         let root = dir.path();
-        let listing = list(root, root, 2, 500, &CancellationToken::new()).unwrap();
+        let listing = list(root, root, &[], 2, 500, &CancellationToken::new()).unwrap();
         assert_eq!(
             paths(&listing),
             ["a/", "a/deep/", "a/x.rs", "b.txt", "c/", "c/y.rs"]
         );
         assert!(!listing.truncated);
-        let one = list(root, root, 1, 500, &CancellationToken::new()).unwrap();
+        let one = list(root, root, &[], 1, 500, &CancellationToken::new()).unwrap();
         assert_eq!(paths(&one), ["a/", "b.txt", "c/"]);
     }
 
@@ -173,7 +178,7 @@ mod tests {
     fn capped_listings_keep_the_top_level_complete() {
         let dir = tree(&["a/1", "a/2", "a/3", "b/1", "c"]);
         let root = dir.path();
-        let listing = list(root, root, 2, 4, &CancellationToken::new()).unwrap();
+        let listing = list(root, root, &[], 2, 4, &CancellationToken::new()).unwrap();
         assert_eq!(paths(&listing), ["a/", "a/1", "b/", "c"]);
         assert!(listing.truncated);
         assert_eq!(listing.omitted, Some(3));

@@ -4,6 +4,7 @@
 
 mod ansi;
 pub mod bash;
+pub mod confined;
 pub mod diff;
 pub mod edit_file;
 mod edit_match;
@@ -19,6 +20,7 @@ mod line_cap;
 pub mod list_dir;
 mod output;
 pub mod paths;
+pub mod places;
 pub mod read_file;
 pub mod read_state;
 pub mod registry;
@@ -38,7 +40,9 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::CallId;
+use confined::Beneath;
 use paths::RealPath;
+use places::FilePolicy;
 use read_state::ReadTracker;
 use write_queue::WriteQueue;
 
@@ -53,10 +57,26 @@ pub struct ToolSpec {
 /// What a call would touch. The gate decides on it; the runtime schedules by it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Access {
-    /// Reads only: may run concurrently with other reads of the same turn.
+    /// Reads only, inside the workspace or a readable root, nothing sensitive: may run
+    /// concurrently with other reads of the same turn.
     Read,
+    /// Reads a place the gate must look at: outside the workspace and the readable roots, or
+    /// a sensitive one (`sensitive` says why: keys, cairn's own data, a process's `/proc`).
+    /// A walk (list_dir, glob, grep) names its root.
+    ReadGuarded {
+        path: RealPath,
+        display: String,
+        sensitive: Option<String>,
+    },
     /// Writes this file: serialised per real path by the write queue.
     Write { path: RealPath, display: String },
+    /// Writes a file that makes programs run code later (`.git/config`, hooks, `.cairn/`,
+    /// shell start-up files): asks in every mode but `never`. `why` says what it is.
+    WriteProtected {
+        path: RealPath,
+        display: String,
+        why: String,
+    },
     /// Runs a shell command.
     Command { command: String, background: bool },
     /// Touches only session state (todos, job bookkeeping).
@@ -119,6 +139,20 @@ impl Default for BashSettings {
     }
 }
 
+impl Access {
+    /// Whether the call only reads (it may run beside other reads).
+    pub fn is_read(&self) -> bool {
+        matches!(self, Access::Read | Access::ReadGuarded { .. })
+    }
+    /// The path written, for a write.
+    pub fn written(&self) -> Option<&RealPath> {
+        match self {
+            Access::Write { path, .. } | Access::WriteProtected { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
+
 /// What all calls of a session share.
 pub struct ToolEnv {
     pub workspace: PathBuf,
@@ -129,10 +163,18 @@ pub struct ToolEnv {
     /// Commands the sandbox refused in this session: the next run of one asks, so the user
     /// can let it run without the sandbox.
     pub refused: executor::Refused,
+    /// Sensitive and protected places, readable roots.
+    pub files: FilePolicy,
 }
 
 impl ToolEnv {
+    /// With the file policy of the real environment (`$HOME`, cairn's dirs) and no readable
+    /// roots.
     pub fn new(workspace: PathBuf, bash: BashSettings) -> Arc<Self> {
+        Self::with_files(workspace, bash, FilePolicy::from_env(&[]))
+    }
+
+    pub fn with_files(workspace: PathBuf, bash: BashSettings, files: FilePolicy) -> Arc<Self> {
         Arc::new(Self {
             workspace,
             reads: ReadTracker::default(),
@@ -140,6 +182,7 @@ impl ToolEnv {
             jobs: jobs::JobTable::default(),
             bash,
             refused: executor::Refused::default(),
+            files,
         })
     }
 }
@@ -157,6 +200,10 @@ pub struct ToolCx {
     pub tail: Option<TailSink>,
     /// How much the sandbox allows a command of this call (the gate and the user decide).
     pub grant: executor::Grant,
+    /// The access the permission gate passed for this call. A path outside the workspace and
+    /// the readable roots is only touched when it is the one passed here, so a symlink swapped
+    /// in after the check cannot turn an unasked call into one that reaches outside.
+    pub passed: Option<Access>,
 }
 
 impl ToolCx {
@@ -167,7 +214,13 @@ impl ToolCx {
             cancel: CancellationToken::new(),
             tail: None,
             grant: executor::Grant::default(),
+            passed: None,
         }
+    }
+    /// The same context with `access` as what the gate passed.
+    pub fn passing(mut self, access: Access) -> Self {
+        self.passed = Some(access);
+        self
     }
     pub fn workspace(&self) -> &std::path::Path {
         &self.env.workspace
@@ -176,7 +229,83 @@ impl ToolCx {
     pub fn write_access(&self, raw: &str) -> Result<Access, ToolError> {
         let path = self.resolve(raw)?;
         let display = path.display_in(self.workspace());
-        Ok(Access::Write { path, display })
+        Ok(match self.env.files.protected_write(path.as_path()) {
+            Some(why) => Access::WriteProtected { path, display, why },
+            None => Access::Write { path, display },
+        })
+    }
+
+    /// The access of a call that reads `raw` (a file, or the root of a walk).
+    pub fn read_access(&self, raw: &str) -> Result<Access, ToolError> {
+        let path = self.resolve(raw)?;
+        Ok(self.read_access_of(path))
+    }
+
+    pub fn read_access_of(&self, path: RealPath) -> Access {
+        let sensitive = self.env.files.sensitive_read(path.as_path());
+        let readable =
+            path.inside_workspace() || self.env.files.readable_root(path.as_path()).is_some();
+        if readable && sensitive.is_none() {
+            return Access::Read;
+        }
+        let display = path.display_in(self.workspace());
+        Access::ReadGuarded {
+            path,
+            display,
+            sensitive,
+        }
+    }
+
+    /// Where a read of `real` is opened from: beneath the workspace or a readable root, or —
+    /// for any other place — only the exact path the gate passed (opened from `/` with
+    /// symlinks refused). Anything else means the tree changed since the check.
+    pub fn read_place(&self, real: &RealPath, display: &str) -> Result<Beneath, ToolError> {
+        let guarded =
+            matches!(&self.passed, Some(Access::ReadGuarded { path, .. }) if path == real);
+        if self.env.files.sensitive_read(real.as_path()).is_none() || guarded {
+            if real.inside_workspace()
+                && let Some(place) =
+                    Beneath::new(&paths::workspace_root(self.workspace()), real.as_path())
+            {
+                return Ok(place);
+            }
+            if let Some(root) = self.env.files.readable_root(real.as_path())
+                && let Some(place) = Beneath::new(root, real.as_path())
+            {
+                return Ok(place);
+            }
+        }
+        if guarded && let Some(place) = Beneath::new(std::path::Path::new("/"), real.as_path()) {
+            return Ok(place);
+        }
+        Err(changed(display))
+    }
+
+    /// Where the approval prompt's preview reads `real` from (it shows the user, not the
+    /// model, what a held write would change): beneath the workspace, else from `/`.
+    pub fn preview_place(&self, real: &RealPath) -> Option<Beneath> {
+        let root = paths::workspace_root(self.workspace());
+        Beneath::new(&root, real.as_path())
+            .filter(|_| real.inside_workspace())
+            .or_else(|| Beneath::new(std::path::Path::new("/"), real.as_path()))
+    }
+
+    /// Where a write of `real` is opened from: beneath the workspace, or — outside it — only
+    /// the exact path the gate passed.
+    pub fn write_place(&self, real: &RealPath, display: &str) -> Result<Beneath, ToolError> {
+        let passed = self.passed.as_ref().and_then(Access::written) == Some(real);
+        let protected = self.env.files.protected_write(real.as_path()).is_some();
+        if real.inside_workspace()
+            && (passed || !protected)
+            && let Some(place) =
+                Beneath::new(&paths::workspace_root(self.workspace()), real.as_path())
+        {
+            return Ok(place);
+        }
+        if passed && let Some(place) = Beneath::new(std::path::Path::new("/"), real.as_path()) {
+            return Ok(place);
+        }
+        Err(changed(display))
     }
 
     /// Waits for `path`'s turn in the write queue; `None` when the call is cancelled first.
@@ -192,8 +321,26 @@ impl ToolCx {
         if raw.trim().is_empty() {
             return Err(ToolError::InvalidArgs("`path` must not be empty".into()));
         }
-        paths::resolve(&self.env.workspace, raw)
+        paths::resolve_in(&self.env.workspace, raw, self.env.files.home.as_deref())
             .map_err(|err| ToolError::io(format!("resolving {raw}"), err))
+    }
+}
+
+/// The error of a call whose target moved after the gate checked it.
+pub fn changed(display: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "{display}: the path changed since the call was checked (a directory on the way was \
+         replaced, or it now leads outside what was allowed); nothing was done. Check the path \
+         and send the call again"
+    ))
+}
+
+/// Maps an error of opening beneath a root: a swapped-in symlink is `changed`.
+pub fn open_error(display: &str, what: &str, err: std::io::Error) -> ToolError {
+    if confined::is_swap(&err) {
+        changed(display)
+    } else {
+        ToolError::io(format!("{what} {display}"), err)
     }
 }
 

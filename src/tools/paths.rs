@@ -48,11 +48,22 @@ impl RealPath {
     }
 }
 
+/// The workspace's real path (the workspace as given when it cannot be resolved).
+pub fn workspace_root(workspace: &Path) -> PathBuf {
+    std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf())
+}
+
 /// Resolves `raw` (relative to `workspace`, or absolute; `~` and `~/` are the home directory).
 /// Fails only when the workspace itself cannot be resolved or a symlink loops.
 pub fn resolve(workspace: &Path, raw: &str) -> io::Result<RealPath> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    resolve_in(workspace, raw, home.as_deref())
+}
+
+/// `resolve` with the home directory given (`None`: `~` stays a plain name).
+pub fn resolve_in(workspace: &Path, raw: &str, home: Option<&Path>) -> io::Result<RealPath> {
     let root = std::fs::canonicalize(workspace)?;
-    let expanded = expand_home(raw);
+    let expanded = expand_home(raw, home);
     let joined = if expanded.is_absolute() {
         expanded
     } else {
@@ -66,19 +77,14 @@ pub fn resolve(workspace: &Path, raw: &str) -> io::Result<RealPath> {
     })
 }
 
-fn expand_home(raw: &str) -> PathBuf {
-    let home = || std::env::var_os("HOME").map(PathBuf::from);
-    if raw == "~"
-        && let Some(home) = home()
-    {
-        return home;
+fn expand_home(raw: &str, home: Option<&Path>) -> PathBuf {
+    match (raw.strip_prefix('~'), home) {
+        (Some(""), Some(home)) => home.to_path_buf(),
+        (Some(rest), Some(home)) if rest.starts_with('/') => {
+            home.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(raw),
     }
-    if let Some(rest) = raw.strip_prefix("~/")
-        && let Some(home) = home()
-    {
-        return home.join(rest);
-    }
-    PathBuf::from(raw)
 }
 
 /// Canonicalises the longest existing prefix and appends the rest lexically, so that

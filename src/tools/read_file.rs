@@ -14,10 +14,14 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::confined::{Beneath, OpenError};
 use super::encoding::{self, SNIFF_BYTES, StreamDecoder, TextEncoding};
 use super::read_state::{FileStamp, StampHasher};
 use super::text::{count_newlines, cut_chars, lenient_usize};
-use super::{Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{
+    Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, changed, open_error,
+    parse_args,
+};
 
 /// Lines shown when the model gives no limit.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -61,10 +65,10 @@ impl Tool for ReadFile {
         }
     }
 
-    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+    fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: Args = parse_args(args)?;
         validate(&args)?;
-        Ok(Access::Read)
+        cx.read_access(&args.path)
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
@@ -72,6 +76,7 @@ impl Tool for ReadFile {
         let (offset, limit) = validate(&args)?;
         let real = cx.resolve(&args.path)?;
         let display = real.display_in(cx.workspace());
+        let place = cx.read_place(&real, &display)?;
         let path = real.as_path().to_path_buf();
         let cancel = cx.cancel.clone();
         // Reading inside the path's write turn: a write running in parallel cannot slip in
@@ -82,7 +87,7 @@ impl Tool for ReadFile {
             )));
         };
         let (slice, stamp) = tokio::task::spawn_blocking(move || {
-            read_window(&path, &display, offset, limit, &cancel)
+            read_window(&place, &path, &display, offset, limit, &cancel)
         })
         .await
         .map_err(|err| ToolError::Failed(format!("internal error while reading: {err}")))??;
@@ -106,34 +111,48 @@ fn validate(args: &Args) -> Result<(usize, usize), ToolError> {
     Ok((offset, limit))
 }
 
-/// Reads lines `offset..offset + limit` of `path` and the stamp of the whole file.
+/// Reads lines `offset..offset + limit` of the file at `place` (opened beneath its root with
+/// symlinks refused; `path` is its real path, for suggestions) and the stamp of the whole file.
 pub fn read_window(
+    place: &Beneath,
     path: &Path,
     display: &str,
     offset: usize,
     limit: usize,
     cancel: &CancellationToken,
 ) -> Result<(FileSlice, FileStamp), ToolError> {
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
+    let directory = || {
+        ToolError::Failed(format!(
+            "{display} is a directory; use list_dir to see what is in it"
+        ))
+    };
+    if place.rel.as_os_str().is_empty() {
+        return Err(directory());
+    }
+    let (dir, name) = match place.parent() {
+        Ok(found) => found,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Err(missing_file(path, display));
         }
-        Err(err) => return Err(ToolError::io(format!("reading {display}"), err)),
+        Err(err) => return Err(open_error(display, "reading", err)),
     };
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "{display} is a directory; use list_dir to see what is in it"
-        )));
-    }
-    // A device or a pipe may never end (or block forever): only regular files are read.
-    if !meta.is_file() {
-        return Err(ToolError::Failed(format!(
-            "{display} is not a regular file (a device, pipe or socket); read_file reads files only"
-        )));
-    }
-    let mut file =
-        File::open(path).map_err(|err| ToolError::io(format!("opening {display}"), err))?;
+    // Opened without blocking and checked on the handle: a FIFO nobody writes to, a device
+    // (`/dev/zero`, `/proc/kmsg`) or a socket gets an error instead of a hang.
+    let mut file = match dir.open_regular(&name) {
+        Ok(file) => file,
+        Err(OpenError::Missing) => return Err(missing_file(path, display)),
+        Err(OpenError::Directory) => return Err(directory()),
+        Err(OpenError::NotRegular) => {
+            return Err(ToolError::Failed(format!(
+                "{display} is not a regular file (a device, pipe or socket); read_file reads files only"
+            )));
+        }
+        Err(OpenError::Symlink) => return Err(changed(display)),
+        Err(OpenError::Io(err)) => return Err(open_error(display, "opening", err)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|err| ToolError::io(format!("reading {display}"), err))?;
     let mut window = Window::new(offset, limit);
     let mut hasher = StampHasher::default();
     let mut buf = vec![0u8; CHUNK];
@@ -146,8 +165,7 @@ pub fn read_window(
                 "[cancelled] while reading {display}"
             )));
         }
-        let n = read_full(&mut file, &mut buf)
-            .map_err(|err| ToolError::io(format!("reading {display}"), err))?;
+        let n = read_full(&mut file, &mut buf).map_err(|err| would_block(display, err))?;
         if n == 0 {
             break;
         }
@@ -194,6 +212,17 @@ pub fn read_window(
         encoding: decoder.map(|(encoding, _)| encoding.name().to_owned()),
     };
     Ok((slice, stamp))
+}
+
+/// A read that would wait for data is a kernel or device file, not a text file.
+pub fn would_block(display: &str, err: std::io::Error) -> ToolError {
+    if err.kind() == std::io::ErrorKind::WouldBlock {
+        ToolError::Failed(format!(
+            "{display} is not a regular file (it waits for data, like a device or a kernel log); read_file reads files only"
+        ))
+    } else {
+        ToolError::io(format!("reading {display}"), err)
+    }
 }
 
 /// Fills `buf` unless the file ends first; returns the bytes read.

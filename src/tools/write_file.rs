@@ -4,8 +4,10 @@
 //!
 //! Confinement: `access` reports `Access::Write` with the resolved real path; a path outside
 //! the workspace (also through a symlink) has `inside_workspace() == false`, and the agent
-//! must put every call through the permission gate on that `Access` before `run`. `run`
-//! itself cannot know whether the user approved, so it does not refuse such paths.
+//! puts every call through the permission gate on that `Access` before `run`, passing the
+//! checked access in `cx.passed`. `run` opens the file beneath the workspace (or, outside it,
+//! only the exact path that was passed), so a symlink swapped in after the check fails the
+//! call instead of sending the write elsewhere (`ToolCx::write_place`).
 
 use std::borrow::Cow;
 
@@ -55,19 +57,20 @@ impl Tool for WriteFile {
         let args: Args = parse_args(&args)?;
         let real = cx.resolve(&args.path)?;
         let display = real.display_in(cx.workspace());
+        let place = cx.write_place(&real, &display)?;
         let Some(_turn) = cx.write_turn(&real).await else {
             return Err(cancelled(&display));
         };
         let env = cx.env.clone();
         let change = tokio::task::spawn_blocking(move || {
-            let current = load(&real, &display)?;
+            let current = load(&place, &display)?;
             check_fresh(&env.reads, &real, &display, &current)?;
             let (encoding, before) = decoded(&current);
             let after = new_content(args.content, &before);
             let bytes = encoding::encode(&after, encoding).map_err(|err| {
                 ToolError::Failed(format!("{display}: {err}; nothing was written"))
             })?;
-            let change = store(&env.reads, &real, &display, &current, &bytes, 1)?;
+            let change = store(&env.reads, &real, &place, &display, &current, &bytes, 1)?;
             Ok(text_change(
                 change,
                 &current,
@@ -88,7 +91,8 @@ impl Tool for WriteFile {
         let args: Args = parse_args(args).ok()?;
         let real = cx.resolve(&args.path).ok()?;
         let display = real.display_in(cx.workspace());
-        let current = load(&real, &display).ok()?;
+        let place = cx.preview_place(&real)?;
+        let current = load(&place, &display).ok()?;
         let (encoding, before) = decoded(&current);
         let after = new_content(args.content, &before);
         encoding::encode(&after, encoding).ok()?;

@@ -16,7 +16,9 @@ use tempfile::TempDir;
 mod confinement;
 mod edit;
 mod encodings;
+mod guarded;
 mod line_endings;
+mod race;
 
 /// A small program most edit tests start from.
 pub const CODE: &str =
@@ -42,6 +44,18 @@ impl Ws {
             cx,
         }
     }
+    /// A workspace at `root` (canonical, existing) with this file policy.
+    pub fn at(root: PathBuf, files: cairn::tools::places::FilePolicy) -> Self {
+        let cx = ToolCx::new(
+            ToolEnv::with_files(root.clone(), BashSettings::default(), files),
+            CallId::new("c1"),
+        );
+        Self {
+            _dir: tempfile::tempdir().unwrap(),
+            root,
+            cx,
+        }
+    }
     pub fn file(self, rel: &str, content: impl AsRef<[u8]>) -> Self {
         self.put(rel, content);
         self
@@ -59,10 +73,11 @@ impl Ws {
     }
 }
 
-/// Runs a tool the way the agent does: `access` first (it validates), then `run`.
+/// Runs a tool the way the agent does once the gate passed the call: `access` first (it
+/// validates), then `run` with that access as the one passed.
 pub async fn call(ws: &Ws, tool: &dyn Tool, args: Value) -> Result<ToolOutput, ToolError> {
-    tool.access(&args, &ws.cx)?;
-    tool.run(args, &ws.cx).await
+    let access = tool.access(&args, &ws.cx)?;
+    tool.run(args, &ws.cx.clone().passing(access)).await
 }
 
 async fn read(ws: &Ws, args: Value) -> Result<String, String> {

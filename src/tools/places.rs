@@ -1,0 +1,301 @@
+//! Places on disk that need the user's word even where the mode runs file tools unasked.
+//! Reading: secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, credential files), cairn's own config and
+//! data (the session logs), and other processes' `/proc` entries. Writing: files that make
+//! programs run code later (`.git/` — config and hooks —, `.cairn/`, shell start-up files).
+//! Also the readable roots the user opened for reads outside the workspace (toolchains).
+
+use std::path::{Component, Path, PathBuf};
+
+/// Under the home directory: reading any of these always asks.
+const SECRET_DIRS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".docker",
+    ".kube",
+    ".azure",
+    ".password-store",
+    ".config/gh",
+    ".config/gcloud",
+];
+
+/// Under the home directory: writing any of these always asks (shells run them at start).
+const STARTUP_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    ".inputrc",
+    ".xprofile",
+    ".xinitrc",
+    ".pam_environment",
+    ".config/fish",
+    ".config/environment.d",
+    ".config/autostart",
+];
+
+/// `/proc` entries that describe the machine, not a process: readable like any outside file.
+const PROC_PUBLIC: &[&str] = &[
+    "cpuinfo",
+    "meminfo",
+    "version",
+    "loadavg",
+    "uptime",
+    "stat",
+    "filesystems",
+    "cgroups",
+];
+
+/// What the file tools treat specially, for one session.
+#[derive(Debug, Clone, Default)]
+pub struct FilePolicy {
+    /// The home directory `~` means in path arguments.
+    pub home: Option<PathBuf>,
+    /// Directories outside the workspace that reads reach without asking (canonical).
+    pub readable: Vec<PathBuf>,
+    /// Reads at or under these always ask (in every mode but `never`).
+    pub sensitive: Vec<PathBuf>,
+    /// Writes at or under these always ask (besides `.git/` and `.cairn/` anywhere).
+    pub protected: Vec<PathBuf>,
+}
+
+impl FilePolicy {
+    /// From the real environment: `$HOME`, cairn's config dir and data dir.
+    pub fn from_env(readable: &[PathBuf]) -> Self {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let config_dir = crate::config::default_config_path()
+            .parent()
+            .map(Path::to_path_buf);
+        let data_dir = crate::session_log::sessions_dir()
+            .parent()
+            .map(Path::to_path_buf);
+        let own: Vec<PathBuf> = config_dir.into_iter().chain(data_dir).collect();
+        Self::new(home.as_deref(), &own, readable)
+    }
+
+    /// `own` are cairn's config and data directories; `readable` may start with `~/`.
+    pub fn new(home: Option<&Path>, own: &[PathBuf], readable: &[PathBuf]) -> Self {
+        let mut sensitive = Vec::new();
+        let mut protected = Vec::new();
+        if let Some(home) = home {
+            sensitive.extend(SECRET_DIRS.iter().map(|d| home.join(d)));
+            protected.extend(STARTUP_FILES.iter().map(|f| home.join(f)));
+        }
+        // Cairn's own config (the key may be in it) and data (session logs) are both.
+        sensitive.extend(own.iter().filter(|d| d.is_absolute()).cloned());
+        protected.extend(own.iter().filter(|d| d.is_absolute()).cloned());
+        let readable = readable
+            .iter()
+            .map(|r| expand_home(r, home))
+            .filter(|r| r.is_absolute())
+            .collect();
+        Self {
+            home: home.map(Path::to_path_buf),
+            readable: with_real(readable),
+            sensitive: with_real(sensitive),
+            protected: with_real(protected),
+        }
+    }
+
+    /// Why reading `real` always asks, if it does.
+    pub fn sensitive_read(&self, real: &Path) -> Option<String> {
+        if let Some(dir) = self.sensitive.iter().find(|d| real.starts_with(d)) {
+            return Some(format!(
+                "{} holds secrets or cairn's own data (keys, config, session logs)",
+                dir.display()
+            ));
+        }
+        if is_private_proc(real) {
+            return Some(format!(
+                "{} belongs to a process (its environment and memory can hold keys)",
+                real.display()
+            ));
+        }
+        None
+    }
+
+    /// The readable root `real` is under, if any.
+    pub fn readable_root(&self, real: &Path) -> Option<&Path> {
+        self.readable
+            .iter()
+            .find(|r| real.starts_with(r))
+            .map(PathBuf::as_path)
+    }
+
+    /// Sensitive directories strictly below `root`: a walk from `root` must not enter them.
+    pub fn sensitive_below(&self, root: &Path) -> Vec<PathBuf> {
+        let mut below: Vec<PathBuf> = self
+            .sensitive
+            .iter()
+            .filter(|d| d.starts_with(root) && d.as_path() != root)
+            .cloned()
+            .collect();
+        if root == Path::new("/") || root == Path::new("/proc") {
+            below.push(PathBuf::from("/proc"));
+        }
+        below
+    }
+
+    /// Why writing `real` always asks, if it does.
+    pub fn protected_write(&self, real: &Path) -> Option<String> {
+        let names: Vec<&std::ffi::OsStr> = real
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(name) => Some(name),
+                _ => None,
+            })
+            .collect();
+        if let Some(at) = names.iter().position(|n| *n == ".git") {
+            let what = names.get(at + 1).map_or("the repository", |n| {
+                if *n == "hooks" {
+                    "a git hook"
+                } else if *n == "config" {
+                    "git's config"
+                } else {
+                    "git's own files"
+                }
+            });
+            return Some(format!(
+                "changes {what} ({}): git runs what its config and hooks say",
+                real.display()
+            ));
+        }
+        if names.contains(&std::ffi::OsStr::new(".cairn")) {
+            return Some(format!(
+                "changes cairn's project settings ({}): rules there decide what runs unasked",
+                real.display()
+            ));
+        }
+        self.protected
+            .iter()
+            .find(|p| real.starts_with(p))
+            .map(|p| {
+                format!(
+                    "changes {}: a shell or cairn runs or trusts what it says",
+                    p.display()
+                )
+            })
+    }
+}
+
+/// `/proc/<pid>/…`, `/proc/self/…` and the kernel's own files, but not the machine-wide
+/// descriptions in `PROC_PUBLIC`.
+fn is_private_proc(real: &Path) -> bool {
+    let Ok(rest) = real.strip_prefix("/proc") else {
+        return false;
+    };
+    match rest.components().next() {
+        None => false,
+        Some(Component::Normal(first)) => !PROC_PUBLIC.iter().any(|p| first == *p),
+        Some(_) => true,
+    }
+}
+
+fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Each path and, where it differs, its real path (a home reached through a symlink).
+fn with_real(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        if let Ok(real) = std::fs::canonicalize(&path)
+            && real != path
+        {
+            out.push(real);
+        }
+        out.push(path);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> FilePolicy {
+        FilePolicy::new(
+            Some(Path::new("/home/u")),
+            &[PathBuf::from("/home/u/.local/share/cairn")],
+            &[PathBuf::from("~/.rustup"), PathBuf::from("/usr/include")],
+        )
+    }
+
+    #[test]
+    fn secrets_and_own_data_are_sensitive_to_read() {
+        let policy = policy();
+        for path in [
+            "/home/u/.ssh/id_rsa",
+            "/home/u/.aws/credentials",
+            "/home/u/.gnupg",
+            "/home/u/.local/share/cairn/sessions/x.jsonl",
+            "/proc/1/environ",
+            "/proc/self/mem",
+            "/proc/kcore",
+        ] {
+            assert!(policy.sensitive_read(Path::new(path)).is_some(), "{path}");
+        }
+        for path in ["/home/u/.sshd", "/home/u/src/x", "/proc/cpuinfo", "/proc"] {
+            assert!(policy.sensitive_read(Path::new(path)).is_none(), "{path}");
+        }
+        assert_eq!(
+            policy.sensitive_below(Path::new("/home/u/.local")),
+            [PathBuf::from("/home/u/.local/share/cairn")]
+        );
+    }
+
+    #[test]
+    fn readable_roots_expand_home() {
+        let policy = policy();
+        assert_eq!(
+            policy.readable_root(Path::new("/home/u/.rustup/toolchains/x/lib.rs")),
+            Some(Path::new("/home/u/.rustup"))
+        );
+        assert!(
+            policy
+                .readable_root(Path::new("/usr/include/stdio.h"))
+                .is_some()
+        );
+        assert!(policy.readable_root(Path::new("/usr/lib/x")).is_none());
+    }
+
+    #[test]
+    fn git_cairn_and_startup_files_are_protected_to_write() {
+        let policy = policy();
+        for path in [
+            "/w/.git/config",
+            "/w/.git/hooks/pre-commit",
+            "/w/sub/.git/config",
+            "/w/.cairn/config.toml",
+            "/home/u/.bashrc",
+            "/home/u/.zshenv",
+            "/home/u/.config/fish/config.fish",
+            "/home/u/.local/share/cairn/trusted-projects",
+        ] {
+            assert!(policy.protected_write(Path::new(path)).is_some(), "{path}");
+        }
+        for path in ["/w/src/git/config", "/w/.gitignore", "/home/u/notes.bashrc"] {
+            assert!(policy.protected_write(Path::new(path)).is_none(), "{path}");
+        }
+    }
+}

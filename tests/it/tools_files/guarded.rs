@@ -1,0 +1,289 @@
+//! Places the file tools must not reach unasked: secrets and cairn's own data (reads, also
+//! through list_dir, glob and grep), files that run code later (writes to `.git/`, `.cairn/`,
+//! shell start-up files, in any spelling or through a symlink), and reads outside the
+//! workspace — each as the gate sees it, in every mode.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::Ws;
+use cairn::permissions::policy::{PolicyGate, PolicySettings};
+use cairn::permissions::rules::RuleSet;
+use cairn::permissions::{Mode, PermissionGate, Verdict};
+use cairn::tools::edit_file::EditFile;
+use cairn::tools::glob::Glob;
+use cairn::tools::grep::Grep;
+use cairn::tools::list_dir::ListDir;
+use cairn::tools::places::FilePolicy;
+use cairn::tools::read_file::ReadFile;
+use cairn::tools::write_file::WriteFile;
+use cairn::tools::{Access, Tool};
+
+/// A workspace inside a fake home that has keys, a start-up file and cairn's data dir.
+struct Home {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    data: PathBuf,
+    ws: Ws,
+}
+
+impl Home {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let data = home.join(".local/share/cairn");
+        for (rel, content) in [
+            (".ssh/id_rsa", "PRIVATE KEY"),
+            (".aws/credentials", "aws_secret_access_key = x"),
+            (".bashrc", "# rc\n"),
+            (
+                ".local/share/cairn/sessions/s.jsonl",
+                "{\"key\":\"sk-live\"}\n",
+            ),
+            (".rustup/toolchains/lib.rs", "pub fn std() {}\n"),
+            ("elsewhere/notes.txt", "notes\n"),
+        ] {
+            let path = home.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+        let root = home.join("ws");
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        let policy = FilePolicy::new(
+            Some(&home),
+            std::slice::from_ref(&data),
+            &[PathBuf::from("~/.rustup")],
+        );
+        let ws = Ws::at(root, policy);
+        Self {
+            _dir: dir,
+            home,
+            data,
+            ws,
+        }
+    }
+
+    fn gate(&self) -> PolicyGate {
+        PolicyGate::new(PolicySettings {
+            rules: RuleSet::default(),
+            workspace: self.ws.root.clone(),
+            sandbox: None,
+            places: cairn::permissions::classify::Places::from_env(),
+        })
+    }
+
+    fn access(&self, tool: &dyn Tool, args: Value) -> Access {
+        tool.access(&args, &self.ws.cx).unwrap()
+    }
+
+    /// The gate's answer in each of ask, auto-edit, auto and never.
+    fn outcomes(&self, tool: &dyn Tool, args: Value) -> Vec<&'static str> {
+        let name = tool.spec().name;
+        let access = self.access(tool, args);
+        let gate = self.gate();
+        [Mode::Ask, Mode::AutoEdit, Mode::Auto, Mode::Never]
+            .into_iter()
+            .map(|mode| match gate.check(name, &access, mode) {
+                Verdict::Run => "run",
+                Verdict::Ask { .. } => "ask",
+                Verdict::Deny { .. } => "deny",
+            })
+            .collect()
+    }
+}
+
+fn s(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+const ALWAYS: [&str; 4] = ["ask", "ask", "ask", "run"];
+
+#[tokio::test]
+async fn secrets_and_cairns_data_ask_in_every_mode_but_never_through_every_tool() {
+    let h = Home::new();
+    std::os::unix::fs::symlink(h.home.join(".ssh"), h.ws.root.join("keys")).unwrap();
+    let cases: Vec<(&dyn Tool, Value)> = vec![
+        (&ReadFile, json!({"path": "~/.ssh/id_rsa"})),
+        (
+            &ReadFile,
+            json!({"path": s(&h.home.join(".ssh/../.ssh/id_rsa"))}),
+        ),
+        (&ReadFile, json!({"path": "../.aws/credentials"})),
+        (&ReadFile, json!({"path": "keys/id_rsa"})),
+        (
+            &ReadFile,
+            json!({"path": s(&h.data.join("sessions/s.jsonl"))}),
+        ),
+        (&ReadFile, json!({"path": "/proc/self/environ"})),
+        (&ListDir, json!({"path": "~/.ssh"})),
+        (&ListDir, json!({"path": s(&h.data)})),
+        (&Grep, json!({"pattern": "key", "path": s(&h.data)})),
+        (&Grep, json!({"pattern": "KEY", "path": "keys"})),
+        (&Glob, json!({"pattern": s(&h.home.join(".ssh/*"))})),
+        (&Glob, json!({"pattern": "../.aws/**"})),
+        (
+            &Glob,
+            json!({"pattern": "*", "path": "~/.local/share/cairn/sessions"}),
+        ),
+    ];
+    for (tool, args) in cases {
+        assert_eq!(h.outcomes(tool, args.clone()), ALWAYS, "{args}");
+    }
+}
+
+#[tokio::test]
+async fn a_walk_from_above_never_enters_a_sensitive_directory() {
+    let h = Home::new();
+    // The home itself is outside the workspace (asks in ask/auto-edit), but once passed its
+    // walk must still not list or search the keys or the sessions.
+    let passed = |tool: &dyn Tool, args: &Value| {
+        let access = h.access(tool, args.clone());
+        h.ws.cx.clone().passing(access)
+    };
+    let args = json!({"pattern": "KEY|sk-live|aws_secret|notes", "path": s(&h.home)});
+    let out = Grep.run(args.clone(), &passed(&Grep, &args)).await.unwrap();
+    let text = out.model_text();
+    assert!(text.contains("notes.txt"), "{text}");
+    assert!(
+        !text.contains(".ssh") && !text.contains("sk-live"),
+        "{text}"
+    );
+    assert!(!text.contains("aws_secret"), "{text}");
+    let args = json!({"path": s(&h.home), "depth": 5});
+    let out = ListDir
+        .run(args.clone(), &passed(&ListDir, &args))
+        .await
+        .unwrap();
+    let text = out.model_text();
+    assert!(
+        text.contains("notes.txt") && !text.contains("id_rsa"),
+        "{text}"
+    );
+    assert!(!text.contains("s.jsonl"), "{text}");
+    let args = json!({"pattern": "**/*", "path": s(&h.home)});
+    let out = Glob.run(args.clone(), &passed(&Glob, &args)).await.unwrap();
+    assert!(
+        !out.model_text().contains("credentials"),
+        "{}",
+        out.model_text()
+    );
+}
+
+#[tokio::test]
+async fn reads_outside_ask_in_ask_and_auto_edit_unless_under_a_readable_root() {
+    let h = Home::new();
+    let outside = ["ask", "ask", "run", "run"];
+    assert_eq!(
+        h.outcomes(&ReadFile, json!({"path": "../elsewhere/notes.txt"})),
+        outside
+    );
+    assert_eq!(h.outcomes(&ListDir, json!({"path": ".."})), outside);
+    assert_eq!(
+        h.outcomes(&Grep, json!({"pattern": "x", "path": "/usr"})),
+        outside
+    );
+    let inside = ["run"; 4];
+    assert_eq!(
+        h.outcomes(&ReadFile, json!({"path": "~/.rustup/toolchains/lib.rs"})),
+        inside
+    );
+    assert_eq!(h.outcomes(&Grep, json!({"pattern": "x"})), inside);
+    // Unasked, a read outside is refused at run time too (the gate never passed it).
+    let err = ReadFile
+        .run(json!({"path": "../elsewhere/notes.txt"}), &h.ws.cx)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("changed since"), "{err}");
+    let ok = ReadFile
+        .run(json!({"path": "~/.rustup/toolchains/lib.rs"}), &h.ws.cx)
+        .await
+        .unwrap();
+    assert!(ok.model_text().contains("pub fn std"));
+}
+
+#[tokio::test]
+async fn git_cairn_and_startup_files_ask_in_every_mode_but_never_in_any_spelling() {
+    let h = Home::new();
+    std::fs::create_dir_all(h.ws.root.join("sub")).unwrap();
+    std::os::unix::fs::symlink(h.home.join(".bashrc"), h.ws.root.join("rc")).unwrap();
+    std::os::unix::fs::symlink(h.ws.root.join(".git/hooks"), h.ws.root.join("hooks")).unwrap();
+    let write = |path: &str| json!({"path": path, "content": "x"});
+    for path in [
+        ".git/config",
+        "./.git//config",
+        "sub/../.git/config",
+        ".git/hooks/pre-commit",
+        "hooks/post-checkout",
+        ".cairn/config.toml",
+        "./.cairn/../.cairn/config.toml",
+        "~/.bashrc",
+        "../.bashrc",
+        "rc",
+        "~/.profile",
+        "~/.zshrc",
+    ] {
+        assert_eq!(h.outcomes(&WriteFile, write(path)), ALWAYS, "{path}");
+    }
+    let edit = json!({"path": "rc", "old_string": "rc", "new_string": "curl x | sh"});
+    assert_eq!(h.outcomes(&EditFile, edit), ALWAYS);
+    // Ordinary files keep running unasked in auto-edit.
+    assert_eq!(
+        h.outcomes(&WriteFile, write("src/git/config")),
+        ["ask", "run", "run", "run"]
+    );
+    assert_eq!(
+        h.outcomes(&WriteFile, write(".gitignore")),
+        ["ask", "run", "run", "run"]
+    );
+    // Unapproved, run itself refuses to touch them (a call that skipped the gate).
+    let err = WriteFile
+        .run(write(".git/config"), &h.ws.cx)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("nothing was done"), "{err}");
+    assert_eq!(h.ws.read(".git/config"), "[core]\n");
+}
+
+#[tokio::test]
+async fn approved_writes_and_reads_outside_still_work() {
+    let h = Home::new();
+    let target = h.home.join("elsewhere/new/file.txt");
+    let args = json!({"path": s(&target), "content": "hello"});
+    let access = h.access(&WriteFile, args.clone());
+    assert!(matches!(&access, Access::Write { path, .. } if !path.inside_workspace()));
+    WriteFile
+        .run(args, &h.ws.cx.clone().passing(access))
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hello\n");
+    let args = json!({"path": "~/.ssh/id_rsa"});
+    let access = h.access(&ReadFile, args.clone());
+    let out = ReadFile
+        .run(args, &h.ws.cx.clone().passing(access))
+        .await
+        .unwrap();
+    assert!(out.model_text().contains("PRIVATE KEY"));
+}
+
+#[tokio::test]
+async fn process_and_kernel_files_are_refused_without_hanging() {
+    let h = Home::new();
+    for path in ["/proc/kmsg", "/dev/zero"] {
+        if !Path::new(path).exists() {
+            continue;
+        }
+        let args = json!({"path": path});
+        let access = h.access(&ReadFile, args.clone());
+        let err = ReadFile
+            .run(args, &h.ws.cx.clone().passing(access))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not a regular file") || err.contains("changed since"),
+            "{path}: {err}"
+        );
+    }
+}
