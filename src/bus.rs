@@ -145,7 +145,13 @@ pub enum EndReason {
     Denied,
     /// Provider error after retries, truncated stream, or another agent-side failure.
     Failed(String),
+    /// The answer (text, no tool calls) was cut at the output limit (`finish_reason: length`);
+    /// what arrived is kept and the user can ask the model to continue it.
+    OutputLimit,
 }
+
+/// The message `/continue` sends after an answer was cut at the output limit.
+pub const CONTINUE_PROMPT: &str = "Your previous answer was cut off at the output limit. Continue it exactly where it stopped, without repeating what you already wrote.";
 
 /// What the model sees of a finished call, and the canonical value behind it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

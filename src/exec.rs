@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Read, Write};
 
 use color_eyre::eyre::{Result, WrapErr};
 
-use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
+use crate::bus::{AgentEvent, CONTINUE_PROMPT, EndReason, ToolEvent, UserCommand};
 use crate::cli::{ExecArgs, UsageError};
 use crate::launch;
 
@@ -45,6 +45,12 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
     if prompt.trim().is_empty() {
         return Err(UsageError("the prompt is empty".into()).into());
     }
+    // As in the UI: `/continue` asks for the rest of an answer cut at the output limit.
+    let prompt = if prompt.trim() == "/continue" {
+        CONTINUE_PROMPT.to_string()
+    } else {
+        prompt
+    };
     let launched = launch::start(&args.run, false)?;
     let (agent, mut front) = (launched.agent, launched.front);
     let agent_task = tokio::spawn(agent.run(launched.commands));
@@ -96,7 +102,7 @@ fn exit_status(reason: &EndReason) -> i32 {
         EndReason::Interrupted => status::INTERRUPTED,
         EndReason::StepLimit => status::STEP_LIMIT,
         EndReason::Denied => status::DENIED,
-        EndReason::Failed(_) => status::FAILED,
+        EndReason::Failed(_) | EndReason::OutputLimit => status::FAILED,
     }
 }
 
@@ -111,6 +117,8 @@ struct Printer {
     ended: Option<i32>,
     /// This run's exit status, once its request ended and the agent is idle again.
     exit: Option<i32>,
+    /// The answer was cut at the output limit.
+    cut: bool,
 }
 
 impl Printer {
@@ -122,6 +130,7 @@ impl Printer {
             live: false,
             ended: None,
             exit: None,
+            cut: false,
         }
     }
 
@@ -139,6 +148,7 @@ impl Printer {
             AgentEvent::Idle => self.exit = self.ended,
             AgentEvent::TurnEnded { reason, .. } if self.live => {
                 self.ended = Some(exit_status(reason));
+                self.cut = *reason == EndReason::OutputLimit;
             }
             _ => {}
         }
@@ -180,6 +190,9 @@ impl Printer {
                     )
                 }
                 EndReason::StepLimit => eprintln!("error: the step limit ended the run"),
+                EndReason::OutputLimit => eprintln!(
+                    "warning: the answer was cut at the output limit (finish_reason \"length\"); raise max_tokens, or continue it with: cairn exec --continue /continue"
+                ),
                 EndReason::Interrupted => eprintln!("interrupted"),
             },
             _ => {}
@@ -191,8 +204,10 @@ impl Printer {
     }
 
     fn finish(&mut self) {
-        // A failed run has no final answer: text sent along with tool calls is not one.
-        if !self.json && !self.answer.is_empty() && self.exit == Some(status::OK) {
+        // A failed run has no final answer: text sent along with tool calls is not one. An
+        // answer cut at the output limit is printed (the warning on stderr and the exit
+        // status say it is incomplete).
+        if !self.json && !self.answer.is_empty() && (self.exit == Some(status::OK) || self.cut) {
             let _ = writeln!(self.out, "{}", self.answer.trim_end());
         }
         self.flush();

@@ -34,6 +34,11 @@ impl Agent {
                     Err(reason) => break 'request reason,
                 };
                 if completion.tool_calls.is_empty() {
+                    // A text answer cut by the output limit is kept, but the request did not
+                    // finish: the user is told and can ask for the rest.
+                    if completion.finish_reason.as_deref() == Some("length") {
+                        break 'request EndReason::OutputLimit;
+                    }
                     break 'request EndReason::Completed;
                 }
                 let outcome = self.run_calls(&completion, cancel).await;

@@ -319,7 +319,14 @@ async fn read_stream(
     let mut last_data = Instant::now();
     loop {
         let until = clock.next(last_data);
-        let failure = match timeout_at(until, response.chunk()).await {
+        // `timeout_at` only looks at the clock when the read would wait; a server that
+        // streams faster than it is read never makes it wait, so check the deadline here too.
+        let read = if Instant::now() >= clock.deadline {
+            Err(clock.deadline)
+        } else {
+            timeout_at(until, response.chunk()).await.map_err(|_| until)
+        };
+        let failure = match read {
             Ok(Ok(Some(bytes))) => {
                 let seen = decoder.data_lines_seen();
                 match decoder.feed(&bytes, &mut *on_delta) {
@@ -336,7 +343,7 @@ async fn read_stream(
             }
             Ok(Ok(None)) => break,
             Ok(Err(e)) => format!("the connection dropped: {}", connection_message(&e)),
-            Err(_) => clock.expired(until),
+            Err(at) => clock.expired(at),
         };
         if decoder.has_content() {
             return Err(Failure::Fatal(decoder.truncated(failure)));
@@ -402,6 +409,14 @@ async fn read_whole_answer(
                 }
                 body.extend_from_slice(&bytes);
                 last_data = Instant::now();
+                if last_data >= clock.deadline {
+                    let reason = clock.expired(clock.deadline);
+                    return Err(Failure::Retry {
+                        error: LlmError::Connection(reason.clone()),
+                        reason,
+                        wait: None,
+                    });
+                }
             }
             Ok(Ok(None)) => break,
             Ok(Err(e)) => {

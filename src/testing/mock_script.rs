@@ -47,6 +47,9 @@ pub struct Script {
     /// The `code` of a `stream_error` object (500 when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<u16>,
+    /// The finish reason sent instead of the natural one (`length` for a cut answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
     /// How `reasoning` is streamed (DeepSeek's `reasoning_content` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_format: Option<ReasoningFormat>,
@@ -152,6 +155,7 @@ impl Script {
             headers: Vec::new(),
             error_code: None,
             reasoning_format: None,
+            finish_reason: None,
         }
     }
 
@@ -258,6 +262,12 @@ impl Script {
     /// Adds a response header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Ends with this finish reason (`"length"`: cut at the output limit).
+    pub fn finish_reason(mut self, reason: &str) -> Self {
+        self.finish_reason = Some(reason.into());
         self
     }
 
@@ -416,6 +426,7 @@ impl Script {
             completion_tokens: (generated / 4).max(1) as u64,
             cached_tokens: 0,
         });
+        let finish = self.finish_reason.as_deref().unwrap_or(finish);
         let tail = [
             chunk(json!({}), Some(finish)),
             json!({

@@ -337,6 +337,10 @@ impl App {
             EndReason::Failed(message) => {
                 self.notice(&format!("failed: {message}"), NoticeLevel::Error)
             }
+            EndReason::OutputLimit => self.notice(
+                "answer cut at the output limit — type /continue to continue it",
+                NoticeLevel::Warning,
+            ),
         }
     }
 

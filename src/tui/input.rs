@@ -303,6 +303,7 @@ impl App {
             }),
             SlashAction::Cost => self.commands.push(UserCommand::ShowCost),
             SlashAction::Diffs => self.set_focus(Focus::Diffs),
+            SlashAction::Continue => self.send_message(crate::bus::CONTINUE_PROMPT.to_string()),
             SlashAction::Help => self.layers.open_help(),
             SlashAction::Quit => {
                 self.commands.push(UserCommand::Shutdown);

@@ -413,6 +413,7 @@ pub enum SlashAction {
     Diffs,
     Compact,
     Cost,
+    Continue,
     Help,
     Quit,
 }
@@ -457,6 +458,12 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         args: "",
         action: SlashAction::Diffs,
         help: "focus the diff pane",
+    },
+    Slash {
+        names: &["/continue"],
+        args: "",
+        action: SlashAction::Continue,
+        help: "ask for the rest of an answer cut at the output limit",
     },
     Slash {
         names: &["/compact"],

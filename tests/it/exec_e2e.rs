@@ -283,6 +283,43 @@ async fn a_reply_that_never_ends_is_stopped_and_both_user_and_model_are_told() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cut_at_the_output_limit_fails_with_a_warning_and_can_be_continued() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::text("The first half of the ans").finish_reason("length"),
+        Script::text("wer, and the rest."),
+    ])
+    .await;
+    let run = sb.exec(&llm.url(), &["explain"]).await;
+    assert_eq!(
+        run.code, 1,
+        "the README promises 1 for a truncated response"
+    );
+    assert!(
+        run.stderr
+            .contains("warning: the answer was cut at the output limit"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stdout.trim(),
+        "The first half of the ans",
+        "what arrived is printed"
+    );
+
+    let run = sb.exec(&llm.url(), &["--continue", "/continue"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let messages = llm.request(1)["messages"].clone();
+    let last = messages.as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"], cairn::bus::CONTINUE_PROMPT);
+    assert!(
+        messages.to_string().contains("The first half of the ans"),
+        "the cut answer stays in the conversation"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_needing_approval_is_denied_headless_and_the_run_fails() {
     let sb = Sandbox::new().file("keep/a.txt", "precious\n");
     let llm = MockLlm::start(vec![Script::tool_call(

@@ -345,3 +345,23 @@ fn an_interrupt_puts_queued_messages_back_into_the_input() {
     );
     assert_eq!(app.composer.text(), "second");
 }
+
+#[test]
+fn an_answer_cut_at_the_output_limit_is_flagged_and_continue_asks_for_the_rest() {
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::TurnEnded {
+        turn: TurnId(1),
+        reason: EndReason::OutputLimit,
+    });
+    app.apply(&AgentEvent::Idle);
+    let screen = screen_text(&app, 100, 24);
+    assert!(
+        screen.contains("answer cut at the output limit") && screen.contains("/continue"),
+        "{screen}"
+    );
+    type_text(&mut app, "/continue");
+    app.handle_input(&key(KeyCode::Enter));
+    assert!(
+        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text }] if text == crate::bus::CONTINUE_PROMPT)
+    );
+}
