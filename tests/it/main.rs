@@ -8,6 +8,7 @@ mod mock_llm;
 mod policy;
 mod resume;
 mod sandbox;
+mod stream_fixtures;
 mod support;
 mod tools_bash;
 mod tools_files;
