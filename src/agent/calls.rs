@@ -1,8 +1,12 @@
 //! The tool calls of one reply: validate each (unknown tool, invalid JSON and bad arguments
 //! become correctable error results), pass it through the permission gate (asking the user
-//! when it holds one), then run: consecutive read-only calls concurrently, everything else in
-//! order. Every call gets exactly one result, also when the user interrupts.
+//! when it holds one), then run in batches (see `Lane`): consecutive reads concurrently,
+//! consecutive writes concurrently (one real path in order), commands and session calls alone,
+//! the batches in the reply's order. Every call gets exactly one result, also when the user
+//! interrupts.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -259,41 +263,56 @@ impl Agent {
         decision
     }
 
-    /// Runs the planned calls: consecutive reads together, the rest one by one in order.
+    /// Runs the planned calls in batches of one lane each, in the reply's order.
     async fn execute(&mut self, plans: Vec<Plan>, cancel: &CancellationToken) {
-        let mut reads: Vec<Ready> = Vec::new();
+        let mut batch: Vec<Ready> = Vec::new();
         for plan in plans {
             match plan {
-                Plan::Run(ready) if ready.access.is_read() => reads.push(ready),
                 Plan::Run(ready) => {
-                    self.run_batch(std::mem::take(&mut reads), cancel).await;
-                    self.run_batch(vec![ready], cancel).await;
+                    let lane = Lane::of(&ready.access);
+                    if batch
+                        .first()
+                        .is_some_and(|first| lane == Lane::Alone || Lane::of(&first.access) != lane)
+                    {
+                        self.run_batch(std::mem::take(&mut batch), cancel).await;
+                    }
+                    batch.push(ready);
                 }
                 Plan::Done { call, name, result } => {
-                    self.run_batch(std::mem::take(&mut reads), cancel).await;
+                    self.run_batch(std::mem::take(&mut batch), cancel).await;
                     self.finish(call, name, result);
                 }
             }
         }
-        self.run_batch(reads, cancel).await;
+        self.run_batch(batch, cancel).await;
     }
 
+    /// Runs a batch of one lane together; results are recorded in call order.
     async fn run_batch(&mut self, batch: Vec<Ready>, cancel: &CancellationToken) {
         if batch.is_empty() {
             return;
         }
         let mut running = Vec::with_capacity(batch.len());
+        // The last call of this batch writing each real path: a later write of the same path
+        // starts only once it is done, so same-path writes keep the model's order.
+        let mut last_of_path: HashMap<PathBuf, oneshot::Receiver<()>> = HashMap::new();
         for ready in batch {
             if cancel.is_cancelled() {
                 self.finish(ready.call, ready.name, ToolResult::cancelled());
                 continue;
             }
+            let order = ready.access.written().map(|path| {
+                let (done, next) = oneshot::channel();
+                let after = last_of_path.insert(path.key(), next);
+                Order { after, done }
+            });
             let handle = spawn_tool(
                 Arc::clone(&self.engine.registry),
                 Arc::clone(&self.engine.tools),
                 &ready,
                 cancel.child_token(),
                 self.tail_sink(&ready.call),
+                order,
             );
             running.push((ready, handle));
         }
@@ -378,12 +397,44 @@ fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, String> {
 }
 
 /// Runs the tool on its own task, so a panic in it becomes an error result, not a crash.
+/// Which calls of one reply may run together. Reads run together, and so do writes (different
+/// paths in parallel, one path in order); a command or a session call runs alone. Batches run
+/// one after another in the reply's order, so a command sees every write before it and no
+/// write after it, and a read sees the writes before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    Read,
+    Write,
+    Alone,
+}
+
+impl Lane {
+    fn of(access: &Access) -> Lane {
+        if access.is_read() {
+            Lane::Read
+        } else if access.written().is_some() {
+            Lane::Write
+        } else {
+            Lane::Alone
+        }
+    }
+}
+
+/// The place of a write among the writes of its path in one batch.
+struct Order {
+    /// Resolves when the previous write of the same path is done (None: it is the first).
+    after: Option<oneshot::Receiver<()>>,
+    /// Dropped when this write is done, which lets the next one of its path start.
+    done: oneshot::Sender<()>,
+}
+
 fn spawn_tool(
     registry: Arc<Registry>,
     env: Arc<ToolEnv>,
     ready: &Ready,
     cancel: CancellationToken,
     tail: TailSink,
+    order: Option<Order>,
 ) -> ToolHandle {
     let name = ready.name.clone();
     let args = ready.args.clone();
@@ -397,6 +448,17 @@ fn spawn_tool(
     };
     let checked = ready.access.clone();
     tokio::spawn(async move {
+        // Held until this task ends, however it ends (a panic drops it too).
+        let _done = match order {
+            Some(Order { after, done }) => {
+                if let Some(after) = after {
+                    // An error only means the previous task is gone: it is done either way.
+                    let _ = after.await;
+                }
+                Some(done)
+            }
+            None => None,
+        };
         let Some(tool) = registry.get(&name) else {
             return ToolResult::error(format!("unknown tool `{name}`"));
         };

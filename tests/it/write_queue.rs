@@ -1,6 +1,7 @@
 //! The per-real-path write queue under load: many parallel edits of one file through
 //! different spellings of its path all land, each on its predecessor's result, while a
-//! change by someone else is still caught.
+//! change by someone else is still caught. And the agent's scheduling of one reply: writes to
+//! different paths overlap, writes to one path keep their order, commands see earlier writes.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -13,6 +14,10 @@ use cairn::tools::{Tool, ToolCx, ToolOutput};
 use serde_json::json;
 
 use super::tools_files::{Ws, call};
+use crate::support::agent::TestAgent;
+use cairn::bus::AgentEvent;
+use cairn::permissions::Mode;
+use cairn::testing::{MockCall, MockLlm, Script};
 
 const EDITS: usize = 50;
 
@@ -167,4 +172,146 @@ async fn a_read_waits_for_a_running_write_of_the_same_file() {
     .await
     .unwrap();
     assert_eq!(ws.read("f.txt"), "done\n");
+}
+
+fn turn_ended(e: &AgentEvent) -> bool {
+    matches!(e, AgentEvent::TurnEnded { .. })
+}
+
+/// Polls `fact` until it holds; the deadline is only a guard.
+async fn eventually(what: &str, fact: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !fact() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_to_different_paths_in_one_reply_overlap() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([
+            MockCall::new("w1", "write_file", json!({"path": "a.txt", "content": "A"})),
+            MockCall::new("w2", "write_file", json!({"path": "b.txt", "content": "B"})),
+        ]),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent = TestAgent::new_session(&root, data.path(), &llm.url(), Mode::AutoEdit).await;
+    // A blocking hook: someone holds a.txt's turn, so the first write cannot finish.
+    let a = cairn::tools::paths::resolve(&root, "a.txt").unwrap();
+    let held = agent.tools.writes.lock(&a).await;
+    agent.submit("write both").await;
+    // The second write lands while the first still waits: they run at the same time.
+    eventually("b.txt written while a.txt is held", || {
+        std::fs::read_to_string(root.join("b.txt")).is_ok_and(|t| t == "B\n")
+    })
+    .await;
+    assert!(!root.join("a.txt").exists(), "a.txt must still be waiting");
+    drop(held);
+    agent.wait_for(turn_ended).await;
+    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "A\n");
+    for id in ["w1", "w2"] {
+        let result = llm.tool_result(1, id).unwrap();
+        assert!(result.starts_with("Created"), "{id}: {result}");
+    }
+}
+
+/// Steps of the chain of edits of one file in one reply: each edit needs its predecessor's.
+const STEPS: usize = 40;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writes_to_one_path_keep_their_order_among_other_writes() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("f.txt"), "v0\n").unwrap();
+    let absolute = root.join("f.txt").to_string_lossy().into_owned();
+    let spellings = ["f.txt", "./f.txt", "sub/../f.txt", absolute.as_str()];
+    let mut calls = Vec::new();
+    for i in 1..=STEPS {
+        calls.push(MockCall::new(
+            &format!("e{i}"),
+            "edit_file",
+            json!({
+                "path": spellings[i % spellings.len()],
+                "old_string": format!("v{}\n", i - 1),
+                "new_string": format!("v{i}\n"),
+            }),
+        ));
+        // Writes of another file in between, themselves in order.
+        calls.push(MockCall::new(
+            &format!("g{i}"),
+            "write_file",
+            json!({"path": "g.txt", "content": format!("g{i}")}),
+        ));
+    }
+    let llm = MockLlm::start(vec![
+        Script::tool_call("r", "read_file", json!({"path": "f.txt"})),
+        Script::tool_calls(calls),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent = TestAgent::new_session(&root, data.path(), &llm.url(), Mode::AutoEdit).await;
+    agent.submit("edit in steps").await;
+    agent.wait_for(turn_ended).await;
+    for i in 1..=STEPS {
+        for id in [format!("e{i}"), format!("g{i}")] {
+            let result = llm.tool_result(2, &id).unwrap();
+            assert!(
+                result.starts_with("Updated") || result.starts_with("Created"),
+                "{id}: {result}"
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("f.txt")).unwrap(),
+        format!("v{STEPS}\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("g.txt")).unwrap(),
+        format!("g{STEPS}\n")
+    );
+    assert_eq!(agent.tools.writes.busy_paths(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_sees_the_writes_before_it_and_none_after_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([
+            MockCall::new(
+                "w1",
+                "write_file",
+                json!({"path": "a.txt", "content": "first"}),
+            ),
+            MockCall::new("c1", "bash", json!({"command": "cat a.txt; cat b.txt"})),
+            MockCall::new(
+                "w2",
+                "write_file",
+                json!({"path": "b.txt", "content": "later"}),
+            ),
+        ]),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent = TestAgent::new_session(&root, data.path(), &llm.url(), Mode::Never).await;
+    agent.submit("write then look").await;
+    agent.wait_for(turn_ended).await;
+    let seen = llm.tool_result(1, "c1").unwrap();
+    assert!(seen.contains("first\n"), "{seen}");
+    assert!(
+        seen.contains("No such file"),
+        "b.txt is written after: {seen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "later\n"
+    );
 }

@@ -18,6 +18,8 @@ use cairn::tools::{BashSettings, Registry, ToolEnv};
 
 pub struct TestAgent {
     pub front: FrontEnds,
+    /// The session's tool state (its write queue, jobs, read stamps), shared with the agent.
+    pub tools: Arc<ToolEnv>,
     pub seen: Vec<AgentEvent>,
     pub log: PathBuf,
     task: tokio::task::JoinHandle<()>,
@@ -64,7 +66,7 @@ impl TestAgent {
         let engine = Engine {
             model: Arc::new(HttpModel::new(provider(url)).unwrap()),
             registry: Arc::new(Registry::with_tools(standard_tools())),
-            tools,
+            tools: Arc::clone(&tools),
             gate: Arc::new(PolicyGate::new(PolicySettings {
                 rules: RuleSet::default(),
                 workspace: workspace.clone(),
@@ -88,6 +90,7 @@ impl TestAgent {
         let task = tokio::spawn(agent.run(ends.commands));
         TestAgent {
             front,
+            tools,
             seen: Vec::new(),
             log,
             task,
