@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::bus::{CallId, Decision, EndReason, SessionId, SessionSummary, ToolResult, Usage};
-use crate::llm::ChatMessage;
 use crate::permissions::Mode;
 
 /// A tool call as the model made it, arguments as raw JSON text.
@@ -84,14 +83,19 @@ pub enum Record {
         text: String,
         told: ToldState,
     },
-    /// The conversation was compacted: from here on it is `messages` (after the system
-    /// prompt), exactly as it was sent next. `usage` is what the summary request cost.
+    /// The conversation was compacted: the tool results at the `stubs` indices were replaced
+    /// by the stub text, then messages `..summarized` by one user message, `summary`. Kept as
+    /// a change, not the result, so a long session's log grows by the stubs only. `usage` is
+    /// what the summary request cost.
     Compacted {
-        messages: Vec<ChatMessage>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        stubs: Vec<(usize, String)>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+        #[serde(default)]
+        summarized: usize,
         before: u64,
         after: u64,
-        pruned: usize,
-        summarized: usize,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<Usage>,
     },

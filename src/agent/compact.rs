@@ -3,8 +3,9 @@
 //! enough, the model summarises the older part of the conversation (the prompt is
 //! `assets/prompts/compact.md`), and the summary, the current todo list, the files read and
 //! edited and the user's own words of the current request replace it. The latest turns stay
-//! verbatim. The new conversation is logged whole (`Record::Compacted`), so a resume sends
-//! exactly what a live session would.
+//! verbatim. The log keeps the change (`Record::Compacted`: the stubs by index, the summary
+//! and how many messages it replaces), and the live conversation is changed by the same
+//! `apply` a resume uses, so a resume sends exactly what a live session would.
 //!
 //! The read-before-edit rule stays honest: a file whose read result the model no longer sees
 //! loses its read stamp, so it must be read again before an edit.
@@ -99,22 +100,23 @@ impl Agent {
         };
         let keep_from = recent_start(&self.session.messages, keep_tokens * BYTES_PER_TOKEN);
         let mut messages = self.session.messages.clone();
+        let stubs = prune(&mut messages, keep_from);
         let mut outcome = Outcome {
-            pruned: prune(&mut messages, keep_from),
+            pruned: stubs.len(),
             ..Outcome::default()
         };
         let mut meter = Meter::default();
         let pruned_estimate = meter.estimate(self.fixed_bytes(), &messages);
         let summarise = keep_from > 0 && (why != Why::Full || pruned_estimate > target);
+        let mut summary_text = None;
         if summarise {
             let (summary, usage) = self
                 .summarise(&messages[..keep_from], focus.as_deref(), cancel)
                 .await;
             outcome.usage = usage;
-            let head =
-                self.summary_message(&messages[..keep_from], &messages[keep_from..], summary);
+            summary_text =
+                Some(self.summary_message(&messages[..keep_from], &messages[keep_from..], summary));
             outcome.summarized = keep_from;
-            messages.splice(..keep_from, [ChatMessage::User { content: head }]);
         }
         if outcome.pruned == 0 && outcome.summarized == 0 {
             if why == Why::Asked {
@@ -124,19 +126,27 @@ impl Agent {
             }
             return false;
         }
-        self.forget_unseen_reads(&self.session.messages.clone(), &messages);
-        self.session.messages = messages;
+        // The live conversation changes exactly as a resume will change it: by `apply`.
+        let mut compacted = self.session.messages.clone();
+        apply(
+            &mut compacted,
+            &stubs,
+            summary_text.as_deref(),
+            outcome.summarized,
+        );
+        self.forget_unseen_reads(&self.session.messages.clone(), &compacted);
+        self.session.messages = compacted;
         self.session.meter = Meter::default();
         let after = self.estimate();
         if let Some(usage) = outcome.usage {
             self.session.costs.push((0, usage));
         }
         self.record(&Record::Compacted {
-            messages: self.session.messages.clone(),
+            stubs,
+            summary: summary_text,
+            summarized: outcome.summarized,
             before,
             after,
-            pruned: outcome.pruned,
-            summarized: outcome.summarized,
             usage: outcome.usage,
         });
         if let Some(usage) = outcome.usage {
@@ -302,9 +312,34 @@ pub(super) fn recent_start(messages: &[ChatMessage], keep_bytes: u64) -> usize {
     start
 }
 
+/// Applies a logged compaction: the tool results at the stubs' indices get the stub as their
+/// content, then messages `..summarized` are replaced by one user message, the summary. An
+/// index that does not name a tool result (a hand-edited log) is skipped.
+pub(super) fn apply(
+    messages: &mut Vec<ChatMessage>,
+    stubs: &[(usize, String)],
+    summary: Option<&str>,
+    summarized: usize,
+) {
+    for (index, stub) in stubs {
+        if let Some(ChatMessage::Tool { content, .. }) = messages.get_mut(*index) {
+            content.clone_from(stub);
+        }
+    }
+    if let Some(summary) = summary {
+        let end = summarized.min(messages.len());
+        messages.splice(
+            ..end,
+            [ChatMessage::User {
+                content: summary.to_string(),
+            }],
+        );
+    }
+}
+
 /// Replaces tool results before `end` that are larger than `PRUNE_MIN_BYTES` with a stub
-/// naming the call. Returns how many were pruned.
-pub(super) fn prune(messages: &mut [ChatMessage], end: usize) -> usize {
+/// naming the call. Returns (index, stub) of each one pruned.
+pub(super) fn prune(messages: &mut [ChatMessage], end: usize) -> Vec<(usize, String)> {
     let calls: HashMap<String, (String, String)> = messages
         .iter()
         .flat_map(|m| match m {
@@ -318,8 +353,8 @@ pub(super) fn prune(messages: &mut [ChatMessage], end: usize) -> usize {
             )
         })
         .collect();
-    let mut pruned = 0;
-    for message in &mut messages[..end] {
+    let mut pruned = Vec::new();
+    for (index, message) in messages[..end].iter_mut().enumerate() {
         let ChatMessage::Tool {
             tool_call_id,
             content,
@@ -335,7 +370,7 @@ pub(super) fn prune(messages: &mut [ChatMessage], end: usize) -> usize {
             .cloned()
             .unwrap_or_else(|| ("a tool".into(), "{}".into()));
         *content = stub(&name, &arguments, content.len());
-        pruned += 1;
+        pruned.push((index, content.clone()));
     }
     pruned
 }

@@ -59,7 +59,13 @@ fn the_kept_tail_starts_at_a_call_never_at_its_result() {
 #[test]
 fn bulky_old_results_become_stubs_that_say_how_to_get_them_again() {
     let mut messages = conversation();
-    assert_eq!(prune(&mut messages, 7), 2);
+    let original = messages.clone();
+    let stubs = prune(&mut messages, 7);
+    assert_eq!(stubs.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [2, 4]);
+    // What the log keeps rebuilds the same conversation.
+    let mut replayed = original;
+    apply(&mut replayed, &stubs, None, 0);
+    assert_eq!(replayed, messages);
     let ChatMessage::Tool { content, .. } = &messages[2] else {
         panic!()
     };
@@ -77,7 +83,10 @@ fn bulky_old_results_become_stubs_that_say_how_to_get_them_again() {
     // Small results and the kept tail stay; stubs are not pruned twice.
     assert_eq!(messages[6], result("c", 100));
     assert_eq!(messages[8], result("d", 5000));
-    assert_eq!(prune(&mut messages, 7), 0);
+    assert!(prune(&mut messages, 7).is_empty());
+    apply(&mut replayed, &[], Some("summary"), 5);
+    assert_eq!(replayed.len(), 5);
+    assert_eq!(replayed[0], user("summary"));
     // Reads whose result is a stub no longer count as seen.
     assert_eq!(visible_reads(&messages), ["small.rs", "src/y.rs"]);
 }

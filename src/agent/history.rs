@@ -135,15 +135,15 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 out.events.push(AgentEvent::Usage(*usage));
             }
             Record::Compacted {
-                messages,
+                stubs,
+                summary,
+                summarized,
                 before,
                 after,
-                pruned,
-                summarized,
                 usage,
             } => {
                 close_open_calls(&mut out, &mut open);
-                out.messages.clone_from(messages);
+                super::compact::apply(&mut out.messages, stubs, summary.as_deref(), *summarized);
                 if let Some(usage) = usage {
                     out.costs.push((0, *usage));
                     out.events.push(AgentEvent::Usage(*usage));
@@ -151,7 +151,7 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 out.events.push(AgentEvent::Compacted {
                     before: *before,
                     after: *after,
-                    pruned: *pruned,
+                    pruned: stubs.len(),
                     summarized: *summarized,
                 });
             }

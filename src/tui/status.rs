@@ -212,5 +212,21 @@ mod tests {
         );
         assert_eq!(s.fill_percent(), Some(40));
         assert_eq!(tokens(12_345), "12.3k");
+        // Once the agent reports its estimate (what was added since the last count included),
+        // the gauge follows it.
+        s.used = Some(700);
+        s.cost_usd = Some(0.0123);
+        assert_eq!(s.fill_percent(), Some(70));
+        let line: String = s
+            .left_spans(true, true)
+            .iter()
+            .map(|span| span.content.to_string())
+            .collect();
+        assert!(
+            line.contains("cached 150 (25%)")
+                && line.contains("$0.0123")
+                && line.contains("ctx 70%"),
+            "{line}"
+        );
     }
 }

@@ -1,0 +1,213 @@
+//! Long-session benchmarks of the context window, driving the real `cairn exec` binary against
+//! the in-process scripted mock:
+//! - per-step time at step 300 of a long session vs at step 10 (target: under 1.2x);
+//! - peak RSS of `cairn exec` over a 1,000-step session whose tool results are 64 KiB each
+//!   (target: under 64 MB);
+//! - the share of prompt bytes a request shares as a prefix with the one before, over a
+//!   100-step session with a todo update every 5 steps (target: over 95%). Set
+//!   `CAIRN_BASELINE_BIN` to another build of cairn to measure it the same way for comparison.
+//!
+//! Run with `cargo bench --bench context` (or `cargo test --bench context` for a debug build);
+//! figures are printed, nothing is asserted.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cairn::testing::{MockLlm, Script};
+use serde_json::json;
+
+const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// Runs `cairn exec` to the end; returns whether it succeeded and its peak RSS in KiB.
+fn run_exec(bin: &str, dir: &Path, url: &str, max_steps: u32, config: &str) -> (bool, i64) {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("config.toml"), config).unwrap();
+    let child = Command::new(bin)
+        .current_dir(dir.join("ws"))
+        .env("CAIRN_DATA_DIR", &data)
+        .env("CAIRN_CONFIG_DIR", &data)
+        .env_remove("DEEPSEEK_API_KEY")
+        .args(["exec", "--base-url", url, "--mode", "never", "--max-steps"])
+        .arg(max_steps.to_string())
+        .arg("work through the files")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own unreaped child; status and usage are valid out-pointers.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    std::mem::forget(child);
+    (
+        waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        usage.ru_maxrss,
+    )
+}
+
+fn workspace(files: usize, bytes: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let line = "the quick brown fox jumps over the lazy dog, again and again and again\n";
+    for f in 0..files {
+        let text = line.repeat(bytes / line.len());
+        std::fs::write(ws.join(format!("f{f}.txt")), text).unwrap();
+    }
+    dir
+}
+
+/// Tool-offering requests only (a compaction's summary request offers none).
+fn is_step(body: &serde_json::Value) -> bool {
+    body.get("tools").is_some()
+}
+
+/// A session of `steps` reads of `files` files (a todo update every `todo_every` steps),
+/// then an answer. Returns the mock (with its records) and the arrival time of each step.
+async fn session(
+    dir: &Path,
+    steps: usize,
+    files: usize,
+    todo_every: usize,
+    bin: &str,
+    config: &str,
+) -> (MockLlm, Vec<Instant>, i64) {
+    let llm = MockLlm::start(Vec::new()).await;
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&arrivals);
+    llm.respond_with(move |body| {
+        if !is_step(body) {
+            return Some(Script::text(
+                "## Goal\nread the files\n## Done so far\nread them",
+            ));
+        }
+        let mut seen = seen.lock().unwrap();
+        let n = seen.len();
+        seen.push(Instant::now());
+        let id = format!("c{n}");
+        Some(if n >= steps {
+            Script::text("done")
+        } else if todo_every > 0 && n % todo_every == 0 {
+            Script::tool_call(
+                &id,
+                "todo_write",
+                json!({"todos": [
+                    {"content": format!("step {n}"), "status": "in_progress"},
+                    {"content": "report", "status": "pending"},
+                ]}),
+            )
+        } else {
+            Script::tool_call(
+                &id,
+                "read_file",
+                json!({"path": format!("f{}.txt", n % files)}),
+            )
+        })
+    });
+    let url = llm.url();
+    let (bin, dir, config) = (bin.to_string(), dir.to_path_buf(), config.to_string());
+    let (ok, rss) =
+        tokio::task::spawn_blocking(move || run_exec(&bin, &dir, &url, steps as u32 + 1, &config))
+            .await
+            .unwrap();
+    assert!(ok, "the session failed");
+    let arrivals = arrivals.lock().unwrap().clone();
+    (llm, arrivals, rss)
+}
+
+fn median(samples: &[Duration]) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    sorted[sorted.len() / 2]
+}
+
+async fn step_overhead() {
+    for (label, config) in [
+        ("default 128k window", ""),
+        ("32k window", "context_window = 32768\n"),
+    ] {
+        let dir = workspace(7, 8 * 1024);
+        let (llm, arrivals, _) = session(dir.path(), 320, 7, 5, CAIRN, config).await;
+        let steps: Vec<Duration> = arrivals.windows(2).map(|w| w[1] - w[0]).collect();
+        let early = &steps[5..15];
+        let late = &steps[295..305];
+        let summaries = llm.recorded().iter().filter(|r| !is_step(&r.body)).count();
+        let size = |i: usize| llm.request_tokens().get(i).copied().unwrap_or(0);
+        println!(
+            "per-step time, 8 KiB reads, {label}: steps 5-15 median {:?} (request ~{} tokens); steps 295-305 median {:?} (~{} tokens); ratio {:.2}x; {summaries} summaries",
+            median(early),
+            size(10),
+            median(late),
+            size(300 + summaries),
+            median(late).as_secs_f64() / median(early).as_secs_f64(),
+        );
+    }
+}
+
+async fn peak_rss() {
+    let dir = workspace(4, 64 * 1024);
+    let (llm, _, rss) = session(dir.path(), 1000, 4, 0, CAIRN, "").await;
+    let largest = llm.request_tokens().into_iter().max().unwrap_or(0);
+    println!(
+        "1,000 steps of 64 KiB reads: cairn peak RSS {:.1} MB; largest request {largest} tokens by the mock's count",
+        rss as f64 / 1024.0
+    );
+}
+
+/// Sum over requests of the bytes shared with the previous request's messages, over the sum of
+/// their messages' bytes.
+fn prefix_ratio(bodies: &[Vec<u8>]) -> f64 {
+    let messages = |raw: &[u8]| -> Vec<u8> {
+        let end = raw
+            .windows(11)
+            .position(|w| w == b"],\"stream\":")
+            .unwrap_or(raw.len());
+        raw[..end].to_vec()
+    };
+    let (mut shared, mut total) = (0usize, 0usize);
+    for pair in bodies.windows(2) {
+        let (a, b) = (messages(&pair[0]), messages(&pair[1]));
+        shared += a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        total += b.len();
+    }
+    shared as f64 / total.max(1) as f64
+}
+
+async fn cache_ratio(bin: &str, label: &str) {
+    let dir = workspace(7, 1024);
+    let (llm, _, _) = session(dir.path(), 100, 7, 5, bin, "").await;
+    let bodies: Vec<Vec<u8>> = llm
+        .recorded()
+        .into_iter()
+        .filter(|r| is_step(&r.body))
+        .map(|r| r.raw)
+        .collect();
+    println!(
+        "{label}: 100 steps, todo update every 5: {:.1}% of prompt bytes are a prefix of the previous request",
+        prefix_ratio(&bodies) * 100.0
+    );
+}
+
+#[tokio::main]
+async fn main() {
+    let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    let run = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    if run("cache") {
+        cache_ratio(CAIRN, "this build").await;
+        if let Some(baseline) = std::env::var_os("CAIRN_BASELINE_BIN") {
+            let baseline = PathBuf::from(baseline);
+            cache_ratio(&baseline.to_string_lossy(), "baseline").await;
+        }
+    }
+    if run("step") {
+        step_overhead().await;
+    }
+    if run("rss") {
+        peak_rss().await;
+    }
+}
