@@ -1,25 +1,21 @@
-//! Syntax highlighting with syntect's bundled syntaxes and themes, loaded once on first use.
-//! Code blocks, diffs and the approval prompt's command all come through here.
+//! Syntax highlighting with bat's syntax definitions and themes (the `two-face` crate, compiled
+//! into the binary), loaded once on first use — never at start-up, so `cairn exec` does not pay
+//! for them. Code blocks, diffs and the approval prompt's command all come through here.
 
 use std::sync::LazyLock;
 
 use ratatui::style::{Color, Style};
 use ratatui::text::Span;
 use syntect::easy::HighlightLines;
-use syntect::highlighting::{Theme, ThemeSet};
+use syntect::highlighting::Theme;
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
 use super::theme;
 
-static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
-static THEME: LazyLock<Theme> = LazyLock::new(|| {
-    let mut themes = ThemeSet::load_defaults();
-    themes
-        .themes
-        .remove(theme::SYNTAX_THEME)
-        .unwrap_or_default()
-});
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
+static THEME: LazyLock<Theme> =
+    LazyLock::new(|| two_face::theme::extra().get(theme::SYNTAX_THEME).clone());
 
 /// Finds a syntax by a fence tag (`rust`, `py`, `sh`) or a file extension.
 fn syntax_for(token: &str) -> Option<&'static SyntaxReference> {
@@ -32,10 +28,12 @@ fn syntax_for(token: &str) -> Option<&'static SyntaxReference> {
         .or_else(|| SYNTAXES.find_syntax_by_extension(token))
 }
 
-/// The syntax token for a path's extension (`src/main.rs` → `rs`), or "".
+/// The syntax token for a path: its extension (`src/main.rs` → `rs`), or the file name when it
+/// has none (`Dockerfile`, `Makefile`), or "".
 pub fn token_for_path(path: &str) -> &str {
-    std::path::Path::new(path)
-        .extension()
+    let path = std::path::Path::new(path);
+    path.extension()
+        .or_else(|| path.file_name())
         .and_then(|e| e.to_str())
         .unwrap_or("")
 }

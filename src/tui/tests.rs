@@ -431,4 +431,5 @@ fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
     insta::assert_snapshot!("reasoning_expanded", draw(&app, 70, 12));
 }
 
+mod code;
 mod keys;

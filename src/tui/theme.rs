@@ -173,5 +173,6 @@ pub fn fill(percent: u64) -> Style {
     }
 }
 
-/// The syntect theme code blocks and diffs are highlighted with.
-pub const SYNTAX_THEME: &str = "base16-ocean.dark";
+/// The theme (from bat's set) code blocks and diffs are highlighted with.
+pub const SYNTAX_THEME: two_face::theme::EmbeddedThemeName =
+    two_face::theme::EmbeddedThemeName::Base16OceanDark;
