@@ -173,8 +173,13 @@ impl Agent {
             }
             Err(LlmError::Capped { reason, partial }) => {
                 self.keep_capped_reply(turn, &partial, &reason);
+                let kept = if partial.text.is_empty() {
+                    ""
+                } else {
+                    "; the text that arrived is kept"
+                };
                 Err(ReplyError::End(EndReason::Failed(format!(
-                    "the reply was stopped: {reason}; what arrived is kept"
+                    "the reply was stopped: {reason}{kept}"
                 ))))
             }
             Err(err) => Err(ReplyError::End(EndReason::Failed(err.to_string()))),
