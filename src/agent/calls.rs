@@ -124,18 +124,26 @@ impl Agent {
             Err(panic) => return done(ToolResult::error(panic)),
         };
         // A command the sandbox refused before asks this time, so the user can let it out.
-        let verdict = match (&verdict, &access) {
-            (Verdict::Run, Access::Command { command, .. })
-                if self.settings.interactive
+        let refused = match &access {
+            Access::Command { command, .. } => {
+                self.settings.interactive
                     && mode != crate::permissions::Mode::Never
-                    && self.engine.tools.refused.contains(command) =>
-            {
-                Verdict::Ask {
-                    why: "the sandbox refused this command when it ran before; `u` runs it without the sandbox".into(),
-                    prefix: String::new(),
-                }
+                    && self.engine.tools.refused.contains(command)
             }
-            _ => verdict,
+            _ => false,
+        };
+        let note =
+            "the sandbox refused this command when it ran before; `u` runs it without the sandbox";
+        let verdict = match verdict {
+            Verdict::Run if refused => Verdict::Ask {
+                why: note.into(),
+                prefix: String::new(),
+            },
+            Verdict::Ask { why, prefix } if refused => Verdict::Ask {
+                why: format!("{why}; {note}"),
+                prefix,
+            },
+            verdict => verdict,
         };
         // Run unasked: a command judged read-only gets the read-only sandbox.
         let mut grant = match &access {

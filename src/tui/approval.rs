@@ -327,6 +327,28 @@ mod tests {
     }
 
     #[test]
+    fn u_runs_a_sandboxed_command_without_the_sandbox_and_nothing_else() {
+        let mut prompt = ApprovalPrompt::default();
+        prompt.hold(held("c1"));
+        assert_eq!(prompt.handle_key(key('u')), None, "not sandboxed: no u");
+        prompt.settle(&CallId::new("c1"));
+        prompt.hold(Held {
+            sandboxed: true,
+            ..held("c2")
+        });
+        let legend: String = prompt
+            .key_lines(prompt.current().expect("held"), 200)
+            .iter()
+            .flat_map(|line| line.spans.iter().map(|s| s.content.to_string()))
+            .collect();
+        assert!(legend.contains("run without sandbox"), "{legend}");
+        assert_eq!(
+            prompt.handle_key(key('u')),
+            Some((CallId::new("c2"), Decision::ApproveUnsandboxed))
+        );
+    }
+
+    #[test]
     fn m_types_a_message_sent_with_the_denial() {
         let mut prompt = ApprovalPrompt::default();
         prompt.hold(held("c1"));

@@ -428,3 +428,73 @@ fn the_sandbox_subcommand_runs_a_command_read_only() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_command_asks_again_and_u_runs_it_without_the_sandbox() {
+    use cairn::agent::StartFrom;
+    use cairn::bus::{AgentEvent, Decision, ToolEvent};
+    use cairn::permissions::Mode;
+    use cairn::tools::BashSettings;
+    use cairn::tools::executor::sandbox::SandboxPolicy;
+
+    use crate::support::agent::TestAgent;
+
+    if !landlock("a_refused_command_asks_again_and_u_runs_it_without_the_sandbox") {
+        return;
+    }
+    let ws = dir_outside_temp();
+    let sessions = tempfile::tempdir().unwrap();
+    let outside = dir_outside_temp();
+    let target = outside.path().join("made");
+    let touch = format!("touch '{}'", target.display());
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({ "command": touch })),
+        Script::tool_call("c2", "bash", json!({ "command": touch })),
+        Script::text("done"),
+    ])
+    .await;
+    let bash = BashSettings {
+        sandbox: Some(SandboxPolicy {
+            workspace: std::fs::canonicalize(ws.path()).unwrap(),
+            writable: Vec::new(),
+            network: false,
+        }),
+        ..BashSettings::default()
+    };
+    let mut agent = TestAgent::spawn_with(
+        ws.path(),
+        sessions.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::New,
+        bash,
+    )
+    .await;
+    agent.submit("make it").await;
+    let asked = |e: &AgentEvent| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. }));
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval { sandboxed, .. }) =
+        agent.wait_for(asked).await
+    else {
+        unreachable!()
+    };
+    assert!(sandboxed, "the prompt says the command would run sandboxed");
+    // `y`: the workspace-write sandbox refuses the write outside, and says so.
+    agent.decide("c1", Decision::Approve).await;
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval { why, .. }) = agent.wait_for(asked).await
+    else {
+        unreachable!()
+    };
+    assert!(!target.exists());
+    let first = llm.tool_result(1, "c1").unwrap();
+    assert!(first.contains("[sandbox:"), "{first}");
+    assert!(why.contains("sandbox refused"), "{why}");
+    // `u`: the same command, once, without the sandbox.
+    agent.decide("c2", Decision::ApproveUnsandboxed).await;
+    agent
+        .wait_for(
+            |e| matches!(e, AgentEvent::Tool(ToolEvent::Finished { call, .. }) if call.0 == "c2"),
+        )
+        .await;
+    assert!(target.exists());
+    agent.shutdown().await;
+}

@@ -93,6 +93,41 @@ fn parse(stat: &str) -> Option<Proc> {
     })
 }
 
+/// The children of `pid` from `/proc/PID/task/*/children` (a thread's own list; orphans land on
+/// any thread of their reaper). `None` where the kernel does not offer the lists.
+fn children_of(pid: i32) -> Option<Vec<i32>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut children = Vec::new();
+    for task in tasks.flatten() {
+        let list = std::fs::read_to_string(task.path().join("children")).ok()?;
+        children.extend(
+            list.split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok()),
+        );
+    }
+    Some(children)
+}
+
+/// cairn's children and all their descendants with what the sweep needs to know of them:
+/// from the children lists (cheap), or a scan of all of /proc where those are missing.
+fn family(me: i32) -> BTreeMap<i32, Proc> {
+    let Some(mut queue) = children_of(me) else {
+        return all_processes();
+    };
+    let mut found = BTreeMap::new();
+    while let Some(pid) = queue.pop() {
+        if found.contains_key(&pid) {
+            continue;
+        }
+        let Some(proc) = read_proc(pid) else {
+            continue;
+        };
+        found.insert(pid, proc);
+        queue.extend(children_of(pid).unwrap_or_default());
+    }
+    found
+}
+
 fn all_processes() -> BTreeMap<i32, Proc> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return BTreeMap::new();
@@ -142,7 +177,7 @@ fn kill_orphans(since: Option<u64>) -> Vec<i32> {
     for _ in 0..ROUNDS {
         // Held while scanning and signalling: no registered spawn can slip in between.
         let known = known();
-        let procs = all_processes();
+        let procs = family(me);
         let mut victims: Vec<i32> = procs
             .iter()
             .filter(|(pid, p)| {

@@ -61,8 +61,34 @@ impl TestAgent {
         from: StartFrom,
         window: u64,
     ) -> TestAgent {
+        let bash = BashSettings::default();
+        Self::spawn_full(workspace, sessions, url, mode, from, window, bash).await
+    }
+
+    /// `spawn` with the bash tool's settings (a sandbox) given.
+    pub async fn spawn_with(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        from: StartFrom,
+        bash: BashSettings,
+    ) -> TestAgent {
+        Self::spawn_full(workspace, sessions, url, mode, from, 1_000_000, bash).await
+    }
+
+    async fn spawn_full(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        from: StartFrom,
+        window: u64,
+        bash: BashSettings,
+    ) -> TestAgent {
         let workspace = std::fs::canonicalize(workspace).unwrap();
-        let tools = ToolEnv::new(workspace.clone(), BashSettings::default());
+        let sandbox = bash.sandbox.clone();
+        let tools = ToolEnv::new(workspace.clone(), bash);
         let engine = Engine {
             model: Arc::new(HttpModel::new(provider(url)).unwrap()),
             registry: Arc::new(Registry::with_tools(standard_tools())),
@@ -70,7 +96,7 @@ impl TestAgent {
             gate: Arc::new(PolicyGate::new(PolicySettings {
                 rules: RuleSet::default(),
                 workspace: workspace.clone(),
-                sandbox: None,
+                sandbox,
                 places: cairn::permissions::classify::Places::from_env(),
             })),
         };
