@@ -59,10 +59,19 @@ fn main() {
                     grant: *grant,
                 };
                 let started = Instant::now();
-                let finished = executor::run(&spec, Duration::from_secs(10), &cancel, None)
-                    .await
-                    .unwrap();
+                let outcome = executor::run(
+                    &spec,
+                    Duration::from_secs(10),
+                    &cancel,
+                    None,
+                    executor::OnTimeout::Kill,
+                )
+                .await
+                .unwrap();
                 let elapsed = started.elapsed();
+                let executor::Outcome::Finished(finished) = outcome else {
+                    panic!("`true` outlived its timeout")
+                };
                 assert_eq!(finished.status.code(), Some(0));
                 // The first rounds warm caches up.
                 if round >= 10 {
