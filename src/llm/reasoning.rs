@@ -172,6 +172,33 @@ mod tests {
     }
 
     #[test]
+    fn blocks_travel_as_top_level_keys_of_the_assistant_message() {
+        let message = crate::llm::ChatMessage::Assistant {
+            content: None,
+            reasoning_content: Some("r".into()),
+            reasoning_blocks: ReasoningBlocks {
+                thinking_blocks: vec![
+                    json!({"type": "thinking", "thinking": "r", "signature": "s"}),
+                ],
+                reasoning_details: Vec::new(),
+            },
+            tool_calls: Vec::new(),
+        };
+        let value = serde_json::to_value(&message).unwrap_or_default();
+        assert_eq!(
+            value,
+            json!({
+                "role": "assistant", "content": null, "reasoning_content": "r",
+                "thinking_blocks": [{"type": "thinking", "thinking": "r", "signature": "s"}],
+            })
+        );
+        let back: crate::llm::ChatMessage = serde_json::from_value(value).unwrap_or_else(|e| {
+            panic!("{e}");
+        });
+        assert_eq!(back, message);
+    }
+
+    #[test]
     fn openrouter_details_merge_by_index() {
         let mut blocks = ReasoningBlocks::default();
         let mut shown = String::new();
