@@ -329,6 +329,20 @@ const HOSTILE: &[(&str, Class, &str)] = &[
     ("watch -n1 'rm -rf ~'", D, "outside the workspace"),
     ("doas rm -rf ~", D, "outside the workspace"),
     ("nsenter -t 1 -m ls", D, "another context"),
+    ("coproc rm -rf ~", D, "outside the workspace"),
+    ("time -p rm -rf ~", D, "outside the workspace"),
+    (
+        "timeout --signal=KILL 5 rm -rf ~",
+        D,
+        "outside the workspace",
+    ),
+    ("nice -5 rm -rf ~", D, "outside the workspace"),
+    ("xargs sh -c 'rm -rf \"$@\"' _", D, "xargs rm"),
+    ("kill -9 $PPID", D, "cairn"),
+    ("kill -s TERM ${PPID}", D, "cairn"),
+    ("exec 3>~/.bashrc; echo x >&3", D, "protected path"),
+    ("printf x >| ~/.bashrc", D, "protected path"),
+    ("cat x | tee -a ~/.bashrc", D, "protected path"),
     ("some-wrapper rm -rf ~", M, "not known to be read-only"),
     // Paths through /proc and /dev/fd.
     (

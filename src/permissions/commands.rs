@@ -413,6 +413,15 @@ fn kill(args: &[Word]) -> Judged {
             rest = &rest[1..];
         }
     }
+    if rest
+        .iter()
+        .any(|a| a.text.contains("$PPID") || a.text.contains("${PPID}"))
+    {
+        return Own(
+            Class::Dangerous,
+            "signals its parent, which is cairn itself (kill $PPID)".into(),
+        );
+    }
     if rest.iter().any(|a| a.text == "-1") {
         return Own(Class::Dangerous, "kills every process (kill -1)".into());
     }

@@ -149,6 +149,12 @@ pub(crate) struct Spec {
 }
 
 /// Read-only programs with options that are not.
+///
+/// `less` (and `more`, `zless`) stays read-only: cairn runs commands without a terminal, and
+/// without one less only copies its input like `cat`, so its interactive `!cmd`, `|cmd` and
+/// `v` (editor) cannot be reached. What does run without a terminal is held: `+cmd` start-up
+/// commands, `-o`/`--log-file` (writes), `-k`/`--lesskey-*` (key bindings that run commands),
+/// and `LESSOPEN`/`LESSCLOSE` (judged as the commands they are, see `builtins.rs`).
 pub(crate) const SPECS: &[Spec] = &[
     Spec {
         name: "sort",

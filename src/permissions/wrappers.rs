@@ -135,7 +135,7 @@ impl Walker {
             "command" => Inner(skip_options(words, 1, &[])),
             "exec" if words.len() == 1 => Own(Class::ReadOnly, "only redirects (exec)".into()),
             "exec" => Inner(skip_options(words, 1, &["-a"])),
-            "busybox" => Inner(1),
+            "busybox" | "coproc" => Inner(1),
             "env" => self.env(words),
             "xargs" => self.xargs(words),
             "watch" => {
