@@ -79,6 +79,7 @@ fn main() {
         read_only: false,
         initial_prompt: None,
         sandbox_off: None,
+        trust: None,
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -159,6 +160,7 @@ fn stream_in_process() {
         read_only: false,
         initial_prompt: None,
         sandbox_off: None,
+        trust: None,
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

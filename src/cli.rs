@@ -48,6 +48,10 @@ pub struct RunArgs {
     /// Resume a session by id (a picker when no id is given).
     #[arg(long, num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
+    /// Apply the project's `.cairn/config.toml` rules without asking, for this run (they are
+    /// otherwise ignored until trusted in the full-screen UI).
+    #[arg(long)]
+    pub trust_project: bool,
     /// The first prompt.
     pub prompt: Option<String>,
 }
@@ -123,6 +127,9 @@ pub enum PolicyCommand {
         json: bool,
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Apply the project's rules even when they are not trusted yet.
+        #[arg(long)]
+        trust_project: bool,
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },

@@ -41,6 +41,7 @@ pub async fn run_tui(args: RunArgs) -> Result<i32> {
         read_only: false,
         initial_prompt: args.prompt.clone(),
         sandbox_off: launched.sandbox_off.clone(),
+        trust: launched.pending_trust.clone(),
     };
     let front = launched.front;
     if args.resume.as_deref() == Some("") {
@@ -94,6 +95,7 @@ pub async fn replay(id: &str) -> Result<i32> {
         read_only: true,
         initial_prompt: None,
         sandbox_off: None,
+        trust: None,
     };
     // Keep the engine ends alive while the UI runs, so it does not see a closed bus.
     let result = tui::run(front, options).await;
@@ -226,6 +228,7 @@ pub fn policy_check(
     mode: Option<Mode>,
     json: bool,
     config_file: Option<PathBuf>,
+    trust_project: bool,
 ) -> Result<(String, i32)> {
     let workspace = std::env::current_dir()?;
     let flags = FlagLayer {
@@ -238,7 +241,19 @@ pub fn policy_check(
             .ok()
             .or_else(|| name.ends_with("_API_KEY").then(String::new))
     })?;
-    let rules = launch::load_rules(&config, &workspace)?;
+    let store = crate::permissions::trust::TrustStore::from_env();
+    let real = std::fs::canonicalize(&workspace).unwrap_or_else(|_| workspace.clone());
+    let (rules, untrusted) = launch::load_rules(&config, &real, trust_project, &store)?;
+    if let Some(project) = untrusted {
+        // stdout is the answer (maybe JSON); the warning goes beside it.
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "warning: {}",
+                crate::permissions::trust::ignored_warning(&project)
+            );
+        }
+    }
     Ok(policy_cmd::run(
         command,
         mode.unwrap_or(config.mode),

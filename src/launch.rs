@@ -15,6 +15,7 @@ use crate::llm::client::HttpModel;
 use crate::models::discover::WindowProbe;
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
+use crate::permissions::trust::{self, PendingTrust, ProjectRules, TrustStore};
 use crate::session_log;
 use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::tools::places::FilePolicy;
@@ -28,6 +29,8 @@ pub struct Launched {
     pub config: Config,
     /// For the status line when commands run unsandboxed: "no sandbox" or "sandbox off".
     pub sandbox_off: Option<String>,
+    /// Project rules the TUI must show and ask to trust before they apply.
+    pub pending_trust: Option<PendingTrust>,
 }
 
 pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
@@ -61,18 +64,36 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
     let tools = ToolEnv::with_files(workspace.clone(), bash, FilePolicy::from_env(&readable));
-    let gate = PolicyGate::new(PolicySettings {
-        rules: load_rules(&config, &workspace)?,
-        workspace: workspace.clone(),
-        sandbox: tools.bash.sandbox.clone(),
-        places: crate::permissions::classify::Places::from_env(),
-    })
-    .asking_unsandboxed(sandbox.missing);
+    let store = TrustStore::in_data_dir(sessions_dir.parent().unwrap_or(&sessions_dir));
+    let (rules, untrusted) = load_rules(&config, &workspace, args.trust_project, &store)?;
+    let gate = Arc::new(
+        PolicyGate::new(PolicySettings {
+            rules,
+            workspace: workspace.clone(),
+            sandbox: tools.bash.sandbox.clone(),
+            places: crate::permissions::classify::Places::from_env(),
+        })
+        .asking_unsandboxed(sandbox.missing),
+    );
+    // Untrusted project rules: the TUI asks; a headless run leaves them out and says so.
+    let pending_trust = match untrusted {
+        Some(project) if interactive => Some(PendingTrust {
+            project,
+            workspace: workspace.clone(),
+            store,
+            gate: Arc::clone(&gate),
+        }),
+        Some(project) => {
+            notices.push(trust::ignored_warning(&project));
+            None
+        }
+        None => None,
+    };
     let engine = Engine {
         model: Arc::new(model),
         registry: Arc::new(Registry::with_tools(standard_tools())),
         tools,
-        gate: Arc::new(gate),
+        gate,
     };
     let settings = AgentSettings {
         workspace,
@@ -96,6 +117,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         commands: engine_ends.commands,
         config,
         sandbox_off: sandbox.status_note,
+        pending_trust,
     })
 }
 
@@ -124,16 +146,28 @@ fn context_settings(config: &Config, sessions_dir: &std::path::Path) -> ContextS
     }
 }
 
-/// The user's rules from the config, then the project's from `.cairn/config.toml`.
-pub fn load_rules(config: &Config, workspace: &std::path::Path) -> Result<RuleSet> {
+/// The user's rules from the config, then the project's from `.cairn/config.toml` when the
+/// user trusted that content (or `trust_project`: `--trust-project`). Untrusted project rules
+/// come back apart, for the TUI to ask about or a headless run to warn about.
+pub fn load_rules(
+    config: &Config,
+    workspace: &std::path::Path,
+    trust_project: bool,
+    store: &TrustStore,
+) -> Result<(RuleSet, Option<ProjectRules>)> {
     let permissions = &config.permissions;
     let mut rules = RuleSet::from_config(
         permissions.allow.as_deref().unwrap_or_default(),
         permissions.ask.as_deref().unwrap_or_default(),
         permissions.deny.as_deref().unwrap_or_default(),
     );
-    rules.extend(RuleSet::load_project(workspace)?);
-    Ok(rules)
+    match ProjectRules::load(workspace)? {
+        Some(project) if trust_project || store.is_trusted(workspace, &project.hash) => {
+            rules.extend(project.rules);
+            Ok((rules, None))
+        }
+        untrusted => Ok((rules, untrusted)),
+    }
 }
 
 /// Loads the configuration. With nothing configured at all, a local Ollama that answers is

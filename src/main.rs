@@ -100,9 +100,10 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             mode,
             json,
             config,
+            trust_project,
             command,
         })) => {
-            let (text, code) = commands::policy_check(&command, mode, json, config)?;
+            let (text, code) = commands::policy_check(&command, mode, json, config, trust_project)?;
             print!("{text}");
             Ok(code)
         }

@@ -17,6 +17,7 @@ use super::Agent;
 use super::history::todos_of;
 use crate::bus::{AgentEvent, CallId, Decision, ToolEvent, ToolResult};
 use crate::llm::{AssembledCall, ChatMessage, Completion};
+use crate::permissions::trust::TrustStore;
 use crate::permissions::{Verdict, rules};
 use crate::session_log::Record;
 use crate::tools::executor::Grant;
@@ -211,7 +212,20 @@ impl Agent {
 
     /// Saves an allow rule to the project's config, and says where (or why it could not).
     fn save_project_rule(&self, prefix: &str) {
-        let message = match rules::save_project_rule(&self.settings.workspace, prefix) {
+        let workspace = &self.settings.workspace;
+        let sessions = &self.settings.sessions_dir;
+        let store = TrustStore::in_data_dir(sessions.parent().unwrap_or(sessions));
+        // The user just wrote this content, so it stays trusted — unless the file held rules
+        // the user had not trusted: those must not become trusted along with the new one.
+        let was_trusted = store.current_trusted(workspace);
+        let saved = rules::save_project_rule(workspace, prefix);
+        if saved.is_ok()
+            && was_trusted
+            && let Err(err) = store.trust_current(workspace)
+        {
+            tracing::warn!("remembering the project config as trusted: {err}");
+        }
+        let message = match saved {
             Ok(path) => format!(
                 "saved: commands starting with `{prefix}` now run without asking in this project ({})",
                 path.display()

@@ -19,6 +19,7 @@ pub mod policy;
 mod redirects;
 pub mod rules;
 mod text_tools;
+pub mod trust;
 mod words;
 mod wrappers;
 

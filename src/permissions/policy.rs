@@ -94,6 +94,14 @@ impl PolicyGate {
         self
     }
 
+    /// Puts more rules in force (a project's, once the user trusted them).
+    pub fn add_rules(&self, more: RuleSet) {
+        self.rules
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .extend(more);
+    }
+
     /// The prefixes approved for this session so far, for the session log.
     pub fn session_prefixes(&self) -> Vec<String> {
         let rules = self

@@ -227,10 +227,26 @@ impl RuleSet {
     /// means no rules. A malformed file is an error naming the file.
     pub fn load_project(workspace: &Path) -> Result<Self, RulesError> {
         let path = project_config(workspace);
-        let table = match read_table(&path)? {
-            Some(table) => table,
-            None => return Ok(Self::default()),
-        };
+        match read_table(&path)? {
+            Some(table) => Self::project_table(&table, &path),
+            None => Ok(Self::default()),
+        }
+    }
+
+    /// The rules of a project config's text (`path` names it in errors). Whether they apply
+    /// is `trust`'s decision.
+    pub fn parse_project(text: &str, path: &Path) -> Result<Self, RulesError> {
+        let table = text
+            .parse::<toml::Table>()
+            .map_err(|err| RulesError::Invalid {
+                path: path.to_path_buf(),
+                message: err.to_string(),
+            })?;
+        Self::project_table(&table, path)
+    }
+
+    fn project_table(table: &toml::Table, path: &Path) -> Result<Self, RulesError> {
+        let path = path.to_path_buf();
         let Some(permissions) = table.get("permissions") else {
             return Ok(Self::default());
         };

@@ -108,7 +108,7 @@ impl App {
                 options.read_only,
             )
             .with_sandbox_off(options.sandbox_off.clone()),
-            layers: Layers::default(),
+            layers: Layers::from_trust(options.trust.clone()),
             focus: if options.read_only {
                 Focus::Transcript
             } else {

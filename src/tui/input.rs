@@ -91,6 +91,13 @@ impl App {
                     self.commands.push(UserCommand::Resume { session });
                 }
             },
+            Layer::Trust(prompt) => {
+                if let Some(answer) = prompt.handle_key(key) {
+                    let message = prompt.answer(answer);
+                    self.layers.remove(index);
+                    self.notice(&message, NoticeLevel::Info);
+                }
+            }
             Layer::Approval => {
                 // Paging the transcript behind the prompt is allowed; nothing else passes, so
                 // nothing is approved or typed by accident.
@@ -364,7 +371,7 @@ impl App {
         for index in (0..self.layers.len()).rev() {
             match self.layers.get(index) {
                 Some(Layer::Approval) => return self.approval.handle_paste(text),
-                Some(Layer::Picker(_)) => return,
+                Some(Layer::Picker(_) | Layer::Trust(_)) => return,
                 Some(Layer::Help { .. }) => self.layers.remove(index),
                 None => {}
             }

@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use crate::tui::picker::SessionPicker;
+use crate::tui::trust::TrustPrompt;
 
 /// One layer. The approval prompt's state (its queue of held calls) lives in `App.approval`,
 /// fed by events whether or not it is on top; its layer is on the stack while calls are held.
@@ -21,6 +22,8 @@ pub enum Layer {
     },
     Picker(SessionPicker),
     Approval,
+    /// The project's untrusted rules, asked about at start-up.
+    Trust(TrustPrompt),
 }
 
 /// What a layer did with an input.
@@ -38,6 +41,16 @@ pub struct Layers {
 }
 
 impl Layers {
+    /// The start-up stack: the trust prompt when project rules wait for the user's word.
+    pub fn from_trust(trust: Option<crate::permissions::trust::PendingTrust>) -> Self {
+        Self {
+            stack: trust
+                .map(|pending| Layer::Trust(TrustPrompt::new(pending)))
+                .into_iter()
+                .collect(),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.stack.is_empty()
     }

@@ -57,6 +57,7 @@ impl App {
                 Layer::Help { scroll } => help::render(area, buf, *scroll),
                 Layer::Picker(picker) => picker.render(main, buf),
                 Layer::Approval => self.approval.render(main, buf),
+                Layer::Trust(prompt) => prompt.render(main, buf),
             }
         }
         if let Some(position) = cursor

@@ -41,6 +41,7 @@ pub mod terminal;
 pub mod theme;
 pub mod todos;
 pub mod transcript;
+pub mod trust;
 pub mod wrap;
 
 /// How the agent starts the TUI.
@@ -55,6 +56,8 @@ pub struct TuiOptions {
     pub initial_prompt: Option<String>,
     /// Shown in the status line when commands run without a sandbox ("no sandbox").
     pub sandbox_off: Option<String>,
+    /// Untrusted project rules to ask about first.
+    pub trust: Option<crate::permissions::trust::PendingTrust>,
 }
 
 /// Events applied in one go before the loop looks at input and frames again: a fast stream

@@ -24,6 +24,7 @@ fn options() -> TuiOptions {
         read_only: false,
         initial_prompt: None,
         sandbox_off: None,
+        trust: None,
     }
 }
 

@@ -265,8 +265,9 @@ async fn a_prefix_saved_for_the_project_lands_in_its_config() {
         Script::text("done"),
     ])
     .await;
-    let mut agent =
-        TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
+    // The data dir holds `sessions/` and the trust store the saved rule is recorded in.
+    let sessions = data.path().join("sessions");
+    let mut agent = TestAgent::new_session(ws.path(), &sessions, &llm.url(), Mode::AutoEdit).await;
     agent.submit("make it").await;
     agent.wait_for(is_approval).await;
     let decision = Decision::ApproveForProject {
@@ -280,5 +281,36 @@ async fn a_prefix_saved_for_the_project_lands_in_its_config() {
     assert_eq!(table["permissions"]["allow"][0].as_str(), Some("touch"));
     let rules = cairn::permissions::rules::RuleSet::load_project(ws.path()).unwrap();
     assert_eq!(rules.rules().len(), 1);
+    // The user just wrote it: the next start applies it without asking for trust.
+    let store = cairn::permissions::trust::TrustStore::in_data_dir(data.path());
+    assert!(store.current_trusted(&ws.path().canonicalize().unwrap()));
+    agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saving_a_prefix_does_not_trust_rules_the_user_never_trusted() {
+    let (ws, data) = dirs();
+    std::fs::create_dir_all(ws.path().join(".cairn")).unwrap();
+    std::fs::write(
+        ws.path().join(".cairn/config.toml"),
+        "[permissions]\nallow = [\"curl\"]\n",
+    )
+    .unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch a.txt"})),
+        Script::text("done"),
+    ])
+    .await;
+    let sessions = data.path().join("sessions");
+    let mut agent = TestAgent::new_session(ws.path(), &sessions, &llm.url(), Mode::AutoEdit).await;
+    agent.submit("make it").await;
+    agent.wait_for(is_approval).await;
+    let decision = Decision::ApproveForProject {
+        prefix: "touch".into(),
+    };
+    agent.decide("c1", decision).await;
+    agent.wait_for(ended).await;
+    let store = cairn::permissions::trust::TrustStore::in_data_dir(data.path());
+    assert!(!store.current_trusted(&ws.path().canonicalize().unwrap()));
     agent.shutdown().await;
 }

@@ -6,6 +6,7 @@ mod exec_e2e;
 mod llm_client;
 mod mock_llm;
 mod policy;
+mod project_trust;
 mod resume;
 mod sandbox;
 mod stream_fixtures;

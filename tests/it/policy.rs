@@ -23,7 +23,7 @@ fn policy_check(home: &Path, ws: &Path, args: &[&str]) -> (i32, String, String) 
         .env("CAIRN_CONFIG_DIR", home.join("config"))
         .env("CAIRN_DATA_DIR", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("xdg"))
-        .args(["policy", "check"])
+        .args(["policy", "check", "--trust-project"])
         .args(args)
         .output()
         .unwrap();

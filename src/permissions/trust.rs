@@ -1,0 +1,243 @@
+//! Project rules are not trusted silently. A repository can ship `.cairn/config.toml` with
+//! `allow = ["rm -rf"]`; its rules apply only once the user trusted that exact content. The
+//! decision is remembered by content hash (SHA-256 of the file) per workspace, in the
+//! `trusted-projects` file of cairn's data directory; any change to the file asks again.
+//! The TUI asks (`PendingTrust`); headless runs ignore untrusted rules with a warning unless
+//! `--trust-project`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::permissions::policy::PolicyGate;
+use crate::permissions::rules::{RuleSet, RulesError, project_config};
+
+/// The file in the data directory that remembers trusted project configs.
+pub const TRUST_FILE: &str = "trusted-projects";
+
+/// A project's rules as found on disk, with the hash of the file they came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectRules {
+    pub rules: RuleSet,
+    /// SHA-256 of the file's bytes, hex.
+    pub hash: String,
+    pub path: PathBuf,
+}
+
+impl ProjectRules {
+    /// The rules of `workspace/.cairn/config.toml`; `None` when there is no file or it holds
+    /// no rules (nothing to trust).
+    pub fn load(workspace: &Path) -> Result<Option<Self>, RulesError> {
+        let path = project_config(workspace);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(RulesError::Read { path, source }),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let rules = RuleSet::parse_project(&text, &path)?;
+        if rules.rules().is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Self {
+            rules,
+            hash: content_hash(&bytes),
+            path,
+        }))
+    }
+
+    /// The rules one per line, as the trust prompt and the warning list them.
+    pub fn listing(&self) -> Vec<String> {
+        self.rules
+            .rules()
+            .iter()
+            .map(|r| format!("{:<5} {}", r.kind.as_str(), r.prefix))
+            .collect()
+    }
+}
+
+/// SHA-256 of `bytes`, in hex.
+pub fn content_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The remembered trust decisions: one `HASH WORKSPACE` line per trusted project config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustStore {
+    path: PathBuf,
+}
+
+impl TrustStore {
+    /// The store in `data_dir` (cairn's data directory: `$CAIRN_DATA_DIR` or the platform's).
+    pub fn in_data_dir(data_dir: &Path) -> Self {
+        Self {
+            path: data_dir.join(TRUST_FILE),
+        }
+    }
+
+    /// The store of the real environment.
+    pub fn from_env() -> Self {
+        let sessions = crate::session_log::sessions_dir();
+        Self::in_data_dir(sessions.parent().unwrap_or(Path::new(".")))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn entries(&self) -> Vec<(String, String)> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.split_once(' '))
+            .map(|(hash, ws)| (hash.to_string(), ws.to_string()))
+            .collect()
+    }
+
+    pub fn is_trusted(&self, workspace: &Path, hash: &str) -> bool {
+        let ws = workspace.to_string_lossy();
+        self.entries()
+            .iter()
+            .any(|(h, w)| h == hash && w.as_str() == ws)
+    }
+
+    /// Remembers `hash` as the trusted content for `workspace` (replacing an older one).
+    pub fn trust(&self, workspace: &Path, hash: &str) -> std::io::Result<()> {
+        let ws = workspace.to_string_lossy().into_owned();
+        let mut lines: Vec<String> = self
+            .entries()
+            .into_iter()
+            .filter(|(_, w)| *w != ws)
+            .map(|(h, w)| format!("{h} {w}"))
+            .collect();
+        lines.push(format!("{hash} {ws}"));
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let temp = self
+            .path
+            .with_extension(format!("tmp-{}", std::process::id()));
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(format!("{}\n", lines.join("\n")).as_bytes())?;
+        drop(file);
+        std::fs::rename(&temp, &self.path)
+    }
+
+    /// Whether the project's current rules are trusted (true when it has none).
+    pub fn current_trusted(&self, workspace: &Path) -> bool {
+        match ProjectRules::load(workspace) {
+            Ok(Some(project)) => self.is_trusted(workspace, &project.hash),
+            Ok(None) => true,
+            Err(_) => false,
+        }
+    }
+
+    /// Trusts whatever the project's config holds now (the user just wrote it).
+    pub fn trust_current(&self, workspace: &Path) -> std::io::Result<()> {
+        match ProjectRules::load(workspace) {
+            Ok(Some(project)) => self.trust(workspace, &project.hash),
+            Ok(None) => Ok(()),
+            Err(err) => Err(std::io::Error::other(err.to_string())),
+        }
+    }
+}
+
+/// Project rules waiting for the user's word in the TUI: `accept` trusts and applies them.
+#[derive(Clone)]
+pub struct PendingTrust {
+    pub project: ProjectRules,
+    pub workspace: PathBuf,
+    pub store: TrustStore,
+    pub gate: Arc<PolicyGate>,
+}
+
+impl std::fmt::Debug for PendingTrust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingTrust")
+            .field("project", &self.project)
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingTrust {
+    /// Remembers the content as trusted and puts its rules in force for this session; the
+    /// message says what happened (the rules apply even when remembering failed).
+    pub fn accept(&self) -> String {
+        self.gate.add_rules(self.project.rules.clone());
+        match self.store.trust(&self.workspace, &self.project.hash) {
+            Ok(()) => format!(
+                "project rules trusted: {} rules of {} apply (until the file changes)",
+                self.project.rules.rules().len(),
+                self.project.path.display()
+            ),
+            Err(err) => format!(
+                "project rules apply for this session; remembering the decision failed: {err}"
+            ),
+        }
+    }
+}
+
+/// The warning for a headless run that leaves untrusted rules out.
+pub fn ignored_warning(project: &ProjectRules) -> String {
+    format!(
+        "ignoring the rules of {} ({}): they are not trusted yet. Run cairn in this directory to review and trust them, or pass --trust-project",
+        project.path.display(),
+        project.listing().join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn trust_is_remembered_by_content_and_workspace() {
+        let data = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let store = TrustStore::in_data_dir(data.path());
+        let config = ws.path().join(".cairn/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, "[permissions]\nallow = [\"make\"]\n").unwrap();
+        let project = ProjectRules::load(ws.path()).unwrap().unwrap();
+        assert_eq!(project.listing(), ["allow make"]);
+        assert!(!store.is_trusted(ws.path(), &project.hash));
+        assert!(!store.current_trusted(ws.path()));
+        store.trust(ws.path(), &project.hash).unwrap();
+        assert!(store.current_trusted(ws.path()));
+        assert!(
+            !store.is_trusted(data.path(), &project.hash),
+            "another workspace"
+        );
+        std::fs::write(&config, "[permissions]\nallow = [\"make\", \"rm -rf\"]\n").unwrap();
+        assert!(
+            !store.current_trusted(ws.path()),
+            "changed content asks again"
+        );
+        store.trust_current(ws.path()).unwrap();
+        assert!(store.current_trusted(ws.path()));
+        let lines = std::fs::read_to_string(store.path()).unwrap();
+        assert_eq!(
+            lines.lines().count(),
+            1,
+            "the old hash is replaced: {lines}"
+        );
+    }
+
+    #[test]
+    fn a_config_without_rules_needs_no_trust() {
+        let ws = tempfile::tempdir().unwrap();
+        assert_eq!(ProjectRules::load(ws.path()).unwrap(), None);
+        let config = ws.path().join(".cairn/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, "[permissions]\nallow = []\n").unwrap();
+        assert_eq!(ProjectRules::load(ws.path()).unwrap(), None);
+    }
+}
