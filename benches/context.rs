@@ -1,6 +1,7 @@
 //! Long-session benchmarks of the context window, driving the real `cairn exec` binary against
 //! the in-process scripted mock:
-//! - per-step time at step 300 of a long session vs at step 10 (target: under 1.2x);
+//! - cairn's CPU time per step at step 300 of a long session vs at step 10 (target: under
+//!   1.2x), read from `/proc` so that other load on the machine hardly matters;
 //! - peak RSS of `cairn exec` over a 1,000-step session whose tool results are 64 KiB each
 //!   (target: under 64 MB);
 //! - the share of prompt bytes a request shares as a prefix with the one before, over a
@@ -13,16 +14,37 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cairn::testing::{MockLlm, Script};
 use serde_json::json;
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
+/// CPU time (ns) all threads of process `pid` have used so far (`/proc/PID/task/*/schedstat`):
+/// unlike wall time, hardly disturbed by other work on a loaded machine.
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
 /// Runs `cairn exec` to the end; returns whether it succeeded and its peak RSS in KiB.
-fn run_exec(bin: &str, dir: &Path, url: &str, max_steps: u32, config: &str) -> (bool, i64) {
+fn run_exec(
+    bin: &str,
+    dir: &Path,
+    url: &str,
+    max_steps: u32,
+    config: &str,
+    pid_out: &AtomicU32,
+) -> (bool, i64) {
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("config.toml"), config).unwrap();
@@ -38,6 +60,7 @@ fn run_exec(bin: &str, dir: &Path, url: &str, max_steps: u32, config: &str) -> (
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    pid_out.store(child.id(), Ordering::SeqCst);
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -68,7 +91,8 @@ fn is_step(body: &serde_json::Value) -> bool {
 }
 
 /// A session of `steps` reads of `files` files (a todo update every `todo_every` steps),
-/// then an answer. Returns the mock (with its records) and the arrival time of each step.
+/// then an answer. Returns the mock (with its records), the CPU time cairn had used when each
+/// step's request arrived, and cairn's peak RSS in KiB.
 async fn session(
     dir: &Path,
     steps: usize,
@@ -76,10 +100,16 @@ async fn session(
     todo_every: usize,
     bin: &str,
     config: &str,
-) -> (MockLlm, Vec<Instant>, i64) {
+    forget_bodies: bool,
+) -> (MockLlm, Vec<u64>, i64) {
     let llm = MockLlm::start(Vec::new()).await;
+    if forget_bodies {
+        llm.forget_bodies();
+    }
     let arrivals = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&arrivals);
+    let pid = Arc::new(AtomicU32::new(0));
+    let cairn_pid = Arc::clone(&pid);
     llm.respond_with(move |body| {
         if !is_step(body) {
             return Some(Script::text(
@@ -88,7 +118,7 @@ async fn session(
         }
         let mut seen = seen.lock().unwrap();
         let n = seen.len();
-        seen.push(Instant::now());
+        seen.push(cpu_ns(cairn_pid.load(Ordering::SeqCst)));
         let id = format!("c{n}");
         Some(if n >= steps {
             Script::text("done")
@@ -111,10 +141,11 @@ async fn session(
     });
     let url = llm.url();
     let (bin, dir, config) = (bin.to_string(), dir.to_path_buf(), config.to_string());
-    let (ok, rss) =
-        tokio::task::spawn_blocking(move || run_exec(&bin, &dir, &url, steps as u32 + 1, &config))
-            .await
-            .unwrap();
+    let (ok, rss) = tokio::task::spawn_blocking(move || {
+        run_exec(&bin, &dir, &url, steps as u32 + 1, &config, &pid)
+    })
+    .await
+    .unwrap();
     assert!(ok, "the session failed");
     let arrivals = arrivals.lock().unwrap().clone();
     (llm, arrivals, rss)
@@ -132,14 +163,17 @@ async fn step_overhead() {
         ("32k window", "context_window = 32768\n"),
     ] {
         let dir = workspace(7, 8 * 1024);
-        let (llm, arrivals, _) = session(dir.path(), 320, 7, 5, CAIRN, config).await;
-        let steps: Vec<Duration> = arrivals.windows(2).map(|w| w[1] - w[0]).collect();
+        let (llm, arrivals, _) = session(dir.path(), 320, 7, 5, CAIRN, config, false).await;
+        let steps: Vec<Duration> = arrivals
+            .windows(2)
+            .map(|w| Duration::from_nanos(w[1].saturating_sub(w[0])))
+            .collect();
         let early = &steps[5..15];
         let late = &steps[295..305];
         let summaries = llm.recorded().iter().filter(|r| !is_step(&r.body)).count();
         let size = |i: usize| llm.request_tokens().get(i).copied().unwrap_or(0);
         println!(
-            "per-step time, 8 KiB reads, {label}: steps 5-15 median {:?} (request ~{} tokens); steps 295-305 median {:?} (~{} tokens); ratio {:.2}x; {summaries} summaries",
+            "cairn CPU time per step, 8 KiB reads, {label}: steps 5-15 median {:?} (request ~{} tokens); steps 295-305 median {:?} (~{} tokens); ratio {:.2}x; {summaries} summaries",
             median(early),
             size(10),
             median(late),
@@ -151,7 +185,7 @@ async fn step_overhead() {
 
 async fn peak_rss() {
     let dir = workspace(4, 64 * 1024);
-    let (llm, _, rss) = session(dir.path(), 1000, 4, 0, CAIRN, "").await;
+    let (llm, _, rss) = session(dir.path(), 1000, 4, 0, CAIRN, "", true).await;
     let largest = llm.request_tokens().into_iter().max().unwrap_or(0);
     println!(
         "1,000 steps of 64 KiB reads: cairn peak RSS {:.1} MB; largest request {largest} tokens by the mock's count",
@@ -180,7 +214,7 @@ fn prefix_ratio(bodies: &[Vec<u8>]) -> f64 {
 
 async fn cache_ratio(bin: &str, label: &str) {
     let dir = workspace(7, 1024);
-    let (llm, _, _) = session(dir.path(), 100, 7, 5, bin, "").await;
+    let (llm, _, _) = session(dir.path(), 100, 7, 5, bin, "", false).await;
     let bodies: Vec<Vec<u8>> = llm
         .recorded()
         .into_iter()

@@ -137,6 +137,7 @@ impl Agent {
         self.forget_unseen_reads(&self.session.messages.clone(), &compacted);
         self.session.messages = compacted;
         self.session.meter = Meter::default();
+        self.session.wire.clear();
         let after = self.estimate();
         if let Some(usage) = outcome.usage {
             self.session.costs.push((0, usage));

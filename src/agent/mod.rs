@@ -140,6 +140,9 @@ struct Session {
     costs: Vec<(u64, Usage)>,
     /// The user's words of the request being worked on (kept verbatim through compaction).
     request_text: String,
+    /// The last request's messages as sent, and how many of `messages` they include.
+    wire: Vec<ChatMessage>,
+    wired: usize,
 }
 
 pub struct Agent {
@@ -467,6 +470,8 @@ fn open_session(
                     meter: Meter::default(),
                     costs: Vec::new(),
                     request_text: String::new(),
+                    wire: Vec::new(),
+                    wired: 0,
                 },
                 Vec::new(),
             ))
@@ -512,6 +517,8 @@ fn open_session(
                     meter: Meter::default(),
                     costs: rebuilt.costs,
                     request_text: rebuilt.request_text,
+                    wire: Vec::new(),
+                    wired: 0,
                 },
                 events,
             ))

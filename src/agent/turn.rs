@@ -111,13 +111,7 @@ impl Agent {
         turn: TurnId,
         cancel: &CancellationToken,
     ) -> Result<Completion, ReplyError> {
-        let mut messages = Vec::with_capacity(self.session.messages.len() + 1);
-        messages.push(ChatMessage::System {
-            content: self.session.system.clone(),
-        });
-        for message in &self.session.messages {
-            push_merging_users(&mut messages, message);
-        }
+        let messages = self.session.wire();
         let registry = std::sync::Arc::clone(&self.engine.registry);
         let events = self.events.clone();
         let mut on_delta = move |delta: StreamDelta| {
@@ -145,6 +139,7 @@ impl Agent {
         };
         let model = std::sync::Arc::clone(&self.engine.model);
         let result = model.stream_chat(request, &mut on_delta, cancel).await;
+        self.session.wire = messages;
         match result {
             Ok(completion) => {
                 self.keep_reply(turn, &completion);
@@ -265,6 +260,25 @@ impl Agent {
             reasoning: completion.reasoning.clone(),
         });
         self.report_context();
+    }
+}
+
+impl super::Session {
+    /// The messages as sent: the system prompt, then the conversation with consecutive user
+    /// messages merged. Kept between requests and extended by what was added since, so a
+    /// step costs what it adds, not the whole conversation; rebuilt after a compaction.
+    fn wire(&mut self) -> Vec<ChatMessage> {
+        if self.wired > self.messages.len() || self.wire.is_empty() {
+            self.wire = vec![ChatMessage::System {
+                content: self.system.clone(),
+            }];
+            self.wired = 0;
+        }
+        for message in &self.messages[self.wired..] {
+            push_merging_users(&mut self.wire, message);
+        }
+        self.wired = self.messages.len();
+        std::mem::take(&mut self.wire)
     }
 }
 

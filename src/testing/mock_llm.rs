@@ -57,6 +57,10 @@ struct Shared {
     /// Requests counted above this many tokens are refused like OpenAI does (see `enforce_window`).
     window: Mutex<Option<u64>>,
     responder: Mutex<Option<Responder>>,
+    /// `token_count` of every chat request, kept even when bodies are not.
+    tokens: Mutex<Vec<u64>>,
+    /// Set by `forget_bodies`: requests are counted, not kept (a long benchmark session).
+    forget: std::sync::atomic::AtomicBool,
 }
 
 /// Picks the reply to a request from its body instead of the queue (`None`: use the queue).
@@ -123,6 +127,8 @@ impl MockLlm {
             strict: options.strict,
             window: Mutex::new(None),
             responder: Mutex::new(None),
+            tokens: Mutex::new(Vec::new()),
+            forget: std::sync::atomic::AtomicBool::new(false),
         });
         let shutdown = CancellationToken::new();
         let addr = listener.local_addr()?;
@@ -176,10 +182,15 @@ impl MockLlm {
 
     /// The mock's token count (`token_count`) of every chat request received, in order.
     pub fn request_tokens(&self) -> Vec<u64> {
-        lock(&self.shared.requests)
-            .iter()
-            .map(|r| token_count(&r.raw))
-            .collect()
+        lock(&self.shared.tokens).clone()
+    }
+
+    /// From now on requests are counted (`request_tokens`, `wait_for_requests`) but their
+    /// bodies not kept, so a session of thousands of large requests does not fill memory.
+    pub fn forget_bodies(&self) {
+        self.shared
+            .forget
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Scripts not played yet.
@@ -324,7 +335,10 @@ async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
         file.write_all(&line)?;
         file.flush()?;
     }
-    lock(&shared.requests).push(request);
+    lock(&shared.tokens).push(tokens);
+    if !shared.forget.load(std::sync::atomic::Ordering::SeqCst) {
+        lock(&shared.requests).push(request);
+    }
     shared.count.send_modify(|c| *c += 1);
     play(&mut socket, &script, &model, prompt_bytes).await
 }
