@@ -26,6 +26,7 @@ pub mod permissions;
 pub mod policy_cmd;
 pub mod secrets;
 pub mod session_log;
+pub mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tools;

@@ -7,6 +7,7 @@
 //! any known secret value that still shows up in a tool's output is replaced by
 //! `[redacted NAME]` before the model or the session log sees it.
 
+use crate::sync::RwLockExt;
 use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -23,9 +24,7 @@ const MIN_REDACT: usize = 8;
 static STASH: RwLock<Vec<(String, String)>> = RwLock::new(Vec::new());
 
 fn stash() -> RwLockReadGuard<'static, Vec<(String, String)>> {
-    STASH
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    STASH.read_locked()
 }
 
 /// Whether a variable looks like a secret: its name contains KEY, TOKEN, SECRET, PASS,
@@ -70,9 +69,7 @@ pub fn stashed() -> Vec<(String, String)> {
 
 /// Adds a secret to redact (the provider key under a name the patterns do not match).
 pub fn remember(name: &str, value: &str) {
-    let mut stash = STASH
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut stash = STASH.write_locked();
     if !stash.iter().any(|(n, v)| n == name && v == value) {
         stash.push((name.to_owned(), value.to_owned()));
     }
@@ -158,7 +155,7 @@ pub fn protect() -> Protected {
             } else {
                 let err = reexec(&secrets);
                 // Still here: keep them in memory at least, and out of children's way.
-                *STASH.write().unwrap_or_else(|p| p.into_inner()) = secrets;
+                *STASH.write_locked() = secrets;
                 Protected::Failed(err)
             }
         }
@@ -201,7 +198,7 @@ fn receive(fd: &str) -> Protected {
         }
     }
     let count = secrets.len();
-    *STASH.write().unwrap_or_else(|p| p.into_inner()) = secrets;
+    *STASH.write_locked() = secrets;
     Protected::Received(count)
 }
 

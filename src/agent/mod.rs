@@ -9,6 +9,7 @@ pub mod history;
 pub mod prompt;
 mod turn;
 
+use crate::sync::MutexExt;
 pub use compact::{is_context_overflow, window_in_error};
 pub use context::ContextSettings;
 use context::{Meter, WindowCell};
@@ -74,50 +75,34 @@ struct Shared {
 
 impl Shared {
     fn mode(&self) -> Mode {
-        *self.mode.lock().unwrap_or_else(|p| p.into_inner())
+        *self.mode.locked()
     }
     fn set_mode(&self, mode: Mode) {
-        *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode;
+        *self.mode.locked() = mode;
     }
     /// The token of a newly submitted request. Made when the request is submitted, not when
     /// it starts, so an interrupt sent right after a submit is never lost.
     fn fresh_cancel(&self) -> CancellationToken {
         let token = self.closing.child_token();
-        *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
+        *self.cancel.locked() = token.clone();
         token
     }
     /// Ends everything: running and queued requests, and any approval still waiting.
     fn close(&self) {
         self.closing.cancel();
-        self.approvals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.approvals.locked().clear();
     }
     fn forget_approval(&self, call: &CallId) {
-        self.approvals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(call);
+        self.approvals.locked().remove(call);
     }
     fn cancel_current(&self) {
-        self.cancel
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .cancel();
+        self.cancel.locked().cancel();
     }
     fn park_approval(&self, call: CallId, tx: oneshot::Sender<Decision>) {
-        self.approvals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(call, tx);
+        self.approvals.locked().insert(call, tx);
     }
     fn decide(&self, call: &CallId, decision: Decision) {
-        let tx = self
-            .approvals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(call);
+        let tx = self.approvals.locked().remove(call);
         if let Some(tx) = tx {
             // The waiting call may have been cancelled meanwhile; then nobody listens.
             let _ = tx.send(decision);

@@ -2,6 +2,7 @@
 //! body through `stream::StreamDecoder`, and retries rate limits, server errors and dropped
 //! connections with backoff. The agent holds it as a `ChatModel`.
 
+use crate::sync::RwLockExt;
 use std::sync::RwLock;
 use std::time::{Duration, SystemTime};
 
@@ -264,17 +265,11 @@ impl ChatModel for HttpModel {
     }
 
     fn model(&self) -> String {
-        self.model
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
+        self.model.read_locked().clone()
     }
 
     fn set_model(&self, model: &str) {
-        *self
-            .model
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = model.to_string();
+        *self.model.write_locked() = model.to_string();
     }
 }
 

@@ -2,6 +2,7 @@
 //! into run / ask / deny. The agent runtime asks it before every call; `cairn policy check`
 //! asks `explain` for the same answer with its reasons.
 
+use crate::sync::RwLockExt;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -104,10 +105,7 @@ impl PolicyGate {
 
     /// The prefixes approved for this session so far, for the session log.
     pub fn session_prefixes(&self) -> Vec<String> {
-        let rules = self
-            .rules
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let rules = self.rules.read_locked();
         rules
             .rules()
             .iter()
@@ -119,10 +117,7 @@ impl PolicyGate {
     /// Would `command` run, ask or be denied in `mode`, and why.
     pub fn explain(&self, command: &str, mode: Mode) -> PolicyDecision {
         let analysis = analyze_in(command, &self.workspace, &self.places);
-        let rules = self
-            .rules
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let rules = self.rules.read_locked();
         let mut decision = decide(&analysis, &rules, mode);
         if self.asking_unsandboxed
             && decision.decision == Outcome::Run
@@ -148,10 +143,7 @@ impl PolicyGate {
         inside: bool,
         mode: Mode,
     ) -> Verdict {
-        let rules = self
-            .rules
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let rules = self.rules.read_locked();
         match rules.evaluate_write(tool, path) {
             Some(rule) if rule.kind == RuleKind::Deny => {
                 return Verdict::Deny {
@@ -316,7 +308,7 @@ impl PermissionGate for PolicyGate {
                 display,
                 sensitive,
             } => file_access::check_read(
-                &self.rules.read().unwrap_or_else(|p| p.into_inner()),
+                &self.rules.read_locked(),
                 tool,
                 path.as_path(),
                 display,
@@ -324,7 +316,7 @@ impl PermissionGate for PolicyGate {
                 mode,
             ),
             Access::WriteProtected { path, display, why } => file_access::check_protected_write(
-                &self.rules.read().unwrap_or_else(|p| p.into_inner()),
+                &self.rules.read_locked(),
                 tool,
                 path.as_path(),
                 display,
@@ -338,18 +330,12 @@ impl PermissionGate for PolicyGate {
         if prefix.trim().is_empty() {
             return;
         }
-        let mut rules = self
-            .rules
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut rules = self.rules.write_locked();
         rules.add(Rule::new(RuleKind::Allow, prefix, RuleSource::Session));
     }
 
     fn clear_session_rules(&self) {
-        self.rules
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove_source(RuleSource::Session);
+        self.rules.write_locked().remove_source(RuleSource::Session);
     }
 
     fn sandboxed(&self) -> bool {

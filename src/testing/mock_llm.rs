@@ -2,6 +2,7 @@
 //! `POST …/chat/completions` plays the next `Script` and every request is recorded, so a test
 //! can assert exactly what cairn sent. Plain HTTP/1.1, one request per connection.
 
+use crate::sync::MutexExt;
 use std::collections::VecDeque;
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -257,9 +258,7 @@ impl MockLlm {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.locked()
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: CancellationToken) {

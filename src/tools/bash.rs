@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::executor::{
     self, CommandSpec, Ending, OnTimeout, Outcome, View, Which, capture::split_budget,
 };
+use super::text::{lenient_flag, lenient_u64};
 use super::{Access, CommandRun, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 /// Timeout when the model names none.
@@ -26,7 +27,7 @@ struct BashArgs {
     command: String,
     #[serde(default, deserialize_with = "lenient_u64")]
     timeout_ms: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_bool")]
+    #[serde(default, deserialize_with = "lenient_flag")]
     background: bool,
     /// What happens when the timeout fires: None means the default, a background job.
     #[serde(default, deserialize_with = "lenient_on_timeout")]
@@ -46,42 +47,6 @@ fn lenient_on_timeout<'de, D: Deserializer<'de>>(de: D) -> Result<Option<OnTimeo
         },
         Some(other) => Err(D::Error::custom(format!(
             "on_timeout must be \"kill\" or \"background\", got {other}"
-        ))),
-    }
-}
-
-/// A count such as `timeout_ms`, also when a model sends it as `"5000"` or `5000.0`.
-pub fn lenient_u64<'de, D: Deserializer<'de>>(de: D) -> Result<Option<u64>, D::Error> {
-    let invalid = |got: &Value| D::Error::custom(format!("expected a whole number, got {got}"));
-    match Option::<Value>::deserialize(de)? {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .or_else(|| {
-                n.as_f64()
-                    .filter(|f| f.is_finite() && *f >= 0.0)
-                    .map(|f| f.round() as u64)
-            })
-            .map(Some)
-            .ok_or_else(|| invalid(&Value::Number(n))),
-        Some(Value::String(text)) => text
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| invalid(&Value::String(text))),
-        Some(other) => Err(invalid(&other)),
-    }
-}
-
-/// A flag, also when a model sends it as `"true"` or `"false"`.
-fn lenient_bool<'de, D: Deserializer<'de>>(de: D) -> Result<bool, D::Error> {
-    match Option::<Value>::deserialize(de)? {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(flag)) => Ok(flag),
-        Some(Value::String(text)) if text.eq_ignore_ascii_case("true") => Ok(true),
-        Some(Value::String(text)) if text.eq_ignore_ascii_case("false") => Ok(false),
-        Some(other) => Err(D::Error::custom(format!(
-            "expected true or false, got {other}"
         ))),
     }
 }

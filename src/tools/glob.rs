@@ -2,6 +2,7 @@
 //! time), `.gitignore` respected, capped. The pattern's literal leading directories narrow
 //! the walk (`src/**/*.rs` only walks `src`).
 
+use crate::sync::MutexExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -178,10 +179,7 @@ pub fn find(
                         .unwrap_or(SystemTime::UNIX_EPOCH);
                     let is_dir = meta.is_some_and(|m| m.is_dir());
                     let shown = shown_path(workspace, entry.path());
-                    found
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((modified, shown, is_dir));
+                    found.locked().push((modified, shown, is_dir));
                 }
                 WalkState::Continue
             })
@@ -190,7 +188,7 @@ pub fn find(
     if cancel.is_cancelled() {
         return Err(ToolError::Failed("[cancelled]".into()));
     }
-    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut found = crate::sync::unpoisoned(found.into_inner());
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let total = found.len();
     found.truncate(cap);

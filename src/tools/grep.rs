@@ -3,6 +3,7 @@
 //! by path, at most `limit` (default 200) matches, files or counts, with a marker when cut.
 //! Lines over 1 MiB are skipped with a note, so memory stays bounded whatever the files hold.
 
+use crate::sync::MutexExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -253,13 +254,13 @@ pub fn search(
                 .is_ok();
             if searched && !sink.binary && reader.skipped() > 0 {
                 let note = (path.clone(), reader.skipped());
-                skipped.lock().unwrap_or_else(|p| p.into_inner()).push(note);
+                skipped.locked().push(note);
             }
             if searched && !sink.binary && sink.count > 0 {
                 held.fetch_add(sink.lines.len(), Ordering::Relaxed);
                 let (lines, count) = (sink.lines, sink.count);
                 let found = FileHits { path, lines, count };
-                hits.lock().unwrap_or_else(|p| p.into_inner()).push(found);
+                hits.locked().push(found);
             }
             WalkState::Continue
         })
@@ -267,10 +268,10 @@ pub fn search(
     if cancel.is_cancelled() {
         return Err(ToolError::Failed("[cancelled]".into()));
     }
-    let mut hits = hits.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut hits = crate::sync::unpoisoned(hits.into_inner());
     hits.sort_by(|a, b| a.path.cmp(&b.path));
     let mut matches = assemble(query, hits);
-    let mut skipped = skipped.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut skipped = crate::sync::unpoisoned(skipped.into_inner());
     skipped.sort();
     matches.long_lines_skipped = skipped;
     Ok(matches)

@@ -4,6 +4,7 @@
 //! every job's process group dies when the session ends (`kill_all`, or dropping the table).
 //! The table also owns the session's spill files and removes them when it is dropped.
 
+use crate::sync::MutexExt;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -181,10 +182,7 @@ impl JobTable {
     /// Keeps spill files of a foreground run until the session ends.
     pub fn keep_spills(&self, paths: Vec<PathBuf>) {
         if !paths.is_empty() {
-            let mut spills = self
-                .spills
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut spills = self.spills.locked();
             spills.extend(paths);
         }
     }
@@ -231,9 +229,7 @@ impl JobTable {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Job>>> {
-        self.jobs
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.jobs.locked()
     }
 }
 
@@ -241,7 +237,7 @@ impl Drop for JobTable {
     /// The session is over: nothing a job started may outlive it. There is no time for a grace
     /// period here, so running groups get SIGKILL. Spill files go too: only the log persists.
     fn drop(&mut self) {
-        let mut spills = std::mem::take(self.spills.get_mut().unwrap_or_else(|p| p.into_inner()));
+        let mut spills = std::mem::take(crate::sync::unpoisoned(self.spills.get_mut()));
         for job in self.snapshot() {
             if job.running() {
                 job.group.signal(Signal::SIGKILL);
@@ -270,9 +266,7 @@ impl Job {
     }
 
     fn cursor(&self) -> std::sync::MutexGuard<'_, (u64, u64)> {
-        self.cursor
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.cursor.locked()
     }
 
     async fn stop(&self) {

@@ -56,6 +56,10 @@ pub struct FileSlice {
     pub encoding: Option<String>,
 }
 
+/// The line that ends `FileChange::diff` when the diff was cut for size: a note, not part of
+/// the file. The diff builder writes it; the diff pane recognises it.
+pub const DIFF_TRUNCATED: &str = "[diff truncated]";
+
 /// A write or edit: what changed in which file. Large files keep only the hunks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileChange {

@@ -2,6 +2,7 @@
 //! last wrote) it, so a write or edit can refuse a file the model never saw or that changed
 //! since (the user may be editing it too). Fed by read_file, write_file and edit_file.
 
+use crate::sync::MutexExt;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -138,9 +139,7 @@ impl ReadTracker {
         }
     }
     fn guard(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, FileStamp>> {
-        self.stamps
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.stamps.locked()
     }
 }
 

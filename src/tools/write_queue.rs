@@ -3,6 +3,7 @@
 //! a `WriteTurn` from before they read the current content until after they recorded the
 //! new stamp, so a queued edit always sees its predecessor's result.
 
+use crate::sync::MutexExt;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -44,9 +45,7 @@ impl WriteQueue {
     }
 
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, PathLock>> {
-        self.locks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.locks.locked()
     }
 }
 

@@ -39,8 +39,7 @@ pub enum DiffLine {
     Truncated,
 }
 
-/// The line the file tools append when they cut a diff (see `tools::diff`).
-pub const TRUNCATED_MARKER: &str = "[diff truncated]";
+pub use crate::tools::DIFF_TRUNCATED as TRUNCATED_MARKER;
 
 /// Parses unified diff text into numbered lines. File headers (`diff`, `---`, `+++`) are
 /// skipped only outside a hunk: inside one, `--- x` is the removed line `-- x`. A hunk ends

@@ -2,6 +2,7 @@
 //! the whole stream goes to a spill file once it outgrows them (64 MiB per command at most).
 //! Reader threads feed it; the bash tool and the job table read views of it for the model.
 
+use crate::sync::MutexExt;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
@@ -93,7 +94,7 @@ impl Capture {
             Which::Stderr => &self.stderr,
         };
         // A poisoned lock only means a reader thread panicked mid-push; the data stays usable.
-        lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock.locked()
     }
 
     /// Appends a chunk read from the process.

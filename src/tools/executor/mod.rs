@@ -9,6 +9,7 @@ pub mod reaper;
 pub mod sandbox;
 mod seccomp;
 
+use crate::sync::MutexExt;
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -71,9 +72,7 @@ impl Refused {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0.locked()
     }
 }
 

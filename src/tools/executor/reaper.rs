@@ -12,6 +12,7 @@
 //! Limit: a daemon detached by a *background job* is found by nothing but its start time, so
 //! it lives until the session ends (or a foreground command started before it ends).
 
+use crate::sync::MutexExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -36,9 +37,7 @@ static KNOWN: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static REAPER: AtomicBool = AtomicBool::new(false);
 
 fn known() -> MutexGuard<'static, BTreeSet<i32>> {
-    KNOWN
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    KNOWN.locked()
 }
 
 /// Makes this process the reaper of its orphaned descendants. Call once at start-up.
