@@ -409,17 +409,26 @@ fn the_sandbox_subcommand_runs_a_command_read_only() {
             "--",
             "bash",
             "-c",
-            "echo x > src/x; echo t > \"$TMPDIR/t\" && echo temp-ok",
+            "echo t > \"$TMPDIR/t\" && echo \"$TMPDIR\"; echo x > src/x",
         ])
         .current_dir(ws.path())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        stdout,
-        "temp-ok\n",
-        "{}",
+    let temp = stdout.trim();
+    assert!(
+        temp.contains("cairn-cmd-"),
+        "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !Path::new(temp).exists(),
+        "the private temp dir is removed after the command"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the refused write is the status"
     );
     assert!(!ws.path().join("src/x").exists());
     let out = Command::new(crate::support::cairn_cmd::CAIRN)

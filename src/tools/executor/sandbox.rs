@@ -353,8 +353,9 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
 }
 
 /// Entry of the hidden `cairn __sandbox` subcommand: runs one command in the sandbox the bash
-/// tool would use, for trying the sandbox by hand. Returns only on failure: 2 for bad
-/// arguments, 126 when the sandbox cannot be applied, 127 when the command cannot be executed.
+/// tool would use, for trying the sandbox by hand, and returns its exit status (128 + N for a
+/// signal) once its temp dir is removed: 2 for bad arguments, 126 when the sandbox cannot be
+/// applied, 127 when the command cannot be executed.
 pub fn sandbox_main(args: Vec<String>) -> i32 {
     let parsed = match parse_args(&args) {
         Ok(parsed) => parsed,
@@ -370,20 +371,36 @@ pub fn sandbox_main(args: Vec<String>) -> i32 {
             return EXIT_UNSANDBOXED;
         }
     };
-    if let Err(err) = prepared.entry().enter() {
-        say(&format!(
-            "entering the sandbox failed: {err}; refusing to run the command unsandboxed"
-        ));
-        return EXIT_UNSANDBOXED;
-    }
-    // The temp dir outlives this process (exec replaces it); the caller cleans its temp.
-    let temp = prepared.temp.keep();
-    let err = std::process::Command::new(&parsed.command[0])
+    let entry = prepared.entry();
+    let mut command = std::process::Command::new(&parsed.command[0]);
+    command
         .args(&parsed.command[1..])
-        .env("TMPDIR", &temp)
-        .exec();
-    say(&format!("cannot run {}: {err}", parsed.command[0]));
-    127
+        .env("TMPDIR", prepared.temp_dir());
+    // SAFETY: `enter` makes only raw system calls, safe between fork and exec.
+    unsafe {
+        command.pre_exec(move || entry.enter());
+    }
+    // A child, not exec: the temp dir is removed once the command ended.
+    let status = match command.status() {
+        Ok(status) => status,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            say(&format!("cannot run {}: {err}", parsed.command[0]));
+            return 127;
+        }
+        Err(err) => {
+            say(&format!(
+                "running {} in the sandbox failed: {err}",
+                parsed.command[0]
+            ));
+            return EXIT_UNSANDBOXED;
+        }
+    };
+    drop(prepared);
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
+        .unwrap_or(1)
 }
 
 fn say(message: &str) {
