@@ -15,6 +15,7 @@
 
 pub mod agent;
 pub mod bus;
+pub mod checkpoint;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -1,0 +1,134 @@
+//! Running `git` against the shadow repository only: `GIT_DIR`, `GIT_WORK_TREE` and
+//! `GIT_INDEX_FILE` point at the shadow store and the workspace, no user or system config is
+//! read, hooks and fsmonitor are off, so nothing of the user's own repository is read or
+//! written (its index, refs, stash, config and hooks stay byte-identical).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::store::CheckpointError;
+
+/// How to run git for one shadow repository.
+#[derive(Debug, Clone)]
+pub(super) struct Git {
+    pub git_dir: PathBuf,
+    pub work_tree: PathBuf,
+    pub index: PathBuf,
+}
+
+impl Git {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.autocrlf=false",
+            "-c",
+            "core.safecrlf=false",
+            "-c",
+            "core.quotepath=false",
+            "-c",
+            "gc.auto=0",
+            "-c",
+            "maintenance.auto=false",
+            "-c",
+            "user.name=cairn",
+            "-c",
+            "user.email=cairn@localhost",
+        ]);
+        cmd.args(args);
+        // Whatever the environment says about repositories must not leak in (a cairn started
+        // from a git hook inherits GIT_DIR and friends).
+        for var in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            "GIT_COMMON_DIR",
+            "GIT_NAMESPACE",
+            "GIT_CEILING_DIRECTORIES",
+            "GIT_CONFIG",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env("GIT_DIR", &self.git_dir)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .env("GIT_INDEX_FILE", &self.index)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("GIT_LITERAL_PATHSPECS", "0")
+            .env("GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z")
+            .env("LC_ALL", "C")
+            .current_dir(&self.work_tree)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs git, returns its stdout; a failure carries its stderr.
+    pub fn run(&self, args: &[&str]) -> Result<Vec<u8>, CheckpointError> {
+        self.run_with_input(args, None)
+    }
+
+    pub fn run_with_input(
+        &self,
+        args: &[&str],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, CheckpointError> {
+        let mut cmd = self.command(args);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        if input.is_some() {
+            cmd.stdin(Stdio::piped());
+        }
+        let mut child = cmd.spawn().map_err(CheckpointError::NoGit)?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // Written from a thread: git may fill its stdout pipe before reading all input.
+            let input = input.to_vec();
+            let writer = std::thread::spawn(move || {
+                let _ = stdin.write_all(&input);
+            });
+            let output = child.wait_with_output().map_err(CheckpointError::NoGit)?;
+            let _ = writer.join();
+            return finish(args, output);
+        }
+        let output = child.wait_with_output().map_err(CheckpointError::NoGit)?;
+        finish(args, output)
+    }
+
+    /// Creates the shadow repository (bare: the work tree is given on each call).
+    pub fn init(&self) -> Result<(), CheckpointError> {
+        let mut cmd = self.command(&["init", "-q", "--bare"]);
+        cmd.env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE");
+        let output = cmd.output().map_err(CheckpointError::NoGit)?;
+        finish(&["init"], output).map(|_| ())
+    }
+
+    pub fn run_str(&self, args: &[&str]) -> Result<String, CheckpointError> {
+        Ok(String::from_utf8_lossy(&self.run(args)?).trim().to_string())
+    }
+}
+
+fn finish(args: &[&str], output: std::process::Output) -> Result<Vec<u8>, CheckpointError> {
+    if output.status.success() {
+        Ok(output.stdout)
+    } else {
+        Err(CheckpointError::Git {
+            command: args.first().copied().unwrap_or_default().to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        })
+    }
+}
+
+/// True when `path` looks like a directory git may write into.
+pub(super) fn exists(path: &Path) -> bool {
+    path.join("HEAD").is_file() && path.join("objects").is_dir()
+}
