@@ -418,7 +418,8 @@ const TABLE: &[(&str, Class, &str)] = &[
 fn classifies_the_table() {
     let ws = workspace();
     let mut failures = Vec::new();
-    for (command, class, reason) in TABLE {
+    let rows = TABLE.iter().chain(super::hostile_tests::HOSTILE);
+    for (command, class, reason) in rows {
         let got = ws.classify(command);
         if got.class != *class || !got.reason.contains(reason) {
             failures.push(format!(
@@ -427,16 +428,13 @@ fn classifies_the_table() {
             ));
         }
     }
-    assert!(
-        TABLE.len() >= 150,
-        "the table has only {} commands",
-        TABLE.len()
-    );
+    let total = TABLE.len() + super::hostile_tests::HOSTILE.len();
+    assert!(total >= 450, "the table has only {total} commands");
     assert!(
         failures.is_empty(),
         "{} of {} misclassified:\n{}",
         failures.len(),
-        TABLE.len(),
+        total,
         failures.join("\n")
     );
 }
