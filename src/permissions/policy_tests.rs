@@ -264,3 +264,26 @@ fn protected_writes_ask_in_every_mode_but_never() {
         Outcome::Ask
     );
 }
+
+#[test]
+fn approving_a_wrapped_command_approves_it_with_its_wrapper() {
+    let (_ws, gate) = gate(RuleSet::default());
+    let text = "sudo systemctl restart nginx";
+    let Verdict::Ask { prefix, .. } = gate.check("bash", &command(text), Mode::Auto) else {
+        panic!()
+    };
+    assert_eq!(prefix, text);
+    gate.allow_for_session(&prefix);
+    assert_eq!(gate.check("bash", &command(text), Mode::Auto), Verdict::Run);
+    for other in [
+        "sudo systemctl restart sshd",
+        "sudo rm -rf /",
+        "echo sudo systemctl restart nginx; rm -rf /",
+    ] {
+        assert_eq!(
+            outcome(&gate.check("bash", &command(other), Mode::Auto)),
+            Outcome::Ask,
+            "{other}"
+        );
+    }
+}

@@ -60,9 +60,10 @@ pub struct Rule {
 
 impl Rule {
     pub fn new(kind: RuleKind, prefix: &str, source: RuleSource) -> Self {
+        // `sudo rm x` is judged as `rm x` and `sudo rm x`: the rule means the whole of it.
         let words = command_words(prefix)
             .into_iter()
-            .next()
+            .max_by_key(Vec::len)
             .unwrap_or_else(|| prefix.split_whitespace().map(str::to_string).collect());
         Self {
             kind,
@@ -108,6 +109,13 @@ impl Rule {
         !part.redirected && self.matches(&part.words, exact)
     }
 }
+
+/// Wrappers whose last words are the command they run (`sudo rm x` runs `rm x`).
+const RUNS_ITS_ARGUMENTS: &[&str] = &[
+    "sudo", "doas", "pkexec", "runuser", "run0", "env", "xargs", "nice", "ionice", "timeout",
+    "nohup", "setsid", "stdbuf", "taskset", "chrt", "flock", "unshare", "strace", "ltrace",
+    "watch", "time", "command", "builtin", "exec", "busybox", "parallel", "prlimit", "numactl",
+];
 
 /// Whether a path suffix leaves the directory it is under (`..` as a component).
 fn climbs(rest: &str) -> bool {
@@ -333,8 +341,29 @@ impl RuleSet {
             }
         }
         let mut used: Vec<&Rule> = Vec::new();
-        for part in &analysis.parts {
-            match self.first(RuleKind::Allow, part) {
+        let allowed: Vec<Option<&Rule>> = analysis
+            .parts
+            .iter()
+            .map(|part| self.first(RuleKind::Allow, part))
+            .collect();
+        for (i, part) in analysis.parts.iter().enumerate() {
+            // The payload of an allowed wrapper (`rm x` of `sudo rm x`) is allowed with it.
+            let wrapped = || {
+                analysis
+                    .parts
+                    .iter()
+                    .zip(&allowed)
+                    .find_map(|(outer, rule)| {
+                        let rule = (*rule)?;
+                        let wrapper = outer.words.first()?;
+                        (outer.words.len() > part.words.len()
+                            && !part.words.is_empty()
+                            && RUNS_ITS_ARGUMENTS.contains(&wrapper.as_str())
+                            && outer.words.ends_with(&part.words))
+                        .then_some(rule)
+                    })
+            };
+            match allowed[i].or_else(wrapped) {
                 Some(rule) => {
                     if !used.contains(&rule) {
                         used.push(rule);

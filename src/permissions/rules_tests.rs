@@ -252,3 +252,13 @@ fn flag_clusters_match_in_any_order() {
     assert_eq!(outcome_kind(&set, "rm -rf build"), Some(RuleKind::Deny));
     assert_eq!(outcome_kind(&set, "rm -r build"), None);
 }
+
+#[test]
+fn a_rule_on_a_wrapped_command_means_the_wrapped_command() {
+    let set = RuleSet::from_config(&[], &[], &strings(&["sudo rm"]));
+    assert_eq!(outcome_kind(&set, "sudo rm x"), Some(RuleKind::Deny));
+    assert_eq!(outcome_kind(&set, "rm x"), None);
+    let set = RuleSet::from_config(&strings(&["echo"]), &[], &[]);
+    // The text after `echo` is not a command an allow rule on echo covers.
+    assert_eq!(outcome_kind(&set, "echo rm -rf /; rm -rf /"), None);
+}
