@@ -1,6 +1,7 @@
 //! Engine benchmarks against the standalone scripted mock (`mock-llm`), driving the real
 //! `cairn exec` binary: a one-turn prompt, a 200-step tool session, a 200,000-token answer,
-//! the size of the first request, and resuming a 100,000-record log in process.
+//! the size of the first request, resuming a 100,000-record log in process, and two edits of
+//! different files in one reply against one edit (they run concurrently).
 //! Run with `cargo bench --bench engine`; figures are printed, nothing is asserted.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::print_stderr)]
 
@@ -257,4 +258,115 @@ fn main() {
     if wants("resume") {
         resume_big_log(dir.path());
     }
+    if wants("writes") {
+        concurrent_writes(dir.path());
+    }
+}
+
+/// Two edits of different 20 MB files in one reply against one edit in a reply of its own, and
+/// against the same two edits in consecutive replies (one after the other), timed from the
+/// `cairn exec --json` events as they arrive: from the first call's `requested` to the last
+/// call's `finished`.
+fn concurrent_writes(dir: &Path) {
+    const RUNS: usize = 7;
+    let ws = dir.join("writes");
+    std::fs::create_dir_all(&ws).unwrap();
+    let names = ["one.rs", "two_a.rs", "two_b.rs"];
+    for name in names {
+        let mut text = String::new();
+        let mut i = 0;
+        while text.len() < 20 * 1024 * 1024 {
+            text.push_str(&format!("fn function_{i}() -> u64 {{ {i} * 2 }}\n"));
+            if i == 250_000 {
+                text.push_str("const TOGGLE: u32 = 0;\n");
+            }
+            i += 1;
+        }
+        std::fs::write(ws.join(name), text).unwrap();
+    }
+    let edit = |id: String, name: &str, run: usize| {
+        let (old, new) = if run.is_multiple_of(2) {
+            ("= 0;", "= 1;")
+        } else {
+            ("= 1;", "= 0;")
+        };
+        json!({"id": id, "name": "edit_file", "arguments": {"path": name,
+            "old_string": format!("const TOGGLE: u32 {old}"),
+            "new_string": format!("const TOGGLE: u32 {new}")}})
+    };
+    let reads: Vec<_> = names
+        .iter()
+        .map(|name| json!({"id": format!("r-{name}"), "name": "read_file", "arguments": {"path": name, "limit": 1}}))
+        .collect();
+    let mut turns = vec![json!({ "tool_calls": reads })];
+    for run in 0..RUNS {
+        turns.push(json!({"tool_calls": [edit(format!("one-{run}"), names[0], run)]}));
+        turns.push(json!({"tool_calls": [
+            edit(format!("a-{run}"), names[1], 0),
+            edit(format!("b-{run}"), names[2], 0),
+        ]}));
+        // The same two edits one after the other (two replies): the sequential baseline.
+        turns.push(json!({"tool_calls": [edit(format!("sa-{run}"), names[1], 1)]}));
+        turns.push(json!({"tool_calls": [edit(format!("sb-{run}"), names[2], 1)]}));
+    }
+    turns.push(json!({"text": "done"}));
+    let mock = Mock::start(dir, "writes", json!(turns));
+    let data = dir.join("writes-data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mut child = Command::new(CAIRN)
+        .current_dir(&ws)
+        .env("CAIRN_DATA_DIR", &data)
+        .env("CAIRN_CONFIG_DIR", &data)
+        .env_remove("DEEPSEEK_API_KEY")
+        .args(["exec", "--json", "--max-steps", "100", "--mode", "never"])
+        .args(["--base-url", &mock.url, "edit"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen: std::collections::HashMap<(String, String), Instant> = Default::default();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if event["type"] == "tool"
+            && let (Some(kind), Some(call)) = (event["event"].as_str(), event["call"].as_str())
+        {
+            if kind == "finished" {
+                assert!(
+                    event["result"]["is_error"] == false,
+                    "{call} failed: {}",
+                    event["result"]["text"]
+                );
+            }
+            seen.insert((kind.to_owned(), call.to_owned()), Instant::now());
+        }
+    }
+    assert!(child.wait().unwrap().success(), "the writes exec failed");
+    let span = |first: &str, last: &str| {
+        seen[&("finished".to_owned(), last.to_owned())]
+            - seen[&("requested".to_owned(), first.to_owned())]
+    };
+    let one = median(
+        (0..RUNS)
+            .map(|run| span(&format!("one-{run}"), &format!("one-{run}")))
+            .collect(),
+    );
+    let two = median(
+        (0..RUNS)
+            .map(|run| span(&format!("a-{run}"), &format!("b-{run}")))
+            .collect(),
+    );
+    let apart = median(
+        (0..RUNS)
+            .map(|run| span(&format!("sa-{run}"), &format!("sb-{run}")))
+            .collect(),
+    );
+    println!(
+        "edits of 20 MB files: two different files in one reply {:.1} ms, one file {:.1} ms: {:.2}x (target < 1.3x); the same two in consecutive replies {:.1} ms: {:.2}x ({RUNS} runs, median)",
+        two.as_secs_f64() * 1e3,
+        one.as_secs_f64() * 1e3,
+        two.as_secs_f64() / one.as_secs_f64(),
+        apart.as_secs_f64() * 1e3,
+        apart.as_secs_f64() / one.as_secs_f64()
+    );
 }
