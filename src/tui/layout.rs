@@ -56,7 +56,9 @@ impl App {
             match layer {
                 Layer::Help { scroll } => help::render(area, buf, *scroll),
                 Layer::Picker(picker) => picker.render(main, buf),
-                Layer::Approval => self.approval.render(main, buf),
+                // The whole screen: at the smallest size the keys, the reason and the
+                // command's end need every row.
+                Layer::Approval => self.approval.render(area, buf),
                 Layer::Trust(prompt) => prompt.render(main, buf),
             }
         }

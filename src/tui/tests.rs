@@ -434,3 +434,28 @@ fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
 
 mod code;
 mod keys;
+
+#[test]
+fn at_the_minimum_size_a_long_held_command_keeps_its_end_reason_and_keys() {
+    let mut app = app(Instant::now());
+    let mut command: Vec<String> = (1..200).map(|i| format!("echo step {i}")).collect();
+    command.push("rm -rf /etc/cairn-demo".into());
+    app.apply(&tool(ToolEvent::AwaitingApproval {
+        call: CallId::new("long"),
+        name: "bash".into(),
+        subject: command.join("\n"),
+        why: "deletes outside the workspace (/etc/cairn-demo)".into(),
+        sandboxed: false,
+        prefix: "rm -rf /etc/cairn-demo".into(),
+        diff: None,
+    }));
+    for (w, h) in [(80, 24), (40, 10), (80, 10)] {
+        let screen = screen_text(&app, w, h);
+        for expected in ["rm -rf /etc/cairn-demo", "why:", " y ", " n "] {
+            assert!(
+                screen.contains(expected),
+                "{expected:?} at {w}x{h}:\n{screen}"
+            );
+        }
+    }
+}
