@@ -189,6 +189,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn commands_without_a_sandbox_show_after_the_mode() {
+        let line = |s: &Status| -> String {
+            s.left_spans(false, false)
+                .iter()
+                .map(|span| span.content.to_string())
+                .collect()
+        };
+        let s = Status::new("p".into(), "m".into(), Mode::Auto, false);
+        assert!(!line(&s).contains("sandbox"), "{}", line(&s));
+        let s = s.with_sandbox_off(Some("no sandbox".into()));
+        assert!(line(&s).contains("auto no sandbox"), "{}", line(&s));
+    }
+
+    #[test]
     fn usage_sums_and_fill_uses_the_last_prompt() {
         let mut s = Status::new("p".into(), "m".into(), Mode::Auto, false);
         s.context_window = 1000;

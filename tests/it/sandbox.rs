@@ -507,3 +507,32 @@ async fn a_refused_command_asks_again_and_u_runs_it_without_the_sandbox() {
     assert!(target.exists());
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pass_env_lets_a_chosen_secret_through_to_commands_but_not_to_the_model() {
+    let token = "tok-0123456789-passed";
+    let sb = Sandbox::new().file(
+        "config/config.toml",
+        "[bash]\npass_env = [\"MY_DEPLOY_TOKEN\"]\n",
+    );
+    let llm = MockLlm::start(script(&[
+        "test \"$MY_DEPLOY_TOKEN\" = tok-0123456789-passed && echo seen; echo \"$MY_DEPLOY_TOKEN\"; echo \"${OTHER_TOKEN:-hidden}\"",
+    ]))
+    .await;
+    let run = sb
+        .exec_raw(
+            &["exec", "--base-url", &llm.url(), "--mode", "never", "go"],
+            &[
+                ("CAIRN_CONFIG_DIR", sb.path("config").to_str().unwrap()),
+                ("MY_DEPLOY_TOKEN", token),
+                ("OTHER_TOKEN", "tok-9876543210-other"),
+            ],
+        )
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = llm.tool_result(1, "c0").unwrap();
+    assert!(
+        result.contains("seen\n[redacted MY_DEPLOY_TOKEN]\nhidden"),
+        "{result}"
+    );
+}
