@@ -432,6 +432,44 @@ fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
     insta::assert_snapshot!("reasoning_expanded", draw(&app, 70, 12));
 }
 
+#[test]
+fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() {
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::Context {
+        used: 48_000,
+        window: 64_000,
+        cost_usd: Some(0.0421),
+    });
+    let screen = screen_text(&app, 120, 30);
+    assert!(
+        screen.contains("ctx 75%") && screen.contains("$0.0421"),
+        "{screen}"
+    );
+    app.apply(&AgentEvent::Compacted {
+        before: 51_200,
+        after: 12_300,
+        pruned: 14,
+        summarized: 40,
+    });
+    app.apply(&AgentEvent::CostReport {
+        rows: vec![crate::bus::CostRow {
+            turn: 3,
+            usage: Usage {
+                prompt_tokens: 10_000,
+                completion_tokens: 500,
+                cached_tokens: 9_000,
+            },
+            cost_usd: Some(0.0012),
+        }],
+    });
+    let screen = screen_text(&app, 120, 30);
+    assert!(
+        screen.contains("context compacted: 51.2k → 12.3k tokens (14 old tool results pruned"),
+        "{screen}"
+    );
+    assert!(screen.contains("cache hits 90% of input"), "{screen}");
+}
+
 mod code;
 mod keys;
 

@@ -201,6 +201,14 @@ fn slash_commands_become_commands() {
         matches!(run("/model deepseek-reasoner").as_slice(), [UserCommand::SetModel { model }] if model == "deepseek-reasoner")
     );
     assert!(run("/mode sideways").is_empty());
+    assert!(
+        matches!(run("/compact the parser changes").as_slice(), [UserCommand::Compact { focus: Some(f) }] if f == "the parser changes")
+    );
+    assert!(matches!(
+        run("/compact").as_slice(),
+        [UserCommand::Compact { focus: None }]
+    ));
+    assert!(matches!(run("/cost").as_slice(), [UserCommand::ShowCost]));
     assert!(run("/diff").is_empty());
     assert_eq!(app.focus(), Focus::Diffs);
 }
