@@ -10,6 +10,10 @@ use tokio::sync::mpsc;
 use crate::permissions::Mode;
 use crate::tools::{FileChange, ToolOutput};
 
+/// The one marker for a call stopped because the user interrupted: the result of a cancelled
+/// call, and the marker a cancelled command run carries after its output.
+pub const CANCELLED: &str = "[cancelled]";
+
 /// Id of one tool call, as the model named it (or as we synthesised it when it named none).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -180,11 +184,12 @@ impl ToolResult {
             output: None,
         }
     }
-    /// A marker, not an error: the call was stopped, as the user asked.
+    /// A marker, not an error: the call was stopped, as the user asked. Every cancelled call
+    /// (not started, abandoned, or a tool that stopped) ends in this one result.
     pub fn cancelled() -> Self {
         Self {
             is_error: false,
-            text: "[cancelled]".into(),
+            text: CANCELLED.into(),
             output: None,
         }
     }

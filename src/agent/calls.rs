@@ -21,7 +21,7 @@ use crate::permissions::trust::TrustStore;
 use crate::permissions::{Verdict, rules};
 use crate::session_log::Record;
 use crate::tools::executor::Grant;
-use crate::tools::{Access, Registry, TailSink, ToolCx, ToolEnv};
+use crate::tools::{Access, Registry, TailSink, ToolCx, ToolEnv, ToolError};
 
 /// What the request does after this step's calls.
 #[derive(Debug, PartialEq, Eq)]
@@ -498,6 +498,7 @@ fn spawn_tool(
         }
         match tool.run(args, &cx).await {
             Ok(output) => ToolResult::ok(output),
+            Err(ToolError::Cancelled) => ToolResult::cancelled(),
             Err(err) => ToolResult::error(err),
         }
     })
@@ -525,10 +526,10 @@ async fn await_tool(
         Ok(result) => result,
         Err(err) => {
             tracing::error!(tool = %ready.name, "tool task failed: {err}");
-            ToolResult::error(format!(
-                "internal error in {} (details in cairn's log); the call may not have completed",
+            ToolResult::error(ToolError::Internal(format!(
+                "{} (details in cairn's log)",
                 ready.name
-            ))
+            )))
         }
     }
 }

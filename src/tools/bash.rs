@@ -125,11 +125,7 @@ impl Tool for Bash {
         };
         if cx.cancel.is_cancelled() {
             // Interrupted before it started: nothing to run, nothing to kill.
-            return Ok(ToolOutput::Command(CommandRun {
-                command: args.command.clone(),
-                cancelled: true,
-                ..CommandRun::default()
-            }));
+            return Err(ToolError::Cancelled);
         }
         if args.background {
             let job_id = cx.env.jobs.start(&spec)?;

@@ -15,7 +15,7 @@ use super::encoding::{self, TextEncoding};
 use super::file_store::{Current, change_of, check_fresh, load, store};
 use super::read_file::missing_file;
 use super::text::{lenient_bool, to_crlf, uses_crlf};
-use super::write_file::{cancelled, text_change};
+use super::write_file::text_change;
 use super::{Access, FileChange, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
 #[derive(Debug, Deserialize)]
@@ -118,10 +118,10 @@ impl Tool for EditFile {
         // The stamp is checked only once our turn has come: an edit queued behind another
         // sees that edit's result, whose stamp our own write recorded.
         let Some(_turn) = cx.write_turn(&real).await else {
-            return Err(cancelled(&display));
+            return Err(ToolError::Cancelled);
         };
         let env = cx.env.clone();
-        let change = tokio::task::spawn_blocking(move || {
+        let change = super::blocking("editing", move || {
             let current = load(&place, &display)?;
             if current.meta.is_none() {
                 return Err(missing_file(real.as_path(), &display));
@@ -147,8 +147,7 @@ impl Tool for EditFile {
                 edited.replacements,
             ))
         })
-        .await
-        .map_err(|err| ToolError::Failed(format!("internal error while editing: {err}")))??;
+        .await?;
         Ok(ToolOutput::FileChanged(change))
     }
 

@@ -87,14 +87,13 @@ impl Tool for Glob {
         let workspace = workspace_real(cx.workspace());
         let skip = cx.env.files.sensitive_below(real.as_path());
         let cancel = cx.cancel.clone();
-        let listing = tokio::task::spawn_blocking(move || {
+        let listing = super::blocking("globbing", move || {
             let root = real.as_path();
             let mut listing = find(root, &pattern, &workspace, &skip, MAX_RESULTS, &cancel)?;
             listing.root = display;
             Ok::<_, ToolError>(listing)
         })
-        .await
-        .map_err(|err| ToolError::Failed(format!("internal error while globbing: {err}")))??;
+        .await?;
         Ok(ToolOutput::Listing(listing))
     }
 }
@@ -186,7 +185,7 @@ pub fn find(
         });
     }
     if cancel.is_cancelled() {
-        return Err(ToolError::Failed("[cancelled]".into()));
+        return Err(ToolError::Cancelled);
     }
     let mut found = crate::sync::unpoisoned(found.into_inner());
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

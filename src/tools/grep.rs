@@ -110,12 +110,10 @@ impl Tool for Grep {
         let workspace = workspace_real(cx.workspace());
         let skip = cx.env.files.sensitive_below(real.as_path());
         let cancel = cx.cancel.clone();
-        let matches =
-            tokio::task::spawn_blocking(move || search(&place, &workspace, &skip, &query, &cancel))
-                .await
-                .map_err(|err| {
-                    ToolError::Failed(format!("internal error while searching: {err}"))
-                })??;
+        let matches = super::blocking("searching", move || {
+            search(&place, &workspace, &skip, &query, &cancel)
+        })
+        .await?;
         Ok(ToolOutput::Matches(matches))
     }
 }
@@ -266,7 +264,7 @@ pub fn search(
         })
     });
     if cancel.is_cancelled() {
-        return Err(ToolError::Failed("[cancelled]".into()));
+        return Err(ToolError::Cancelled);
     }
     let mut hits = crate::sync::unpoisoned(hits.into_inner());
     hits.sort_by(|a, b| a.path.cmp(&b.path));

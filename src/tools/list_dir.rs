@@ -66,15 +66,14 @@ impl Tool for ListDir {
         let workspace = workspace_real(cx.workspace());
         let skip = cx.env.files.sensitive_below(real.as_path());
         let cancel = cx.cancel.clone();
-        let listing = tokio::task::spawn_blocking(move || {
+        let listing = super::blocking("listing", move || {
             let root = real.as_path();
             list(root, &workspace, &skip, depth, MAX_ENTRIES, &cancel).map(|mut listing| {
                 listing.root = display;
                 listing
             })
         })
-        .await
-        .map_err(|err| ToolError::Failed(format!("internal error while listing: {err}")))??;
+        .await?;
         Ok(ToolOutput::Listing(listing))
     }
 }
@@ -99,7 +98,7 @@ pub fn list(
     let mut complete = true;
     for entry in walker(root, skip).max_depth(Some(depth)).build() {
         if cancel.is_cancelled() {
-            return Err(ToolError::Failed("[cancelled]".into()));
+            return Err(ToolError::Cancelled);
         }
         let Ok(entry) = entry else { continue };
         if entry.depth() == 0 {

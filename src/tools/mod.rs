@@ -98,12 +98,30 @@ pub enum ToolError {
     Refused { path: String, reason: String },
     #[error("{0}")]
     Failed(String),
+    /// The user interrupted before the tool finished; the agent reports it as the one
+    /// `ToolResult::cancelled()` marker. Writes are atomic: a cancelled write wrote nothing.
+    #[error("{}", crate::bus::CANCELLED)]
+    Cancelled,
+    /// A bug or a lost worker thread, not something the model can fix by changing the call.
+    #[error("internal error ({0}); the call may not have completed")]
+    Internal(String),
     #[error("{what}: {source}")]
     Io {
         what: String,
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Runs blocking file-system work off the async threads. A worker that panicked or was lost
+/// is a `ToolError::Internal` naming `what` was being done.
+pub async fn blocking<T: Send + 'static>(
+    what: &'static str,
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| ToolError::Internal(format!("{what}: {err}")))?
 }
 
 impl ToolError {

@@ -82,15 +82,12 @@ impl Tool for ReadFile {
         // Reading inside the path's write turn: a write running in parallel cannot slip in
         // between what we read and the stamp we record for it.
         let Some(_turn) = cx.write_turn(&real).await else {
-            return Err(ToolError::Failed(format!(
-                "[cancelled] before reading {display}"
-            )));
+            return Err(ToolError::Cancelled);
         };
-        let (slice, stamp) = tokio::task::spawn_blocking(move || {
+        let (slice, stamp) = super::blocking("reading", move || {
             read_window(&place, &path, &display, offset, limit, &cancel)
         })
-        .await
-        .map_err(|err| ToolError::Failed(format!("internal error while reading: {err}")))??;
+        .await?;
         cx.env.reads.record(&real, stamp);
         Ok(ToolOutput::FileSlice(slice))
     }
@@ -161,9 +158,7 @@ pub fn read_window(
     let mut decoder: Option<(TextEncoding, StreamDecoder)> = None;
     loop {
         if cancel.is_cancelled() {
-            return Err(ToolError::Failed(format!(
-                "[cancelled] while reading {display}"
-            )));
+            return Err(ToolError::Cancelled);
         }
         let n = read_full(&mut file, &mut buf).map_err(|err| would_block(display, err))?;
         if n == 0 {

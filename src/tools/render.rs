@@ -33,7 +33,7 @@ pub fn command_text(run: &CommandRun) -> String {
         (None, _) => {}
     }
     if run.cancelled {
-        markers.push("[cancelled]".to_owned());
+        markers.push(crate::bus::CANCELLED.to_owned());
     }
     if run.sandbox_denied {
         markers.push(

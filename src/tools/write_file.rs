@@ -59,10 +59,10 @@ impl Tool for WriteFile {
         let display = real.display_in(cx.workspace());
         let place = cx.write_place(&real, &display)?;
         let Some(_turn) = cx.write_turn(&real).await else {
-            return Err(cancelled(&display));
+            return Err(ToolError::Cancelled);
         };
         let env = cx.env.clone();
-        let change = tokio::task::spawn_blocking(move || {
+        let change = super::blocking("writing", move || {
             let current = load(&place, &display)?;
             check_fresh(&env.reads, &real, &display, &current)?;
             let (encoding, before) = decoded(&current);
@@ -81,8 +81,7 @@ impl Tool for WriteFile {
                 1,
             ))
         })
-        .await
-        .map_err(|err| ToolError::Failed(format!("internal error while writing: {err}")))??;
+        .await?;
         Ok(ToolOutput::FileChanged(change))
     }
 
@@ -154,12 +153,6 @@ fn new_content(mut content: String, before: &[u8]) -> String {
         content.push_str(if crlf { "\r\n" } else { "\n" });
     }
     content
-}
-
-pub(crate) fn cancelled(display: &str) -> ToolError {
-    ToolError::Failed(format!(
-        "[cancelled] before changing {display}; nothing was written"
-    ))
 }
 
 #[cfg(test)]

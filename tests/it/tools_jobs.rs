@@ -186,9 +186,12 @@ async fn running_jobs_are_capped_and_a_cancelled_call_starts_nothing() {
     assert!(fx.cx.env.jobs.running().is_empty());
 
     fx.cx.cancel.cancel();
-    let (run, text) = fx.bash(json!({"command": "touch started"})).await;
-    assert!(run.cancelled);
-    assert_eq!(text, "$ touch started\n[cancelled]");
+    let err = Bash
+        .run(json!({"command": "touch started"}), &fx.cx)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, cairn::tools::ToolError::Cancelled), "{err}");
+    assert_eq!(err.to_string(), "[cancelled]");
     assert!(!fx.path("started").exists());
 }
 

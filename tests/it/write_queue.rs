@@ -141,10 +141,8 @@ async fn a_cancelled_call_waiting_in_the_queue_changes_nothing() {
     cancel.cancel();
     let err = waiting.await.unwrap().unwrap_err();
     drop(turn);
-    assert!(
-        err.contains("[cancelled]") && err.contains("nothing was written"),
-        "{err}"
-    );
+    // The one cancelled marker; a cancelled write wrote nothing (checked below).
+    assert_eq!(err, "[cancelled]");
     assert_eq!(ws.read("f.txt"), "a\n");
 }
 

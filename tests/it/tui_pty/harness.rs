@@ -161,11 +161,16 @@ impl Tui {
             assert!(start.elapsed() < DEADLINE, "cairn did not quit");
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        let parser = self.screen.lock().unwrap();
-        assert!(
-            !parser.screen().alternate_screen(),
-            "the alternate screen was left"
-        );
+        // The reader thread may still be feeding the last bytes (the switch back to the
+        // normal screen) to the parser when the exit is seen: poll until it has.
+        let start = Instant::now();
+        while self.screen.lock().unwrap().screen().alternate_screen() {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "cairn exited but left the alternate screen on"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 }
 
