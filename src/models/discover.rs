@@ -255,6 +255,49 @@ mod tests {
         assert_eq!(window_in_show(&json!({})), None);
     }
 
+    /// A one-route HTTP server on 127.0.0.1: answers every request with `body`, counting them.
+    async fn serve(body: String) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = hits.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+            }
+        });
+        (url, hits)
+    }
+
+    #[tokio::test]
+    async fn a_vllm_server_is_asked_once_and_its_answer_cached() {
+        let (url, hits) = serve(
+            json!({"object": "list", "data": [{"id": "qwen", "max_model_len": 24_576}]})
+                .to_string(),
+        )
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let probe = WindowProbe {
+            provider: "custom".into(),
+            base_url: url,
+            api_key: None,
+            model: "qwen".into(),
+            cache: dir.path().join("models.json"),
+            timeout: Duration::from_secs(5),
+        };
+        assert_eq!(probe.window().await, Some(24_576));
+        assert_eq!(probe.window().await, Some(24_576));
+        assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
     #[tokio::test]
     async fn the_answer_is_cached_and_a_dead_server_costs_one_short_wait() {
         let dir = tempfile::tempdir().unwrap();
