@@ -3,6 +3,7 @@
 mod agent_turns;
 mod context;
 mod exec_e2e;
+mod guarded_e2e;
 mod llm_client;
 mod mock_llm;
 mod policy;
