@@ -16,6 +16,7 @@ mod locations;
 mod opts;
 mod outward;
 pub mod policy;
+mod prefixes;
 mod redirects;
 pub mod rules;
 mod text_tools;
