@@ -2,7 +2,8 @@
 //! the mode and the rules into run / ask / deny, with a reason a person can read.
 //! `classify` parses commands (with `commands`, `wrappers`, `file_commands`, `dev_commands`,
 //! `git`, `outward`, `text_tools`, `builtins`, `redirects`, `opts`, `words`, `locations`),
-//! `rules` holds prefix rules, `policy` is the gate. The sandbox commands run in lives with the
+//! `rules` holds prefix rules (`prefixes`: what approving offers), `policy` is the gate. The
+//! sandbox commands run in lives with the
 //! bash executor (`tools::executor::sandbox`).
 
 mod builtins;
