@@ -245,6 +245,9 @@ pub enum ToolEvent {
 }
 
 /// What happened. Past tense or a state; never a request.
+// A finished command (its run and the files it changed) is the largest event; events are few
+// per second, so boxing it would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {

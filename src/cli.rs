@@ -79,6 +79,13 @@ pub enum Command {
     },
     /// Browse a past session read-only.
     Replay { id: String },
+    /// Take back the file changes of a session's last turn (edits and what commands changed).
+    Undo {
+        /// The session (default: the latest one of this directory).
+        session: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// The tools as the model sees them.
     #[command(subcommand)]
     Tool(ToolCommand),

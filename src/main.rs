@@ -87,6 +87,12 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             Ok(status::OK)
         }
         Some(Command::Replay { id }) => commands::replay(&id).await,
+        Some(Command::Undo { session, json }) => {
+            let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
+            let (text, code) = cairn::checkpoint::undo::run(session.as_deref(), json, &cwd)?;
+            print!("{text}");
+            Ok(code)
+        }
         Some(Command::Tool(ToolCommand::List)) => {
             println!("{}", commands::tool_list_json()?);
             Ok(status::OK)

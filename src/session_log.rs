@@ -83,6 +83,12 @@ pub enum Record {
         text: String,
         told: ToldState,
     },
+    /// The workspace was recorded in the checkpoint store: before or after a batch of calls
+    /// that may change it, or a turn was undone back to `commit`.
+    Checkpoint {
+        commit: crate::checkpoint::CheckpointId,
+        kind: crate::checkpoint::CheckpointKind,
+    },
     /// The conversation was compacted: the tool results at the `stubs` indices were replaced
     /// by the stub text, then messages `..summarized` by one user message, `summary`. Kept as
     /// a change, not the result, so a long session's log grows by the stubs only. `usage` is

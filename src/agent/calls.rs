@@ -314,6 +314,17 @@ impl Agent {
         if batch.is_empty() {
             return;
         }
+        // A checkpoint before anything that may change the workspace, so it can be undone.
+        let changing = batch
+            .iter()
+            .any(|r| !r.access.is_read() && !matches!(r.access, Access::Session));
+        let before = if changing && !cancel.is_cancelled() {
+            self.checkpoint(crate::checkpoint::CheckpointKind::Before)
+                .await
+        } else {
+            None
+        };
+        let mut commands = 0;
         let mut running = Vec::with_capacity(batch.len());
         // The last call of this batch writing each real path: a later write of the same path
         // starts only once it is done, so same-path writes keep the model's order.
@@ -339,8 +350,17 @@ impl Agent {
             running.push((ready, handle));
         }
         for (ready, handle) in running {
-            let result = await_tool(&ready, handle, cancel).await;
+            let mut result = await_tool(&ready, handle, cancel).await;
+            if let (Some(before), Access::Command { .. }) = (&before, &ready.access) {
+                // A command runs alone: what changed since the checkpoint is its doing.
+                commands += 1;
+                self.attach_command_changes(before, &mut result).await;
+            }
             self.finish(ready.call, ready.name, result);
+        }
+        if before.is_some() && commands == 0 {
+            self.checkpoint(crate::checkpoint::CheckpointKind::After)
+                .await;
         }
     }
 

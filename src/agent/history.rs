@@ -180,7 +180,7 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 });
                 out.told = Some(told.clone());
             }
-            Record::Meta { .. } => {}
+            Record::Meta { .. } | Record::Checkpoint { .. } => {}
         }
     }
     close_open_calls(&mut out, &mut open);

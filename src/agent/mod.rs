@@ -3,6 +3,7 @@
 //! request is running; everything else is handled in order by the agent itself.
 
 mod calls;
+mod checkpoints;
 mod compact;
 mod context;
 pub mod history;
@@ -142,6 +143,7 @@ pub struct Agent {
     window: Arc<WindowCell>,
     /// Bytes of the tool schemas, sent with every request.
     tools_bytes: u64,
+    checkpoints: checkpoints::Checkpoints,
 }
 
 impl Agent {
@@ -169,6 +171,7 @@ impl Agent {
             log_failed: false,
             window,
             tools_bytes,
+            checkpoints: Default::default(),
         };
         agent.announce(matches!(from, StartFrom::Resume(_)), history);
         Ok(agent)

@@ -7,6 +7,31 @@ mod git;
 mod store;
 #[cfg(test)]
 mod tests;
+pub mod undo;
+
+/// Why a checkpoint was taken (kept in the session log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointKind {
+    /// Before a batch of calls that may change the workspace.
+    Before,
+    /// After that batch.
+    After,
+    /// `cairn undo` put the workspace back to this checkpoint (the `before` of a turn).
+    Undone,
+}
+
+/// Where the checkpoint stores live for sessions logged in `sessions_dir`: beside it in
+/// cairn's data dir (`<data>/sessions` → `<data>/checkpoints`); a sessions dir of another
+/// name (tests inject one) keeps them inside, never in a shared parent such as the temp dir.
+pub fn data_dir_of(sessions_dir: &std::path::Path) -> std::path::PathBuf {
+    match sessions_dir.parent() {
+        Some(parent) if sessions_dir.file_name().is_some_and(|n| n == "sessions") => {
+            parent.to_path_buf()
+        }
+        _ => sessions_dir.to_path_buf(),
+    }
+}
 
 pub use changes::{MAX_FILES, file_changes};
 pub use store::{

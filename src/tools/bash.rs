@@ -237,6 +237,8 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
         job_id: None,
         background: false,
         timeout_clamped: false,
+        changes: Vec::new(),
+        changes_note: None,
     }
 }
 

@@ -38,6 +38,12 @@ pub struct CommandRun {
     /// The model asked for a `timeout_ms` above the maximum; the maximum was used.
     #[serde(default)]
     pub timeout_clamped: bool,
+    /// The files the command created, changed or deleted, from the checkpoints around it;
+    /// `changes_note` says when there were more than are kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FileChange>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_note: Option<String>,
 }
 
 /// Lines of a file, as `read_file` returned them.

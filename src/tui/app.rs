@@ -419,6 +419,12 @@ impl App {
                 self.approval.settle(call);
                 let diff_index = match &result.output {
                     Some(ToolOutput::FileChanged(change)) => Some(self.diffs.push(change.clone())),
+                    // What a command created, changed or deleted browses like edits.
+                    Some(ToolOutput::Command(run)) => run
+                        .changes
+                        .iter()
+                        .map(|change| self.diffs.push(change.clone()))
+                        .min(),
                     Some(ToolOutput::Todos { todos }) => {
                         self.todos.set(todos.clone());
                         None

@@ -17,4 +17,5 @@ mod tools_files;
 mod tools_jobs;
 mod tools_search;
 mod tui_pty;
+mod undo;
 mod write_queue;

@@ -131,6 +131,24 @@ impl Sandbox {
         to_run(output)
     }
 
+    /// Runs cairn without a prompt and waits: (status, stdout, stderr).
+    pub fn exec_raw_sync(&self, args: &[&str]) -> (i32, String, String) {
+        let out = std::process::Command::new(CAIRN)
+            .current_dir(self.workspace())
+            .env("CAIRN_DATA_DIR", self.data_dir())
+            .env("CAIRN_CONFIG_DIR", self.root.path().join("config"))
+            .env("HOME", self.root.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     pub async fn exec_with_stdin(
         &self,
         url: &str,

@@ -1,0 +1,143 @@
+//! Checkpoints around the calls that may change the workspace: one before such a batch, one
+//! after it, both in the session log (so `cairn undo` finds a turn's), and for a command the
+//! files it created, changed or deleted, attached to its result like an edit's diff.
+
+use std::sync::Arc;
+
+use super::Agent;
+use crate::bus::{AgentEvent, ToolResult};
+use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_changes};
+use crate::session_log::Record;
+use crate::tools::ToolOutput;
+
+/// The store of this agent's workspace, opened on first use.
+#[derive(Default)]
+pub(super) struct Checkpoints {
+    store: Option<Arc<CheckpointStore>>,
+    /// Opening failed (no git?): said once, not tried again.
+    unavailable: bool,
+    /// What snapshots leave out was said.
+    told_skipped: bool,
+}
+
+impl Agent {
+    fn checkpoint_store(&mut self) -> Option<Arc<CheckpointStore>> {
+        if self.checkpoints.unavailable {
+            return None;
+        }
+        if self.checkpoints.store.is_none() {
+            let data_dir = crate::checkpoint::data_dir_of(&self.settings.sessions_dir);
+            match CheckpointStore::open(&data_dir, &self.settings.workspace) {
+                Ok(store) => self.checkpoints.store = Some(Arc::new(store)),
+                Err(err) => {
+                    self.checkpoints.unavailable = true;
+                    self.emit(AgentEvent::Warning {
+                        message: format!("no checkpoints this session (undo is off): {err}"),
+                    });
+                    return None;
+                }
+            }
+        }
+        self.checkpoints.store.clone()
+    }
+
+    /// Records the workspace now; None when checkpoints are off or the snapshot failed (said
+    /// once as a warning).
+    pub(super) async fn checkpoint(&mut self, kind: CheckpointKind) -> Option<CheckpointId> {
+        let store = self.checkpoint_store()?;
+        let snap = match tokio::task::spawn_blocking(move || store.snapshot()).await {
+            Ok(Ok(snap)) => snap,
+            Ok(Err(err)) => {
+                tracing::warn!("checkpoint failed: {err}");
+                self.emit(AgentEvent::Warning {
+                    message: format!("checkpoint failed, this change cannot be undone: {err}"),
+                });
+                return None;
+            }
+            Err(err) => {
+                tracing::error!("checkpoint task: {err}");
+                return None;
+            }
+        };
+        if !snap.skipped.is_empty() && !self.checkpoints.told_skipped {
+            self.checkpoints.told_skipped = true;
+            let list: Vec<String> = snap
+                .skipped
+                .iter()
+                .take(5)
+                .map(|s| format!("{} ({})", s.path, s.why))
+                .collect();
+            let more = snap.skipped.len().saturating_sub(5);
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            self.emit(AgentEvent::Warning {
+                message: format!("checkpoints (undo) leave out {}{more}", list.join(", ")),
+            });
+        }
+        self.record(&Record::Checkpoint {
+            commit: snap.id.clone(),
+            kind,
+        });
+        Some(snap.id)
+    }
+
+    /// Takes the checkpoint after a command and attaches what it changed since `before` to
+    /// its result; the model is told which files changed.
+    pub(super) async fn attach_command_changes(
+        &mut self,
+        before: &CheckpointId,
+        result: &mut ToolResult,
+    ) {
+        let Some(after) = self.checkpoint(CheckpointKind::After).await else {
+            return;
+        };
+        let Some(store) = self.checkpoints.store.clone() else {
+            return;
+        };
+        let before = before.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let changes = store.diff(&before, &after)?;
+            file_changes(&store, &changes)
+        })
+        .await;
+        let (changes, note) = match found {
+            Ok(Ok(found)) => found,
+            Ok(Err(err)) => {
+                tracing::warn!("diff of a command's checkpoints: {err}");
+                return;
+            }
+            Err(_) => return,
+        };
+        let Some(ToolOutput::Command(run)) = result.output.as_mut() else {
+            return;
+        };
+        if changes.is_empty() {
+            return;
+        }
+        let mut told = String::from("\n[files changed by this command: ");
+        let names: Vec<String> = changes
+            .iter()
+            .take(20)
+            .map(|c| {
+                if c.created {
+                    format!("{} (created)", c.path)
+                } else if c.diff.contains("+++ /dev/null") {
+                    format!("{} (deleted)", c.path)
+                } else {
+                    c.path.clone()
+                }
+            })
+            .collect();
+        told.push_str(&names.join(", "));
+        if changes.len() > 20 || note.is_some() {
+            told.push_str(", …");
+        }
+        told.push(']');
+        result.text.push_str(&told);
+        run.changes = changes;
+        run.changes_note = note;
+    }
+}

@@ -1,0 +1,178 @@
+//! `cairn undo`: a scripted session edits a file and runs a command that creates, changes and
+//! deletes files; undo takes all of it back, leaves the user's git repository byte-identical,
+//! and leaves alone (and names) a file the user changed after the turn.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::cairn_cmd::Sandbox;
+use cairn::testing::{MockLlm, Script};
+
+fn session() -> Vec<Script> {
+    vec![
+        Script::tool_call("c1", "read_file", json!({"path": "a.txt"})),
+        Script::tool_call(
+            "c2",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "two", "new_string": "TWO"}),
+        ),
+        Script::tool_call(
+            "c3",
+            "bash",
+            json!({"command": "cd src && echo made > made.txt && echo changed > b.txt && rm c.txt"}),
+        ),
+        Script::text("done"),
+    ]
+}
+
+fn sandbox() -> Sandbox {
+    Sandbox::new()
+        .file("a.txt", "one\ntwo\nthree\n")
+        .file("src/b.txt", "keep\n")
+        .file("src/c.txt", "delete me\n")
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// Every file under `dir` with its bytes, in path order.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+fn undo_json(sb: &Sandbox) -> (i32, Value) {
+    let run = sb.exec_raw_sync(&["undo", "--json"]);
+    let report = serde_json::from_str(run.1.trim()).unwrap_or(Value::Null);
+    assert!(!report.is_null(), "undo printed {:?} / {:?}", run.1, run.2);
+    (run.0, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
+    let sb = sandbox();
+    let ws = sb.workspace();
+    // The user's repository with a commit, a stash and a staged change.
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "a.txt", "src/b.txt"]);
+    git(&ws, &["commit", "-qm", "first"]);
+    std::fs::write(ws.join("src/b.txt"), "stashed\n").unwrap();
+    git(&ws, &["stash", "-q"]);
+    git(&ws, &["add", "src/c.txt"]);
+    let git_before = snapshot(&ws.join(".git"));
+
+    let llm = MockLlm::start(session()).await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto", "change things"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(sb.read("a.txt"), "one\nTWO\nthree\n");
+    assert!(!sb.path("src/c.txt").exists(), "{:#?}", sb.log_records());
+
+    // What the command changed is its result's change, like an edit, and the model is told.
+    let records = sb.log_records();
+    let bash = records
+        .iter()
+        .find(|r| r["type"] == "tool_result" && r["name"] == "bash")
+        .unwrap();
+    let changed: Vec<&str> = bash["result"]["output"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["src/b.txt", "src/c.txt", "src/made.txt"]);
+    let told = llm.tool_result(3, "c3").unwrap();
+    assert!(
+        told.contains("src/made.txt (created)") && told.contains("src/c.txt (deleted)"),
+        "{told}"
+    );
+
+    let (code, report) = undo_json(&sb);
+    assert_eq!(code, 0, "{report}");
+    let mut reverted: Vec<(String, String)> = report["reverted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().into(),
+                r["action"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    reverted.sort();
+    assert_eq!(
+        reverted,
+        [
+            ("a.txt".into(), "restored".into()),
+            ("src/b.txt".into(), "restored".into()),
+            ("src/c.txt".into(), "recreated".into()),
+            ("src/made.txt".into(), "removed".into()),
+        ]
+    );
+    assert_eq!(sb.read("a.txt"), "one\ntwo\nthree\n");
+    assert_eq!(sb.read("src/b.txt"), "keep\n");
+    assert_eq!(sb.read("src/c.txt"), "delete me\n");
+    assert!(!sb.path("src/made.txt").exists());
+    assert_eq!(
+        snapshot(&ws.join(".git")),
+        git_before,
+        "the user's .git changed"
+    );
+
+    // The turn is undone: there is nothing more to take back.
+    let (code, report) = undo_json(&sb);
+    assert_eq!(code, 1);
+    assert!(report["checkpoint"].is_null(), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_changed_after_the_turn_is_left_alone_and_named() {
+    let sb = sandbox();
+    let llm = MockLlm::start(session()).await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto", "change things"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(sb.path("src/made.txt").exists() && !sb.path("src/c.txt").exists());
+    // The user edits the model's edit.
+    std::fs::write(sb.path("a.txt"), "mine now\n").unwrap();
+
+    let run = sb.exec_raw_sync(&["undo"]);
+    assert_eq!(run.0, 1, "{run:?}");
+    assert!(
+        run.1.contains("conflict  a.txt: changed since the turn"),
+        "{}",
+        run.1
+    );
+    assert_eq!(sb.read("a.txt"), "mine now\n", "the user's edit is kept");
+    assert_eq!(sb.read("src/b.txt"), "keep\n");
+    assert_eq!(sb.read("src/c.txt"), "delete me\n");
+    assert!(!sb.path("src/made.txt").exists());
+}
