@@ -3,8 +3,7 @@
 //! `classify` parses commands (with `commands`, `wrappers`, `file_commands`, `dev_commands`,
 //! `git`, `outward`, `text_tools`, `builtins`, `redirects`, `opts`, `words`, `locations`),
 //! `rules` holds prefix rules (`prefixes`: what approving offers), `policy` is the gate. The
-//! sandbox commands run in lives with the
-//! bash executor (`tools::executor::sandbox`).
+//! sandbox commands run in lives with the bash executor (`tools::executor::sandbox`).
 
 mod builtins;
 pub mod classify;
