@@ -40,6 +40,7 @@ fn events(i: usize) -> Vec<AgentEvent> {
         }],
         2 => vec![
             AgentEvent::Tool(ToolEvent::Requested { call: call.clone(), name: "bash".into(), args: json!({"command": "cargo test"}) }),
+            AgentEvent::Tool(ToolEvent::Started { call: call.clone() }),
             AgentEvent::Tool(ToolEvent::Finished {
                 call,
                 name: "bash".into(),
@@ -54,6 +55,7 @@ fn events(i: usize) -> Vec<AgentEvent> {
         ],
         _ => vec![
             AgentEvent::Tool(ToolEvent::Requested { call: call.clone(), name: "edit_file".into(), args: json!({"path": "src/parser.rs"}) }),
+            AgentEvent::Tool(ToolEvent::Started { call: call.clone() }),
             AgentEvent::Tool(ToolEvent::Finished {
                 call,
                 name: "edit_file".into(),

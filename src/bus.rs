@@ -209,10 +209,15 @@ impl ToolResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum ToolEvent {
+    /// The model asked for the call: it is checked and queued, not yet running.
     Requested {
         call: CallId,
         name: String,
         args: serde_json::Value,
+    },
+    /// The call really started running (after approval and after the calls it waits for).
+    Started {
+        call: CallId,
     },
     /// The gate holds the call until a `UserCommand::Decide` for it arrives.
     AwaitingApproval {
@@ -263,7 +268,14 @@ pub enum AgentEvent {
     UserMessage {
         text: String,
     },
-    TurnStarted {
+    /// A user request began: one `RequestEnded` follows, after all its steps.
+    RequestStarted,
+    /// One model step of the request began (a reply, then its tool calls); one `StepEnded`
+    /// with the same id follows before the next step or the request's end.
+    StepStarted {
+        turn: TurnId,
+    },
+    StepEnded {
         turn: TurnId,
     },
     TextDelta {
@@ -297,7 +309,8 @@ pub enum AgentEvent {
     Warning {
         message: String,
     },
-    TurnEnded {
+    /// The request that `RequestStarted` opened is over; `turn` is its last step.
+    RequestEnded {
         turn: TurnId,
         reason: EndReason,
     },

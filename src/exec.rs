@@ -146,7 +146,7 @@ impl Printer {
                 return;
             }
             AgentEvent::Idle => self.exit = self.ended,
-            AgentEvent::TurnEnded { reason, .. } if self.live => {
+            AgentEvent::RequestEnded { reason, .. } if self.live => {
                 self.ended = Some(exit_status(reason));
                 self.cut = *reason == EndReason::OutputLimit;
             }
@@ -181,7 +181,7 @@ impl Printer {
             AgentEvent::Compacted { before, after, .. } => {
                 eprintln!("context compacted: {before} → {after} tokens");
             }
-            AgentEvent::TurnEnded { reason, .. } => match reason {
+            AgentEvent::RequestEnded { reason, .. } => match reason {
                 EndReason::Completed => {}
                 EndReason::Failed(message) => eprintln!("error: {message}"),
                 EndReason::Denied => {

@@ -339,6 +339,13 @@ impl Agent {
                 let after = last_of_path.insert(path.key(), next);
                 Order { after, done }
             });
+            let started = {
+                let events = self.events.clone();
+                let call = ready.call.clone();
+                move || {
+                    let _ = events.send(AgentEvent::Tool(ToolEvent::Started { call }));
+                }
+            };
             let handle = spawn_tool(
                 Arc::clone(&self.engine.registry),
                 Arc::clone(&self.engine.tools),
@@ -346,6 +353,7 @@ impl Agent {
                 cancel.child_token(),
                 self.tail_sink(&ready.call),
                 order,
+                started,
             );
             running.push((ready, handle));
         }
@@ -477,6 +485,7 @@ fn spawn_tool(
     cancel: CancellationToken,
     tail: TailSink,
     order: Option<Order>,
+    started: impl FnOnce() + Send + 'static,
 ) -> ToolHandle {
     let name = ready.name.clone();
     let args = ready.args.clone();
@@ -516,6 +525,8 @@ fn spawn_tool(
             }
             Err(err) => return ToolResult::error(err),
         }
+        // Only now does it run: earlier it waited for its approval and for the calls before it.
+        started();
         match tool.run(args, &cx).await {
             Ok(output) => ToolResult::ok(output),
             Err(ToolError::Cancelled) => ToolResult::cancelled(),

@@ -159,7 +159,7 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
             Record::Model { model } => out.events.push(AgentEvent::ModelChanged {
                 model: model.clone(),
             }),
-            Record::Ended { reason } => out.events.push(AgentEvent::TurnEnded {
+            Record::Ended { reason } => out.events.push(AgentEvent::RequestEnded {
                 turn: TurnId(turn),
                 reason: reason.clone(),
             }),

@@ -21,32 +21,17 @@ impl Agent {
             .messages
             .push(ChatMessage::User { content: text });
         let mut last_turn = TurnId(self.turn_counter);
+        self.emit(AgentEvent::RequestStarted);
         let reason = 'request: {
             for _ in 0..self.settings.max_steps {
                 self.turn_counter += 1;
                 let turn = TurnId(self.turn_counter);
                 last_turn = turn;
-                self.emit(AgentEvent::TurnStarted { turn });
-                self.tell_changes();
-                self.compact_if_needed(cancel).await;
-                let completion = match self.reply(turn, cancel).await {
-                    Ok(completion) => completion,
-                    Err(reason) => break 'request reason,
-                };
-                if completion.tool_calls.is_empty() {
-                    // A text answer cut by the output limit is kept, but the request did not
-                    // finish: the user is told and can ask for the rest.
-                    if completion.finish_reason.as_deref() == Some("length") {
-                        break 'request EndReason::OutputLimit;
-                    }
-                    break 'request EndReason::Completed;
-                }
-                let outcome = self.run_calls(&completion, cancel).await;
-                self.report_context();
-                match outcome {
-                    CallsOutcome::Continue => {}
-                    CallsOutcome::Interrupted => break 'request EndReason::Interrupted,
-                    CallsOutcome::DeniedHeadless => break 'request EndReason::Denied,
+                self.emit(AgentEvent::StepStarted { turn });
+                let step = self.step(turn, cancel).await;
+                self.emit(AgentEvent::StepEnded { turn });
+                if let Some(reason) = step {
+                    break 'request reason;
                 }
             }
             self.emit(AgentEvent::Warning {
@@ -62,10 +47,35 @@ impl Agent {
                 reason: reason.clone(),
             });
         }
-        self.emit(AgentEvent::TurnEnded {
+        self.emit(AgentEvent::RequestEnded {
             turn: last_turn,
             reason,
         });
+    }
+
+    /// One model step: the reply and its tool calls. `Some` when the request ends with it.
+    async fn step(&mut self, turn: TurnId, cancel: &CancellationToken) -> Option<EndReason> {
+        self.tell_changes();
+        self.compact_if_needed(cancel).await;
+        let completion = match self.reply(turn, cancel).await {
+            Ok(completion) => completion,
+            Err(reason) => return Some(reason),
+        };
+        if completion.tool_calls.is_empty() {
+            // A text answer cut by the output limit is kept, but the request did not
+            // finish: the user is told and can ask for the rest.
+            if completion.finish_reason.as_deref() == Some("length") {
+                return Some(EndReason::OutputLimit);
+            }
+            return Some(EndReason::Completed);
+        }
+        let outcome = self.run_calls(&completion, cancel).await;
+        self.report_context();
+        match outcome {
+            CallsOutcome::Continue => None,
+            CallsOutcome::Interrupted => Some(EndReason::Interrupted),
+            CallsOutcome::DeniedHeadless => Some(EndReason::Denied),
+        }
     }
 
     /// Streams one reply. When the provider says the request is longer than the model's

@@ -245,7 +245,8 @@ impl App {
                 }
             }
             AgentEvent::UserMessage { text } => self.transcript.push_user(text),
-            AgentEvent::TurnStarted { .. } => {
+            AgentEvent::RequestStarted | AgentEvent::StepEnded { .. } => {}
+            AgentEvent::StepStarted { .. } => {
                 self.busy = true;
                 self.status.activity = Activity::Thinking;
             }
@@ -286,7 +287,7 @@ impl App {
             AgentEvent::ModeChanged { mode } => self.status.mode = *mode,
             AgentEvent::ModelChanged { model } => self.status.model.clone_from(model),
             AgentEvent::Warning { message } => self.notice(message, NoticeLevel::Warning),
-            AgentEvent::TurnEnded { reason, .. } => self.turn_ended(reason),
+            AgentEvent::RequestEnded { reason, .. } => self.turn_ended(reason),
             AgentEvent::Idle => self.idle(),
             AgentEvent::Sessions { sessions } => self
                 .layers
@@ -373,7 +374,6 @@ impl App {
             ToolEvent::Requested { call, name, args } => {
                 self.transcript
                     .push_card(ToolCard::new(call.clone(), name.clone(), args, now));
-                self.status.activity = Activity::RunningTool(name.clone());
             }
             ToolEvent::AwaitingApproval {
                 call,
@@ -404,9 +404,14 @@ impl App {
                 self.transcript.update_card(call, |card| {
                     card.decision = Some(decision.clone());
                     if card.state == CardState::AwaitingApproval {
-                        card.state = CardState::Running;
-                        card.started = now;
+                        card.state = CardState::Queued;
                     }
+                });
+            }
+            ToolEvent::Started { call } => {
+                self.transcript.update_card(call, |card| {
+                    card.state = CardState::Running;
+                    card.started = now;
                 });
                 if let Some(card) = self.transcript.card(call) {
                     self.status.activity = Activity::RunningTool(card.name.clone());

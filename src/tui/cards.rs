@@ -21,6 +21,8 @@ const DIFF_LINES: usize = 10;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum CardState {
+    /// Requested, not started yet (waiting for approval's end or for earlier calls).
+    Queued,
     Running,
     AwaitingApproval,
     Finished {
@@ -51,7 +53,7 @@ impl ToolCard {
             name,
             summary,
             started: now,
-            state: CardState::Running,
+            state: CardState::Queued,
             decision: None,
             tail: String::new(),
             diff_index: None,
@@ -107,6 +109,7 @@ impl ToolCard {
                     out.push(clip(&bar, last_redraw(line), theme::dim(), width));
                 }
             }
+            CardState::Queued => {}
             CardState::AwaitingApproval => {
                 out.push(Line::from(vec![
                     bar[0].clone(),
@@ -126,6 +129,7 @@ impl ToolCard {
                 (frame, theme::accent(), format_elapsed(elapsed))
             }
             CardState::AwaitingApproval => ("⏸", theme::warning(), "approval".to_string()),
+            CardState::Queued => ("·", theme::dim(), "queued".to_string()),
             CardState::Finished { result, took } => {
                 let failed = result.is_error || command_failed(result);
                 let icon = if failed { "✗" } else { "✓" };

@@ -117,7 +117,7 @@ fn scripted_session(t0: Instant) -> App {
             resumed: false,
         },
         AgentEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into() },
-        AgentEvent::TurnStarted { turn },
+        AgentEvent::StepStarted { turn },
         AgentEvent::ReasoningDelta { turn, text: "The user wants a greet function next to add.".into() },
         AgentEvent::TextDelta { turn, text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n".into() },
         AgentEvent::TextDelta { turn, text: "    format!(\"Hello, {name}!\")\n}\n```\n\nThen I run the tests.".into() },
@@ -127,10 +127,13 @@ fn scripted_session(t0: Instant) -> App {
             reasoning: "The user wants a greet function next to add.".into(),
         },
         tool(ToolEvent::Requested { call: CallId::new("c1"), name: "edit_file".into(), args: json!({"path": "src/lib.rs", "old_string": "}", "new_string": "..."}) }),
+        tool(ToolEvent::Started { call: CallId::new("c1") }),
         tool(ToolEvent::Finished { call: CallId::new("c1"), name: "edit_file".into(), result: ToolResult::ok(ToolOutput::FileChanged(lib_change())) }),
         tool(ToolEvent::Requested { call: CallId::new("c2"), name: "todo_write".into(), args: json!({"todos": [1, 2, 3]}) }),
+        tool(ToolEvent::Started { call: CallId::new("c2") }),
         tool(ToolEvent::Finished { call: CallId::new("c2"), name: "todo_write".into(), result: ToolResult::ok(ToolOutput::Todos { todos: todos() }) }),
         tool(ToolEvent::Requested { call: CallId::new("c3"), name: "bash".into(), args: json!({"command": "cargo test"}) }),
+        tool(ToolEvent::Started { call: CallId::new("c3") }),
         tool(ToolEvent::Finished {
             call: CallId::new("c3"),
             name: "bash".into(),
@@ -138,6 +141,7 @@ fn scripted_session(t0: Instant) -> App {
         }),
         AgentEvent::Usage(Usage { prompt_tokens: 12_400, completion_tokens: 380, cached_tokens: 9_000 }),
         tool(ToolEvent::Requested { call: CallId::new("c4"), name: "bash".into(), args: json!({"command": "cargo build --release"}) }),
+        tool(ToolEvent::Started { call: CallId::new("c4") }),
         tool(ToolEvent::OutputTail { call: CallId::new("c4"), chunk: "   Compiling greet v0.1.0\n   Compiling app v0.1.0\n".into() }),
     ];
     for event in &events {
@@ -195,7 +199,7 @@ fn streaming_text_with_an_open_code_block() {
     app.apply(&AgentEvent::UserMessage {
         text: "show me a loop".into(),
     });
-    app.apply(&AgentEvent::TurnStarted { turn });
+    app.apply(&AgentEvent::StepStarted { turn });
     app.apply(&AgentEvent::TextDelta {
         turn,
         text: "Here is a loop in Python:\n\n```python\nfor i in range(3):\n".into(),
@@ -230,6 +234,9 @@ fn running_and_finished_command_cards() {
         call: CallId::new("b"),
         name: "bash".into(),
         args: json!({"command": "npm run dev"}),
+    }));
+    app.apply(&tool(ToolEvent::Started {
+        call: CallId::new("b"),
     }));
     app.apply(&tool(ToolEvent::OutputTail {
         call: CallId::new("b"),
@@ -407,7 +414,7 @@ fn resize_and_back_neither_duplicates_nor_loses_lines() {
 fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
     let mut app = app(Instant::now());
     let turn = TurnId(1);
-    app.apply(&AgentEvent::TurnStarted { turn });
+    app.apply(&AgentEvent::StepStarted { turn });
     app.apply(&AgentEvent::ReasoningDelta {
         turn,
         text: "First, read the parser.\nThen check the tests.".into(),

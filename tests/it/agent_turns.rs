@@ -15,7 +15,7 @@ fn is_approval(e: &AgentEvent) -> bool {
 }
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::TurnEnded { .. })
+    matches!(e, AgentEvent::RequestEnded { .. })
 }
 
 fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
@@ -62,7 +62,7 @@ async fn a_held_command_runs_once_approved_and_the_decision_is_logged() {
     let end = agent.wait_for(ended).await;
     assert_eq!(
         end,
-        AgentEvent::TurnEnded {
+        AgentEvent::RequestEnded {
             turn: cairn::bus::TurnId(2),
             reason: EndReason::Completed
         }
@@ -92,7 +92,7 @@ async fn a_denial_with_a_message_reaches_the_model_and_the_turn_goes_on() {
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
-        AgentEvent::TurnEnded {
+        AgentEvent::RequestEnded {
             reason: EndReason::Completed,
             ..
         }
@@ -177,7 +177,7 @@ async fn an_interrupt_while_waiting_for_approval_answers_every_call() {
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
-        AgentEvent::TurnEnded {
+        AgentEvent::RequestEnded {
             reason: EndReason::Interrupted,
             ..
         }
@@ -217,7 +217,7 @@ async fn an_interrupt_during_a_command_kills_it_and_reports_cancelled() {
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
-        AgentEvent::TurnEnded {
+        AgentEvent::RequestEnded {
             reason: EndReason::Interrupted,
             ..
         }
@@ -248,7 +248,7 @@ async fn the_step_limit_ends_a_request_that_never_finishes() {
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
-        AgentEvent::TurnEnded {
+        AgentEvent::RequestEnded {
             reason: EndReason::StepLimit,
             ..
         }
@@ -313,4 +313,70 @@ async fn saving_a_prefix_does_not_trust_rules_the_user_never_trusted() {
     let store = cairn::permissions::trust::TrustStore::in_data_dir(data.path());
     assert!(!store.current_trusted(&ws.path().canonicalize().unwrap()));
     agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_and_end_events_pair_one_to_one_and_a_tool_starts_after_the_one_before_it() {
+    let (ws, data) = dirs();
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([
+            cairn::testing::MockCall::new(
+                "w1",
+                "write_file",
+                json!({"path": "a.txt", "content": "1"}),
+            ),
+            cairn::testing::MockCall::new(
+                "w2",
+                "write_file",
+                json!({"path": "a.txt", "content": "2"}),
+            ),
+        ]),
+        Script::tool_call("r1", "read_file", json!({"path": "a.txt"})),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Never).await;
+    agent.submit("write twice, read").await;
+    agent.wait_for(ended).await;
+    let seen = &agent.seen;
+    let count = |f: fn(&AgentEvent) -> bool| seen.iter().filter(|e| f(e)).count();
+    assert_eq!(count(|e| matches!(e, AgentEvent::RequestStarted)), 1);
+    assert_eq!(count(|e| matches!(e, AgentEvent::RequestEnded { .. })), 1);
+    // Three model steps, each opened and closed once, in order.
+    let steps: Vec<(bool, u64)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::StepStarted { turn } => Some((true, turn.0)),
+            AgentEvent::StepEnded { turn } => Some((false, turn.0)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps.len(), 6, "{steps:?}");
+    for pair in steps.chunks(2) {
+        assert!(
+            pair[0].0 && !pair[1].0 && pair[0].1 == pair[1].1,
+            "{steps:?}"
+        );
+    }
+    // Each call: requested, then started (when its task really runs), then finished.
+    let at = |f: &dyn Fn(&AgentEvent) -> bool| seen.iter().position(f).unwrap();
+    for id in ["w1", "w2", "r1"] {
+        let requested = at(
+            &|e| matches!(e, AgentEvent::Tool(ToolEvent::Requested { call, .. }) if call.as_str() == id),
+        );
+        let started = at(
+            &|e| matches!(e, AgentEvent::Tool(ToolEvent::Started { call }) if call.as_str() == id),
+        );
+        let finished = at(
+            &|e| matches!(e, AgentEvent::Tool(ToolEvent::Finished { call, .. }) if call.as_str() == id),
+        );
+        assert!(requested < started && started < finished, "{id}: {seen:?}");
+    }
+    let first = at(
+        &|e| matches!(e, AgentEvent::Tool(ToolEvent::Started { call }) if call.as_str() == "w1"),
+    );
+    let second = at(
+        &|e| matches!(e, AgentEvent::Tool(ToolEvent::Started { call }) if call.as_str() == "w2"),
+    );
+    assert!(first < second, "{seen:?}");
 }

@@ -12,7 +12,7 @@ use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::TurnEnded { .. })
+    matches!(e, AgentEvent::RequestEnded { .. })
 }
 
 /// The raw bytes of a request body up to the last byte of its last message (the `]` that
@@ -213,7 +213,7 @@ async fn a_300_step_session_in_a_32k_window_compacts_resumes_and_never_overflows
         assert!(
             matches!(
                 end,
-                AgentEvent::TurnEnded {
+                AgentEvent::RequestEnded {
                     reason: cairn::bus::EndReason::Completed,
                     ..
                 }
@@ -337,7 +337,7 @@ async fn each_providers_too_long_answer_compacts_and_retries_once() {
         assert!(
             matches!(
                 &end,
-                AgentEvent::TurnEnded {
+                AgentEvent::RequestEnded {
                     reason: cairn::bus::EndReason::Completed,
                     ..
                 }
@@ -372,7 +372,7 @@ async fn a_second_too_long_answer_ends_the_request_instead_of_looping() {
         vec![Script::status(400, &body), Script::text("never sent")],
     )
     .await;
-    let AgentEvent::TurnEnded {
+    let AgentEvent::RequestEnded {
         reason: cairn::bus::EndReason::Failed(message),
         ..
     } = end

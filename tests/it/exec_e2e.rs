@@ -350,7 +350,7 @@ async fn json_mode_prints_one_event_per_line() {
     assert!(
         events
             .iter()
-            .any(|e| e["type"] == "turn_ended" && e["reason"] == "completed")
+            .any(|e| e["type"] == "request_ended" && e["reason"] == "completed")
     );
 }
 
@@ -426,7 +426,7 @@ async fn every_json_event_parses_with_a_parser_that_rejects_duplicate_keys() {
         "usage",
         "reasoning_delta",
         "assistant_message",
-        "turn_ended",
+        "request_ended",
     ] {
         assert!(kinds.contains(expected), "{expected} not seen in {kinds:?}");
     }

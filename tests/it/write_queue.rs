@@ -173,7 +173,7 @@ async fn a_read_waits_for_a_running_write_of_the_same_file() {
 }
 
 fn turn_ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::TurnEnded { .. })
+    matches!(e, AgentEvent::RequestEnded { .. })
 }
 
 /// Polls `fact` until it holds; the deadline is only a guard.

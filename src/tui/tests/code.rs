@@ -21,7 +21,7 @@ fn answered() -> crate::tui::app::App {
     app.apply(&AgentEvent::UserMessage {
         text: "Show me the config in TypeScript and TOML".into(),
     });
-    app.apply(&AgentEvent::TurnStarted { turn });
+    app.apply(&AgentEvent::StepStarted { turn });
     app.apply(&AgentEvent::AssistantMessage {
         turn,
         text: ANSWER.into(),

@@ -148,7 +148,7 @@ fn deny_with_a_message() {
 fn esc_interrupts_and_ctrl_c_twice_quits() {
     let t0 = Instant::now();
     let mut app = app(t0);
-    app.apply(&AgentEvent::TurnStarted { turn: TurnId(1) });
+    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
     app.handle_input(&key(KeyCode::Esc));
     assert!(matches!(
         app.take_commands().as_slice(),
@@ -283,7 +283,7 @@ fn an_edit_card_points_to_the_diff_pane_and_brackets_step_through_edits() {
 #[test]
 fn a_turn_failure_is_shown_and_the_ui_stays_usable() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::TurnEnded {
+    app.apply(&AgentEvent::RequestEnded {
         turn: TurnId(1),
         reason: EndReason::Failed("401 invalid api key".into()),
     });
@@ -342,7 +342,7 @@ fn an_interrupt_puts_queued_messages_back_into_the_input() {
         app.take_commands().as_slice(),
         [UserCommand::Interrupt]
     ));
-    app.apply(&AgentEvent::TurnEnded {
+    app.apply(&AgentEvent::RequestEnded {
         turn: TurnId(1),
         reason: EndReason::Interrupted,
     });
@@ -357,7 +357,7 @@ fn an_interrupt_puts_queued_messages_back_into_the_input() {
 #[test]
 fn an_answer_cut_at_the_output_limit_is_flagged_and_continue_asks_for_the_rest() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::TurnEnded {
+    app.apply(&AgentEvent::RequestEnded {
         turn: TurnId(1),
         reason: EndReason::OutputLimit,
     });
