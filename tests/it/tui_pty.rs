@@ -68,9 +68,10 @@ async fn tui_pty_approving_a_dangerous_command_runs_it_and_shows_its_card() {
     // The victim is outside the workspace: `y` would run it in the sandbox, `u` without.
     assert!(prompt.contains("run without sandbox"), "{prompt}");
     tui.send("u");
-    // The output (not the command, which shows the unexpanded text) is on the card.
-    let screen = tui.wait_for_text("removed-42").await;
-    assert!(screen.contains("exit 0"), "{screen}");
+    // The output (not the command, which shows the unexpanded text) is on the card once the
+    // command has finished: the live tail may show it before the exit status arrives.
+    let screen = tui.wait_for_text("exit 0").await;
+    assert!(screen.contains("removed-42"), "{screen}");
     tui.wait_for_text("The directory is gone.").await;
     assert!(!victim.exists());
     tui.quit().await;
