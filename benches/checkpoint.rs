@@ -1,0 +1,175 @@
+//! Checkpoint figures, run by hand: `cargo bench --bench checkpoint`.
+//! - a 20,000-file workspace (200 dirs × 100 files of ~1 KB, a git repository with all of it
+//!   committed): the first checkpoint, then the median checkpoint after editing one file,
+//!   against `git status` on the same tree (what every git user already waits for);
+//! - a session editing 10 files, 100 checkpoints: the store's size on disk against the size
+//!   of the files and of all the versions written.
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cairn::checkpoint::CheckpointStore;
+
+const TREE_DIRS: usize = 200;
+const FILES_PER_DIR: usize = 100;
+const RUNS: usize = 21;
+
+fn main() {
+    println!("checkpoint bench (median of {RUNS} runs where repeated)");
+    bench_large_workspace();
+    bench_store_size();
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn source_text(dir: usize, file: usize, version: usize) -> String {
+    let mut text = String::new();
+    for line in 0..30 {
+        text.push_str(&format!(
+            "fn item_{dir}_{file}_{line}() -> u64 {{ {} }} // v{version}\n",
+            dir * 7919 + file * 104_729 + line
+        ));
+    }
+    text
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .args(["-c", "user.name=b", "-c", "user.email=b@b"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn bench_large_workspace() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    let mut bytes = 0;
+    for d in 0..TREE_DIRS {
+        let dir = root.join(format!("src/m{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..FILES_PER_DIR {
+            let text = source_text(d, f, 0);
+            bytes += text.len();
+            std::fs::write(dir.join(format!("f{f:03}.rs")), text).unwrap();
+        }
+    }
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "tree"]);
+    // A real workspace's files are older than its first checkpoint; files written in the
+    // same second as git's index are re-hashed (git's racy-clean rule), which would measure
+    // the tree's creation instead.
+    std::thread::sleep(Duration::from_millis(1100));
+    println!(
+        "workspace: {} files, {:.1} MB",
+        TREE_DIRS * FILES_PER_DIR,
+        bytes as f64 / 1e6
+    );
+
+    let mut status = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        git(root, &["status", "--porcelain"]);
+        status.push(start.elapsed());
+    }
+
+    let store = CheckpointStore::open(data.path(), root).unwrap();
+    let start = Instant::now();
+    store.snapshot().unwrap();
+    let first = start.elapsed();
+    // The next one re-checks entries the first recorded in the same second as their files.
+    std::thread::sleep(Duration::from_millis(1100));
+    store.snapshot().unwrap();
+
+    let mut unchanged = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        store.snapshot().unwrap();
+        unchanged.push(start.elapsed());
+    }
+    let mut edited = Vec::new();
+    for run in 0..RUNS {
+        let d = run * 7 % TREE_DIRS;
+        let path = root.join(format!("src/m{d:03}/f001.rs"));
+        std::fs::write(&path, source_text(d, 1, run + 1)).unwrap();
+        let start = Instant::now();
+        store.snapshot().unwrap();
+        edited.push(start.elapsed());
+    }
+    println!("  git status --porcelain (baseline): {:?}", median(status));
+    println!("  first checkpoint:                  {first:?} (target < 2 s)");
+    println!(
+        "  checkpoint, nothing changed:       {:?}",
+        median(unchanged)
+    );
+    println!(
+        "  checkpoint after a 1-file edit:    {:?} (target < 50 ms)",
+        median(edited)
+    );
+    println!("  store size: {:.1} MB", store.disk_usage() as f64 / 1e6);
+}
+
+fn bench_store_size() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = ws.path();
+    let mut files_size = 0;
+    for f in 0..10 {
+        let text = big_source(f, 0);
+        files_size += text.len();
+        std::fs::write(root.join(format!("file{f}.rs")), text).unwrap();
+    }
+    let store = CheckpointStore::open(data.path(), root).unwrap();
+    store.snapshot().unwrap();
+    let base = store.disk_usage();
+    let mut written = 0;
+    for step in 1..=100 {
+        let f = step % 10;
+        let text = big_source(f, step);
+        written += text.len();
+        std::fs::write(root.join(format!("file{f}.rs")), text).unwrap();
+        store.snapshot().unwrap();
+    }
+    let size = store.disk_usage();
+    println!(
+        "session of 100 checkpoints editing 10 files ({:.0} KB in all; {:.0} KB of versions written):",
+        files_size as f64 / 1e3,
+        written as f64 / 1e3
+    );
+    println!(
+        "  store: {:.0} KB ({:.0} KB of it the first checkpoint) = {:.2}x the files, {:.2}x the versions written (target < 2x)",
+        size as f64 / 1e3,
+        base as f64 / 1e3,
+        size as f64 / files_size as f64,
+        size as f64 / written as f64
+    );
+}
+
+/// A 200-line file whose one line `version` changes, like an edit does.
+fn big_source(file: usize, version: usize) -> String {
+    let mut text = String::new();
+    for line in 0..200 {
+        if line == version % 200 {
+            text.push_str(&format!(
+                "    let edited_{version} = {line}; // step {version}\n"
+            ));
+        } else {
+            text.push_str(&format!(
+                "    let value_{file}_{line} = compute({line}, \"{}\");\n",
+                file * 31 + line
+            ));
+        }
+    }
+    text
+}
