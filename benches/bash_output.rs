@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cairn::bus::CallId;
 use cairn::tools::bash::Bash;
 use cairn::tools::{BashSettings, CommandRun, Tool, ToolCx, ToolEnv, ToolOutput};
 use serde_json::json;
@@ -43,7 +42,7 @@ fn main() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let env = ToolEnv::new(dir.path().to_path_buf(), BashSettings::default());
-    let mut cx = ToolCx::new(env, CallId::new("bench"));
+    let mut cx = ToolCx::new(env);
     // The agent always attaches a live tail; count what it receives, as a UI would.
     let tail_bytes = Arc::new(AtomicUsize::new(0));
     let counter = tail_bytes.clone();

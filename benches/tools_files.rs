@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cairn::bus::CallId;
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::grep::Grep;
 use cairn::tools::read_file::ReadFile;
@@ -27,10 +26,7 @@ fn main() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let cx = ToolCx::new(
-        ToolEnv::new(root.clone(), BashSettings::default()),
-        CallId::new("bench"),
-    );
+    let cx = ToolCx::new(ToolEnv::new(root.clone(), BashSettings::default()));
 
     println!("tools_files bench ({RUNS} runs each, median)");
     bench_grep(&runtime, &cx, &root);

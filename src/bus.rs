@@ -7,8 +7,57 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::permissions::Mode;
-use crate::tools::{FileChange, ToolOutput};
+use crate::tool_output::{FileChange, ToolOutput};
+
+/// How much runs without asking.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+#[value(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Every mutating call asks.
+    Ask,
+    /// Edits inside the workspace run; commands ask unless known to be read-only.
+    #[default]
+    AutoEdit,
+    /// Only dangerous commands (and writes outside the workspace) ask.
+    Auto,
+    /// Nothing asks, everything runs (the sandbox still applies when enabled).
+    Never,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask",
+            Mode::AutoEdit => "auto-edit",
+            Mode::Auto => "auto",
+            Mode::Never => "never",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "ask" => Ok(Mode::Ask),
+            "auto-edit" | "auto_edit" => Ok(Mode::AutoEdit),
+            "auto" => Ok(Mode::Auto),
+            "never" => Ok(Mode::Never),
+            other => Err(format!(
+                "unknown mode `{other}` (ask, auto-edit, auto, never)"
+            )),
+        }
+    }
+}
 
 /// The one marker for a call stopped because the user interrupted: the result of a cancelled
 /// call, and the marker a cancelled command run carries after its output.

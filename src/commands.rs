@@ -8,7 +8,7 @@ use std::sync::Arc;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use crate::agent::history;
-use crate::bus::{self, AgentEvent, CallId, UserCommand};
+use crate::bus::{self, AgentEvent, UserCommand};
 use crate::cli::RunArgs;
 use crate::config::{Config, FlagLayer};
 use crate::exec::status;
@@ -184,7 +184,7 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
         serde_json::from_str(args).wrap_err("the arguments are not valid JSON")?;
     let workspace = std::env::current_dir()?;
     let env = ToolEnv::new(workspace, BashSettings::default());
-    let cx = ToolCx::new(Arc::clone(&env), CallId::new("cli"));
+    let cx = ToolCx::new(Arc::clone(&env));
     if let (Some(path), Some(reader), false) = (
         args.get("path"),
         registry.get("read_file"),

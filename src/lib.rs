@@ -11,7 +11,8 @@
 //!                     session log (append-only JSONL, the single source of truth)
 //! ```
 //!
-//! Start with `bus` (the events), `tools` (the tool trait), `agent` (the loop).
+//! Start with `bus` (the events), `tools` (the tool trait), `agent` (the loop). The layers and
+//! what may import what: docs/architecture.md (checked by tests/it/architecture.rs).
 
 pub mod agent;
 pub mod bus;
@@ -30,5 +31,6 @@ pub mod session_log;
 pub mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tool_output;
 pub mod tools;
 pub mod tui;

@@ -111,7 +111,7 @@ impl Agent {
             Ok(args) => args,
             Err(message) => return done(ToolResult::error(message)),
         };
-        let cx = ToolCx::new(Arc::clone(&self.engine.tools), call.id.clone());
+        let cx = ToolCx::new(Arc::clone(&self.engine.tools));
         let access = match guarded(&call.name, || tool.access(&args, &cx)) {
             Ok(Ok(access)) => access,
             Ok(Err(err)) => return done(ToolResult::error(err)),
@@ -491,7 +491,6 @@ fn spawn_tool(
     let args = ready.args.clone();
     let cx = ToolCx {
         env,
-        call: ready.call.clone(),
         cancel,
         tail: Some(tail),
         grant: ready.grant,

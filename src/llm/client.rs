@@ -533,11 +533,11 @@ struct StreamOptions {
 pub struct WireTool<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
-    function: &'a crate::tools::ToolSpec,
+    function: &'a crate::llm::wire::ToolSpec,
 }
 
 /// The request's `tools` array; `cairn tool list` prints the same.
-pub fn wire_tools(specs: &[crate::tools::ToolSpec]) -> Vec<WireTool<'_>> {
+pub fn wire_tools(specs: &[crate::llm::wire::ToolSpec]) -> Vec<WireTool<'_>> {
     specs
         .iter()
         .map(|spec| WireTool {

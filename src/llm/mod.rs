@@ -16,9 +16,9 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::{CallId, Usage};
-use crate::tools::ToolSpec;
 pub use client::HttpModel;
 pub use reasoning::ReasoningBlocks;
+pub use wire::ToolSpec;
 pub use wire::{ChatMessage, WireFunction, WireToolCall, wire_arguments};
 
 /// Where and how to reach the model. `Debug` shows whether a key is set, never the key.

@@ -79,3 +79,12 @@ pub fn is_json_object(text: &str) -> bool {
     text.trim_start().starts_with('{')
         && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
+
+/// The model's face of a tool: exactly what goes into the request, nothing else. A wire type,
+/// so the client needs nothing from `tools`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub parameters: serde_json::Value,
+}

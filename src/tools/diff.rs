@@ -60,7 +60,7 @@ pub fn diff_files(before: &[u8], after: &[u8], path: &str, created: bool) -> Lin
                     .rfind('\n')
                     .map_or(0, |at| at + 1);
                 out.text.truncate(cut);
-                out.text.push_str(super::output::DIFF_TRUNCATED);
+                out.text.push_str(crate::tool_output::DIFF_TRUNCATED);
                 out.text.push('\n');
                 break;
             }

@@ -18,7 +18,6 @@ pub mod job_tools;
 pub mod jobs;
 mod line_cap;
 pub mod list_dir;
-mod output;
 pub mod paths;
 pub mod places;
 pub mod read_file;
@@ -31,7 +30,7 @@ mod walk;
 pub mod write_file;
 pub mod write_queue;
 
-pub use output::*;
+pub use crate::tool_output::*;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -39,20 +38,14 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::bus::CallId;
 use confined::Beneath;
 use paths::RealPath;
 use places::FilePolicy;
 use read_state::ReadTracker;
 use write_queue::WriteQueue;
 
-/// The model's face of a tool: exactly what goes into the request, nothing else.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub parameters: serde_json::Value,
-}
+/// The model's face of a tool, a wire type of the request (`llm::wire`).
+pub use crate::llm::wire::ToolSpec;
 
 /// What a call would touch. The gate decides on it; the runtime schedules by it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,7 +205,6 @@ pub type TailSink = Arc<dyn Fn(&str) + Send + Sync>;
 #[derive(Clone)]
 pub struct ToolCx {
     pub env: Arc<ToolEnv>,
-    pub call: CallId,
     /// Cancelled when the user interrupts; tools stop and report `[cancelled]`.
     pub cancel: CancellationToken,
     pub tail: Option<TailSink>,
@@ -225,10 +217,9 @@ pub struct ToolCx {
 }
 
 impl ToolCx {
-    pub fn new(env: Arc<ToolEnv>, call: CallId) -> Self {
+    pub fn new(env: Arc<ToolEnv>) -> Self {
         Self {
             env,
-            call,
             cancel: CancellationToken::new(),
             tail: None,
             grant: executor::Grant::default(),

@@ -210,6 +210,23 @@ pub fn todos_text(todos: &[TodoItem]) -> String {
     out
 }
 
+/// The model's text of each output, kept beside the renderers (the types are a leaf module
+/// the bus can use; their rendering is the tools' business).
+impl crate::tool_output::ToolOutput {
+    /// The short text the model sees. Business facts appear here as markers.
+    pub fn model_text(&self) -> String {
+        match self {
+            Self::Command(run) => command_text(run),
+            Self::FileSlice(slice) => super::file_render::slice_text(slice),
+            Self::FileChanged(change) => super::file_render::change_text(change),
+            Self::Listing(listing) => listing_text(listing),
+            Self::Matches(matches) => matches_text(matches),
+            Self::Todos { todos } => todos_text(todos),
+            Self::Job(report) => job_text(report),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

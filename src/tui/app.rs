@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ratatui::layout::Rect;
 
 use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
-use crate::tools::ToolOutput;
+use crate::tool_output::ToolOutput;
 use crate::tui::TuiOptions;
 use crate::tui::approval::{ApprovalPrompt, Held};
 use crate::tui::cards::{CardState, ToolCard};

@@ -16,7 +16,7 @@ use ratatui::widgets::{Block, Clear, Widget};
 
 use crate::bus::{CallId, Decision};
 use crate::permissions::classify::Class;
-use crate::tools::FileChange;
+use crate::tool_output::FileChange;
 use crate::tui::{diffs, highlight, theme, wrap};
 
 /// Diff lines shown inside the prompt at most.

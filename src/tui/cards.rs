@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use crate::bus::{CallId, Decision, ToolResult};
-use crate::tools::{CommandRun, FileChange, ToolOutput};
+use crate::tool_output::{CommandRun, FileChange, ToolOutput};
 use crate::tui::{highlight, theme, wrap};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -339,7 +339,7 @@ fn output_summary(output: &ToolOutput) -> String {
         ToolOutput::Todos { todos } => {
             let done = todos
                 .iter()
-                .filter(|t| t.status == crate::tools::TodoStatus::Completed)
+                .filter(|t| t.status == crate::tool_output::TodoStatus::Completed)
                 .count();
             format!("todo list updated: {done}/{} done", todos.len())
         }

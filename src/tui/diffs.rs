@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
-use crate::tools::FileChange;
+use crate::tool_output::FileChange;
 use crate::tui::{highlight, theme, wrap};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub enum DiffLine {
     Truncated,
 }
 
-pub use crate::tools::DIFF_TRUNCATED as TRUNCATED_MARKER;
+pub use crate::tool_output::DIFF_TRUNCATED as TRUNCATED_MARKER;
 
 /// Parses unified diff text into numbered lines. File headers (`diff`, `---`, `+++`) are
 /// skipped only outside a hunk: inside one, `--- x` is the removed line `-- x`. A hunk ends

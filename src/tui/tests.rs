@@ -14,7 +14,7 @@ use super::TuiOptions;
 use super::app::{App, Focus};
 use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId, Usage};
 use crate::permissions::Mode;
-use crate::tools::{CommandRun, FileChange, TodoItem, TodoStatus, ToolOutput};
+use crate::tool_output::{CommandRun, FileChange, TodoItem, TodoStatus, ToolOutput};
 
 fn options() -> TuiOptions {
     TuiOptions {

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
-use crate::tools::{TodoItem, TodoStatus};
+use crate::tool_output::{TodoItem, TodoStatus};
 use crate::tui::{theme, wrap};
 
 #[derive(Debug, Default)]

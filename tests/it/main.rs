@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module drives cairn the way a user or a model would.
 
 mod agent_turns;
+mod architecture;
 mod context;
 mod exec_e2e;
 mod guarded_e2e;

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cairn::bus::CallId;
 use cairn::tools::bash::Bash;
 use cairn::tools::todo_write::TodoWrite;
 use cairn::tools::{BashSettings, CommandRun, JobReport, Tool, ToolCx, ToolEnv, ToolOutput};
@@ -24,7 +23,7 @@ pub(crate) fn fixture_with(settings: BashSettings) -> Fixture {
     let workspace = dir.path().canonicalize().unwrap();
     let env = ToolEnv::new(workspace, settings);
     Fixture {
-        cx: ToolCx::new(env, CallId::new("call-1")),
+        cx: ToolCx::new(env),
         dir,
     }
 }

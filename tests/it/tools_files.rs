@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn::bus::CallId;
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::read_file::ReadFile;
 use cairn::tools::write_file::WriteFile;
@@ -34,10 +33,7 @@ impl Ws {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let cx = ToolCx::new(
-            ToolEnv::new(root.clone(), BashSettings::default()),
-            CallId::new("c1"),
-        );
+        let cx = ToolCx::new(ToolEnv::new(root.clone(), BashSettings::default()));
         Self {
             _dir: dir,
             root,
@@ -46,10 +42,11 @@ impl Ws {
     }
     /// A workspace at `root` (canonical, existing) with this file policy.
     pub fn at(root: PathBuf, files: cairn::tools::places::FilePolicy) -> Self {
-        let cx = ToolCx::new(
-            ToolEnv::with_files(root.clone(), BashSettings::default(), files),
-            CallId::new("c1"),
-        );
+        let cx = ToolCx::new(ToolEnv::with_files(
+            root.clone(),
+            BashSettings::default(),
+            files,
+        ));
         Self {
             _dir: tempfile::tempdir().unwrap(),
             root,

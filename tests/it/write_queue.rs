@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use cairn::bus::CallId;
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::read_file::ReadFile;
 use cairn::tools::write_file::WriteFile;
@@ -44,7 +43,7 @@ async fn fifty_parallel_edits_through_different_spellings_all_land() {
     let env = ws.env();
     let mut tasks = Vec::new();
     for i in 0..EDITS {
-        let cx = ToolCx::new(Arc::clone(&env), CallId::new(format!("edit-{i}")));
+        let cx = ToolCx::new(Arc::clone(&env));
         let args = json!({
             "path": spellings[i % spellings.len()],
             "old_string": format!("marker-{i:02} = old"),
@@ -81,7 +80,7 @@ async fn parallel_writes_to_different_files_all_land() {
     let env = ws.env();
     let mut tasks = Vec::new();
     for i in 0..20 {
-        let cx = ToolCx::new(Arc::clone(&env), CallId::new(format!("w-{i}")));
+        let cx = ToolCx::new(Arc::clone(&env));
         let args = json!({"path": format!("out/{i}.txt"), "content": format!("file {i}")});
         tasks.push(tokio::spawn(async move {
             WriteFile.run(args, &cx).await.map_err(|e| e.to_string())
@@ -133,7 +132,7 @@ async fn a_cancelled_call_waiting_in_the_queue_changes_nothing() {
         .unwrap();
     let real = cairn::tools::paths::resolve(&ws.root, "f.txt").unwrap();
     let turn = ws.cx.env.writes.lock(&real).await;
-    let cx = ToolCx::new(ws.env(), CallId::new("waiting"));
+    let cx = ToolCx::new(ws.env());
     let cancel = cx.cancel.clone();
     let args = json!({"path": "f.txt", "old_string": "a", "new_string": "b"});
     let waiting =

@@ -179,18 +179,3 @@ pub enum ToolOutput {
     Todos { todos: Vec<TodoItem> },
     Job(JobReport),
 }
-
-impl ToolOutput {
-    /// The short text the model sees. Business facts appear here as markers.
-    pub fn model_text(&self) -> String {
-        match self {
-            ToolOutput::Command(run) => super::render::command_text(run),
-            ToolOutput::FileSlice(slice) => super::file_render::slice_text(slice),
-            ToolOutput::FileChanged(change) => super::file_render::change_text(change),
-            ToolOutput::Listing(listing) => super::render::listing_text(listing),
-            ToolOutput::Matches(matches) => super::render::matches_text(matches),
-            ToolOutput::Todos { todos } => super::render::todos_text(todos),
-            ToolOutput::Job(report) => super::render::job_text(report),
-        }
-    }
-}

@@ -1,0 +1,286 @@
+//! The layers of the crate, checked: every `crate::…` path in `src/` is read and an import
+//! from a layer above fails the test (docs/architecture.md draws the layers). Codex gets this
+//! from separate crates; cairn gets it from this file. Test code (`tests.rs`, `*_tests.rs`,
+//! `tests/` folders, `#[cfg(test)] mod tests`) may reach anything and is not read.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+/// The layer of each top-level module; a module imports only from its own layer or below.
+const LAYERS: &[(&str, u8)] = &[
+    // 0: the vocabulary everything shares; imports nothing of cairn but each other.
+    ("bus", 0),
+    ("tool_output", 0),
+    ("sync", 0),
+    ("secrets", 0),
+    ("models", 0),
+    // 1: the services the agent drives.
+    ("tools", 1),
+    ("llm", 1),
+    ("permissions", 1),
+    ("session_log", 1),
+    ("checkpoint", 1),
+    ("config", 1),
+    // 2: the loop.
+    ("agent", 2),
+    // 3: the front ends and the wiring (the binary, subcommands, test doubles).
+    ("tui", 3),
+    ("exec", 3),
+    ("launch", 3),
+    ("cli", 3),
+    ("commands", 3),
+    ("subcommands", 3),
+    ("policy_cmd", 3),
+    ("testing", 3),
+    ("main", 3),
+    ("bin", 3),
+];
+
+/// Imports forbidden even though the layers would allow them: (importer, path prefix,
+/// allowed exception prefix, why).
+const FORBIDDEN: &[(&str, &str, &str, &str)] = &[
+    (
+        "bus",
+        "crate::",
+        "crate::tool_output",
+        "the bus is a leaf: only tool-output types",
+    ),
+    (
+        "tool_output",
+        "crate::",
+        "crate::tool_output",
+        "tool-output types import nothing",
+    ),
+    (
+        "llm",
+        "crate::tools",
+        "",
+        "the client does not depend on tools (ToolSpec is a wire type)",
+    ),
+    (
+        "llm",
+        "crate::permissions",
+        "",
+        "the client knows nothing of the gate",
+    ),
+    (
+        "tools",
+        "crate::permissions",
+        "",
+        "tools do not import the permission gate",
+    ),
+    (
+        "tools",
+        "crate::llm",
+        "crate::llm::wire",
+        "tools know the wire types, not the client",
+    ),
+    (
+        "tui",
+        "crate::tools",
+        "crate::tools::executor::reaper",
+        "the TUI runs no tool (it only reaps the editor it starts)",
+    ),
+    (
+        "tui",
+        "crate::llm",
+        "",
+        "the TUI does not reach the network",
+    ),
+    (
+        "tui",
+        "crate::agent",
+        "",
+        "the TUI talks to the agent over the bus",
+    ),
+    ("exec", "crate::tools", "", "exec runs no tool"),
+    ("exec", "crate::llm", "", "exec does not reach the network"),
+    (
+        "exec",
+        "crate::agent",
+        "",
+        "exec talks to the agent over the bus",
+    ),
+];
+
+fn layer(module: &str) -> Option<u8> {
+    LAYERS.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)
+}
+
+/// The top-level module a file of `src/` belongs to.
+fn module_of(relative: &Path) -> String {
+    let first = relative
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    first.trim_end_matches(".rs").to_string()
+}
+
+fn is_test_file(relative: &Path) -> bool {
+    let name = relative
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name == "tests.rs"
+        || name.ends_with("_tests.rs")
+        || relative.components().any(|c| c.as_os_str() == "tests")
+}
+
+/// Every `crate::a::b` path in the code of `text` (comments and test modules left out),
+/// with `use crate::{a, b::c}` groups expanded to `crate::a`, `crate::b::c`.
+pub fn crate_paths(text: &str) -> Vec<String> {
+    let code = match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let line = line.trim_start();
+        if line.starts_with("//") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("crate::") {
+            let after = &rest[at + "crate::".len()..];
+            if let Some(group) = after.strip_prefix('{') {
+                for item in group.split([',', '}']) {
+                    let item = item.trim();
+                    if item.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+                        out.push(format!("crate::{}", path_part(item)));
+                    }
+                }
+            } else {
+                out.push(format!("crate::{}", path_part(after)));
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+fn path_part(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(text.len());
+    text[..end].trim_end_matches(':')
+}
+
+/// The broken rules of one file of module `module`.
+pub fn violations(module: &str, file: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(own) = layer(module) else {
+        return vec![format!("{file}: module `{module}` has no layer in LAYERS")];
+    };
+    for path in crate_paths(text) {
+        let target = path
+            .trim_start_matches("crate::")
+            .split("::")
+            .next()
+            .unwrap_or("");
+        if target.is_empty() || target == module {
+            continue;
+        }
+        match layer(target) {
+            Some(theirs) if theirs > own => out.push(format!(
+                "{file}: `{path}` imports layer {theirs} ({target}) from layer {own} ({module})"
+            )),
+            None => out.push(format!("{file}: `{path}`: module `{target}` has no layer")),
+            _ => {}
+        }
+        for (importer, prefix, except, why) in FORBIDDEN {
+            let below = |p: &str| path == p || path.starts_with(&format!("{p}::"));
+            let matches_prefix = if prefix.ends_with("::") {
+                path.starts_with(prefix)
+            } else {
+                below(prefix)
+            };
+            if *importer == module && matches_prefix && (except.is_empty() || !below(except)) {
+                out.push(format!("{file}: `{path}`: {why}"));
+            }
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_layer_imports_one_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut broken = Vec::new();
+    for path in &files {
+        let relative = path.strip_prefix(&src).unwrap();
+        if relative == Path::new("lib.rs") || is_test_file(relative) {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        broken.extend(violations(
+            &module_of(relative),
+            &relative.display().to_string(),
+            &text,
+        ));
+    }
+    assert!(files.len() > 50, "found only {} files", files.len());
+    assert!(
+        broken.is_empty(),
+        "layer rules broken:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_fails_on_a_forbidden_import() {
+    // The bus reaching up into permissions, the old circle.
+    let bus = "use std::fmt;\nuse crate::permissions::Mode;\n";
+    assert_eq!(
+        violations("bus", "bus.rs", bus).len(),
+        2,
+        "{:?}",
+        violations("bus", "bus.rs", bus)
+    );
+    // A grouped import of the agent from the tools layer.
+    let tool = "use crate::{bus::CallId, agent::Agent};\n";
+    let found = violations("tools", "tools/x.rs", tool);
+    assert!(
+        found.len() == 1 && found[0].contains("crate::agent::Agent"),
+        "{found:?}"
+    );
+    // A path written inline, not in a `use`.
+    let tui = "fn f() { let m = crate::llm::client::HttpModel::new(); }\n";
+    assert!(!violations("tui", "tui/x.rs", tui).is_empty());
+    // The client importing tools, and tools importing the gate, though both are layer 1.
+    assert!(!violations("llm", "llm/x.rs", "use crate::tools::ToolSpec;\n").is_empty());
+    assert!(
+        !violations(
+            "tools",
+            "tools/x.rs",
+            "use crate::permissions::policy::PolicyGate;\n"
+        )
+        .is_empty()
+    );
+    // What is allowed passes: a lower layer, the documented exceptions, comments, test code.
+    let fine = "use crate::bus::{AgentEvent, Mode};\nuse crate::tool_output::FileChange;\n\
+        // crate::agent in a comment\nuse crate::tools::executor::reaper;\n\
+        #[cfg(test)]\nmod tests {\n    use crate::agent::Agent;\n}\n";
+    assert_eq!(violations("tui", "tui/x.rs", fine), Vec::<String>::new());
+    assert_eq!(
+        violations("tools", "tools/x.rs", "use crate::llm::wire::ToolSpec;\n"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        violations("bus", "bus.rs", "use crate::tool_output::ToolOutput;\n"),
+        Vec::<String>::new()
+    );
+}
