@@ -547,6 +547,26 @@ pub(super) const HOSTILE: &[(&str, Class, &str)] = &[
     ("tee -a ~/.config/fish/config.fish < x", D, "protected path"),
     ("echo key >> ~/.ssh/authorized_keys", D, "protected path"),
     ("cat x > $HOME/.bash_profile", D, "protected path"),
+    // Reading where keys live is held even by programs that only read.
+    ("cat ~/.ssh/id_rsa", D, "names .ssh"),
+    ("cat $HOME/.ssh/id_ed25519", D, "names .ssh"),
+    ("head -c 400 \"${HOME}\"/.ssh/id_rsa", D, "names .ssh"),
+    ("cd ~ && cat .ssh/id_rsa", D, "names .ssh"),
+    ("cd ~/.ssh; cat id_rsa", D, "names .ssh"),
+    ("grep -r BEGIN /root/.ssh", D, "names .ssh"),
+    ("base64 < ~/.ssh/id_rsa", D, "names .ssh"),
+    ("tar c ~/.gnupg", D, "names .gnupg"),
+    ("cat ~/.aws/credentials", D, "names .aws"),
+    ("less ../../.netrc", D, "names .netrc"),
+    ("cat ~/.docker/config.json", D, "names .docker/config.json"),
+    ("cat ~/.config/cairn/config.toml", D, "names .config/cairn"),
+    (
+        "ls ~/.local/share/cairn/sessions",
+        D,
+        "names .local/share/cairn",
+    ),
+    ("rg KEY ~/.local/share/cairn", D, "names .local/share/cairn"),
+    ("cat ~/.sshd_notes", R, "only reads"),
 ];
 
 /// Rows whose command must carry the protected-path flag.

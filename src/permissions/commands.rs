@@ -439,12 +439,57 @@ impl Walker {
         if let Some(why) = reads_secrets(&word.text) {
             return Some(why);
         }
+        if let Some(why) = names_secret_store(&word.text) {
+            return Some(why);
+        }
         let cwd = self.cwd.as_ref()?;
         if cwd.starts_with("/proc") && !word.text.starts_with('/') {
             return reads_secrets(&cwd.join(&word.text).to_string_lossy());
         }
+        // Relative to a `cd` into the home directory (`cd ~ && cat .ssh/id_rsa`).
+        if !word.text.starts_with('/') {
+            return names_secret_store(&cwd.join(&word.text).to_string_lossy());
+        }
         None
     }
+}
+
+/// Path components of the places where users keep keys and credentials, and where cairn
+/// keeps its own config and session logs. Matched anywhere in an argument, whatever spells the
+/// home directory before them (`~`, `$HOME`, `/root`, `../..`): a command that names one of
+/// them is held in every mode but `never`, even when it only reads.
+const SECRET_STORES: &[&[&str]] = &[
+    &[".ssh"],
+    &[".aws"],
+    &[".gnupg"],
+    &[".netrc"],
+    &[".git-credentials"],
+    &[".pgpass"],
+    &[".password-store"],
+    &[".docker", "config.json"],
+    &[".kube", "config"],
+    &[".azure"],
+    &[".config", "gh"],
+    &[".config", "gcloud"],
+    &[".config", "cairn"],
+    &[".local", "share", "cairn"],
+];
+
+/// Why an argument names a secret store (`~/.ssh/id_rsa`, `$HOME/.aws/credentials`), or `None`.
+pub(crate) fn names_secret_store(text: &str) -> Option<String> {
+    let parts: Vec<&str> = text
+        .split('/')
+        .map(|p| p.trim_matches(|c| c == '"' || c == '\''))
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    SECRET_STORES.iter().find_map(|store| {
+        parts.windows(store.len()).any(|w| w == *store).then(|| {
+            format!(
+                "names {}, where keys, credentials or cairn's own data live",
+                store.join("/")
+            )
+        })
+    })
 }
 
 /// Whether two spellings name the same file (`./x.sh` and `x.sh`).

@@ -115,7 +115,14 @@ impl Walker {
                 if let Some(dest) = node.child_by_field_name("destination") {
                     self.visit(dest, src);
                     let target = word(dest, src);
-                    if let Some(why) = reads_secrets(&target.text) {
+                    // Writes there are judged as protected paths; reads are held here.
+                    let reads = op.starts_with('<');
+                    let secret = reads_secrets(&target.text).or_else(|| {
+                        reads
+                            .then(|| crate::permissions::commands::names_secret_store(&target.text))
+                            .flatten()
+                    });
+                    if let Some(why) = secret {
                         self.push(Vec::new(), Class::Dangerous, why);
                     }
                     network = is_network_device(&target.text);
