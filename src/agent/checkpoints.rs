@@ -10,6 +10,9 @@ use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_chan
 use crate::session_log::Record;
 use crate::tools::ToolOutput;
 
+/// Longest a snapshot may take before checkpoints are switched off for the session.
+const SNAPSHOT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// The store of this agent's workspace, opened on first use.
 #[derive(Default)]
 pub(super) struct Checkpoints {
@@ -45,7 +48,20 @@ impl Agent {
     /// once as a warning).
     pub(super) async fn checkpoint(&mut self, kind: CheckpointKind) -> Option<CheckpointId> {
         let store = self.checkpoint_store()?;
-        let snap = match tokio::task::spawn_blocking(move || store.snapshot()).await {
+        let snapshot = tokio::task::spawn_blocking(move || store.snapshot());
+        // A workspace too big to snapshot quickly (a home directory, a monorepo) must not hold
+        // up every call of the session: checkpoints go off for it, once, with a warning.
+        let Ok(snapshot) = tokio::time::timeout(SNAPSHOT_DEADLINE, snapshot).await else {
+            self.checkpoints.unavailable = true;
+            self.emit(AgentEvent::Warning {
+                message: format!(
+                    "checkpoints off for this session (undo is off): the workspace took over {} s to snapshot",
+                    SNAPSHOT_DEADLINE.as_secs()
+                ),
+            });
+            return None;
+        };
+        let snap = match snapshot {
             Ok(Ok(snap)) => snap,
             Ok(Err(err)) => {
                 tracing::warn!("checkpoint failed: {err}");
