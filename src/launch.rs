@@ -92,7 +92,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     let engine = Engine {
         model: Arc::new(model),
         registry: Arc::new(Registry::with_tools(standard_tools())),
-        tools,
+        tool_env: tools,
         gate,
     };
     let settings = AgentSettings {

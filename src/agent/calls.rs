@@ -111,7 +111,7 @@ impl Agent {
             Ok(args) => args,
             Err(message) => return done(ToolResult::error(message)),
         };
-        let cx = ToolCx::new(Arc::clone(&self.engine.tools));
+        let cx = ToolCx::new(Arc::clone(&self.engine.tool_env));
         let access = match guarded(&call.name, || tool.access(&args, &cx)) {
             Ok(Ok(access)) => access,
             Ok(Err(err)) => return done(ToolResult::error(err)),
@@ -129,7 +129,7 @@ impl Agent {
             Access::Command { command, .. } => {
                 self.settings.interactive
                     && mode != crate::permissions::Mode::Never
-                    && self.engine.tools.refused.contains(command)
+                    && self.engine.tool_env.refused.contains(command)
             }
             _ => false,
         };
@@ -348,7 +348,7 @@ impl Agent {
             };
             let handle = spawn_tool(
                 Arc::clone(&self.engine.registry),
-                Arc::clone(&self.engine.tools),
+                Arc::clone(&self.engine.tool_env),
                 &ready,
                 cancel.child_token(),
                 self.tail_sink(&ready.call),

@@ -271,7 +271,7 @@ impl Agent {
     /// Read stamps of files whose read result was visible before and is not any more are
     /// dropped: an edit of such a file needs a fresh read first.
     fn forget_unseen_reads(&self, before: &[ChatMessage], after: &[ChatMessage]) {
-        let workspace = &self.engine.tools.workspace;
+        let workspace = &self.engine.tool_env.workspace;
         let resolve = |raw: &str| crate::tools::paths::resolve(workspace, raw).ok();
         let seen_after: HashSet<_> = visible_reads(after)
             .into_iter()
@@ -282,7 +282,7 @@ impl Agent {
             if let Some(real) = resolve(&raw)
                 && !seen_after.contains(&real.key())
             {
-                self.engine.tools.reads.forget(&real);
+                self.engine.tool_env.reads.forget(&real);
             }
         }
     }

@@ -59,7 +59,8 @@ pub enum StartFrom {
 pub struct Engine {
     pub model: Arc<dyn ChatModel>,
     pub registry: Arc<Registry>,
-    pub tools: Arc<ToolEnv>,
+    /// What the tools share: the workspace, bash settings, jobs, read stamps, write queue.
+    pub tool_env: Arc<ToolEnv>,
     pub gate: Arc<dyn PermissionGate>,
 }
 
@@ -308,17 +309,17 @@ impl Agent {
         }
         router.abort();
         // A grace period for jobs to exit (dropping the table would only SIGKILL them).
-        self.engine.tools.jobs.kill_all().await;
+        self.engine.tool_env.jobs.kill_all().await;
     }
 
     /// Replaces the conversation. Nothing of the old session carries over: its jobs end, its
     /// reads no longer count, and its session rules stop applying (a resumed session brings
     /// its own back from its log).
     async fn switch_session(&mut self, from: StartFrom) {
-        self.engine.tools.jobs.kill_all().await;
-        self.engine.tools = ToolEnv::new(
-            self.engine.tools.workspace.clone(),
-            self.engine.tools.bash.clone(),
+        self.engine.tool_env.jobs.kill_all().await;
+        self.engine.tool_env = ToolEnv::new(
+            self.engine.tool_env.workspace.clone(),
+            self.engine.tool_env.bash.clone(),
         );
         self.engine.gate.clear_session_rules();
         // A new session describes the workspace as it is now.

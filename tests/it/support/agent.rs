@@ -92,7 +92,7 @@ impl TestAgent {
         let engine = Engine {
             model: Arc::new(HttpModel::new(provider(url)).unwrap()),
             registry: Arc::new(Registry::with_tools(standard_tools())),
-            tools: Arc::clone(&tools),
+            tool_env: Arc::clone(&tools),
             gate: Arc::new(PolicyGate::new(PolicySettings {
                 rules: RuleSet::default(),
                 workspace: workspace.clone(),
