@@ -23,6 +23,7 @@ pub mod places;
 pub mod read_file;
 pub mod read_state;
 pub mod registry;
+pub use registry::Registry;
 pub mod render;
 pub mod text;
 pub mod todo_write;
@@ -370,28 +371,4 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(
     args: &serde_json::Value,
 ) -> Result<T, ToolError> {
     T::deserialize(args).map_err(|err| ToolError::InvalidArgs(err.to_string()))
-}
-
-/// All tools, in the order their schemas are sent.
-pub struct Registry {
-    tools: Vec<Box<dyn Tool>>,
-    /// Built once: the schemas go out with every request.
-    specs: Vec<ToolSpec>,
-}
-
-impl Registry {
-    pub fn with_tools(tools: Vec<Box<dyn Tool>>) -> Self {
-        let specs = tools.iter().map(|t| t.spec()).collect();
-        Self { tools, specs }
-    }
-    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        let index = self.specs.iter().position(|spec| spec.name == name)?;
-        self.tools.get(index).map(|t| t.as_ref())
-    }
-    pub fn specs(&self) -> &[ToolSpec] {
-        &self.specs
-    }
-    pub fn names(&self) -> Vec<&'static str> {
-        self.specs.iter().map(|spec| spec.name).collect()
-    }
 }

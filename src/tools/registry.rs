@@ -1,6 +1,31 @@
-//! The standard tool set, in the order their schemas are sent to the model.
+//! The `Registry` the agent looks tools up in, and the standard tool set, in the order their
+//! schemas are sent to the model.
 
-use super::Tool;
+use super::{Tool, ToolSpec};
+
+/// All tools, in the order their schemas are sent.
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+    /// Built once: the schemas go out with every request.
+    specs: Vec<ToolSpec>,
+}
+
+impl Registry {
+    pub fn with_tools(tools: Vec<Box<dyn Tool>>) -> Self {
+        let specs = tools.iter().map(|t| t.spec()).collect();
+        Self { tools, specs }
+    }
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        let index = self.specs.iter().position(|spec| spec.name == name)?;
+        self.tools.get(index).map(|t| t.as_ref())
+    }
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+    pub fn names(&self) -> Vec<&'static str> {
+        self.specs.iter().map(|spec| spec.name).collect()
+    }
+}
 
 /// Every tool the agent offers by default.
 pub fn standard_tools() -> Vec<Box<dyn Tool>> {
