@@ -18,7 +18,6 @@ pub mod agent;
 pub mod bus;
 pub mod checkpoint;
 pub mod cli;
-pub mod commands;
 pub mod config;
 pub mod exec;
 pub mod launch;
@@ -28,6 +27,7 @@ pub mod permissions;
 pub mod policy_cmd;
 pub mod secrets;
 pub mod session_log;
+pub mod subcommands;
 pub mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -12,7 +12,7 @@ use cairn::config::ConfigError;
 use cairn::exec::status;
 use cairn::session_log::LogError;
 use cairn::tools::executor::{reaper, sandbox};
-use cairn::{commands, exec, secrets};
+use cairn::{exec, secrets, subcommands};
 
 fn main() -> ExitCode {
     // The sandbox trampoline stays minimal: no runtime, no hooks, just restrict and exec; its
@@ -80,13 +80,13 @@ fn exit_code(code: i32) -> ExitCode {
 
 async fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        None => commands::run_tui(cli.run).await,
+        None => subcommands::run_tui(cli.run).await,
         Some(Command::Exec(args)) => exec::run(args).await,
         Some(Command::Sessions { json }) => {
-            print!("{}", commands::sessions_text(json));
+            print!("{}", subcommands::sessions_text(json));
             Ok(status::OK)
         }
-        Some(Command::Replay { id }) => commands::replay(&id).await,
+        Some(Command::Replay { id }) => subcommands::replay(&id).await,
         Some(Command::Undo { session, json }) => {
             let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
             let (text, code) = cairn::checkpoint::undo::run(session.as_deref(), json, &cwd)?;
@@ -94,11 +94,11 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             Ok(code)
         }
         Some(Command::Tool(ToolCommand::List)) => {
-            println!("{}", commands::tool_list_json()?);
+            println!("{}", subcommands::tool_list_json()?);
             Ok(status::OK)
         }
         Some(Command::Tool(ToolCommand::Run { name, args, json })) => {
-            let (text, code) = commands::tool_run(&name, &args, json).await?;
+            let (text, code) = subcommands::tool_run(&name, &args, json).await?;
             print!("{text}");
             Ok(code)
         }
@@ -109,7 +109,8 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             trust_project,
             command,
         })) => {
-            let (text, code) = commands::policy_check(&command, mode, json, config, trust_project)?;
+            let (text, code) =
+                subcommands::policy_check(&command, mode, json, config, trust_project)?;
             print!("{text}");
             Ok(code)
         }

@@ -28,7 +28,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("exec", 3),
     ("launch", 3),
     ("cli", 3),
-    ("commands", 3),
     ("subcommands", 3),
     ("policy_cmd", 3),
     ("testing", 3),
