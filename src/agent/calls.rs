@@ -406,9 +406,7 @@ impl Agent {
 /// `""` (some providers send no arguments for parameterless calls) means `{}`. The error quotes
 /// what the model sent: the history carries `{}` in its place (strict servers reject the rest).
 fn parse_arguments(raw: &str) -> Result<Value, String> {
-    if raw.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
+    let raw = crate::llm::wire::blank_as_empty_object(raw);
     let sent = crate::llm::stream::cut(raw, 300);
     match serde_json::from_str::<Value>(raw) {
         Ok(value @ Value::Object(_)) => Ok(value),

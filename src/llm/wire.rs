@@ -66,7 +66,14 @@ impl WireToolCall {
 /// 400 to every later request whose history holds arguments that are not an object, so one bad
 /// call would end the session; the tool result already told the model what was wrong. Blank
 /// arguments (DeepSeek streams `""` for parameterless calls) become `{}` too.
+/// The one "blank arguments are `{}`" rule: DeepSeek streams `""` for a call without
+/// parameters. Used when the call is run and when it goes back in history.
+pub fn blank_as_empty_object(raw: &str) -> &str {
+    if raw.trim().is_empty() { "{}" } else { raw }
+}
+
 pub fn wire_arguments(raw: &str) -> String {
+    let raw = blank_as_empty_object(raw);
     if is_json_object(raw) {
         raw.to_string()
     } else {
