@@ -12,7 +12,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Widget};
 
 use crate::bus::{CallId, Decision};
 use crate::permissions::classify::Class;
@@ -385,22 +384,22 @@ impl ApprovalPrompt {
         let rows = usize::from(area.height.saturating_sub(2));
         let body = self.layout(entry, inner_width, rows);
         let height = (body.len() as u16 + 2).min(area.height);
-        let x = area.x + (area.width.saturating_sub(width)) / 2;
-        let y = area.y + (area.height.saturating_sub(height)) / 2;
-        let rect = Rect::new(x, y, width.min(area.width), height);
         let queued = if self.held.len() > 1 {
             format!(" 1 of {} ", self.held.len())
         } else {
             String::new()
         };
         let title = format!(" Allow {}? ", held.name);
-        let block = Block::bordered()
-            .border_style(theme::modal_border())
-            .title(Span::styled(title, theme::danger()))
-            .title_bottom(Line::styled(queued, theme::dim()).right_aligned());
-        Clear.render(rect, buf);
-        let inner = block.inner(rect).inner(ratatui::layout::Margin::new(1, 0));
-        block.render(rect, buf);
+        let inner = crate::tui::layers::modal_frame(
+            area,
+            width,
+            height,
+            Span::styled(title, theme::danger()),
+            Line::styled(queued, theme::dim()),
+            theme::modal_border(),
+            buf,
+        )
+        .inner(ratatui::layout::Margin::new(1, 0));
         for (i, line) in body.iter().take(usize::from(inner.height)).enumerate() {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
         }
