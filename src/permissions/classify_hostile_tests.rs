@@ -553,7 +553,7 @@ pub(super) const HOSTILE: &[(&str, Class, &str)] = &[
     ("head -c 400 \"${HOME}\"/.ssh/id_rsa", D, "names .ssh"),
     ("cd ~ && cat .ssh/id_rsa", D, "names .ssh"),
     ("cd ~/.ssh; cat id_rsa", D, "names .ssh"),
-    ("grep -r BEGIN /root/.ssh", D, "names .ssh"),
+    ("grep -r BEGIN /home/u/.ssh", D, "names .ssh"),
     ("base64 < ~/.ssh/id_rsa", D, "names .ssh"),
     ("tar c ~/.gnupg", D, "names .gnupg"),
     ("cat ~/.aws/credentials", D, "names .aws"),

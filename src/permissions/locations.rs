@@ -221,39 +221,6 @@ pub(crate) fn is_harmless_device(path: &str) -> bool {
         || descriptor(path.strip_prefix("/proc/self/fd/"))
 }
 
-/// Shell start-up files and directories in the home directory: what runs in every later shell.
-const HOME_PROTECTED: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".zlogout",
-    ".kshrc",
-    ".mkshrc",
-    ".cshrc",
-    ".tcshrc",
-    ".login",
-    ".xprofile",
-    ".xinitrc",
-    ".xsessionrc",
-    ".pam_environment",
-    ".inputrc",
-    ".gitconfig",
-    ".ssh",
-    ".config/fish",
-    ".config/git",
-    ".config/cairn",
-    ".config/environment.d",
-    ".config/autostart",
-    ".config/systemd",
-    ".local/share/cairn",
-];
-
 /// Start-up files recognised by name wherever they are (another user's home, a chroot).
 const STARTUP_NAMES: &[&str] = &[
     ".bashrc",
@@ -277,8 +244,11 @@ fn is_protected(real: &Path, workspace: &Path, home: Option<&Path>) -> bool {
         .file_name()
         .is_some_and(|n| STARTUP_NAMES.iter().any(|s| n == *s));
     let in_home = home.is_some_and(|home| {
-        real.strip_prefix(home)
-            .is_ok_and(|rest| HOME_PROTECTED.iter().any(|p| rest.starts_with(p)))
+        real.strip_prefix(home).is_ok_and(|rest| {
+            crate::tools::places::HOME_PROTECTED
+                .iter()
+                .any(|p| rest.starts_with(p))
+        })
     });
     in_git_or_cairn || startup_name || in_home
 }

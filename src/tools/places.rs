@@ -22,8 +22,9 @@ const SECRET_DIRS: &[&str] = &[
     ".config/gcloud",
 ];
 
-/// Under the home directory: writing any of these always asks (shells run them at start).
-const STARTUP_FILES: &[&str] = &[
+/// Under the home directory: writing any of these always asks, from a file tool or a command
+/// (shells run them at start; git, ssh and cairn obey them later). The one list both use.
+pub(crate) const HOME_PROTECTED: &[&str] = &[
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -39,14 +40,21 @@ const STARTUP_FILES: &[&str] = &[
     ".cshrc",
     ".tcshrc",
     ".login",
-    ".logout",
-    ".inputrc",
     ".xprofile",
     ".xinitrc",
+    ".xsessionrc",
     ".pam_environment",
+    ".inputrc",
+    ".gitconfig",
+    ".ssh",
     ".config/fish",
+    ".config/git",
+    ".config/cairn",
     ".config/environment.d",
     ".config/autostart",
+    ".config/systemd",
+    ".local/share/cairn",
+    ".logout",
 ];
 
 /// `/proc` entries that describe the machine, not a process: readable like any outside file.
@@ -96,7 +104,7 @@ impl FilePolicy {
         let mut protected = Vec::new();
         if let Some(home) = home {
             sensitive.extend(SECRET_DIRS.iter().map(|d| home.join(d)));
-            protected.extend(STARTUP_FILES.iter().map(|f| home.join(f)));
+            protected.extend(HOME_PROTECTED.iter().map(|f| home.join(f)));
         }
         // Cairn's own config (the key may be in it) and data (session logs) are both.
         sensitive.extend(own.iter().filter(|d| d.is_absolute()).cloned());
