@@ -80,34 +80,22 @@ const DESTRUCTIVE_VERBS: &[&str] = &[
     "invoke",
 ];
 
+/// Terraform's verbs that change real infrastructure or its state (OpenTofu shares them).
+const TERRAFORM_VERBS: &[&str] = &[
+    "apply",
+    "destroy",
+    "import",
+    "taint",
+    "untaint",
+    "force-unlock",
+    "state",
+    "workspace",
+];
+
 /// Infrastructure-as-code tools and their verbs that change real infrastructure.
 const DEPLOY_TOOLS: &[(&str, &[&str])] = &[
-    (
-        "terraform",
-        &[
-            "apply",
-            "destroy",
-            "import",
-            "taint",
-            "untaint",
-            "force-unlock",
-            "state",
-            "workspace",
-        ],
-    ),
-    (
-        "tofu",
-        &[
-            "apply",
-            "destroy",
-            "import",
-            "taint",
-            "untaint",
-            "force-unlock",
-            "state",
-            "workspace",
-        ],
-    ),
+    ("terraform", TERRAFORM_VERBS),
+    ("tofu", TERRAFORM_VERBS),
     (
         "terragrunt",
         &[
