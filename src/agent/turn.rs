@@ -203,6 +203,13 @@ impl Agent {
              received and none of its tool calls ran. Keep replies and tool arguments smaller: \
              write large files in several parts."
         );
+        self.tell_model(text);
+    }
+
+    /// Tells the model something that happened outside its calls (a capped reply, a change
+    /// the user reverted): a note at the end of the conversation, logged so a resume sends it
+    /// again, so what was sent before stays a byte-exact prefix.
+    pub(super) fn tell_model(&mut self, text: String) {
         self.record(&Record::Note {
             text: text.clone(),
             told: self.session.told.clone(),
