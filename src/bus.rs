@@ -151,7 +151,62 @@ pub enum UserCommand {
     },
     /// Ask for `AgentEvent::CostReport` (the TUI's `/cost`).
     ShowCost,
+    /// Ask for `AgentEvent::RewindPoints` (the `/rewind` picker).
+    ListRewindPoints,
+    /// `/undo`, `/redo`, `/rewind`. With `apply` false only the plan is published
+    /// (`AgentEvent::RestorePlan`, for the user to confirm); with `apply` true it is done
+    /// (`AgentEvent::Restored`), judged again against the files as they are then.
+    Restore {
+        what: Restore,
+        apply: bool,
+    },
     Shutdown,
+}
+
+/// What `/undo`, `/redo` and `/rewind` take back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Restore {
+    /// The workspace changes of the last turn not undone yet.
+    Undo,
+    /// What the last undo took away (until a later turn changed files).
+    Redo,
+    /// Back to just before the user message `at` (its ordinal among the log's user records):
+    /// the files, the conversation (a fork), or both.
+    Rewind {
+        at: usize,
+        files: bool,
+        conversation: bool,
+    },
+}
+
+/// An earlier user message `/rewind` can go back to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPoint {
+    pub at: usize,
+    /// Model steps of the session before it.
+    pub step: u64,
+    pub text: String,
+    /// Turns from this message on that changed files (and are not undone).
+    pub changes: usize,
+}
+
+/// The files an undo, redo or rewind changes (or changed), as diffs from the current content
+/// to the restored one, and the files it leaves alone because they moved on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RestorePlan {
+    pub files: Vec<FileChange>,
+    pub conflicts: Vec<FileConflict>,
+    /// Said when not every file is shown (thousands changed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A file left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileConflict {
+    pub path: String,
+    pub why: String,
 }
 
 /// One saved session, as `cairn sessions` and the resume picker show it.
@@ -391,6 +446,28 @@ pub enum AgentEvent {
     /// Answer to `UserCommand::ShowCost`: every model request of the session.
     CostReport {
         rows: Vec<CostRow>,
+    },
+    /// Answer to `UserCommand::ListRewindPoints`: the current branch's user messages, newest
+    /// first.
+    RewindPoints {
+        points: Vec<RewindPoint>,
+    },
+    /// What a `Restore` would do, for the user to confirm.
+    RestorePlan {
+        what: Restore,
+        plan: RestorePlan,
+    },
+    /// A `Restore` was done: the files it changed and the ones it left alone.
+    Restored {
+        what: Restore,
+        done: RestorePlan,
+    },
+    /// The conversation was rewound to just before the user message `at` (whose text
+    /// follows); live, the transcript of the new branch was replayed after a `Reset`. In a
+    /// replay it marks where a branch was left.
+    Rewound {
+        at: usize,
+        text: String,
     },
 }
 

@@ -85,6 +85,9 @@ pub enum Command {
         session: Option<String>,
         #[arg(long)]
         json: bool,
+        /// Put back what the last undo took away (until a later turn changed files).
+        #[arg(long)]
+        redo: bool,
     },
     /// The tools as the model sees them.
     #[command(subcommand)]

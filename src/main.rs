@@ -87,9 +87,13 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             Ok(status::OK)
         }
         Some(Command::Replay { id }) => subcommands::replay(&id).await,
-        Some(Command::Undo { session, json }) => {
+        Some(Command::Undo {
+            session,
+            json,
+            redo,
+        }) => {
             let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
-            let (text, code) = cairn::checkpoint::undo::run(session.as_deref(), json, &cwd)?;
+            let (text, code) = cairn::checkpoint::undo::run(session.as_deref(), json, redo, &cwd)?;
             print!("{text}");
             Ok(code)
         }

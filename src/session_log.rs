@@ -89,6 +89,12 @@ pub enum Record {
         commit: crate::checkpoint::CheckpointId,
         kind: crate::checkpoint::CheckpointKind,
     },
+    /// `/rewind` forked the conversation: from here on it is what it was just before the user
+    /// message `at` (its ordinal among all user records of the log, 0 first). The records of
+    /// the branch left stay in the log (`cairn replay` shows them); a resume continues here.
+    Fork {
+        at: usize,
+    },
     /// The conversation was compacted: the tool results at the `stubs` indices were replaced
     /// by the stub text, then messages `..summarized` by one user message, `summary`. Kept as
     /// a change, not the result, so a long session's log grows by the stubs only. `usage` is

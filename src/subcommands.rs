@@ -69,7 +69,8 @@ pub async fn replay(id: &str) -> Result<i32> {
     else {
         return Err(eyre!("{} is not a cairn session log", path.display()));
     };
-    let rebuilt = history::rebuild(&loaded.records);
+    // Every branch: what a rewind left stays visible, marked.
+    let rebuilt = history::rebuild_all(&loaded.records);
     let (engine, front) = bus::channel();
     let send = |event| {
         let _ = engine.events.send(event);

@@ -24,7 +24,7 @@ pub(super) struct Checkpoints {
 }
 
 impl Agent {
-    fn checkpoint_store(&mut self) -> Option<Arc<CheckpointStore>> {
+    pub(super) fn checkpoint_store(&mut self) -> Option<Arc<CheckpointStore>> {
         if self.checkpoints.unavailable {
             return None;
         }

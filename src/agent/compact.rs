@@ -478,7 +478,7 @@ fn transcript(messages: &[ChatMessage], budget: usize) -> String {
 }
 
 /// Paths whose read results are visible in `messages` (a pruned one is not).
-fn visible_reads(messages: &[ChatMessage]) -> Vec<String> {
+pub(super) fn visible_reads(messages: &[ChatMessage]) -> Vec<String> {
     let visible: HashSet<&str> = messages
         .iter()
         .filter_map(|m| match m {
@@ -496,7 +496,7 @@ fn visible_reads(messages: &[ChatMessage]) -> Vec<String> {
 }
 
 /// (call id, `path` argument) of every call of the named tools.
-fn calls_of<'a>(
+pub(super) fn calls_of<'a>(
     messages: &'a [ChatMessage],
     names: &'a [&'a str],
 ) -> impl Iterator<Item = (String, String)> + 'a {

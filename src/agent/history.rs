@@ -1,5 +1,12 @@
 //! Rebuilds a session from its log: the conversation as the model will be sent it, the current
 //! todos, the session rules, and the events a front end replays to show the past.
+//!
+//! A `Fork` record (a rewind of the conversation) sets the conversation, todos and told state
+//! back to what the records before the chosen user message add up to (rebuilt the same way,
+//! so forks and compactions compose in any order); the session rules and costs carry on, they
+//! are the user's approvals and money spent, not part of the conversation. `rebuild` gives
+//! the events of the current branch (what a resume shows), `rebuild_all` also those of the
+//! branches left, each followed by an `AgentEvent::Rewound` marker (what `cairn replay` shows).
 
 use std::collections::HashSet;
 
@@ -25,6 +32,18 @@ pub struct Rebuilt {
     pub events: Vec<AgentEvent>,
     /// Calls that had no result in the log (the process died while they ran).
     pub interrupted: Vec<CallId>,
+    /// The user messages of the current branch, oldest first: what `/rewind` offers.
+    pub users: Vec<BranchUser>,
+}
+
+/// A user message of the current branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchUser {
+    /// Its ordinal among all user records of the log (what `Record::Fork` names).
+    pub at: usize,
+    /// Model steps of the session before it.
+    pub step: u64,
+    pub text: String,
 }
 
 /// The assistant message as sent back to the model. Reasoning (plain and structured) goes back
@@ -63,15 +82,33 @@ pub fn todos_of(result: &ToolResult) -> Option<&[TodoItem]> {
     }
 }
 
+/// The session as a resume continues it: the current branch.
 pub fn rebuild(records: &[Record]) -> Rebuilt {
+    rebuild_with(records, false)
+}
+
+/// The session with the branches rewinds left, for `cairn replay`: the events of every
+/// branch, in log order, each left one followed by `AgentEvent::Rewound`.
+pub fn rebuild_all(records: &[Record]) -> Rebuilt {
+    rebuild_with(records, true)
+}
+
+fn rebuild_with(records: &[Record], keep_left: bool) -> Rebuilt {
     let mut out = Rebuilt::default();
     // Calls of the latest assistant message still waiting for a result, in order.
     let mut open: Vec<LoggedCall> = Vec::new();
     let mut turn = 0u64;
-    for record in records {
+    let mut users = 0usize;
+    for (index, record) in records.iter().enumerate() {
         match record {
             Record::User { text } => {
                 close_open_calls(&mut out, &mut open);
+                out.users.push(BranchUser {
+                    at: users,
+                    step: turn,
+                    text: text.clone(),
+                });
+                users += 1;
                 out.request_text.clone_from(text);
                 out.messages.push(ChatMessage::User {
                     content: text.clone(),
@@ -180,12 +217,50 @@ pub fn rebuild(records: &[Record]) -> Rebuilt {
                 });
                 out.told = Some(told.clone());
             }
+            Record::Fork { at } => {
+                close_open_calls(&mut out, &mut open);
+                fork(&mut out, &records[..index], *at, keep_left);
+            }
             Record::Meta { .. } | Record::Checkpoint { .. } => {}
         }
     }
     close_open_calls(&mut out, &mut open);
     dedupe_rules(&mut out.session_rules);
     out
+}
+
+/// Sets the conversation back to what `before` (the records before the fork) added up to
+/// just before its user record `at`. A fork naming no such record (a hand-edited log) is
+/// ignored.
+fn fork(out: &mut Rebuilt, before: &[Record], at: usize, keep_left: bool) {
+    let Some((pos, text)) = before
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match r {
+            Record::User { text } => Some((i, text)),
+            _ => None,
+        })
+        .nth(at)
+    else {
+        return;
+    };
+    let prefix = rebuild_with(&before[..pos], false);
+    out.messages = prefix.messages;
+    out.todos = prefix.todos;
+    if prefix.told.is_some() {
+        out.told = prefix.told;
+    }
+    out.request_text = prefix.request_text;
+    out.users = prefix.users;
+    out.interrupted = prefix.interrupted;
+    if keep_left {
+        out.events.push(AgentEvent::Rewound {
+            at,
+            text: text.clone(),
+        });
+    } else {
+        out.events = prefix.events;
+    }
 }
 
 /// A call without a result gets a synthetic `[interrupted]` one, so the conversation stays
@@ -275,3 +350,7 @@ mod tests {
         assert_eq!(rebuild(&records).messages.len(), 1);
     }
 }
+
+#[cfg(test)]
+#[path = "history_fork_tests.rs"]
+mod fork_tests;

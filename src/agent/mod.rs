@@ -8,6 +8,7 @@ mod compact;
 mod context;
 pub mod history;
 pub mod prompt;
+mod rewind;
 mod turn;
 
 use crate::sync::MutexExt;
@@ -290,6 +291,9 @@ impl Agent {
                     let rows = self.cost_rows();
                     self.emit(AgentEvent::CostReport { rows });
                 }
+                // Handled in order, like a request: never while one runs.
+                UserCommand::ListRewindPoints => self.list_rewind_points(),
+                UserCommand::Restore { what, apply } => self.restore(what, apply).await,
                 UserCommand::ListSessions => {
                     let sessions = session_log::list_sessions(&self.settings.sessions_dir);
                     self.emit(AgentEvent::Sessions { sessions });

@@ -17,8 +17,11 @@ pub enum CheckpointKind {
     Before,
     /// After that batch.
     After,
-    /// `cairn undo` put the workspace back to this checkpoint (the `before` of a turn).
+    /// `cairn undo` (or `/undo`, or a rewind of the files) put the workspace back to this
+    /// checkpoint (the `before` of a turn).
     Undone,
+    /// `/redo` put back what undoing the turn that starts at this checkpoint took away.
+    Redone,
 }
 
 /// Where the checkpoint stores live for sessions logged in `sessions_dir`: beside it in

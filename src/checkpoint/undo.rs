@@ -1,7 +1,9 @@
 //! `cairn undo [SESSION]`: takes the last turn of a session back to the checkpoint before its
 //! first change. A file is put back only while it still is what the turn left; one the user
 //! (or anything else) changed since is a conflict, named with the reason and left alone.
-//! Undoing again goes one more turn back.
+//! Undoing again goes one more turn back; `--redo` (and the TUI's `/redo`) puts back what the
+//! last undo took away, until a later turn changes files. The same bookkeeping (`Ledger`)
+//! serves the TUI's `/undo`, `/redo` and `/rewind`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -9,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::CheckpointKind;
-use super::store::{ChangeKind, CheckpointError, CheckpointId, CheckpointStore};
+use super::store::{ChangeKind, CheckpointError, CheckpointId, CheckpointStore, PathChange};
 use crate::session_log::{self, LogError, Record, SessionLog};
 
 /// What `cairn undo` did.
@@ -43,31 +45,233 @@ pub enum UndoError {
     Checkpoint(#[from] CheckpointError),
 }
 
+/// One user message's changes to the workspace: the first and the last checkpoint recorded
+/// after it (before the next user message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// The ordinal of its user message among all user messages of the log.
+    pub user: usize,
+    pub before: CheckpointId,
+    pub after: CheckpointId,
+}
+
+impl Turn {
+    fn changed(&self) -> bool {
+        self.before != self.after
+    }
+}
+
+/// What a session's checkpoint records add up to: its turns, which were undone, what `/redo`
+/// may put back, and the state cairn last left the workspace in. `Undone` and `Redone` name a
+/// turn by its `before` checkpoint; the latest turn of that name (not yet undone, or undone)
+/// is meant, so two turns that start from the same state stay apart.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    /// One slot per user message; None when it recorded no checkpoint.
+    turns: Vec<Option<Turn>>,
+    /// Undone turns, by index in `turns`.
+    undone: HashSet<usize>,
+    /// Undone turns that `/redo` may put back, the next one last.
+    redo: Vec<usize>,
+    last: Option<CheckpointId>,
+}
+
+impl Ledger {
+    pub fn of(records: &[Record]) -> Self {
+        let mut ledger = Ledger::default();
+        let mut batch_before: Option<CheckpointId> = None;
+        for record in records {
+            match record {
+                Record::User { .. } => ledger.turns.push(None),
+                Record::Checkpoint { commit, kind } => match kind {
+                    CheckpointKind::Undone => {
+                        if let Some(i) = ledger.find(commit, false) {
+                            ledger.undone.insert(i);
+                            ledger.redo.retain(|&r| r != i);
+                            ledger.redo.push(i);
+                        }
+                        ledger.last = Some(commit.clone());
+                    }
+                    CheckpointKind::Redone => {
+                        if let Some(i) = ledger.find(commit, true) {
+                            ledger.undone.remove(&i);
+                            ledger.redo.retain(|&r| r != i);
+                            ledger.last = ledger.turns[i].as_ref().map(|t| t.after.clone());
+                        }
+                    }
+                    CheckpointKind::Before | CheckpointKind::After => {
+                        // A batch that changed the workspace is a new change: what was undone
+                        // before it cannot be redone on top of it (as in editors).
+                        if *kind == CheckpointKind::Before {
+                            batch_before = Some(commit.clone());
+                        } else if batch_before.as_ref() != Some(commit) {
+                            ledger.redo.clear();
+                        }
+                        ledger.last = Some(commit.clone());
+                        ledger.extend_turn(commit);
+                    }
+                },
+                _ => {}
+            }
+        }
+        ledger
+    }
+
+    fn extend_turn(&mut self, commit: &CheckpointId) {
+        let user = self.turns.len().saturating_sub(1);
+        let Some(slot) = self.turns.last_mut() else {
+            return;
+        };
+        match slot {
+            Some(turn) => turn.after = commit.clone(),
+            None => {
+                *slot = Some(Turn {
+                    user,
+                    before: commit.clone(),
+                    after: commit.clone(),
+                })
+            }
+        }
+    }
+
+    /// The latest changing turn that starts at `before` and is (or is not) undone.
+    fn find(&self, before: &CheckpointId, undone: bool) -> Option<usize> {
+        self.turns.iter().enumerate().rev().find_map(|(i, t)| {
+            let t = t.as_ref()?;
+            (&t.before == before && t.changed() && self.undone.contains(&i) == undone).then_some(i)
+        })
+    }
+
+    fn turns(&self) -> impl DoubleEndedIterator<Item = (usize, &Turn)> {
+        self.turns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| Some((i, t.as_ref()?)))
+    }
+
+    /// The last turn that changed the workspace and is not undone.
+    pub fn to_undo(&self) -> Option<&Turn> {
+        self.turns()
+            .rev()
+            .find(|(i, t)| t.changed() && !self.undone.contains(i))
+            .map(|(_, t)| t)
+    }
+
+    /// The turn `/redo` puts back: the last one undone, unless something changed since.
+    pub fn to_redo(&self) -> Option<&Turn> {
+        self.redo.last().and_then(|&i| self.turns[i].as_ref())
+    }
+
+    /// The state cairn last left the workspace in (what conflicts are judged against).
+    pub fn last(&self) -> Option<&CheckpointId> {
+        self.last.as_ref()
+    }
+
+    /// How many turns from the user message `user` on changed files and are not undone.
+    pub fn changes_from(&self, user: usize) -> usize {
+        self.turns_from(user).count()
+    }
+
+    fn turns_from(&self, user: usize) -> impl DoubleEndedIterator<Item = &Turn> {
+        self.turns()
+            .filter(move |(i, t)| t.user >= user && t.changed() && !self.undone.contains(i))
+            .map(|(_, t)| t)
+    }
+
+    /// The workspace as it was when the user message `user` was sent (the first checkpoint
+    /// after it), and the turns a rewind there undoes, newest first (so `/redo` puts them
+    /// back oldest first). None when no file changed since.
+    pub fn rewind_to(&self, user: usize) -> Option<(CheckpointId, Vec<CheckpointId>)> {
+        let target = self.turns().find(|(_, t)| t.user >= user)?.1.before.clone();
+        let undone: Vec<CheckpointId> = self
+            .turns_from(user)
+            .rev()
+            .map(|t| t.before.clone())
+            .collect();
+        (!undone.is_empty()).then_some((target, undone))
+    }
+}
+
 /// The checkpoints (before, after) of the last turn that changed the workspace and was not
 /// undone yet. A turn starts at a user message.
 pub fn turn_to_undo(records: &[Record]) -> Option<(CheckpointId, CheckpointId)> {
-    let mut turns: Vec<Vec<CheckpointId>> = Vec::new();
-    let mut undone = HashSet::new();
-    for record in records {
-        match record {
-            Record::User { .. } => turns.push(Vec::new()),
-            Record::Checkpoint { commit, kind } => match kind {
-                CheckpointKind::Undone => {
-                    undone.insert(commit.clone());
-                }
-                CheckpointKind::Before | CheckpointKind::After => {
-                    if let Some(turn) = turns.last_mut() {
-                        turn.push(commit.clone());
-                    }
-                }
-            },
-            _ => {}
-        }
+    Ledger::of(records)
+        .to_undo()
+        .map(|t| (t.before.clone(), t.after.clone()))
+}
+
+/// What moving files from checkpoint `from` to `to` would do: the changes to apply, and the
+/// files that moved on since `from` (conflicts, left alone). `since` ends the conflict's
+/// reason ("since the turn").
+pub fn plan_move(
+    store: &CheckpointStore,
+    from: &CheckpointId,
+    to: &CheckpointId,
+    since: &str,
+) -> Result<(Vec<PathChange>, Vec<Conflict>), CheckpointError> {
+    let changes = store.diff(from, to)?;
+    if changes.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
     }
-    turns.into_iter().rev().find_map(|turn| {
-        let (first, last) = (turn.first()?, turn.last()?);
-        (first != last && !undone.contains(first)).then(|| (first.clone(), last.clone()))
-    })
+    let now = store.snapshot()?;
+    let moved: HashMap<String, PathChange> = store
+        .diff(from, &now.id)?
+        .into_iter()
+        .map(|c| (c.path.clone(), c))
+        .collect();
+    let mut apply = Vec::new();
+    let mut conflicts = Vec::new();
+    for change in changes {
+        let Some(moved) = moved.get(&change.path) else {
+            apply.push(change);
+            continue;
+        };
+        // Already what `to` has (the user made the same change): nothing to do, no conflict.
+        if moved.after == change.after {
+            continue;
+        }
+        let why = match moved.kind {
+            ChangeKind::Deleted => format!("deleted {since}"),
+            ChangeKind::Created => format!("created again {since}"),
+            ChangeKind::Changed => format!("changed {since} (it is no longer what cairn left)"),
+        };
+        conflicts.push(Conflict {
+            path: change.path.clone(),
+            why: format!("{why}; left as it is"),
+        });
+    }
+    Ok((apply, conflicts))
+}
+
+/// Moves the files that changed from `from` to `to` where they are still what `from` has.
+pub fn move_files(
+    store: &CheckpointStore,
+    from: &CheckpointId,
+    to: &CheckpointId,
+    since: &str,
+) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
+    let (apply, conflicts) = plan_move(store, from, to, since)?;
+    let reverted: Vec<Reverted> = apply
+        .iter()
+        .map(|change| Reverted {
+            path: change.path.clone(),
+            action: action_of(change.kind),
+        })
+        .collect();
+    let paths: Vec<&str> = apply.iter().map(|c| c.path.as_str()).collect();
+    if !paths.is_empty() {
+        store.restore(to, &paths)?;
+    }
+    Ok((reverted, conflicts))
+}
+
+/// What a move does to a file, named as `cairn undo` reports it.
+pub fn action_of(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Created => "recreated",
+        ChangeKind::Changed => "restored",
+        ChangeKind::Deleted => "removed",
+    }
 }
 
 /// Puts back the files the turn changed from `before` to `after`, where they are still what
@@ -77,48 +281,21 @@ pub fn undo_turn(
     before: &CheckpointId,
     after: &CheckpointId,
 ) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
-    let changes = store.diff(before, after)?;
-    let now = store.snapshot()?;
-    let moved: HashMap<String, ChangeKind> = store
-        .diff(after, &now.id)?
-        .into_iter()
-        .map(|c| (c.path, c.kind))
-        .collect();
-    let mut reverted = Vec::new();
-    let mut conflicts = Vec::new();
-    for change in &changes {
-        if let Some(kind) = moved.get(&change.path) {
-            let why = match kind {
-                ChangeKind::Deleted => "deleted since the turn",
-                ChangeKind::Created => "created again since the turn",
-                ChangeKind::Changed => {
-                    "changed since the turn (it is no longer what the turn left)"
-                }
-            };
-            conflicts.push(Conflict {
-                path: change.path.clone(),
-                why: format!("{why}; left as it is"),
-            });
-            continue;
-        }
-        reverted.push(Reverted {
-            path: change.path.clone(),
-            action: match change.kind {
-                ChangeKind::Created => "removed",
-                ChangeKind::Changed => "restored",
-                ChangeKind::Deleted => "recreated",
-            },
-        });
-    }
-    let paths: Vec<&str> = reverted.iter().map(|r| r.path.as_str()).collect();
-    if !paths.is_empty() {
-        store.restore(before, &paths)?;
-    }
-    Ok((reverted, conflicts))
+    move_files(store, after, before, "since the turn")
 }
 
-/// Undoes the last turn of the session at `log_path`; `data_dir` holds the checkpoint stores.
-pub fn undo_session(log_path: &Path, data_dir: &Path) -> Result<UndoReport, UndoError> {
+/// Puts back what undoing the turn took away, where the files are still what the undo left.
+pub fn redo_turn(
+    store: &CheckpointStore,
+    before: &CheckpointId,
+    after: &CheckpointId,
+) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
+    move_files(store, before, after, "since the undo")
+}
+
+/// Undoes the last turn of the session at `log_path` (or, with `redo`, puts back what the
+/// last undo took away); `data_dir` holds the checkpoint stores.
+pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<UndoReport, UndoError> {
     let loaded = session_log::read_log(log_path)?;
     let Some(Record::Meta { id, cwd, .. }) = loaded.records.first() else {
         return Err(LogError::NoMeta {
@@ -130,17 +307,31 @@ pub fn undo_session(log_path: &Path, data_dir: &Path) -> Result<UndoReport, Undo
         session: id.0.clone(),
         ..UndoReport::default()
     };
-    let Some((before, after)) = turn_to_undo(&loaded.records) else {
+    let ledger = Ledger::of(&loaded.records);
+    let turn = if redo {
+        ledger.to_redo()
+    } else {
+        ledger.to_undo()
+    };
+    let Some(Turn { before, after, .. }) = turn else {
         return Ok(report);
     };
     let store = CheckpointStore::open(data_dir, Path::new(cwd))?;
-    let (reverted, conflicts) = undo_turn(&store, &before, &after)?;
+    let (reverted, conflicts) = if redo {
+        redo_turn(&store, before, after)?
+    } else {
+        undo_turn(&store, before, after)?
+    };
     let mut log = SessionLog::open_append(log_path.to_path_buf())?;
     log.append(&Record::Checkpoint {
         commit: before.clone(),
-        kind: CheckpointKind::Undone,
+        kind: if redo {
+            CheckpointKind::Redone
+        } else {
+            CheckpointKind::Undone
+        },
     })?;
-    report.checkpoint = Some(before.0);
+    report.checkpoint = Some(if redo { &after.0 } else { &before.0 }.clone());
     report.reverted = reverted;
     report.conflicts = conflicts;
     Ok(report)
@@ -148,33 +339,51 @@ pub fn undo_session(log_path: &Path, data_dir: &Path) -> Result<UndoReport, Undo
 
 /// `cairn undo [SESSION] [--json]`: the text to print and the exit status (1 when there was
 /// nothing to undo or a file was left alone).
-pub fn run(session: Option<&str>, json: bool, cwd: &Path) -> color_eyre::Result<(String, i32)> {
+pub fn run(
+    session: Option<&str>,
+    json: bool,
+    redo: bool,
+    cwd: &Path,
+) -> color_eyre::Result<(String, i32)> {
     let sessions = session_log::sessions_dir();
     let data_dir: PathBuf = super::data_dir_of(&sessions);
     let log_path = match session {
         Some(id) => session_log::find_session(&sessions, id)?,
         None => session_log::latest_in(&sessions, cwd)?,
     };
-    let report = undo_session(&log_path, &data_dir)?;
+    let report = undo_session(&log_path, &data_dir, redo)?;
     let code = i32::from(report.checkpoint.is_none() || !report.conflicts.is_empty());
     if json {
         return Ok((format!("{}\n", serde_json::to_string(&report)?), code));
     }
-    Ok((report_text(&report), code))
+    Ok((report_text(&report, redo), code))
 }
 
-fn report_text(report: &UndoReport) -> String {
+fn report_text(report: &UndoReport, redo: bool) -> String {
     let Some(checkpoint) = &report.checkpoint else {
+        if redo {
+            return format!(
+                "nothing to redo in session {}: no undo to take back (or a later turn changed files)\n",
+                report.session
+            );
+        }
         return format!(
             "nothing to undo in session {}: no turn changed files (or all were undone)\n",
             report.session
         );
     };
     let short = &checkpoint[..checkpoint.len().min(12)];
-    let mut out = format!(
-        "undid the last turn of session {} (back to checkpoint {short})\n",
-        report.session
-    );
+    let mut out = if redo {
+        format!(
+            "redid the last undone turn of session {} (forward to checkpoint {short})\n",
+            report.session
+        )
+    } else {
+        format!(
+            "undid the last turn of session {} (back to checkpoint {short})\n",
+            report.session
+        )
+    };
     for r in &report.reverted {
         out.push_str(&format!("  {:<9} {}\n", r.action, r.path));
     }
@@ -186,3 +395,7 @@ fn report_text(report: &UndoReport) -> String {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "undo_tests.rs"]
+mod tests;

@@ -16,8 +16,9 @@ use crate::tui::approval::{ApprovalPrompt, Held};
 use crate::tui::cards::{CardState, ToolCard};
 use crate::tui::composer::Composer;
 use crate::tui::diffs::DiffPane;
-use crate::tui::layers::Layers;
+use crate::tui::layers::{Layer, Layers};
 use crate::tui::picker::SessionPicker;
+use crate::tui::rewind::{RestoreConfirm, RewindPicker};
 use crate::tui::status::{Activity, Status};
 use crate::tui::todos::TodoPane;
 use crate::tui::transcript::Transcript;
@@ -313,6 +314,19 @@ impl App {
             AgentEvent::CostReport { rows } => {
                 self.notice(&crate::tui::cost::report_text(rows), NoticeLevel::Info);
             }
+            AgentEvent::RewindPoints { points } if !self.read_only => self
+                .layers
+                .open_restore(Layer::Rewind(RewindPicker::new(points.clone()))),
+            AgentEvent::RestorePlan { what, plan } if !self.read_only => {
+                let confirm = RestoreConfirm::new(what.clone(), plan, self.layers.rewind_waiting());
+                self.layers.open_restore(Layer::Confirm(confirm));
+            }
+            AgentEvent::RewindPoints { .. } | AgentEvent::RestorePlan { .. } => {}
+            AgentEvent::Restored { what, done } => {
+                let text = crate::tui::rewind::restored_text(what, done);
+                self.notice(&text, NoticeLevel::Info);
+            }
+            AgentEvent::Rewound { text, .. } => self.rewound(text),
             AgentEvent::Reset => {
                 self.transcript.clear();
                 self.diffs.clear();
@@ -321,6 +335,27 @@ impl App {
                 self.status.reset_usage();
             }
         }
+    }
+
+    /// The conversation went back to before the user message `text`: live, it is back in the
+    /// input to edit and send again; in a replay it marks where a rewind left a branch.
+    fn rewound(&mut self, text: &str) {
+        if self.read_only {
+            let first = text.lines().next().unwrap_or("");
+            self.notice(
+                &format!(
+                    "⎌ rewound: the branch above was left; the conversation goes on from before “{first}”"
+                ),
+                NoticeLevel::Warning,
+            );
+            return;
+        }
+        self.composer.set_text(text);
+        self.focus = Focus::Input;
+        self.notice(
+            "rewound: the conversation is back to before your message, which is in the input to edit and send",
+            NoticeLevel::Info,
+        );
     }
 
     fn turn_ended(&mut self, reason: &EndReason) {

@@ -37,6 +37,8 @@ pub fn rows() -> Vec<(String, String)> {
         Scope::Diffs,
         Scope::Approval,
         Scope::Picker,
+        Scope::Rewind,
+        Scope::Confirm,
     ];
     let mut rows = Vec::new();
     for scope in scopes {

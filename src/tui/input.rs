@@ -7,7 +7,7 @@ use crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
-use crate::bus::UserCommand;
+use crate::bus::{Restore, UserCommand};
 use crate::permissions::Mode;
 use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
 use crate::tui::composer::ComposerAction;
@@ -15,6 +15,7 @@ use crate::tui::help::{self, HelpKey};
 use crate::tui::keymap::{self, Action, Scope, SlashAction};
 use crate::tui::layers::{Handled, Layer};
 use crate::tui::picker::PickerOutcome;
+use crate::tui::rewind::RewindOutcome;
 use crate::tui::transcript::entry::NoticeLevel;
 
 /// Lines one mouse wheel step scrolls.
@@ -89,6 +90,24 @@ impl App {
                 PickerOutcome::Resume(session) => {
                     self.layers.remove(index);
                     self.commands.push(UserCommand::Resume { session });
+                }
+            },
+            Layer::Rewind(picker) => match picker.handle_key(key) {
+                RewindOutcome::Open => {}
+                RewindOutcome::Closed => self.layers.remove(index),
+                RewindOutcome::Send { what, apply } => {
+                    if apply {
+                        self.layers.remove(index);
+                    }
+                    self.commands.push(UserCommand::Restore { what, apply });
+                }
+            },
+            Layer::Confirm(confirm) => match confirm.handle_key(key) {
+                RewindOutcome::Open => {}
+                RewindOutcome::Closed => self.layers.remove(index),
+                RewindOutcome::Send { what, apply } => {
+                    self.layers.remove(index);
+                    self.commands.push(UserCommand::Restore { what, apply });
                 }
             },
             Layer::Trust(prompt) => {
@@ -311,6 +330,21 @@ impl App {
             SlashAction::Cost => self.commands.push(UserCommand::ShowCost),
             SlashAction::Diffs => self.set_focus(Focus::Diffs),
             SlashAction::Continue => self.send_message(crate::bus::CONTINUE_PROMPT.to_string()),
+            SlashAction::Undo | SlashAction::Redo | SlashAction::Rewind if self.busy => self.notice(
+                &format!(
+                    "{name} waits for the agent: it is working now (Esc stops it); try again when it is idle"
+                ),
+                NoticeLevel::Error,
+            ),
+            SlashAction::Undo => self.commands.push(UserCommand::Restore {
+                what: Restore::Undo,
+                apply: false,
+            }),
+            SlashAction::Redo => self.commands.push(UserCommand::Restore {
+                what: Restore::Redo,
+                apply: false,
+            }),
+            SlashAction::Rewind => self.commands.push(UserCommand::ListRewindPoints),
             SlashAction::Help => self.layers.open_help(),
             SlashAction::Quit => {
                 self.commands.push(UserCommand::Shutdown);
@@ -371,7 +405,9 @@ impl App {
         for index in (0..self.layers.len()).rev() {
             match self.layers.get(index) {
                 Some(Layer::Approval) => return self.approval.handle_paste(text),
-                Some(Layer::Picker(_) | Layer::Trust(_)) => return,
+                Some(Layer::Picker(_) | Layer::Trust(_) | Layer::Rewind(_) | Layer::Confirm(_)) => {
+                    return;
+                }
                 Some(Layer::Help { .. }) => self.layers.remove(index),
                 None => {}
             }

@@ -18,6 +18,10 @@ pub enum Scope {
     Picker,
     /// The approval prompt is open (its widget reads these keys itself).
     Approval,
+    /// The `/rewind` picker is open.
+    Rewind,
+    /// The confirmation of `/undo`, `/redo` or `/rewind` is open (its widget reads the keys).
+    Confirm,
 }
 
 impl Scope {
@@ -31,6 +35,8 @@ impl Scope {
             Scope::Diffs => "Diff pane",
             Scope::Picker => "Session picker (/resume)",
             Scope::Approval => "Approval prompt",
+            Scope::Rewind => "Rewind picker (/rewind)",
+            Scope::Confirm => "Undo / redo / rewind confirmation",
         }
     }
 }
@@ -369,6 +375,38 @@ pub const BINDINGS: &[Binding] = &[
         "resume the chosen session",
     ),
     bind(S::Picker, &[key(K::Esc), ch('q')], A::Close, "close"),
+    bind(
+        S::Rewind,
+        &[key(K::Up), ch('k')],
+        A::SelectPrev,
+        "newer message",
+    ),
+    bind(
+        S::Rewind,
+        &[key(K::Down), ch('j')],
+        A::SelectNext,
+        "older message",
+    ),
+    bind(
+        S::Rewind,
+        &[key(K::Enter)],
+        A::Choose,
+        "rewind to before it: then b both, c conversation, f files",
+    ),
+    bind(S::Rewind, &[key(K::Esc), ch('q')], A::Close, "close"),
+    bind(
+        S::Confirm,
+        &[ch('y'), key(K::Enter)],
+        A::Widget,
+        "apply: restore the files shown",
+    ),
+    bind(S::Confirm, &[ch('n'), key(K::Esc)], A::Widget, "cancel"),
+    bind(
+        S::Confirm,
+        &[key(K::Up), key(K::Down), key(K::PageUp), key(K::PageDown)],
+        A::Widget,
+        "scroll the files and their diffs",
+    ),
     bind(S::Approval, &[ch('y')], A::Widget, "approve once"),
     bind(
         S::Approval,
@@ -414,6 +452,9 @@ pub enum SlashAction {
     Compact,
     Cost,
     Continue,
+    Undo,
+    Redo,
+    Rewind,
     Help,
     Quit,
 }
@@ -470,6 +511,24 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         args: "[FOCUS]",
         action: SlashAction::Compact,
         help: "free the context window (a summary; FOCUS says what to keep)",
+    },
+    Slash {
+        names: &["/undo"],
+        args: "",
+        action: SlashAction::Undo,
+        help: "take back the last turn's file changes (shown first)",
+    },
+    Slash {
+        names: &["/redo"],
+        args: "",
+        action: SlashAction::Redo,
+        help: "put back what the last /undo took back",
+    },
+    Slash {
+        names: &["/rewind"],
+        args: "",
+        action: SlashAction::Rewind,
+        help: "go back to an earlier message (files, conversation or both)",
     },
     Slash {
         names: &["/cost"],

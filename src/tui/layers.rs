@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use crate::tui::picker::SessionPicker;
+use crate::tui::rewind::{RestoreConfirm, RewindPicker};
 use crate::tui::trust::TrustPrompt;
 
 /// One layer. The approval prompt's state (its queue of held calls) lives in `App.approval`,
@@ -24,6 +25,10 @@ pub enum Layer {
     Approval,
     /// The project's untrusted rules, asked about at start-up.
     Trust(TrustPrompt),
+    /// `/rewind`: pick a message, then what to restore.
+    Rewind(RewindPicker),
+    /// An undo, redo or rewind shown to confirm.
+    Confirm(RestoreConfirm),
 }
 
 /// What a layer did with an input.
@@ -104,6 +109,21 @@ impl Layers {
     pub fn open_picker(&mut self, picker: SessionPicker) {
         self.stack.retain(|l| !matches!(l, Layer::Picker(_)));
         self.stack.push(Layer::Picker(picker));
+    }
+
+    /// Replaces an open rewind picker or confirmation with `layer`.
+    pub fn open_restore(&mut self, layer: Layer) {
+        self.stack
+            .retain(|l| !matches!(l, Layer::Rewind(_) | Layer::Confirm(_)));
+        self.stack.push(layer);
+    }
+
+    /// The message a rewind picker waits for the plan of, if one does.
+    pub fn rewind_waiting(&self) -> Option<&crate::bus::RewindPoint> {
+        self.stack.iter().find_map(|l| match l {
+            Layer::Rewind(p) => p.waiting_for(),
+            _ => None,
+        })
     }
 
     /// Keeps the approval layer on the stack exactly while calls are held.

@@ -60,6 +60,8 @@ impl App {
                 // command's end need every row.
                 Layer::Approval => self.approval.render(area, buf),
                 Layer::Trust(prompt) => prompt.render(main, buf),
+                Layer::Rewind(picker) => picker.render(main, buf),
+                Layer::Confirm(confirm) => confirm.render(main, buf),
             }
         }
         if let Some(position) = cursor

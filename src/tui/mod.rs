@@ -35,6 +35,7 @@ pub mod keymap;
 pub mod layers;
 mod layout;
 pub mod picker;
+pub mod rewind;
 pub mod setup;
 pub mod status;
 pub mod terminal;

@@ -1,0 +1,372 @@
+//! `/undo`, `/redo` and `/rewind`: the files of the workspace go back (or forward) between
+//! checkpoints where they are still what cairn left, and the conversation forks back to just
+//! before an earlier user message. The plan is published first for the user to confirm, and
+//! judged again when it is applied. Everything is logged (`Checkpoint` records as `cairn undo`
+//! writes them, `Fork`), so a resume and `cairn undo` agree with what happened here, and the
+//! model is told what changed under it.
+//!
+//! After a conversation rewind the read stamps of files the dropped part read or wrote are
+//! forgotten (unless the kept conversation shows a read of them): the model must not edit a
+//! file whose content it no longer has. Stamps need nothing after a file restore: they hold
+//! the content seen, and a restored file no longer matches. Todos come back with the
+//! conversation; session rules stay (they are the user's approvals, not the model's state).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::Agent;
+use super::history;
+use crate::bus::{AgentEvent, FileConflict, Restore, RestorePlan, RewindPoint};
+use crate::checkpoint::undo::{Conflict, Ledger, plan_move};
+use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_changes};
+use crate::llm::ChatMessage;
+use crate::session_log::{self, Record};
+
+/// Files named in a note to the model, at most.
+const NAMED_FILES: usize = 20;
+
+/// The files a restore moves: from the state cairn left to the target, and what to log.
+struct Move {
+    from: CheckpointId,
+    to: CheckpointId,
+    /// How a conflict's reason ends ("since the turn").
+    since: &'static str,
+    log: Vec<(CheckpointId, CheckpointKind)>,
+}
+
+/// What a restore does, worked out from the log.
+struct Work {
+    files: Option<Move>,
+    /// Fork the conversation to just before this user record, whose text this is.
+    fork: Option<(usize, String)>,
+}
+
+impl Agent {
+    fn records(&self) -> Option<Vec<Record>> {
+        match session_log::read_log(self.session.log.path()) {
+            Ok(loaded) => Some(loaded.records),
+            Err(err) => {
+                self.warn(&format!("cannot read the session log: {err}"));
+                None
+            }
+        }
+    }
+
+    /// Publishes the current branch's user messages, newest first.
+    pub(super) fn list_rewind_points(&mut self) {
+        let Some(records) = self.records() else {
+            return;
+        };
+        let ledger = Ledger::of(&records);
+        let points = history::rebuild(&records)
+            .users
+            .into_iter()
+            .rev()
+            .map(|u| RewindPoint {
+                changes: ledger.changes_from(u.at),
+                at: u.at,
+                step: u.step,
+                text: u.text,
+            })
+            .collect();
+        self.emit(AgentEvent::RewindPoints { points });
+    }
+
+    /// Plans (`apply` false) or does an undo, redo or rewind.
+    pub(super) async fn restore(&mut self, what: Restore, apply: bool) {
+        let Some(records) = self.records() else {
+            return;
+        };
+        let Some(work) = self.work_of(&what, &records) else {
+            return;
+        };
+        let store = match &work.files {
+            Some(_) => match self.checkpoint_store() {
+                Some(store) => Some(store),
+                None => {
+                    return self
+                        .warn("checkpoints are off in this session: no file can be restored");
+                }
+            },
+            None => None,
+        };
+        let moved = match (&work.files, store) {
+            (Some(m), Some(store)) => {
+                let outcome = run_move(store, m.from.clone(), m.to.clone(), m.since, apply).await;
+                match outcome {
+                    Ok(plan) => plan,
+                    Err(err) => {
+                        return self.warn(&format!("the files could not be restored: {err}"));
+                    }
+                }
+            }
+            _ => RestorePlan::default(),
+        };
+        if !apply {
+            self.emit(AgentEvent::RestorePlan { what, plan: moved });
+            return;
+        }
+        if let Some(m) = &work.files {
+            for (commit, kind) in &m.log {
+                self.record(&Record::Checkpoint {
+                    commit: commit.clone(),
+                    kind: *kind,
+                });
+            }
+        }
+        if let Some((at, text)) = &work.fork {
+            self.fork(*at, text);
+        }
+        let note = note_for(&what, &moved);
+        self.emit(AgentEvent::Restored { what, done: moved });
+        if let Some(note) = note {
+            self.tell_model(note);
+        }
+        self.report_context();
+    }
+
+    /// What `what` comes to in this session; None (said as a warning) when there is nothing
+    /// to do.
+    fn work_of(&self, what: &Restore, records: &[Record]) -> Option<Work> {
+        let ledger = Ledger::of(records);
+        match what {
+            Restore::Undo => {
+                let Some(turn) = ledger.to_undo() else {
+                    self.warn("nothing to undo: no turn of this session changed files (or all were undone)");
+                    return None;
+                };
+                Some(Work {
+                    files: Some(Move {
+                        from: turn.after.clone(),
+                        to: turn.before.clone(),
+                        since: "since the turn",
+                        log: vec![(turn.before.clone(), CheckpointKind::Undone)],
+                    }),
+                    fork: None,
+                })
+            }
+            Restore::Redo => {
+                let Some(turn) = ledger.to_redo() else {
+                    self.warn("nothing to redo: no undo to take back (or files changed since)");
+                    return None;
+                };
+                Some(Work {
+                    files: Some(Move {
+                        from: turn.before.clone(),
+                        to: turn.after.clone(),
+                        since: "since the undo",
+                        log: vec![(turn.before.clone(), CheckpointKind::Redone)],
+                    }),
+                    fork: None,
+                })
+            }
+            Restore::Rewind {
+                at,
+                files,
+                conversation,
+            } => {
+                let Some(user) = history::rebuild(records)
+                    .users
+                    .into_iter()
+                    .find(|u| u.at == *at)
+                else {
+                    self.warn("that message is not in the conversation any more");
+                    return None;
+                };
+                let moves = match (files, ledger.rewind_to(*at), ledger.last()) {
+                    (true, Some((target, undone)), Some(last)) => Some(Move {
+                        from: last.clone(),
+                        to: target,
+                        since: "since cairn last recorded it",
+                        log: undone
+                            .into_iter()
+                            .map(|c| (c, CheckpointKind::Undone))
+                            .collect(),
+                    }),
+                    _ => None,
+                };
+                if !conversation && moves.is_none() {
+                    self.warn("nothing to restore: no file changed since that message (or the changes were undone)");
+                    return None;
+                }
+                Some(Work {
+                    files: moves,
+                    fork: conversation.then_some((*at, user.text)),
+                })
+            }
+        }
+    }
+
+    /// Forks the conversation back to just before the user record `at`: logged, rebuilt from
+    /// the log exactly as a resume would, and shown again from the start.
+    fn fork(&mut self, at: usize, text: &str) {
+        self.record(&Record::Fork { at });
+        let Some(records) = self.records() else {
+            return;
+        };
+        let rebuilt = history::rebuild(&records);
+        let dropped = std::mem::replace(&mut self.session.messages, rebuilt.messages);
+        self.forget_dropped_reads(&dropped);
+        self.session.todos = rebuilt.todos;
+        if let Some(told) = rebuilt.told {
+            self.session.told = told;
+        }
+        self.session.request_text = rebuilt.request_text;
+        // The next request starts a new prefix, as after a compaction.
+        self.session.wire.clear();
+        self.session.wired = 0;
+        self.session.meter.forget_anchor();
+        self.emit(AgentEvent::Reset);
+        for event in rebuilt.events {
+            self.emit(event);
+        }
+        // The history replays the branch's old mode and model; what applies now is ours.
+        self.emit(AgentEvent::ModeChanged {
+            mode: self.shared.mode(),
+        });
+        self.emit(AgentEvent::ModelChanged {
+            model: self.engine.model.model(),
+        });
+        self.emit(AgentEvent::Rewound {
+            at,
+            text: text.to_string(),
+        });
+    }
+
+    /// Forgets the read stamps of files the dropped conversation read or wrote, unless the
+    /// kept one shows their content.
+    fn forget_dropped_reads(&self, dropped: &[ChatMessage]) {
+        let workspace = &self.engine.tool_env.workspace;
+        let resolve = |raw: &str| crate::tools::paths::resolve(workspace, raw).ok();
+        let seen: HashSet<_> = super::compact::visible_reads(&self.session.messages)
+            .into_iter()
+            .filter_map(|p| resolve(&p))
+            .map(|p| p.key())
+            .collect();
+        for (_, raw) in super::compact::calls_of(dropped, &["read_file", "write_file", "edit_file"])
+        {
+            if let Some(real) = resolve(&raw)
+                && !seen.contains(&real.key())
+            {
+                self.engine.tool_env.reads.forget(&real);
+            }
+        }
+    }
+}
+
+/// Plans the move (and with `apply`, does it) off the async threads.
+async fn run_move(
+    store: Arc<CheckpointStore>,
+    from: CheckpointId,
+    to: CheckpointId,
+    since: &'static str,
+    apply: bool,
+) -> Result<RestorePlan, String> {
+    let work = tokio::task::spawn_blocking(move || {
+        let (changes, conflicts) = plan_move(&store, &from, &to, since)?;
+        let (files, note) = file_changes(&store, &changes)?;
+        if apply {
+            let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+            if !paths.is_empty() {
+                store.restore(&to, &paths)?;
+            }
+        }
+        Ok::<_, crate::checkpoint::CheckpointError>(RestorePlan {
+            files,
+            conflicts: conflicts.into_iter().map(conflict).collect(),
+            note,
+        })
+    });
+    match work.await {
+        Ok(Ok(plan)) => Ok(plan),
+        Ok(Err(err)) => Err(err.to_string()),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+fn conflict(c: Conflict) -> FileConflict {
+    FileConflict {
+        path: c.path,
+        why: c.why,
+    }
+}
+
+/// "a.txt (restored), b.txt (removed)": what a restore did to each file, as the model reads it.
+pub fn files_text(plan: &RestorePlan) -> String {
+    let mut names: Vec<String> = plan
+        .files
+        .iter()
+        .take(NAMED_FILES)
+        .map(|f| format!("{} ({})", f.path, file_action(f)))
+        .collect();
+    if plan.files.len() > NAMED_FILES || plan.note.is_some() {
+        names.push("…".into());
+    }
+    names.join(", ")
+}
+
+/// What a restore does to a file, from its diff (current → restored).
+pub fn file_action(file: &crate::tool_output::FileChange) -> &'static str {
+    if file.created {
+        "recreated"
+    } else if file.diff.contains("+++ /dev/null") {
+        "removed"
+    } else {
+        "restored"
+    }
+}
+
+fn conflicts_text(plan: &RestorePlan) -> String {
+    if plan.conflicts.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = plan
+        .conflicts
+        .iter()
+        .take(NAMED_FILES)
+        .map(|c| format!("{} ({})", c.path, c.why))
+        .collect();
+    format!(
+        " These files were left alone because they changed since: {}.",
+        names.join(", ")
+    )
+}
+
+/// What the model is told after a restore; None when what it sees is still true.
+fn note_for(what: &Restore, moved: &RestorePlan) -> Option<String> {
+    let files = files_text(moved);
+    let conflicts = conflicts_text(moved);
+    let changed = if moved.files.is_empty() {
+        "no file had to change".to_string()
+    } else {
+        format!("files changed: {files}")
+    };
+    match what {
+        Restore::Undo => Some(format!(
+            "[cairn] The user undid the workspace changes of your last turn ({changed}); those files are as they were before that turn.{conflicts} Read a file again before you edit it."
+        )),
+        Restore::Redo => Some(format!(
+            "[cairn] The user redid the workspace changes of your turn they had undone ({changed}); those files are again as your turn left them.{conflicts}"
+        )),
+        Restore::Rewind {
+            files: true,
+            conversation: false,
+            ..
+        } => Some(format!(
+            "[cairn] The user restored the files to how they were at an earlier point of this conversation ({changed}). The conversation was kept, so files may differ from what it shows.{conflicts} Read a file again before you edit it."
+        )),
+        Restore::Rewind {
+            files: false,
+            conversation: true,
+            ..
+        } => Some(
+            "[cairn] The conversation was rewound to this point, but the files were not: changes made after it are still in the workspace, so files may differ from what this conversation shows. Read a file again before relying on it.".to_string(),
+        ),
+        // Both: the files match the conversation again, unless some had to be left alone.
+        Restore::Rewind { .. } => (!moved.conflicts.is_empty()).then(|| {
+            format!(
+                "[cairn] The conversation and the files were rewound to this point, but some files could not be restored and may differ from what this conversation shows.{conflicts}"
+            )
+        }),
+    }
+}

@@ -1,0 +1,202 @@
+//! The `/undo` confirmation and the `/rewind` picker as the user sees them, and the keys that
+//! lead from one to the other and to the commands sent.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Instant;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use crate::bus::{AgentEvent, FileConflict, Restore, RestorePlan, RewindPoint, UserCommand};
+use crate::permissions::Mode;
+use crate::tool_output::FileChange;
+use crate::tui::TuiOptions;
+use crate::tui::app::App;
+
+fn app() -> App {
+    App::new(
+        &TuiOptions {
+            provider: "deepseek".into(),
+            model: "deepseek-chat".into(),
+            mode: Mode::AutoEdit,
+            read_only: false,
+            initial_prompt: None,
+            sandbox_off: None,
+            trust: None,
+        },
+        Instant::now(),
+    )
+}
+
+fn draw(app: &App, w: u16, h: u16) -> TestBackend {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| app.render(f)).unwrap();
+    terminal.backend().clone()
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.handle_input(&Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn type_line(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+    press(app, KeyCode::Enter);
+}
+
+fn undo_plan() -> RestorePlan {
+    RestorePlan {
+        files: vec![
+            FileChange {
+                path: "src/lib.rs".into(),
+                diff: "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n fn main() {\n-    run(2);\n+    run(1);\n"
+                    .into(),
+                replacements: 1,
+                ..FileChange::default()
+            },
+            FileChange {
+                path: "made.txt".into(),
+                diff: "--- a/made.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-made\n".into(),
+                replacements: 1,
+                ..FileChange::default()
+            },
+        ],
+        conflicts: vec![FileConflict {
+            path: "notes.md".into(),
+            why: "changed since the turn (it is no longer what cairn left); left as it is".into(),
+        }],
+        note: None,
+    }
+}
+
+#[test]
+fn undo_asks_for_a_plan_and_shows_it_to_confirm() {
+    let mut app = app();
+    type_line(&mut app, "/undo");
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Restore {
+            what: Restore::Undo,
+            apply: false
+        }]
+    ));
+    app.apply(&AgentEvent::RestorePlan {
+        what: Restore::Undo,
+        plan: undo_plan(),
+    });
+    insta::assert_snapshot!(draw(&app, 100, 24));
+    // y applies the same restore; the layer closes.
+    press(&mut app, KeyCode::Char('y'));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Restore {
+            what: Restore::Undo,
+            apply: true
+        }]
+    ));
+    assert!(app.layers.is_empty());
+}
+
+#[test]
+fn undo_is_refused_while_the_agent_works() {
+    let mut app = app();
+    type_line(&mut app, "do something");
+    app.take_commands();
+    type_line(&mut app, "/undo");
+    assert!(app.take_commands().is_empty());
+    let screen = draw(&app, 100, 24).to_string();
+    assert!(screen.contains("/undo waits for the agent"), "{screen}");
+}
+
+fn points() -> Vec<RewindPoint> {
+    vec![
+        RewindPoint {
+            at: 2,
+            step: 7,
+            text: "now add tests".into(),
+            changes: 1,
+        },
+        RewindPoint {
+            at: 0,
+            step: 0,
+            text: "rename the crate\nand fix the docs".into(),
+            changes: 2,
+        },
+    ]
+}
+
+#[test]
+fn rewind_picks_a_message_then_what_to_restore() {
+    let mut app = app();
+    type_line(&mut app, "/rewind");
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::ListRewindPoints]
+    ));
+    app.apply(&AgentEvent::RewindPoints { points: points() });
+    insta::assert_snapshot!("rewind_picker", draw(&app, 100, 20));
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Enter);
+    insta::assert_snapshot!("rewind_choice", draw(&app, 100, 20));
+    // Both: the files are shown to confirm first.
+    press(&mut app, KeyCode::Char('b'));
+    let what = Restore::Rewind {
+        at: 0,
+        files: true,
+        conversation: true,
+    };
+    let sent = app.take_commands();
+    assert!(
+        matches!(sent.as_slice(), [UserCommand::Restore { what: w, apply: false }] if *w == what),
+        "{sent:?}"
+    );
+    app.apply(&AgentEvent::RestorePlan {
+        what: what.clone(),
+        plan: undo_plan(),
+    });
+    let screen = draw(&app, 100, 24).to_string();
+    assert!(
+        screen.contains("Rewind files and conversation to before “rename the crate …”"),
+        "{screen}"
+    );
+    press(&mut app, KeyCode::Char('y'));
+    let sent = app.take_commands();
+    assert!(
+        matches!(sent.as_slice(), [UserCommand::Restore { what: w, apply: true }] if *w == what),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn rewinding_the_conversation_only_needs_no_confirmation_and_refills_the_input() {
+    let mut app = app();
+    app.apply(&AgentEvent::RewindPoints { points: points() });
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('c'));
+    let sent = app.take_commands();
+    assert!(
+        matches!(
+            sent.as_slice(),
+            [UserCommand::Restore {
+                what: Restore::Rewind {
+                    at: 2,
+                    files: false,
+                    conversation: true
+                },
+                apply: true
+            }]
+        ),
+        "{sent:?}"
+    );
+    assert!(app.layers.is_empty());
+    app.apply(&AgentEvent::Reset);
+    app.apply(&AgentEvent::Rewound {
+        at: 2,
+        text: "now add tests".into(),
+    });
+    assert_eq!(app.composer.text(), "now add tests");
+    let screen = draw(&app, 100, 24).to_string();
+    assert!(screen.contains("rewound"), "{screen}");
+}
