@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod harness;
+mod rewind;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

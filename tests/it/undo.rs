@@ -1,6 +1,7 @@
 //! `cairn undo`: a scripted session edits a file and runs a command that creates, changes and
-//! deletes files; undo takes all of it back, leaves the user's git repository byte-identical,
-//! and leaves alone (and names) a file the user changed after the turn.
+//! deletes files; undo takes all of it back, `--redo` puts it back, both leave the user's git
+//! repository byte-identical, and undo leaves alone (and names) a file the user changed after
+//! the turn. (`/undo`, `/redo` and `/rewind` in the TUI: tests/it/tui_pty/rewind.rs.)
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -150,6 +151,27 @@ async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
     let (code, report) = undo_json(&sb);
     assert_eq!(code, 1);
     assert!(report["checkpoint"].is_null(), "{report}");
+
+    // --redo puts it all back, once; then undo takes it back again.
+    let run = sb.exec_raw_sync(&["undo", "--redo"]);
+    assert_eq!(run.0, 0, "{run:?}");
+    assert!(run.1.contains("redid the last undone turn"), "{}", run.1);
+    assert_eq!(sb.read("a.txt"), "one\nTWO\nthree\n");
+    assert_eq!(sb.read("src/b.txt"), "changed\n");
+    assert_eq!(sb.read("src/made.txt"), "made\n");
+    assert!(!sb.path("src/c.txt").exists());
+    let run = sb.exec_raw_sync(&["undo", "--redo"]);
+    assert_eq!(run.0, 1, "{run:?}");
+    assert!(run.1.contains("nothing to redo"), "{}", run.1);
+    let (code, _) = undo_json(&sb);
+    assert_eq!(code, 0);
+    assert_eq!(sb.read("a.txt"), "one\ntwo\nthree\n");
+    assert!(!sb.path("src/made.txt").exists());
+    assert_eq!(
+        snapshot(&ws.join(".git")),
+        git_before,
+        "the user's .git changed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
