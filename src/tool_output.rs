@@ -44,6 +44,30 @@ pub struct CommandRun {
     pub changes: Vec<FileChange>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes_note: Option<String>,
+    /// What of the protected set (git config and hooks, `.cairn/`) the command changed and
+    /// cairn put back, like `.git/config (changed)`.
+    #[serde(default, skip_serializing_if = "PutBack::is_empty")]
+    pub put_back: PutBack,
+}
+
+/// What cairn put back after a sandboxed command (see `tools::executor::protect`). Boxed: it
+/// is almost always empty, and every result carries it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PutBack(Option<Box<[String]>>);
+
+impl PutBack {
+    pub fn new(items: Vec<String>) -> Self {
+        Self((!items.is_empty()).then(|| items.into_boxed_slice()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items().is_empty()
+    }
+
+    pub fn items(&self) -> &[String] {
+        self.0.as_deref().unwrap_or_default()
+    }
 }
 
 /// Lines of a file, as `read_file` returned them.
@@ -165,6 +189,10 @@ pub struct JobReport {
     /// Milliseconds since the job started.
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// What of the protected set the job (a command promoted from the foreground) changed
+    /// and cairn put back.
+    #[serde(default, skip_serializing_if = "PutBack::is_empty")]
+    pub put_back: PutBack,
 }
 
 /// The canonical value of a successful tool run.

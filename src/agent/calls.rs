@@ -359,6 +359,16 @@ impl Agent {
         }
         for (ready, handle) in running {
             let mut result = await_tool(&ready, handle, cancel).await;
+            if let Some(crate::tools::ToolOutput::Command(run)) = &result.output
+                && !run.put_back.is_empty()
+            {
+                self.emit(AgentEvent::Warning {
+                    message: format!(
+                        "a sandboxed command changed git config, hooks or .cairn/; cairn put back {}",
+                        run.put_back.items().join(", ")
+                    ),
+                });
+            }
             if let (Some(before), Access::Command { .. }) = (&before, &ready.access) {
                 // A command runs alone: what changed since the checkpoint is its doing.
                 commands += 1;

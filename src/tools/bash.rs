@@ -164,7 +164,7 @@ impl Tool for Bash {
                 cx.env.jobs.keep_spills(finished.capture.spill_paths());
                 run
             }
-            Outcome::Promoted(spawned) => {
+            Outcome::Promoted { spawned, put_back } => {
                 let capture = spawned.capture.clone();
                 let shown = (capture.total(Which::Stdout), capture.total(Which::Stderr));
                 let (stdout, stderr) = views(&capture, shown);
@@ -179,6 +179,7 @@ impl Tool for Bash {
                     stderr: stderr.text,
                     duration_ms: spawned.started.elapsed().as_millis() as u64,
                     sandboxed: spawned.sandboxed,
+                    put_back: crate::tool_output::PutBack::new(put_back),
                     ..CommandRun::default()
                 };
                 let grace = cx.env.bash.kill_grace;
@@ -239,6 +240,7 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
         timeout_clamped: false,
         changes: Vec::new(),
         changes_note: None,
+        put_back: crate::tool_output::PutBack::new(finished.put_back.clone()),
     }
 }
 
@@ -295,6 +297,7 @@ mod tests {
             capture,
             sandboxed,
             duration: Duration::from_millis(5),
+            put_back: Vec::new(),
         }
     }
 

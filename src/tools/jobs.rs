@@ -51,6 +51,8 @@ struct Job {
 struct JobEnd {
     exit_code: Option<i32>,
     signal: Option<String>,
+    /// What of the protected set a promoted foreground command changed and was put back.
+    put_back: Vec<String>,
 }
 
 impl JobTable {
@@ -62,7 +64,9 @@ impl JobTable {
                 "{running} background jobs are already running; stop one with job_kill first"
             )));
         }
-        let spawned = executor::spawn(spec, false)
+        // The strict profile (workspace entry by entry): a job runs on while the model works,
+        // so no check after it could stop it from planting a git hook that runs first.
+        let spawned = executor::spawn(spec, false, executor::Lifetime::Background)
             .map_err(|err| ToolError::io("could not start bash", err))?;
         Ok(self.adopt(spawned, spec.command, spec.settings.kill_grace, (0, 0)))
     }
@@ -103,6 +107,9 @@ impl JobTable {
         let (group, capture) = (spawned.group, spawned.capture);
         // Kept until the job ended: its private temp dir goes with it.
         let sandbox = spawned.sandbox;
+        // A foreground command promoted here keeps the sandbox it started with, the whole
+        // workspace: its protected set is checked again when it ends.
+        let protected = spawned.guard;
         tokio::spawn(async move {
             let pid = child.id();
             let status = child.wait().await;
@@ -112,17 +119,20 @@ impl JobTable {
             // Whatever the job left running in its group goes with it.
             group.end(grace).await;
             executor::drain(&capture, &group).await;
+            let put_back = executor::check(protected.as_ref());
             drop(sandbox);
             let end = match status {
                 Ok(status) => JobEnd {
                     exit_code: status.code(),
                     signal: executor::signal_name(&status),
+                    put_back,
                 },
                 Err(err) => {
                     tracing::warn!("waiting for a background job: {err}");
                     JobEnd {
                         exit_code: None,
                         signal: None,
+                        put_back,
                     }
                 }
             };
@@ -305,7 +315,10 @@ impl Job {
             command: self.command.clone(),
             running: end.is_none(),
             exit_code: end.as_ref().and_then(|end| end.exit_code),
-            signal: end.and_then(|end| end.signal),
+            signal: end.as_ref().and_then(|end| end.signal.clone()),
+            put_back: crate::tool_output::PutBack::new(
+                end.map(|end| end.put_back).unwrap_or_default(),
+            ),
             killed: self.killed.load(Ordering::Relaxed),
             truncated: stdout.truncated || stderr.truncated,
             spill_path: stdout.spill_path,

@@ -37,9 +37,12 @@ pub fn command_text(run: &CommandRun) -> String {
     }
     if run.sandbox_denied {
         markers.push(
-            "[sandbox: a write or a connection was refused; sandboxed commands write only in the workspace (not .git/, .cairn/ or new top-level entries) and temp dirs, read-only ones nowhere, with no network. Calling it again asks the user, who can run it without the sandbox]"
+            "[sandbox: a write or a connection was refused; sandboxed commands write only in the workspace and temp dirs (background jobs not in .git/, .cairn/ or new top-level entries), read-only ones nowhere, with no network. Calling it again asks the user, who can run it without the sandbox]"
                 .to_owned(),
         );
+    }
+    if !run.put_back.is_empty() {
+        markers.push(super::executor::protect::marker(run.put_back.items()));
     }
     if run.timeout_clamped {
         markers.push(format!(
@@ -76,6 +79,9 @@ pub fn job_text(report: &JobReport) -> String {
             (Some(code), None) => markers.push(format!("[exit code: {code}]")),
             (None, None) => markers.push("[ended]".to_owned()),
         }
+    }
+    if !report.put_back.is_empty() {
+        markers.push(super::executor::protect::marker(report.put_back.items()));
     }
     push_markers(&mut out, &markers);
     out
@@ -301,7 +307,7 @@ mod tests {
                     sandbox_denied: true,
                     ..run()
                 },
-                "$ cat <<EOF > f …\n[stderr]\ncat: f: Permission denied\n[exit code: 1]\n[sandbox: a write or a connection was refused; sandboxed commands write only in the workspace (not .git/, .cairn/ or new top-level entries) and temp dirs, read-only ones nowhere, with no network. Calling it again asks the user, who can run it without the sandbox]",
+                "$ cat <<EOF > f …\n[stderr]\ncat: f: Permission denied\n[exit code: 1]\n[sandbox: a write or a connection was refused; sandboxed commands write only in the workspace and temp dirs (background jobs not in .git/, .cairn/ or new top-level entries), read-only ones nowhere, with no network. Calling it again asks the user, who can run it without the sandbox]",
             ),
         ];
         for (run, expected) in cases {

@@ -295,6 +295,12 @@ fn command_lines(run: &CommandRun, width: usize, out: &mut Vec<Line<'static>>) {
     if run.sandbox_denied {
         facts.push(("refused by the sandbox".to_string(), theme::error()));
     }
+    if !run.put_back.is_empty() {
+        facts.push((
+            format!("cairn put back {}", run.put_back.items().join(", ")),
+            theme::warning(),
+        ));
+    }
     if !facts.is_empty() {
         let mut spans = vec![bar[0].clone()];
         for (i, (text, style)) in facts.into_iter().enumerate() {

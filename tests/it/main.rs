@@ -11,6 +11,7 @@ mod policy;
 mod project_trust;
 mod resume;
 mod sandbox;
+mod sandbox_protected;
 mod stream_fixtures;
 mod support;
 mod tools_bash;

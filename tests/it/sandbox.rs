@@ -16,7 +16,7 @@ use cairn::tools::executor::sandbox::{LandlockStatus, landlock_status};
 
 const KEY: &str = "sk-test-cairn-0123456789abcdef";
 
-fn landlock(test: &str) -> bool {
+pub(crate) fn landlock(test: &str) -> bool {
     match landlock_status() {
         LandlockStatus::Available(_) => true,
         LandlockStatus::Unavailable(reason) => {
@@ -27,7 +27,7 @@ fn landlock(test: &str) -> bool {
 }
 
 /// One `bash` call per command, then a closing text.
-fn script(commands: &[&str]) -> Vec<Script> {
+pub(crate) fn script(commands: &[&str]) -> Vec<Script> {
     let mut scripts: Vec<Script> = commands
         .iter()
         .enumerate()
@@ -39,13 +39,13 @@ fn script(commands: &[&str]) -> Vec<Script> {
     scripts
 }
 
-async fn run(sb: &Sandbox, llm: &MockLlm, mode: &str, env: &[(&str, &str)]) -> Run {
+pub(crate) async fn run(sb: &Sandbox, llm: &MockLlm, mode: &str, env: &[(&str, &str)]) -> Run {
     let url = llm.url();
     sb.exec_raw(&["exec", "--base-url", &url, "--mode", mode, "go"], env)
         .await
 }
 
-fn git(workspace: &Path, args: &[&str]) {
+pub(crate) fn git(workspace: &Path, args: &[&str]) {
     let status = Command::new("git")
         .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
         .args(args)
@@ -55,7 +55,7 @@ fn git(workspace: &Path, args: &[&str]) {
     assert!(status.status.success(), "git {args:?}: {status:?}");
 }
 
-fn git_available() -> bool {
+pub(crate) fn git_available() -> bool {
     let found = Command::new("git").arg("--version").output().is_ok();
     if !found {
         eprintln!("SKIPPED: git is not installed");
@@ -155,41 +155,6 @@ async fn even_in_never_mode_commands_write_only_in_the_workspace_and_reach_no_ne
         matches!(udp.recv(&mut buf), Err(err) if err.kind() == ErrorKind::WouldBlock),
         "a UDP datagram got through"
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn planted_git_and_cairn_changes_are_refused_in_the_sandbox() {
-    if !landlock("planted_git_and_cairn_changes_are_refused_in_the_sandbox") {
-        return;
-    }
-    let sb = Sandbox::new()
-        .file(".git/config", "[core]\n\tbare = false\n")
-        .file(".git/hooks/pre-commit.sample", "#!/bin/sh\n")
-        .file(".cairn/config.toml", "[permissions]\nask = [\"curl\"]\n")
-        .file("src/.keep", "");
-    let attempts = [
-        "printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> .git/config",
-        "echo 'touch /tmp/x' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
-        "echo 'allow = [\"rm\"]' > .cairn/config.toml",
-        "mv .git .git-old && mkdir .git",
-        "rm -rf .cairn",
-        "ln -s ../src .git/hooks/evil",
-    ];
-    let llm = MockLlm::start(script(&attempts)).await;
-    let run = run(&sb, &llm, "never", &[]).await;
-    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    assert_eq!(sb.read(".git/config"), "[core]\n\tbare = false\n");
-    assert!(!sb.path(".git/hooks/pre-commit").exists());
-    assert!(!sb.path(".git/hooks/evil").exists());
-    assert!(!sb.path(".git-old").exists());
-    assert_eq!(
-        sb.read(".cairn/config.toml"),
-        "[permissions]\nask = [\"curl\"]\n"
-    );
-    for i in 0..attempts.len() {
-        let result = llm.tool_result(i + 1, &format!("c{i}")).unwrap();
-        assert!(result.contains("[exit code:"), "{result}");
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,9 @@
 //! grace period) that leaves no child, grandchild or background leftover alive.
 
 pub mod capture;
+mod gitconfig;
 mod group;
+pub mod protect;
 pub mod reaper;
 pub mod sandbox;
 mod seccomp;
@@ -26,7 +28,7 @@ use super::{BashSettings, TailSink};
 pub use capture::{Capture, View, Which};
 pub use group::{Group, GroupGuard};
 pub use sandbox::Grant;
-use sandbox::Prepared;
+use sandbox::{Prepared, Reach};
 
 /// How often live output is handed to the tail sink.
 const TAIL_EVERY: Duration = Duration::from_millis(50);
@@ -56,6 +58,9 @@ pub struct Spawned {
     pub sandbox: Option<Prepared>,
     /// When the main child started (clock ticks after boot): orphans started since are its.
     pub start_ticks: Option<u64>,
+    /// The protected set as it was before a foreground workspace-write command (which may
+    /// write the whole workspace): checked and put back once nothing of it runs.
+    pub guard: Option<protect::Record>,
 }
 
 /// Commands the sandbox refused in this session.
@@ -91,16 +96,43 @@ pub struct Finished {
     pub capture: Arc<Capture>,
     pub sandboxed: bool,
     pub duration: Duration,
+    /// What of the protected set (git config and hooks, `.cairn/`) the command changed and
+    /// cairn put back.
+    pub put_back: Vec<protect::PutBack>,
+}
+
+/// How long a command may live, which decides how its sandbox grants the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifetime {
+    /// Awaited by the call: checked afterwards, so it may write the whole workspace.
+    Foreground,
+    /// A background job: nothing checks it after, so `.git` and `.cairn` stay out of reach.
+    Background,
 }
 
 /// Starts `bash -c COMMAND` (inside its sandbox when the sandbox is on) with reader threads
 /// on both pipes.
-pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned> {
+pub fn spawn(
+    spec: &CommandSpec<'_>,
+    keep_tail: bool,
+    lifetime: Lifetime,
+) -> std::io::Result<Spawned> {
+    let reach = match lifetime {
+        Lifetime::Foreground => Reach::Root,
+        Lifetime::Background => Reach::Entries,
+    };
     let sandbox = match (&spec.settings.sandbox, spec.grant) {
         (Some(policy), grant) if grant != Grant::Unsandboxed => Some(
-            Prepared::build(policy, grant)
+            Prepared::build(policy, grant, reach)
                 .map_err(|err| std::io::Error::other(format!("{err}; the command did not run")))?,
         ),
+        _ => None,
+    };
+    // Recorded before the command can touch anything.
+    let guard = match (&spec.settings.sandbox, spec.grant, reach) {
+        (Some(policy), Grant::WorkspaceWrite, Reach::Root) => {
+            Some(protect::Record::take(&policy.workspace))
+        }
         _ => None,
     };
     let (out_read, out_write) = pipe()?;
@@ -185,6 +217,7 @@ pub fn spawn(spec: &CommandSpec<'_>, keep_tail: bool) -> std::io::Result<Spawned
         started: Instant::now(),
         start_ticks: reaper::start_time(pid),
         sandbox,
+        guard,
     })
 }
 
@@ -202,7 +235,11 @@ pub enum Outcome {
     Finished(Finished),
     /// It outlived its timeout with `OnTimeout::Background`: still running, its group no
     /// longer guarded here. The caller must hand it to something that ends it (the job table).
-    Promoted(Box<Spawned>),
+    /// `put_back`: what it had changed of the protected set by then.
+    Promoted {
+        spawned: Box<Spawned>,
+        put_back: Vec<protect::PutBack>,
+    },
 }
 
 /// Runs a command to its end: it exits, times out or is cancelled. On cancel (or timeout with
@@ -225,8 +262,10 @@ pub async fn run(
         started,
         sandbox,
         start_ticks,
-    } = spawn(spec, tail.is_some())?;
+        guard,
+    } = spawn(spec, tail.is_some(), Lifetime::Foreground)?;
     let pid = child.id();
+    let protected = guard;
     let guard = GroupGuard::new(group);
     let ticker = tail.clone().map(|sink| start_tail(capture.clone(), sink));
     let ending = tokio::select! {
@@ -244,15 +283,22 @@ pub async fn run(
         }
         flush_tail(&capture, tail);
         guard.disarm();
-        return Ok(Outcome::Promoted(Box::new(Spawned {
-            child,
-            group,
-            capture,
-            sandboxed,
-            started,
-            sandbox,
-            start_ticks,
-        })));
+        // It goes on with the whole workspace writable: what it changed so far is put back
+        // now, and again when the job ends (`jobs`).
+        let put_back = check(protected.as_ref());
+        return Ok(Outcome::Promoted {
+            spawned: Box::new(Spawned {
+                child,
+                group,
+                capture,
+                sandboxed,
+                started,
+                sandbox,
+                start_ticks,
+                guard: protected,
+            }),
+            put_back,
+        });
     }
     group.end(grace).await;
     let status = child.wait().await;
@@ -265,6 +311,9 @@ pub async fn run(
     // cairn goes too; without a start time, every orphan does.
     reaper::sweep(start_ticks.or(Some(0))).await;
     drain(&capture, &group).await;
+    // Nothing of the command runs any more (its group ended, its orphans were swept): what
+    // it left in the protected set stays as it is unless put back now.
+    let put_back = check(protected.as_ref());
     drop(sandbox);
     if let Some(ticker) = ticker {
         ticker.abort();
@@ -276,7 +325,20 @@ pub async fn run(
         capture,
         sandboxed,
         duration: started.elapsed(),
+        put_back,
     }))
+}
+
+/// Puts back what a command changed of the protected set; what it put back.
+pub fn check(record: Option<&protect::Record>) -> Vec<protect::PutBack> {
+    let Some(record) = record else {
+        return Vec::new();
+    };
+    let put_back = record.restore();
+    if !put_back.is_empty() {
+        tracing::warn!("a sandboxed command changed protected files; put back: {put_back:?}");
+    }
+    put_back
 }
 
 /// Hands what the ticker has not sent yet to the tail sink.

@@ -5,16 +5,21 @@
 //! Two profiles. **Read-only** (commands the classifier judged read-only that run unasked):
 //! read and execute everywhere, write nowhere but `/dev/null`-like sinks and a private temp dir.
 //! **Workspace-write** (approved and auto-run commands): also the workspace, `/tmp` and the
-//! configured `writable` dirs. In both, `.git/` and `.cairn/` stay read-only, the network is off
-//! unless allowed (no TCP/UDP/raw sockets at all: seccomp; TCP also by Landlock), and the
-//! command cannot signal, ptrace or read the memory or environment of any process outside its
-//! own sandbox (Landlock scopes and its ptrace rule), cairn included.
+//! configured `writable` dirs. In both the network is off unless allowed (no TCP/UDP/raw
+//! sockets at all: seccomp; TCP also by Landlock), and the command cannot signal, ptrace or read
+//! the memory or environment of any process outside its own sandbox (Landlock scopes and its
+//! ptrace rule), cairn included.
 //!
-//! Landlock grants by hierarchy and cannot subtract, so "the workspace except `.git`" is granted
-//! entry by entry: every top-level entry but `.git` and `.cairn` gets full rights, the workspace
-//! directory itself none. The price: a sandboxed command cannot create, delete or rename
-//! top-level entries (a fresh `target/`, `sed -i` on a top-level file), and git commands that
-//! write `.git` fail; both say so in the result and can be re-run without the sandbox.
+//! What git and cairn run or obey later (`.git` config and hooks, `.cairn/`) must not change.
+//! Landlock grants by hierarchy and cannot subtract, so there are two ways to keep them, chosen
+//! by how long the command lives (`Reach`):
+//! - A **foreground** command gets the workspace root itself (new top-level entries, `git
+//!   commit`, `git init` work); `protect` records the protected set before it and puts back
+//!   whatever it changed once it and all its descendants are gone.
+//! - A **background job** outlives any such check (it runs on while the model works), so it
+//!   gets the workspace entry by entry: every top-level entry but `.git` and `.cairn` with full
+//!   rights, the workspace directory itself none. It cannot create, delete or rename top-level
+//!   entries, and git commands that write `.git` fail in it.
 
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -37,6 +42,15 @@ pub struct SandboxPolicy {
     pub writable: Vec<PathBuf>,
     /// Whether workspace-write commands may use the network (`sandbox.network`).
     pub network: bool,
+}
+
+/// How a workspace-write sandbox grants the workspace; see the module doc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The workspace root: for foreground commands, checked afterwards by `protect`.
+    Root,
+    /// Every top-level entry but `.git` and `.cairn`: for background jobs.
+    Entries,
 }
 
 /// How much one command's sandbox allows; chosen per call by the agent.
@@ -146,8 +160,9 @@ impl std::fmt::Debug for Prepared {
 }
 
 impl Prepared {
-    /// Builds the sandbox of one command under `policy` with `grant` (not `Unsandboxed`).
-    pub fn build(policy: &SandboxPolicy, grant: Grant) -> Result<Self, SandboxError> {
+    /// Builds the sandbox of one command under `policy` with `grant` (not `Unsandboxed`);
+    /// `reach` says how a workspace-write grant covers the workspace.
+    pub fn build(policy: &SandboxPolicy, grant: Grant, reach: Reach) -> Result<Self, SandboxError> {
         let abi = match landlock_status() {
             LandlockStatus::Available(abi) => abi,
             LandlockStatus::Unavailable(reason) => return Err(SandboxError::Unavailable(reason)),
@@ -182,11 +197,17 @@ impl Prepared {
             for dir in DEVICE_DIRS {
                 created = grant_path(created, Path::new(dir), fs_all)?;
             }
-            for entry in workspace_entries(&policy.workspace) {
-                created = grant_path(created, &entry, handled)?;
+            match reach {
+                Reach::Root => created = grant_path(created, &policy.workspace, handled)?,
+                Reach::Entries => {
+                    for entry in workspace_entries(&policy.workspace) {
+                        created = grant_path(created, &entry, handled)?;
+                    }
+                }
             }
             // A writable dir that holds the workspace (a checkout under /tmp) would grant its
-            // `.git` too: it is left out.
+            // `.git` to a background job, and to any command the workspace itself (it could be
+            // renamed away): it is left out.
             for dir in policy
                 .writable
                 .iter()
@@ -352,8 +373,8 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
     Err("usage: cairn __sandbox [--read-only] [--workspace DIR] [--write DIR]... [--network] -- COMMAND...".into())
 }
 
-/// Entry of the hidden `cairn __sandbox` subcommand: runs one command in the sandbox the bash
-/// tool would use, for trying the sandbox by hand, and returns its exit status (128 + N for a
+/// Entry of the hidden `cairn __sandbox` subcommand: runs one command in the sandbox a bash
+/// background job would use (workspace entry by entry), for trying the sandbox by hand, and returns its exit status (128 + N for a
 /// signal) once its temp dir is removed: 2 for bad arguments, 126 when the sandbox cannot be
 /// applied, 127 when the command cannot be executed.
 pub fn sandbox_main(args: Vec<String>) -> i32 {
@@ -364,7 +385,8 @@ pub fn sandbox_main(args: Vec<String>) -> i32 {
             return 2;
         }
     };
-    let prepared = match Prepared::build(&parsed.policy, parsed.grant) {
+    // The strict profile: no check runs after a command started this way.
+    let prepared = match Prepared::build(&parsed.policy, parsed.grant, Reach::Entries) {
         Ok(prepared) => prepared,
         Err(err) => {
             say(&format!("{err}; refusing to run the command unsandboxed"));

@@ -1,0 +1,816 @@
+//! The after-check of workspace-write commands: what git and cairn run or obey later, outside
+//! any sandbox, is recorded before such a command and put back after it.
+//!
+//! Landlock cannot take a right away below a granted directory, so the foreground
+//! workspace-write profile grants the whole workspace (`.git` and `.cairn` included: `git
+//! commit`, `touch NEW`, `cargo new` work) and this module keeps the promise that no command
+//! leaves a changed git config, hook or `.cairn/` behind. The protected set:
+//!
+//! - every git dir of the workspace (`.git`, `.git/worktrees/*`, `.git/modules/**`, nested): its
+//!   `config*` files (`config`, `config.worktree`, …), its `commondir` (it names the dir whose
+//!   config applies) and its whole `hooks/` tree;
+//! - the whole `.cairn/` tree;
+//! - `.git` itself: moved away and replaced, it is moved back; a `.git` file or symlink that
+//!   was not there is removed (it would name any directory as the repository).
+//!
+//! Not protected: `info/attributes` and `info/exclude` (like the workspace's `.gitattributes`
+//! they only *name* filter/diff drivers, which only config defines, or ignore files), refs,
+//! objects, the index and logs (data, not code).
+//!
+//! Compared with lstat, never following a symlink: type, permission bits, content, link target
+//! and a new hard link. Changed or deleted entries are written anew (a new file renamed over
+//! the old name, so a hard link the command made no longer shares the inode); new entries are
+//! removed, but sample hooks (git never runs `*.sample`). A repository the command created
+//! (`git init`, a new submodule) keeps what `git init` writes: its config is reduced to a few
+//! keys that run nothing (`core.bare`, `remote.*.url`, …).
+//!
+//! Cost: the record and the check lstat each protected entry and read only those whose inode
+//! stamp (size, mtime, ctime, inode) moved since the content was last read; contents are
+//! cached across commands.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::sync::MutexExt;
+
+/// Most entries recorded under `.cairn/` and the git dirs: a tree made to be slow to check is
+/// cut here (what lies beyond is said in the report).
+const MAX_ENTRIES: usize = 20_000;
+/// Largest protected file whose content is kept to put it back.
+const MAX_CONTENT: u64 = 8 << 20;
+/// A file changed this close to the record may change again within the same timestamp tick
+/// without its stamp moving ("racy git"): its content is compared instead.
+const RACY: Duration = Duration::from_secs(2);
+/// How deep submodule names (`a/b/c`) and nesting are followed under `modules/`.
+const MAX_MODULE_DEPTH: usize = 8;
+
+/// What the kernel says changes when a file changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    mode: u32,
+    nlink: u64,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            mode: meta.mode(),
+            nlink: meta.nlink(),
+        }
+    }
+
+    /// Changed so recently that a change within the same tick would not show.
+    fn racy(&self, taken: SystemTime) -> bool {
+        let ctime = UNIX_EPOCH + Duration::new(self.ctime.0.max(0) as u64, self.ctime.1 as u32);
+        ctime + RACY >= taken
+    }
+}
+
+/// One protected entry as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    File {
+        mode: u32,
+        data: Option<Arc<[u8]>>,
+    },
+    Dir {
+        mode: u32,
+    },
+    Link {
+        target: PathBuf,
+    },
+    /// A FIFO, socket or device: compared by type and mode, never recreated.
+    Other {
+        mode: u32,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Item {
+    node: Node,
+    stamp: Stamp,
+}
+
+/// Contents read before, by absolute path: most commands change nothing, so most records
+/// read nothing.
+static CONTENTS: Mutex<BTreeMap<PathBuf, Cached>> = Mutex::new(BTreeMap::new());
+
+/// A content and the stamp it was read at.
+type Cached = (Stamp, Arc<[u8]>);
+
+/// The `.git` entry before the command.
+#[derive(Debug)]
+enum GitRoot {
+    Absent,
+    /// A file or symlink (a worktree or submodule checkout): recorded as an item.
+    Entry,
+    /// The repository: a handle on it finds it again if the command moved it.
+    Dir {
+        handle: std::fs::File,
+        dev: u64,
+        ino: u64,
+    },
+}
+
+/// The protected set of one workspace, recorded before a command.
+#[derive(Debug)]
+pub struct Record {
+    workspace: PathBuf,
+    taken: SystemTime,
+    /// By path relative to the workspace; a parent sorts before its children.
+    items: BTreeMap<PathBuf, Item>,
+    git: GitRoot,
+    /// The git dirs the items belong to.
+    git_dirs: BTreeSet<PathBuf>,
+    /// The walk stopped at `MAX_ENTRIES`.
+    cut: bool,
+}
+
+/// What the check did about one entry, for the command's result: `.git/config (changed)`.
+pub type PutBack = String;
+
+impl Record {
+    /// Records the protected set of `workspace` now.
+    pub fn take(workspace: &Path) -> Self {
+        let mut record = Self {
+            workspace: workspace.to_path_buf(),
+            taken: SystemTime::now(),
+            items: BTreeMap::new(),
+            git: GitRoot::Absent,
+            git_dirs: BTreeSet::new(),
+            cut: false,
+        };
+        record.tree(Path::new(".cairn"));
+        let git = Path::new(".git");
+        match std::fs::symlink_metadata(workspace.join(git)) {
+            Err(_) => {}
+            Ok(meta) if meta.is_dir() => {
+                if let Ok(handle) = open_path(&workspace.join(git)) {
+                    record.git = GitRoot::Dir {
+                        handle,
+                        dev: meta.dev(),
+                        ino: meta.ino(),
+                    };
+                }
+                for dir in git_dirs(workspace, git) {
+                    record.git_dir(&dir);
+                }
+            }
+            Ok(_) => {
+                record.git = GitRoot::Entry;
+                record.entry(git);
+            }
+        }
+        record
+    }
+
+    /// Number of entries recorded (for tests and the bench).
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn abs(&self, rel: &Path) -> PathBuf {
+        self.workspace.join(rel)
+    }
+
+    /// Records `rel` and, when it is a directory, everything below it.
+    fn tree(&mut self, rel: &Path) {
+        let Some(is_dir) = self.entry(rel) else {
+            return;
+        };
+        if !is_dir {
+            return;
+        }
+        let Ok(children) = std::fs::read_dir(self.abs(rel)) else {
+            return;
+        };
+        for child in children.flatten() {
+            self.tree(&rel.join(child.file_name()));
+        }
+    }
+
+    /// Records one entry; whether it is a directory (None: missing or over the limit).
+    fn entry(&mut self, rel: &Path) -> Option<bool> {
+        if self.items.len() >= MAX_ENTRIES {
+            self.cut = true;
+            return None;
+        }
+        let path = self.abs(rel);
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        let stamp = Stamp::of(&meta);
+        let mode = meta.mode() & 0o7777;
+        let kind = meta.file_type();
+        let node = if kind.is_dir() {
+            Node::Dir { mode }
+        } else if kind.is_symlink() {
+            Node::Link {
+                target: std::fs::read_link(&path).ok()?,
+            }
+        } else if kind.is_file() {
+            Node::File {
+                mode,
+                data: content(&path, &stamp, self.taken),
+            }
+        } else {
+            Node::Other { mode }
+        };
+        self.items.insert(rel.to_path_buf(), Item { node, stamp });
+        Some(kind.is_dir())
+    }
+
+    /// Records what of one git dir runs code: `config*`, `commondir`, `hooks/`.
+    fn git_dir(&mut self, rel: &Path) {
+        self.git_dirs.insert(rel.to_path_buf());
+        let Ok(children) = std::fs::read_dir(self.abs(rel)) else {
+            return;
+        };
+        for child in children.flatten() {
+            let name = child.file_name();
+            if name == "hooks" || protected_name(&name) {
+                self.tree(&rel.join(&name));
+            }
+        }
+    }
+
+    /// Checks the protected set against the record and puts back what the command changed;
+    /// says what it did. Call once nothing of the command runs any more.
+    pub fn restore(&self) -> Vec<PutBack> {
+        let mut done = Vec::new();
+        let git_ok = self.restore_git_root(&mut done);
+        // Entries of git dirs that are gone (the repository deleted) are not recreated: that
+        // would leave a shell of a repository; there is nothing left to run them anyway.
+        let live_dirs: BTreeSet<&PathBuf> = self
+            .git_dirs
+            .iter()
+            .filter(|dir| git_ok && is_real_dir(&self.workspace, dir))
+            .collect();
+        for (rel, item) in &self.items {
+            let owner_alive = if rel.starts_with(".cairn") || rel == Path::new(".git") {
+                true
+            } else {
+                self.git_dirs
+                    .iter()
+                    .filter(|dir| rel.starts_with(dir))
+                    .max_by_key(|dir| dir.components().count())
+                    .is_some_and(|dir| live_dirs.contains(dir))
+            };
+            if owner_alive && let Some(what) = self.put_back(rel, item) {
+                done.push(format!("{} ({what})", rel.display()));
+            }
+        }
+        self.remove_new(&live_dirs, &mut done);
+        if self.cut {
+            done.push(format!(
+                "(only the first {MAX_ENTRIES} entries of .git and .cairn were checked)"
+            ));
+        }
+        done
+    }
+
+    /// Puts `.git` back when the command moved or replaced it; false when no repository
+    /// the record knows is at `.git` now.
+    fn restore_git_root(&self, done: &mut Vec<PutBack>) -> bool {
+        let git = self.abs(Path::new(".git"));
+        let now = std::fs::symlink_metadata(&git).ok();
+        match &self.git {
+            GitRoot::Entry => true,
+            GitRoot::Absent => {
+                // A `.git` file or symlink names any directory as the repository.
+                if let Some(meta) = now
+                    && !meta.is_dir()
+                    && std::fs::remove_file(&git).is_ok()
+                {
+                    done.push(".git (removed: a new .git file or link)".into());
+                }
+                false
+            }
+            GitRoot::Dir { handle, dev, ino } => {
+                if now
+                    .as_ref()
+                    .is_some_and(|m| m.is_dir() && m.dev() == *dev && m.ino() == *ino)
+                {
+                    return true;
+                }
+                let Some(moved) = where_now(handle) else {
+                    // Deleted: nothing to put back, and the new one, if any, is new.
+                    if now.as_ref().is_some_and(|m| !m.is_dir())
+                        && std::fs::remove_file(&git).is_ok()
+                    {
+                        done.push(
+                            ".git (removed: the repository was replaced by a file or link)".into(),
+                        );
+                    } else {
+                        done.push(".git (deleted by the command; nothing to put back)".into());
+                    }
+                    return false;
+                };
+                let aside = now.is_some().then(|| put_aside(&git)).flatten();
+                if now.is_some() && aside.is_none() {
+                    done.push(
+                        ".git (replaced by the command; could not move the replacement aside)"
+                            .into(),
+                    );
+                    return false;
+                }
+                match std::fs::rename(&moved, &git) {
+                    Ok(()) => {
+                        let from = moved
+                            .strip_prefix(&self.workspace)
+                            .unwrap_or(&moved)
+                            .display()
+                            .to_string();
+                        let mut what = format!(".git (moved back from {from}");
+                        if let Some(Some(aside)) = aside {
+                            what.push_str(&format!("; the new one is now {}", aside.display()));
+                        }
+                        what.push(')');
+                        done.push(what);
+                        true
+                    }
+                    Err(err) => {
+                        done.push(format!(
+                            ".git (moved to {} by the command; moving it back failed: {err})",
+                            moved.display()
+                        ));
+                        false
+                    }
+                }
+            }
+        }
+    }
+
+    /// Puts one recorded entry back if the command changed it; what was wrong.
+    fn put_back(&self, rel: &Path, item: &Item) -> Option<&'static str> {
+        let path = self.abs(rel);
+        let now = std::fs::symlink_metadata(&path).ok();
+        let what = match (&item.node, &now) {
+            (_, None) => "deleted",
+            (node, Some(meta)) => self.difference(&path, node, item, meta)?,
+        };
+        if !parents_are_dirs(&self.workspace, rel) {
+            tracing::warn!(
+                "not putting back {}: a directory above it was replaced",
+                rel.display()
+            );
+            return Some("changed; its directory was replaced, not put back");
+        }
+        let result = match &item.node {
+            Node::Dir { mode } => make_dir(&path, now.as_ref(), *mode),
+            Node::File {
+                mode,
+                data: Some(data),
+            } => clear_dir(&path, now.as_ref()).and_then(|()| write_new(&path, data, *mode)),
+            Node::File { data: None, .. } => {
+                return Some("changed; too big to put back");
+            }
+            Node::Link { target } => {
+                clear_dir(&path, now.as_ref()).and_then(|()| link_new(&path, target))
+            }
+            Node::Other { .. } => return Some("changed; a special file, not put back"),
+        };
+        match result {
+            Ok(()) => Some(what),
+            Err(err) => {
+                tracing::warn!("putting back {}: {err}", rel.display());
+                Some("changed; putting it back failed")
+            }
+        }
+    }
+
+    /// How the entry differs from the record, if it does.
+    fn difference(
+        &self,
+        path: &Path,
+        node: &Node,
+        item: &Item,
+        meta: &std::fs::Metadata,
+    ) -> Option<&'static str> {
+        let kind = meta.file_type();
+        let mode = meta.mode() & 0o7777;
+        match node {
+            Node::Dir { mode: was } => {
+                if !kind.is_dir() {
+                    Some("replaced")
+                } else if mode != *was {
+                    Some("mode changed")
+                } else {
+                    None
+                }
+            }
+            Node::Link { target } => {
+                if !kind.is_symlink() {
+                    Some("replaced")
+                } else if std::fs::read_link(path).ok().as_ref() != Some(target) {
+                    Some("link changed")
+                } else {
+                    None
+                }
+            }
+            Node::Other { mode: was } => {
+                let same = !kind.is_dir() && !kind.is_file() && !kind.is_symlink();
+                (!same || mode != *was).then_some("replaced")
+            }
+            Node::File { mode: was, data } => {
+                if !kind.is_file() {
+                    return Some("replaced");
+                }
+                if mode != *was {
+                    return Some("mode changed");
+                }
+                let stamp = Stamp::of(meta);
+                if stamp.nlink > item.stamp.nlink {
+                    return Some("hard-linked");
+                }
+                if stamp == item.stamp && !item.stamp.racy(self.taken) {
+                    return None;
+                }
+                let Some(data) = data else {
+                    return (stamp.size != item.stamp.size
+                        || stamp.mtime != item.stamp.mtime
+                        || stamp.ctime != item.stamp.ctime)
+                        .then_some("changed");
+                };
+                match std::fs::read(path) {
+                    Ok(now) if now.as_slice() == &data[..] => None,
+                    _ => Some("changed"),
+                }
+            }
+        }
+    }
+
+    /// Removes what the command added to the protected set; keeps what `git init` makes in a
+    /// repository the command created.
+    fn remove_new(&self, live_dirs: &BTreeSet<&PathBuf>, done: &mut Vec<PutBack>) {
+        // Inside recorded directories (hooks, .cairn): anything not recorded is new.
+        let dirs: Vec<&PathBuf> = self
+            .items
+            .iter()
+            .filter(|(_, item)| matches!(item.node, Node::Dir { .. }))
+            .map(|(rel, _)| rel)
+            .collect();
+        for dir in dirs {
+            if !is_real_dir(&self.workspace, dir) {
+                continue;
+            }
+            let in_hooks = dir.components().any(|c| c.as_os_str() == "hooks");
+            for name in child_names(&self.abs(dir)) {
+                let rel = dir.join(&name);
+                if self.items.contains_key(&rel) {
+                    continue;
+                }
+                if in_hooks && is_sample(&self.abs(&rel)) {
+                    continue;
+                }
+                if remove_any(&self.abs(&rel)) {
+                    done.push(format!("{} (removed: new)", rel.display()));
+                }
+            }
+        }
+        // A `.cairn` the command made.
+        let cairn = Path::new(".cairn");
+        if !self.items.contains_key(cairn)
+            && std::fs::symlink_metadata(self.abs(cairn)).is_ok()
+            && remove_any(&self.abs(cairn))
+        {
+            done.push(".cairn (removed: new)".into());
+        }
+        // The top level of each git dir, recorded or new.
+        if !is_real_dir(&self.workspace, Path::new(".git")) {
+            return;
+        }
+        for dir in git_dirs(&self.workspace, Path::new(".git")) {
+            let known = live_dirs.contains(&dir) || self.git_dirs.contains(&dir);
+            for name in child_names(&self.abs(&dir)) {
+                let rel = dir.join(&name);
+                if self.items.contains_key(&rel) {
+                    continue;
+                }
+                if name == "hooks" {
+                    self.clean_new_hooks(&rel, done);
+                } else if !protected_name(&name) {
+                } else if !known && name == "config" {
+                    self.clean_new_config(&rel, done);
+                } else if !known && name == "commondir" && self.is_plain_commondir(&rel) {
+                } else if remove_any(&self.abs(&rel)) {
+                    done.push(format!("{} (removed: new)", rel.display()));
+                }
+            }
+        }
+    }
+
+    /// A new `hooks` dir keeps only sample hooks.
+    fn clean_new_hooks(&self, rel: &Path, done: &mut Vec<PutBack>) {
+        let path = self.abs(rel);
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if !is_dir {
+            if remove_any(&path) {
+                done.push(format!("{} (removed: new)", rel.display()));
+            }
+            return;
+        }
+        for name in child_names(&path) {
+            let child = path.join(&name);
+            if !is_sample(&child) && remove_any(&child) {
+                done.push(format!("{} (removed: new)", rel.join(name).display()));
+            }
+        }
+    }
+
+    /// The config of a repository the command created keeps only keys that run nothing.
+    fn clean_new_config(&self, rel: &Path, done: &mut Vec<PutBack>) {
+        let path = self.abs(rel);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return;
+        };
+        let text = if meta.is_file() && meta.len() <= MAX_CONTENT {
+            std::fs::read(&path).ok()
+        } else {
+            None
+        };
+        let Some(text) = text else {
+            if remove_any(&path) {
+                done.push(format!("{} (removed: new)", rel.display()));
+            }
+            return;
+        };
+        let (clean, dropped) = super::gitconfig::harmless(&String::from_utf8_lossy(&text));
+        if dropped.is_empty() && clean.as_bytes() == text.as_slice() {
+            return;
+        }
+        let mode = meta.mode() & 0o777 & !0o111;
+        match write_new(&path, clean.as_bytes(), mode) {
+            Ok(()) => {
+                let what = if dropped.is_empty() {
+                    "rewritten".to_owned()
+                } else {
+                    format!("dropped {}", dropped.join(", "))
+                };
+                done.push(format!("{} (new repository: {what})", rel.display()));
+            }
+            Err(err) => tracing::warn!("cleaning {}: {err}", rel.display()),
+        }
+    }
+
+    /// A new worktree's `commondir` that names the main repository, as `git worktree add`
+    /// writes it.
+    fn is_plain_commondir(&self, rel: &Path) -> bool {
+        let path = self.abs(rel);
+        std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() < 64)
+            && std::fs::read_to_string(&path).is_ok_and(|text| text.trim() == "../..")
+            && rel.starts_with(".git/worktrees")
+            && rel.components().count() == 4
+    }
+}
+
+/// The names in a git dir that decide what code runs: `config*` (`config`, `config.worktree`)
+/// and `commondir` (which dir's config applies).
+fn protected_name(name: &OsStr) -> bool {
+    let bytes = name.as_encoded_bytes();
+    bytes.starts_with(b"config") || bytes == b"commondir"
+}
+
+/// The git dirs of a repository: itself, its worktrees' and its submodules' (any depth).
+fn git_dirs(workspace: &Path, root: &Path) -> Vec<PathBuf> {
+    let mut found = vec![root.to_path_buf()];
+    let mut i = 0;
+    while i < found.len() && found.len() < 4096 {
+        let dir = found[i].clone();
+        for sub in ["worktrees", "modules"] {
+            collect_git_dirs(workspace, &dir.join(sub), 0, &mut found);
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Below `modules/` a submodule named `a/b` lives in `a/b`: directories are followed until
+/// one looks like a git dir.
+fn collect_git_dirs(workspace: &Path, rel: &Path, depth: usize, found: &mut Vec<PathBuf>) {
+    if depth > MAX_MODULE_DEPTH || found.len() >= 4096 {
+        return;
+    }
+    for name in child_names(&workspace.join(rel)) {
+        let child = rel.join(&name);
+        let abs = workspace.join(&child);
+        if !std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let looks_git = ["HEAD", "config", "commondir", "hooks"]
+            .iter()
+            .any(|n| std::fs::symlink_metadata(abs.join(n)).is_ok());
+        if looks_git {
+            found.push(child);
+        } else {
+            collect_git_dirs(workspace, &child, depth + 1, found);
+        }
+    }
+}
+
+fn child_names(dir: &Path) -> Vec<std::ffi::OsString> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => entries.flatten().map(|e| e.file_name()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The content of a protected file: from the cache when its stamp has not moved.
+fn content(path: &Path, stamp: &Stamp, taken: SystemTime) -> Option<Arc<[u8]>> {
+    if stamp.size > MAX_CONTENT {
+        return None;
+    }
+    let mut cache = CONTENTS.locked();
+    if let Some((cached, data)) = cache.get(path)
+        && cached == stamp
+        && !stamp.racy(taken)
+    {
+        return Some(data.clone());
+    }
+    drop(cache);
+    let data: Arc<[u8]> = read_nofollow(path)?.into();
+    cache = CONTENTS.locked();
+    cache.insert(path.to_path_buf(), (*stamp, data.clone()));
+    Some(data)
+}
+
+fn read_nofollow(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let mut data = Vec::new();
+    file.read_to_end(&mut data).ok()?;
+    Some(data)
+}
+
+/// A handle that follows a directory wherever it is renamed to.
+fn open_path(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// Where the directory behind `handle` is now; None when it was deleted.
+fn where_now(handle: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", handle.as_raw_fd())).ok()?;
+    if link.as_os_str().as_encoded_bytes().ends_with(b" (deleted)") {
+        return None;
+    }
+    Some(link)
+}
+
+/// Moves an entry out of the way under a new name beside it: `Some(None)` when it was an
+/// empty directory and is simply gone, `Some(Some(name))` when it was moved.
+fn put_aside(path: &Path) -> Option<Option<PathBuf>> {
+    if std::fs::remove_dir(path).is_ok() {
+        return Some(None);
+    }
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    for n in 1..100 {
+        let aside = path.with_file_name(format!("{name}.put-aside-{n}"));
+        if std::fs::symlink_metadata(&aside).is_err() && std::fs::rename(path, &aside).is_ok() {
+            return Some(Some(PathBuf::from(aside.file_name()?)));
+        }
+    }
+    None
+}
+
+fn is_real_dir(workspace: &Path, rel: &Path) -> bool {
+    parents_are_dirs(workspace, &rel.join("x"))
+}
+
+/// Every directory between the workspace and `rel` is a directory, not a symlink: writing
+/// there cannot land elsewhere.
+fn parents_are_dirs(workspace: &Path, rel: &Path) -> bool {
+    let mut path = workspace.to_path_buf();
+    let Some(parent) = rel.parent() else {
+        return true;
+    };
+    for component in parent.components() {
+        let Component::Normal(name) = component else {
+            return false;
+        };
+        path.push(name);
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            return false;
+        }
+    }
+    true
+}
+
+fn is_sample(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "sample")
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// Removes a file, link or whole directory (never following a link); whether it went.
+fn remove_any(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path).is_ok(),
+        Ok(_) => std::fs::remove_file(path).is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// Makes room for a file where the command left a directory: inside the protected set it is
+/// removed; a directory put where a `.git` file was is moved aside (it may be a repository).
+fn clear_dir(path: &Path, now: Option<&std::fs::Metadata>) -> std::io::Result<()> {
+    match now {
+        Some(meta) if meta.is_dir() && path.file_name() == Some(OsStr::new(".git")) => {
+            put_aside(path)
+                .map(|_| ())
+                .ok_or_else(|| std::io::Error::other("could not move the directory aside"))
+        }
+        Some(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+        _ => Ok(()),
+    }
+}
+
+fn make_dir(path: &Path, now: Option<&std::fs::Metadata>, mode: u32) -> std::io::Result<()> {
+    match now {
+        Some(meta) if meta.is_dir() => {}
+        Some(_) => {
+            std::fs::remove_file(path)?;
+            std::fs::create_dir(path)?;
+        }
+        None => std::fs::create_dir(path)?,
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// A name beside `path` for a new entry that replaces it by rename.
+fn temp_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.cairn-{:08x}.tmp", fastrand::u32(..)))
+}
+
+/// Writes `data` to a new file and renames it over `path`: whatever the command linked to
+/// the old inode keeps the old inode.
+fn write_new(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
+    let temp = temp_beside(path);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&temp)?;
+    let written = file
+        .write_all(data)
+        .and_then(|()| file.set_permissions(std::fs::Permissions::from_mode(mode)))
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+fn link_new(path: &Path, target: &Path) -> std::io::Result<()> {
+    let temp = temp_beside(path);
+    std::os::unix::fs::symlink(target, &temp)?;
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}
+
+/// The text of a command's result about what was put back.
+pub fn marker(put_back: &[PutBack]) -> String {
+    format!(
+        "[cairn put back {}: sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]",
+        put_back.join(", ")
+    )
+}
+
+/// Forgets cached contents (tests that reuse paths).
+#[cfg(test)]
+fn forget_cache() {
+    CONTENTS.locked().clear();
+}
+
+#[cfg(test)]
+#[path = "protect_tests.rs"]
+mod tests;
