@@ -300,4 +300,21 @@ async fn tui_pty_rewind_to_the_first_message_restores_files_and_forks_the_conver
         git_before,
         "the user's .git changed"
     );
+
+    // `cairn replay` shows the branch left too, marked, then the new one.
+    let replay = Tui::start_args(&sb, &["replay", &sb.session_id()], 120, 40);
+    let screen = replay
+        .wait_for("both branches and the mark between them", |s| {
+            s.contains("Changed f.")
+                && s.contains("the branch above was left")
+                && s.contains("A fresh start.")
+        })
+        .await;
+    let (left, mark, new) = (
+        screen.find("Changed f.").unwrap(),
+        screen.find("the branch above was left").unwrap(),
+        screen.find("A fresh start.").unwrap(),
+    );
+    assert!(left < mark && mark < new, "{screen}");
+    replay.quit().await;
 }
