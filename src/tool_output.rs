@@ -122,6 +122,10 @@ pub struct Listing {
     /// Set when the listing was capped; the number of entries not shown, when known.
     pub truncated: bool,
     pub omitted: Option<usize>,
+    /// Directories the walk could not enter (`path/ (why)`): permission denied, or replaced
+    /// while walking. Their entries are missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,6 +158,9 @@ pub struct Matches {
     /// Files with lines too long to search (path, number of such lines); they were skipped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub long_lines_skipped: Vec<(String, u64)>,
+    /// Directories and files the search could not enter or open (`path (why)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

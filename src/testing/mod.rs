@@ -3,6 +3,7 @@
 
 pub mod mock_llm;
 pub mod mock_script;
+pub mod privileges;
 
 pub use mock_llm::{
     MockLlm, MockOptions, NO_MORE_TURNS, RecordedRequest, Responder, context_length_exceeded_body,

@@ -145,6 +145,75 @@ impl DirHandle {
         Ok(current)
     }
 
+    /// Opens the directory `name` (one component) in this one; a symlink is refused (ELOOP),
+    /// so a directory swapped for a link after it was listed is not entered.
+    pub fn open_child_dir(&self, name: &OsStr) -> io::Result<DirHandle> {
+        let fd = nix::fcntl::openat(&self.fd, name, DIR_FLAGS, Mode::empty())?;
+        Ok(Self { fd })
+    }
+
+    /// The names in this directory (without `.` and `..`) and their types as the listing
+    /// gives them (`None` where the file system does not say). Read from a fresh open of `.`,
+    /// so the listing has its own offset and this handle stays usable.
+    pub fn entries(&self) -> io::Result<Vec<(OsString, Option<nix::dir::Type>)>> {
+        use std::os::unix::ffi::OsStrExt;
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let fd = nix::fcntl::openat(&self.fd, ".", flags, Mode::empty())?;
+        let mut dir = nix::dir::Dir::from_fd(fd)?;
+        let mut out = Vec::new();
+        for entry in dir.iter() {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                out.push((OsStr::from_bytes(name).to_os_string(), entry.file_type()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Opens the regular file `rel` beneath this directory following symlinks only while they
+    /// stay beneath it (`RESOLVE_BENEATH`; a link's target is trusted as far as this handle
+    /// is). `Symlink` where `openat2` is missing: without it nothing can follow safely.
+    pub fn open_regular_beneath(&self, rel: &Path) -> Result<File, OpenError> {
+        let fail = |err: Errno| match err {
+            Errno::ENOENT => OpenError::Missing,
+            Errno::ENOSYS | Errno::EPERM | Errno::ELOOP | Errno::EXDEV => OpenError::Symlink,
+            err => OpenError::Io(err.into()),
+        };
+        let stat = |fd: &OwnedFd| nix::sys::stat::fstat(fd).map_err(|e| OpenError::Io(e.into()));
+        // First only located (O_PATH opens nothing), so a device is never opened; then opened
+        // and checked to be the same file.
+        let located = stat(&self.open_beneath(rel, true).map_err(fail)?)?;
+        kind_of(&located)?;
+        let fd = self.open_beneath(rel, false).map_err(fail)?;
+        let opened = stat(&fd)?;
+        kind_of(&opened)?;
+        if (opened.st_dev, opened.st_ino) != (located.st_dev, located.st_ino) {
+            return Err(OpenError::Symlink);
+        }
+        Ok(File::from(fd))
+    }
+
+    #[cfg(target_os = "linux")]
+    fn open_beneath(&self, rel: &Path, only_locate: bool) -> Result<OwnedFd, Errno> {
+        use nix::fcntl::{OpenHow, ResolveFlag};
+        let mode = if only_locate {
+            OFlag::O_PATH
+        } else {
+            OFlag::O_RDONLY
+        };
+        let flags = mode | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+        let how = OpenHow::new()
+            .flags(flags)
+            .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+        nix::fcntl::openat2(&self.fd, rel, how)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn open_beneath(&self, _rel: &Path, _only_locate: bool) -> Result<OwnedFd, Errno> {
+        Err(Errno::ENOSYS)
+    }
+
     /// Opens `rel` beneath this directory, creating what is missing (mode 0777 & !umask).
     pub fn create_dirs(&self, rel: &Path) -> io::Result<DirHandle> {
         check_plain(rel)?;

@@ -1,20 +1,23 @@
 //! glob: paths matching a glob pattern under a directory, newest first (by modification
 //! time), `.gitignore` respected, capped. The pattern's literal leading directories narrow
-//! the walk (`src/**/*.rs` only walks `src`).
+//! the walk (`src/**/*.rs` only walks `src`). The walk is confined beneath the place of that
+//! directory (`confined_walk`): paths come from names listed through directory handles, so
+//! `..` or a symlink swapped in can never make a match name something outside.
 
 use crate::sync::MutexExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use globset::GlobBuilder;
-use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{RootKind, existing_root, shown_path, walker, workspace_real};
+use super::confined::Beneath;
+use super::confined_walk::{Entry, Kind, Walk, WalkState};
+use super::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use super::{
     Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
@@ -88,8 +91,7 @@ impl Tool for Glob {
         let skip = cx.env.files.sensitive_below(real.as_path());
         let cancel = cx.cancel.clone();
         let listing = super::blocking("globbing", move || {
-            let root = real.as_path();
-            let mut listing = find(root, &pattern, &workspace, &skip, MAX_RESULTS, &cancel)?;
+            let mut listing = find(&place, &pattern, &workspace, &skip, MAX_RESULTS, &cancel)?;
             listing.root = display;
             Ok::<_, ToolError>(listing)
         })
@@ -142,9 +144,10 @@ fn split_pattern(raw: &str) -> Result<(PathBuf, String), ToolError> {
     Ok((base, pattern))
 }
 
-/// Entries under `root` whose path relative to `root` matches `pattern`, newest first.
+/// Entries under `place` whose path relative to it matches `pattern`, newest first. A place
+/// that does not exist matches nothing.
 pub fn find(
-    root: &Path,
+    place: &Beneath,
     pattern: &str,
     workspace: &Path,
     skip: &[PathBuf],
@@ -156,34 +159,37 @@ pub fn find(
         .build()
         .map_err(|err| ToolError::InvalidArgs(format!("bad glob pattern {pattern:?}: {err}")))?
         .compile_matcher();
+    let root_path = place.root.join(&place.rel);
+    let root = root_path.as_path();
+    let display = shown_path(workspace, root);
     let found: Mutex<Vec<(SystemTime, String, bool)>> = Mutex::new(Vec::new());
-    if root.exists() {
-        walker(root, skip).build_parallel().run(|| {
-            let (matcher, found) = (&matcher, &found);
-            Box::new(move |entry| {
-                if cancel.is_cancelled() {
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                let Ok(rel) = entry.path().strip_prefix(root) else {
-                    return WalkState::Continue;
-                };
-                if entry.depth() > 0 && matcher.is_match(rel) {
-                    let meta = entry.metadata().ok();
-                    let modified = meta
-                        .as_ref()
-                        .and_then(|m| m.modified().ok())
-                        .unwrap_or(SystemTime::UNIX_EPOCH);
-                    let is_dir = meta.is_some_and(|m| m.is_dir());
-                    let shown = shown_path(workspace, entry.path());
-                    found.locked().push((modified, shown, is_dir));
-                }
-                WalkState::Continue
-            })
-        });
-    }
+    let walked = Walk::new(place, skip).run(|| {
+        let (matcher, found) = (&matcher, &found);
+        move |entry: &Entry| {
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(rel) = entry.path().strip_prefix(root) else {
+                return WalkState::Continue;
+            };
+            if entry.depth() > 0 && matcher.is_match(rel) {
+                let modified = entry
+                    .stat()
+                    .ok()
+                    .flatten()
+                    .map_or(SystemTime::UNIX_EPOCH, |stat| modified(&stat));
+                let shown = shown_path(workspace, entry.path());
+                let is_dir = entry.kind() == Kind::Dir;
+                found.locked().push((modified, shown, is_dir));
+            }
+            WalkState::Continue
+        }
+    });
+    let problems = match walked {
+        Ok(problems) => problems,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => return Err(super::open_error(&display, "globbing", err)),
+    };
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
@@ -192,21 +198,29 @@ pub fn find(
     let total = found.len();
     found.truncate(cap);
     Ok(Listing {
-        root: shown_path(workspace, root),
+        root: display,
         entries: found
             .into_iter()
             .map(|(_, path, is_dir)| ListEntry { path, is_dir })
             .collect(),
         truncated: total > cap,
         omitted: (total > cap).then(|| total - cap),
+        unreadable: problem_notes(workspace, &problems),
     })
+}
+
+/// A stat's modification time.
+fn modified(stat: &nix::sys::stat::FileStat) -> SystemTime {
+    let nanos = u32::try_from(stat.st_mtime_nsec).unwrap_or(0);
+    match u64::try_from(stat.st_mtime) {
+        Ok(secs) => SystemTime::UNIX_EPOCH + Duration::new(secs, nanos),
+        Err(_) => SystemTime::UNIX_EPOCH,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-
-    use std::time::Duration;
 
     use super::*;
 
@@ -234,7 +248,9 @@ mod tests {
     #[test]
     fn matches_newest_first_and_star_stays_in_one_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let real = dir.path().canonicalize().unwrap();
+        let root = real.as_path();
+        let place = Beneath::new(root, root).unwrap();
         let now = SystemTime::now();
         for (i, file) in ["old.rs", "src/mid.rs", "src/deep/new.rs", "notes.txt"]
             .iter()
@@ -252,10 +268,10 @@ mod tests {
                 .unwrap();
         }
         let cancel = CancellationToken::new();
-        let all = find(root, "**/*.rs", root, &[], 500, &cancel).unwrap();
+        let all = find(&place, "**/*.rs", root, &[], 500, &cancel).unwrap();
         let names: Vec<_> = all.entries.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(names, ["src/deep/new.rs", "src/mid.rs", "old.rs"]);
-        let top = find(root, "*.rs", root, &[], 500, &cancel).unwrap();
+        let top = find(&place, "*.rs", root, &[], 500, &cancel).unwrap();
         assert_eq!(
             top.entries
                 .iter()
@@ -263,7 +279,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["old.rs"]
         );
-        let capped = find(root, "**/*.rs", root, &[], 2, &cancel).unwrap();
+        let capped = find(&place, "**/*.rs", root, &[], 2, &cancel).unwrap();
         assert_eq!(
             (capped.entries.len(), capped.truncated, capped.omitted),
             (2, true, Some(1))

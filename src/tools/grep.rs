@@ -1,7 +1,9 @@
-//! grep: regex search over files with ripgrep's own libraries (grep-regex, grep-searcher,
-//! and ignore's parallel walker). `.gitignore` respected, binary files skipped, results sorted
-//! by path, at most `limit` (default 200) matches, files or counts, with a marker when cut.
-//! Lines over 1 MiB are skipped with a note, so memory stays bounded whatever the files hold.
+//! grep: regex search over files with ripgrep's own libraries (grep-regex, grep-searcher, and
+//! ignore's gitignore rules) over the confined walk (`confined_walk`). `.gitignore` respected,
+//! binary files skipped, results sorted by path, at most `limit` (default 200) matches, files
+//! or counts, with a marker when cut. Lines over 1 MiB are skipped with a note, so memory
+//! stays bounded whatever the files hold. Every file is opened from its directory's handle
+//! (regular files only, no symlink, never blocking), so no swap can bring outside content in.
 
 use crate::sync::MutexExt;
 use std::path::{Path, PathBuf};
@@ -14,15 +16,15 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
-use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::confined::Beneath;
+use super::confined::{Beneath, OpenError};
+use super::confined_walk::{Entry, Kind, Problem, Walk, WalkState};
 use super::line_cap::LineCap;
 use super::text::{cut_chars, lenient_bool, lenient_usize};
-use super::walk::{existing_root, shown_path, walker, workspace_real};
+use super::walk::{existing_root, problem_notes, shown_path, workspace_real};
 use super::{
     Access, GrepLine, GrepMode, Matches, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
@@ -184,9 +186,9 @@ struct FileHits {
 }
 
 /// Searches `place` (a file or a directory) and assembles the capped, path-sorted result.
-/// Every file is opened beneath the place's root with symlinks refused, so a directory
-/// swapped for a symlink during the walk cannot bring outside content in; `skip` (sensitive
-/// directories below) is never entered.
+/// Every file is opened from its directory's handle beneath the place's root with symlinks
+/// refused, so a directory swapped for a symlink during the walk cannot bring outside content
+/// in; `skip` (sensitive directories below) is never entered.
 pub fn search(
     place: &Beneath,
     workspace: &Path,
@@ -198,32 +200,40 @@ pub fn search(
     let root = root_path.as_path();
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let skipped: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
+    let denied: Mutex<Vec<Problem>> = Mutex::new(Vec::new());
     let held = AtomicUsize::new(0);
     let context = if query.mode == GrepMode::Content {
         query.context
     } else {
         0
     };
-    walker(root, skip).build_parallel().run(|| {
+    let walked = Walk::new(place, skip).run(|| {
         let mut searcher = SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
             .line_number(true)
             .before_context(context)
             .after_context(context)
             .build();
-        let (hits, held, skipped) = (&hits, &held, &skipped);
-        Box::new(move |entry| {
+        let (hits, held, skipped, denied) = (&hits, &held, &skipped, &denied);
+        move |entry: &Entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
             }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file())
-                || !glob_allows(query, root, entry.path())
-            {
+            if entry.kind() != Kind::File || !glob_allows(query, root, entry.path()) {
                 return WalkState::Continue;
             }
+            // Opened from its directory's handle: a regular file, not through a link, and
+            // not blocking (a FIFO or device swapped in is refused, not waited on).
+            let file = match entry.open() {
+                Ok(file) => file,
+                Err(OpenError::Io(err)) => {
+                    if let Some(problem) = Problem::of(entry.path(), false, &err) {
+                        denied.locked().push(problem);
+                    }
+                    return WalkState::Continue;
+                }
+                Err(_) => return WalkState::Continue,
+            };
             let keep = if query.mode == GrepMode::Content
                 && held.load(Ordering::Relaxed) < MAX_HELD_LINES
             {
@@ -238,12 +248,6 @@ pub fn search(
                 lines: Vec::new(),
                 count: 0,
                 binary: false,
-            };
-            let Some(file) = Beneath::new(&place.root, entry.path())
-                .and_then(|at| at.parent().ok())
-                .and_then(|(dir, name)| dir.open_regular(&name).ok())
-            else {
-                return WalkState::Continue;
             };
             // Lines past the cap are left out: the searcher holds a whole line in memory.
             let mut reader = LineCap::new(file, MAX_SEARCH_LINE);
@@ -261,17 +265,22 @@ pub fn search(
                 hits.locked().push(found);
             }
             WalkState::Continue
-        })
+        }
     });
+    let display = shown_path(workspace, root);
+    let mut problems = walked.map_err(|err| super::open_error(&display, "searching", err))?;
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
+    problems.extend(crate::sync::unpoisoned(denied.into_inner()));
+    problems.sort();
     let mut hits = crate::sync::unpoisoned(hits.into_inner());
     hits.sort_by(|a, b| a.path.cmp(&b.path));
     let mut matches = assemble(query, hits);
     let mut skipped = crate::sync::unpoisoned(skipped.into_inner());
     skipped.sort();
     matches.long_lines_skipped = skipped;
+    matches.unreadable = problem_notes(workspace, &problems);
     Ok(matches)
 }
 

@@ -1,18 +1,25 @@
 //! list_dir: the entries of a directory down to a depth, sorted, directories marked,
 //! `.gitignore` respected. When capped, shallow entries win, so the top levels stay complete.
+//! The walk is confined beneath the directory's place (`confined_walk`): a symlink is listed,
+//! never entered.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::confined::Beneath;
+use super::confined_walk::{Kind, Walk, WalkState};
 use super::text::lenient_usize;
-use super::walk::{RootKind, existing_root, shown_path, walker, workspace_real};
+use super::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use super::{
     Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
+use crate::sync::MutexExt;
 
 pub const MAX_ENTRIES: usize = 500;
 const DEFAULT_DEPTH: usize = 2;
@@ -67,8 +74,7 @@ impl Tool for ListDir {
         let skip = cx.env.files.sensitive_below(real.as_path());
         let cancel = cx.cancel.clone();
         let listing = super::blocking("listing", move || {
-            let root = real.as_path();
-            list(root, &workspace, &skip, depth, MAX_ENTRIES, &cancel).map(|mut listing| {
+            list(&place, &workspace, &skip, depth, MAX_ENTRIES, &cancel).map(|mut listing| {
                 listing.root = display;
                 listing
             })
@@ -85,32 +91,46 @@ fn root_arg(args: &Args) -> &str {
         .unwrap_or(".")
 }
 
-/// Lists `root` down to `depth` levels, keeping at most `cap` entries, never entering `skip`.
+/// Lists `place` down to `depth` levels, keeping at most `cap` entries, never entering `skip`.
 pub fn list(
-    root: &Path,
+    place: &Beneath,
     workspace: &Path,
     skip: &[PathBuf],
     depth: usize,
     cap: usize,
     cancel: &CancellationToken,
 ) -> Result<Listing, ToolError> {
-    let mut found: Vec<(usize, String, bool)> = Vec::new();
-    let mut complete = true;
-    for entry in walker(root, skip).max_depth(Some(depth)).build() {
-        if cancel.is_cancelled() {
-            return Err(ToolError::Cancelled);
-        }
-        let Ok(entry) = entry else { continue };
-        if entry.depth() == 0 {
-            continue;
-        }
-        if found.len() >= MAX_WALKED {
-            complete = false;
-            break;
-        }
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        found.push((entry.depth(), shown_path(workspace, entry.path()), is_dir));
+    let root = place.root.join(&place.rel);
+    let display = shown_path(workspace, &root);
+    let found: Mutex<Vec<(usize, String, bool)>> = Mutex::new(Vec::new());
+    let walked = AtomicUsize::new(0);
+    let cut = AtomicBool::new(false);
+    let problems = Walk::new(place, skip)
+        .max_depth(depth)
+        .run(|| {
+            |entry: &super::confined_walk::Entry| {
+                if cancel.is_cancelled() {
+                    return WalkState::Quit;
+                }
+                if entry.depth() == 0 {
+                    return WalkState::Continue;
+                }
+                if walked.fetch_add(1, Ordering::Relaxed) >= MAX_WALKED {
+                    cut.store(true, Ordering::Relaxed);
+                    return WalkState::Quit;
+                }
+                let shown = shown_path(workspace, entry.path());
+                let is_dir = entry.kind() == Kind::Dir;
+                found.locked().push((entry.depth(), shown, is_dir));
+                WalkState::Continue
+            }
+        })
+        .map_err(|err| super::open_error(&display, "listing", err))?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
     }
+    let mut found = crate::sync::unpoisoned(found.into_inner());
+    let complete = !cut.load(Ordering::Relaxed);
     let total = found.len();
     let truncated = total > cap || !complete;
     if total > cap {
@@ -123,7 +143,7 @@ pub fn list(
     }
     found.sort_by(|a, b| Path::new(&a.1).cmp(Path::new(&b.1)));
     Ok(Listing {
-        root: shown_path(workspace, root),
+        root: display,
         entries: found
             .into_iter()
             .map(|(_, path, is_dir)| ListEntry { path, is_dir })
@@ -132,6 +152,7 @@ pub fn list(
         omitted: complete
             .then(|| total.saturating_sub(cap))
             .filter(|_| truncated),
+        unreadable: problem_notes(workspace, &problems),
     })
 }
 
@@ -142,13 +163,19 @@ mod tests {
     use super::*;
 
     fn tree(files: &[&str]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .tempdir_in(std::env::temp_dir().canonicalize().unwrap())
+            .unwrap();
         for file in files {
             let path = dir.path().join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, "").unwrap();
         }
         dir
+    }
+
+    fn at(root: &Path) -> Beneath {
+        Beneath::new(root, root).unwrap()
     }
 
     fn paths(listing: &Listing) -> Vec<String> {
@@ -163,13 +190,13 @@ mod tests {
     fn sorted_with_dirs_marked_down_to_the_depth() {
         let dir = tree(&["b.txt", "a/x.rs", "a/deep/er/z.rs", "c/y.rs"]);
         let root = dir.path();
-        let listing = list(root, root, &[], 2, 500, &CancellationToken::new()).unwrap();
+        let listing = list(&at(root), root, &[], 2, 500, &CancellationToken::new()).unwrap();
         assert_eq!(
             paths(&listing),
             ["a/", "a/deep/", "a/x.rs", "b.txt", "c/", "c/y.rs"]
         );
         assert!(!listing.truncated);
-        let one = list(root, root, &[], 1, 500, &CancellationToken::new()).unwrap();
+        let one = list(&at(root), root, &[], 1, 500, &CancellationToken::new()).unwrap();
         assert_eq!(paths(&one), ["a/", "b.txt", "c/"]);
     }
 
@@ -177,7 +204,7 @@ mod tests {
     fn capped_listings_keep_the_top_level_complete() {
         let dir = tree(&["a/1", "a/2", "a/3", "b/1", "c"]);
         let root = dir.path();
-        let listing = list(root, root, &[], 2, 4, &CancellationToken::new()).unwrap();
+        let listing = list(&at(root), root, &[], 2, 4, &CancellationToken::new()).unwrap();
         assert_eq!(paths(&listing), ["a/", "a/1", "b/", "c"]);
         assert!(listing.truncated);
         assert_eq!(listing.omitted, Some(3));

@@ -5,6 +5,7 @@
 mod ansi;
 pub mod bash;
 pub mod confined;
+pub mod confined_walk;
 pub mod diff;
 pub mod edit_file;
 mod edit_match;
@@ -28,6 +29,7 @@ pub mod render;
 pub mod text;
 pub mod todo_write;
 mod walk;
+mod walk_rules;
 pub mod write_file;
 pub mod write_queue;
 

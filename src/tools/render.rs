@@ -140,7 +140,15 @@ pub fn listing_text(listing: &Listing) -> String {
             None => out.push_str("[output truncated: narrow the path or pattern]\n"),
         }
     }
+    push_unreadable(&mut out, &listing.unreadable);
     out
+}
+
+/// The places a walk could not enter, one marker each.
+fn push_unreadable(out: &mut String, unreadable: &[String]) {
+    for place in unreadable {
+        out.push_str(&format!("[not read: {place}]\n"));
+    }
 }
 
 pub fn matches_text(matches: &Matches) -> String {
@@ -179,6 +187,7 @@ pub fn matches_text(matches: &Matches) -> String {
             "[skipped {lines} longer than 1 MiB in {path}: not searched]\n"
         ));
     }
+    push_unreadable(&mut out, &matches.unreadable);
     if matches.truncated {
         out.push_str(&format!(
             "[output truncated: {} matches in total; narrow the pattern, path or glob]\n",

@@ -1,28 +1,33 @@
-//! The directory walk list_dir, glob and grep share: `.gitignore` (and `.ignore`) respected
-//! even outside a git repository, hidden files shown but `.git` itself skipped, sensitive
-//! directories below the root (keys, cairn's sessions) never entered, symlinks not followed,
-//! and paths shown relative to the workspace so the model can pass them straight to read_file.
+//! What list_dir, glob and grep share around their walk (`confined_walk`): the check of the
+//! walk's root, paths shown relative to the workspace so the model can pass them straight to
+//! read_file, and the notes on what the walk could not enter. The walk itself respects
+//! `.gitignore` (and `.ignore`) even outside a git repository, shows hidden files but skips
+//! `.git`, never enters sensitive directories below the root (keys, cairn's sessions), and
+//! never follows a symlink.
 
-use std::path::{Path, PathBuf};
-
-use ignore::WalkBuilder;
+use std::path::Path;
 
 use super::confined::{Beneath, OpenError};
+use super::confined_walk::Problem;
 use super::{ToolError, changed, open_error};
 
-/// A walker over `root` with cairn's defaults, never entering `skip` (sensitive directories:
-/// reading them asks, so a walk from above must not list or search them unasked).
-pub fn walker(root: &Path, skip: &[PathBuf]) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(root);
-    let skip = skip.to_vec();
-    builder
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |entry| {
-            entry.file_name() != ".git" && !skip.iter().any(|s| entry.path() == s)
-        });
-    builder
+/// Problems shown at most; the rest are counted.
+const MAX_PROBLEMS: usize = 20;
+
+/// How the walk's problems are shown: `path/ (why)`, sorted, capped with a count.
+pub fn problem_notes(workspace_real: &Path, problems: &[Problem]) -> Vec<String> {
+    let mut notes: Vec<String> = problems
+        .iter()
+        .take(MAX_PROBLEMS)
+        .map(|p| {
+            let slash = if p.is_dir { "/" } else { "" };
+            format!("{}{slash} ({})", shown_path(workspace_real, &p.path), p.why)
+        })
+        .collect();
+    if problems.len() > MAX_PROBLEMS {
+        notes.push(format!("and {} more", problems.len() - MAX_PROBLEMS));
+    }
+    notes
 }
 
 /// How a walked path is shown: relative to the workspace when inside it, else absolute.
@@ -81,35 +86,23 @@ pub fn existing_root(place: &Beneath, display: &str) -> Result<RootKind, ToolErr
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use std::path::PathBuf;
+
     use super::*;
 
     #[test]
-    fn gitignore_applies_without_a_repository_and_git_is_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
-        for file in [
-            "src/a.rs",
-            "src/secret/key",
-            "target/out.rs",
-            "debug.log",
-            ".git/HEAD",
-            ".github/ci.yml",
-        ] {
-            let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "").unwrap();
-        }
-        let mut seen: Vec<String> = walker(root, &[root.join("src/secret")])
-            .build()
-            .map(|e| e.unwrap())
-            .filter(|e| e.depth() > 0)
-            .map(|e| shown_path(root, e.path()))
+    fn problems_are_shown_relative_and_capped() {
+        let root = Path::new("/w");
+        let problems: Vec<Problem> = (0..22)
+            .map(|i| Problem {
+                path: PathBuf::from(format!("/w/d{i:02}")),
+                is_dir: true,
+                why: "permission denied".into(),
+            })
             .collect();
-        seen.sort();
-        assert_eq!(
-            seen,
-            [".github", ".github/ci.yml", ".gitignore", "src", "src/a.rs"]
-        );
+        let notes = problem_notes(root, &problems);
+        assert_eq!(notes.len(), 21);
+        assert_eq!(notes[0], "d00/ (permission denied)");
+        assert_eq!(notes[20], "and 2 more");
     }
 }

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 
 use super::tools_files::{Ws, call};
 
+mod confined;
+
 fn project() -> Ws {
     Ws::new()
         .file(".gitignore", "target/\n*.log\n")
