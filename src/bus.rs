@@ -117,6 +117,70 @@ pub enum Decision {
     Deny { message: Option<String> },
 }
 
+/// A change the diff pane shows: what a tool call did, or what an earlier revert did.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+pub enum ChangeSource {
+    Call(CallId),
+    Revert(String),
+}
+
+/// What to take back: one hunk of one file, one file, or every file of a change.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RevertTarget {
+    pub source: ChangeSource,
+    /// Index among the change's files (a command's change has several); None: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<usize>,
+    /// Index among that file's hunks; None: the whole file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hunk: Option<usize>,
+}
+
+/// One file a revert would change, and how (the diff is against the file as it is now).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertFile {
+    pub change: FileChange,
+    /// Set when the path needs the user's attention: outside the workspace, or a file that
+    /// makes programs run code (`.git/config`, hooks, `.cairn/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// A line a revert expected and what the file has now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertMismatch {
+    pub line: usize,
+    pub expected: String,
+    /// None past the end of the file.
+    pub found: Option<String>,
+}
+
+/// A file a revert cannot take back cleanly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertConflict {
+    pub path: String,
+    pub why: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<RevertMismatch>,
+}
+
+/// What a revert would do now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "plan", rename_all = "snake_case")]
+pub enum RevertPlan {
+    /// Applies cleanly; `stamp` names the files' current contents, so a confirmation applies
+    /// exactly what was shown (or is shown again when a file moved meanwhile).
+    Ready {
+        files: Vec<RevertFile>,
+        stamp: String,
+    },
+    /// Nothing will change: these files moved on since.
+    Conflict { conflicts: Vec<RevertConflict> },
+    /// Cannot be reverted at all (the change is unknown, checkpoints are missing, …).
+    Refused { reason: String },
+}
+
 /// What the user asks of the agent. Imperative.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -159,6 +223,15 @@ pub enum UserCommand {
     Restore {
         what: Restore,
         apply: bool,
+    },
+    /// Ask what reverting `target` would do now (`AgentEvent::RevertPreview` answers).
+    PreviewRevert {
+        target: RevertTarget,
+    },
+    /// Revert `target` as previewed: applied only when the files are still what `stamp` says.
+    Revert {
+        target: RevertTarget,
+        stamp: String,
     },
     Shutdown,
 }
@@ -468,6 +541,24 @@ pub enum AgentEvent {
     Rewound {
         at: usize,
         text: String,
+    },
+    /// Answer to `PreviewRevert` (and to a `Revert` whose files moved since the preview:
+    /// then `moved` is true and nothing was changed).
+    RevertPreview {
+        target: RevertTarget,
+        /// What is reverted, in words: "hunk 2 of the edit of src/lib.rs".
+        what: String,
+        plan: RevertPlan,
+        #[serde(default)]
+        moved: bool,
+    },
+    /// The user reverted a change (also replayed on resume). `changes` are the revert's own
+    /// diffs: the diff pane shows them as a change of source `Revert(id)`.
+    Reverted {
+        id: String,
+        target: RevertTarget,
+        what: String,
+        changes: Vec<FileChange>,
     },
 }
 

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::bus::{CallId, Decision, EndReason, SessionId, SessionSummary, ToolResult, Usage};
+use crate::bus::{
+    CallId, Decision, EndReason, RevertTarget, SessionId, SessionSummary, ToolResult, Usage,
+};
 use crate::permissions::Mode;
 
 /// A tool call as the model made it, arguments as raw JSON text.
@@ -94,6 +96,19 @@ pub enum Record {
     /// the branch left stay in the log (`cairn replay` shows them); a resume continues here.
     Fork {
         at: usize,
+    },
+    /// The user reverted a change from the diff pane. `changes` are the revert's own diffs
+    /// (the diff pane shows them, and they can be reverted in turn); `before` and `after` are
+    /// checkpoints around it (when checkpoints are on), where whole contents are found again.
+    Revert {
+        id: String,
+        target: RevertTarget,
+        what: String,
+        changes: Vec<crate::tool_output::FileChange>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<crate::checkpoint::CheckpointId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<crate::checkpoint::CheckpointId>,
     },
     /// The conversation was compacted: the tool results at the `stubs` indices were replaced
     /// by the stub text, then messages `..summarized` by one user message, `summary`. Kept as

@@ -221,6 +221,18 @@ fn rebuild_with(records: &[Record], keep_left: bool) -> Rebuilt {
                 close_open_calls(&mut out, &mut open);
                 fork(&mut out, &records[..index], *at, keep_left);
             }
+            Record::Revert {
+                id,
+                target,
+                what,
+                changes,
+                ..
+            } => out.events.push(AgentEvent::Reverted {
+                id: id.clone(),
+                target: target.clone(),
+                what: what.clone(),
+                changes: changes.clone(),
+            }),
             Record::Meta { .. } | Record::Checkpoint { .. } => {}
         }
     }

@@ -8,6 +8,8 @@ mod compact;
 mod context;
 pub mod history;
 pub mod prompt;
+mod revert;
+mod revert_plan;
 mod rewind;
 mod turn;
 
@@ -294,6 +296,8 @@ impl Agent {
                 // Handled in order, like a request: never while one runs.
                 UserCommand::ListRewindPoints => self.list_rewind_points(),
                 UserCommand::Restore { what, apply } => self.restore(what, apply).await,
+                UserCommand::PreviewRevert { target } => self.preview_revert(target).await,
+                UserCommand::Revert { target, stamp } => self.apply_revert(target, stamp).await,
                 UserCommand::ListSessions => {
                     let sessions = session_log::list_sessions(&self.settings.sessions_dir);
                     self.emit(AgentEvent::Sessions { sessions });

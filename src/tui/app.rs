@@ -327,6 +327,29 @@ impl App {
                 self.notice(&text, NoticeLevel::Info);
             }
             AgentEvent::Rewound { text, .. } => self.rewound(text),
+            AgentEvent::RevertPreview {
+                target,
+                what,
+                plan,
+                moved,
+            } => {
+                if let Some(modal) = self.layers.revert_mut(target) {
+                    modal.show(what, plan.clone(), *moved);
+                }
+            }
+            AgentEvent::Reverted {
+                id,
+                target,
+                what,
+                changes,
+            } => {
+                self.layers.close_revert(target);
+                let source = crate::bus::ChangeSource::Revert(id.clone());
+                for (file, change) in changes.iter().enumerate() {
+                    self.diffs.push_from(change.clone(), source.clone(), file);
+                }
+                self.notice(&format!("reverted {what}"), NoticeLevel::Info);
+            }
             AgentEvent::Reset => {
                 self.transcript.clear();
                 self.diffs.clear();
@@ -457,13 +480,19 @@ impl App {
                 .update_card(call, |card| card.push_tail(chunk)),
             ToolEvent::Finished { call, result, .. } => {
                 self.approval.settle(call);
+                let source = crate::bus::ChangeSource::Call(call.clone());
                 let diff_index = match &result.output {
-                    Some(ToolOutput::FileChanged(change)) => Some(self.diffs.push(change.clone())),
+                    Some(ToolOutput::FileChanged(change)) => {
+                        Some(self.diffs.push_from(change.clone(), source, 0))
+                    }
                     // What a command created, changed or deleted browses like edits.
                     Some(ToolOutput::Command(run)) => run
                         .changes
                         .iter()
-                        .map(|change| self.diffs.push(change.clone()))
+                        .enumerate()
+                        .map(|(file, change)| {
+                            self.diffs.push_from(change.clone(), source.clone(), file)
+                        })
                         .min(),
                     Some(ToolOutput::Todos { todos }) => {
                         self.todos.set(todos.clone());

@@ -1,16 +1,20 @@
-//! The diff browser: every `FileChanged` of the session in order, the selected one as a
-//! highlighted unified or side-by-side diff, `[`/`]` to step, and a summary of the session's
-//! changes per file. It parses the unified diff text the edit tools produce.
+//! The diff browser: every `FileChanged` of the session in order (and each file a command or
+//! a revert changed), the selected one as a highlighted unified or side-by-side diff, `[`/`]`
+//! to step, `{`/`}` to select a hunk of it (the target of a revert), and a summary of the
+//! session's changes per file. It parses the unified diff text the edit tools produce.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
+use crate::bus::{CallId, ChangeSource, RevertTarget};
 use crate::tool_output::FileChange;
 use crate::tui::{highlight, theme, wrap};
+
+pub use crate::tui::diff_lines::{side_by_side, unified};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffView {
@@ -119,31 +123,35 @@ fn hunk_range(range: Option<&str>) -> (usize, usize) {
     }
 }
 
-/// The note shown where a cut diff ends.
-fn truncated_line(width: usize) -> Line<'static> {
-    Line::styled(
-        wrap::truncate(
-            "⋯ diff truncated: the rest of this change is not shown",
-            width,
-        ),
-        theme::warning(),
-    )
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct LayoutKey {
     selected: usize,
+    hunk: Option<usize>,
     width: u16,
     view: DiffView,
+}
+
+/// The body of the selected change as drawn: its rows and the row each hunk starts at.
+#[derive(Debug)]
+struct Body {
+    key: LayoutKey,
+    lines: Vec<Line<'static>>,
+    hunk_rows: Vec<usize>,
 }
 
 #[derive(Debug)]
 pub struct DiffPane {
     changes: Vec<FileChange>,
+    /// Where each change comes from: the call (or revert) and the file's index in it.
+    origins: Vec<(ChangeSource, usize)>,
     selected: usize,
+    /// The selected hunk of the selected change, if any.
+    hunk: Option<usize>,
     view: DiffView,
-    scroll: usize,
-    cache: RefCell<Option<(LayoutKey, Vec<Line<'static>>)>>,
+    scroll: Cell<usize>,
+    /// Set when a hunk was selected: the next render scrolls it into view.
+    jump: Cell<bool>,
+    cache: RefCell<Option<Body>>,
 }
 
 impl Default for DiffPane {
@@ -156,9 +164,12 @@ impl DiffPane {
     pub fn new() -> Self {
         Self {
             changes: Vec::new(),
+            origins: Vec::new(),
             selected: 0,
+            hunk: None,
             view: DiffView::Unified,
-            scroll: 0,
+            scroll: Cell::new(0),
+            jump: Cell::new(false),
             cache: RefCell::new(None),
         }
     }
@@ -175,11 +186,17 @@ impl DiffPane {
         *self = Self::new();
     }
 
-    /// Adds a change and returns its index. The view follows new edits unless the user is
-    /// looking at an older one.
+    /// Adds a change of unknown origin (it cannot be reverted from here).
     pub fn push(&mut self, change: FileChange) -> usize {
+        self.push_from(change, ChangeSource::Call(CallId::new("")), 0)
+    }
+
+    /// Adds file `file` of the change `source` made and returns its index. The view follows
+    /// new edits unless the user is looking at an older one.
+    pub fn push_from(&mut self, change: FileChange, source: ChangeSource, file: usize) -> usize {
         let follow = self.changes.is_empty() || self.selected + 1 == self.changes.len();
         self.changes.push(change);
+        self.origins.push((source, file));
         if follow {
             self.select(self.changes.len() - 1);
         }
@@ -192,8 +209,74 @@ impl DiffPane {
 
     pub fn select(&mut self, index: usize) {
         if index < self.changes.len() {
+            if index != self.selected {
+                self.hunk = None;
+            }
             self.selected = index;
-            self.scroll = 0;
+            self.scroll.set(0);
+        }
+    }
+
+    /// The selected hunk of the shown change.
+    pub fn hunk(&self) -> Option<usize> {
+        self.hunk
+    }
+
+    fn hunk_count(&self) -> usize {
+        self.changes.get(self.selected).map_or(0, |c| {
+            parse(&c.diff)
+                .iter()
+                .filter(|l| matches!(l, DiffLine::Hunk(_)))
+                .count()
+        })
+    }
+
+    /// Selects the next (`step` 1) or previous (-1) hunk of the shown change; from none, the
+    /// first or the last. The selection scrolls into view.
+    pub fn step_hunk(&mut self, step: isize) {
+        let count = self.hunk_count();
+        if count == 0 {
+            return;
+        }
+        self.hunk = Some(match self.hunk {
+            None if step < 0 => count - 1,
+            None => 0,
+            Some(at) => at.saturating_add_signed(step).min(count - 1),
+        });
+        self.jump.set(true);
+    }
+
+    /// Unselects the hunk; false when none was selected.
+    pub fn clear_hunk(&mut self) -> bool {
+        self.hunk.take().is_some()
+    }
+
+    /// What `r` reverts: the selected hunk, or with none the shown file.
+    pub fn hunk_target(&self) -> Option<RevertTarget> {
+        let (source, file) = self.origin()?;
+        Some(RevertTarget {
+            source,
+            file: Some(file),
+            hunk: self.hunk,
+        })
+    }
+
+    /// What `R` reverts: every file of the shown change.
+    pub fn change_target(&self) -> Option<RevertTarget> {
+        let (source, _) = self.origin()?;
+        Some(RevertTarget {
+            source,
+            file: None,
+            hunk: None,
+        })
+    }
+
+    /// The shown change's origin; None when it has none the agent knows.
+    fn origin(&self) -> Option<(ChangeSource, usize)> {
+        let (source, file) = self.origins.get(self.selected)?.clone();
+        match &source {
+            ChangeSource::Call(call) if call.as_str().is_empty() => None,
+            _ => Some((source, file)),
         }
     }
 
@@ -217,7 +300,8 @@ impl DiffPane {
     }
 
     pub fn scroll_by(&mut self, delta: isize) {
-        self.scroll = self.scroll.saturating_add_signed(delta);
+        self.scroll
+            .set(self.scroll.get().saturating_add_signed(delta));
     }
 
     /// The selected diff as text, for the clipboard.
@@ -274,16 +358,25 @@ impl DiffPane {
         let head = lines.len();
         let key = LayoutKey {
             selected: self.selected,
+            hunk: self.hunk,
             width: inner.width,
             view: self.view,
         };
         let mut cache = self.cache.borrow_mut();
-        if cache.as_ref().is_none_or(|(k, _)| *k != key) {
-            *cache = Some((key, self.body_lines(inner.width)));
+        if cache.as_ref().is_none_or(|b| b.key != key) {
+            *cache = Some(self.body(key));
         }
-        let body = cache.as_ref().map_or(&[][..], |(_, l)| l.as_slice());
+        let (body, hunk_rows) = cache.as_ref().map_or((&[][..], &[][..]), |b| {
+            (b.lines.as_slice(), b.hunk_rows.as_slice())
+        });
         let room = usize::from(inner.height).saturating_sub(head);
-        let scroll = self.scroll.min(body.len().saturating_sub(room));
+        if self.jump.take()
+            && let Some(row) = self.hunk.and_then(|h| hunk_rows.get(h))
+        {
+            self.scroll.set(*row);
+        }
+        let scroll = self.scroll.get().min(body.len().saturating_sub(room));
+        self.scroll.set(scroll);
         lines.extend(body.iter().skip(scroll).take(room).cloned());
         for (i, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
@@ -346,6 +439,11 @@ impl DiffPane {
             self.changes.len(),
             change.path
         );
+        let hunk = match self.hunk {
+            Some(h) => format!("· hunk {}/{} ", h + 1, self.hunk_count()),
+            None => String::new(),
+        };
+        let left = format!("{left}{hunk}");
         let counts = format!("+{} -{}", change.added, change.removed);
         let left = wrap::truncate(
             &left,
@@ -359,15 +457,48 @@ impl DiffPane {
         ])
     }
 
-    fn body_lines(&self, width: u16) -> Vec<Line<'static>> {
+    /// The selected change drawn hunk by hunk, the selected hunk marked by a bar at the left.
+    fn body(&self, key: LayoutKey) -> Body {
         let change = &self.changes[self.selected];
         let lang = highlight::token_for_path(&change.path);
         let parsed = parse(&change.diff);
-        match self.view {
-            DiffView::Unified => unified(&parsed, lang, usize::from(width)),
-            DiffView::SideBySide => side_by_side(&parsed, lang, usize::from(width)),
+        let width = usize::from(key.width);
+        let mut lines = Vec::new();
+        let mut hunk_rows = Vec::new();
+        for group in parsed.chunk_by(|_, next| !matches!(next, DiffLine::Hunk(_))) {
+            let is_hunk = matches!(group.first(), Some(DiffLine::Hunk(_)));
+            let mut drawn = match key.view {
+                DiffView::Unified => unified(group, lang, width),
+                DiffView::SideBySide => side_by_side(group, lang, width),
+            };
+            if is_hunk {
+                if key.hunk == Some(hunk_rows.len()) {
+                    drawn.iter_mut().for_each(mark_selected);
+                }
+                hunk_rows.push(lines.len());
+            }
+            lines.extend(drawn);
+        }
+        Body {
+            key,
+            lines,
+            hunk_rows,
         }
     }
+}
+
+/// Puts the selection bar in the first column of a row of the selected hunk.
+fn mark_selected(line: &mut Line<'static>) {
+    // The bar takes the place of a leading blank (line numbers are right-aligned); a row
+    // without one (the `@@` header) moves right by one column instead.
+    if let Some(first) = line.spans.first_mut()
+        && first.content.starts_with(' ')
+    {
+        let rest: String = first.content.chars().skip(1).collect();
+        *first = Span::styled(rest, first.style);
+    }
+    line.spans
+        .insert(0, Span::styled("▌", theme::selection_bar()));
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -376,133 +507,6 @@ fn plural(n: usize, what: &str) -> String {
     } else {
         format!("{n} {what}s")
     }
-}
-
-fn code_spans(text: &str, lang: &str, dim: bool) -> Vec<Span<'static>> {
-    let spans = highlight::highlight(text, lang)
-        .into_iter()
-        .next()
-        .unwrap_or_default();
-    if dim {
-        spans
-            .into_iter()
-            .map(|s| Span::styled(s.content, theme::dim()))
-            .collect()
-    } else {
-        spans
-    }
-}
-
-/// `  12  13 │+code` lines, wrapped at the width.
-pub fn unified(lines: &[DiffLine], lang: &str, width: usize) -> Vec<Line<'static>> {
-    let num = |n: Option<usize>| n.map_or("    ".to_string(), |n| format!("{n:>4}"));
-    let mut out = Vec::new();
-    for line in lines {
-        let (old, new, sign, style, text) = match line {
-            DiffLine::Hunk(h) => {
-                out.push(Line::styled(wrap::truncate(h, width), theme::hunk_header()));
-                continue;
-            }
-            DiffLine::Truncated => {
-                out.push(truncated_line(width));
-                continue;
-            }
-            DiffLine::Context { old, new, text } => {
-                (Some(*old), Some(*new), " ", theme::dim(), text)
-            }
-            DiffLine::Removed { old, text } => (Some(*old), None, "-", theme::removed(), text),
-            DiffLine::Added { new, text } => (None, Some(*new), "+", theme::added(), text),
-        };
-        let prefix = vec![
-            Span::styled(format!("{} {} ", num(old), num(new)), theme::line_number()),
-            Span::styled(format!("{sign} "), style),
-        ];
-        let cont = vec![Span::raw(" ".repeat(12))];
-        out.extend(wrap::hard_wrap(
-            &code_spans(text, lang, sign == " "),
-            width,
-            &prefix,
-            &cont,
-        ));
-    }
-    out
-}
-
-/// Old on the left, new on the right; removed and added runs paired line by line.
-pub fn side_by_side(lines: &[DiffLine], lang: &str, width: usize) -> Vec<Line<'static>> {
-    let half = width.saturating_sub(1) / 2;
-    let cell = |n: Option<usize>, sign: &str, text: Option<&str>, style| -> Line<'static> {
-        let Some(text) = text else {
-            return Line::raw(" ".repeat(half));
-        };
-        let mut spans = vec![
-            Span::styled(
-                n.map_or("    ".to_string(), |n| format!("{n:>4}")),
-                theme::line_number(),
-            ),
-            Span::styled(format!("{sign} "), style),
-        ];
-        spans.extend(code_spans(text, lang, sign == " "));
-        let mut wrapped = wrap::hard_wrap(&spans, half, &[], &[]);
-        wrapped.truncate(1);
-        let mut line = wrapped.pop().unwrap_or_default();
-        let pad = half.saturating_sub(line.width());
-        line.spans.push(Span::raw(" ".repeat(pad)));
-        line
-    };
-    let join = |left: Line<'static>, right: Line<'static>| -> Line<'static> {
-        let mut spans = left.spans;
-        spans.push(Span::styled("│", theme::border()));
-        spans.extend(right.spans);
-        Line::from(spans)
-    };
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        match &lines[i] {
-            DiffLine::Hunk(h) => {
-                out.push(Line::styled(wrap::truncate(h, width), theme::hunk_header()));
-                i += 1;
-            }
-            DiffLine::Truncated => {
-                out.push(truncated_line(width));
-                i += 1;
-            }
-            DiffLine::Context { old, new, text } => {
-                out.push(join(
-                    cell(Some(*old), " ", Some(text), theme::dim()),
-                    cell(Some(*new), " ", Some(text), theme::dim()),
-                ));
-                i += 1;
-            }
-            _ => {
-                let mut removed = Vec::new();
-                while let Some(DiffLine::Removed { old, text }) = lines.get(i) {
-                    removed.push((*old, text.as_str()));
-                    i += 1;
-                }
-                let mut added = Vec::new();
-                while let Some(DiffLine::Added { new, text }) = lines.get(i) {
-                    added.push((*new, text.as_str()));
-                    i += 1;
-                }
-                for row in 0..removed.len().max(added.len()) {
-                    let left = removed
-                        .get(row)
-                        .map_or(cell(None, "", None, theme::removed()), |(n, t)| {
-                            cell(Some(*n), "-", Some(t), theme::removed())
-                        });
-                    let right = added
-                        .get(row)
-                        .map_or(cell(None, "", None, theme::added()), |(n, t)| {
-                            cell(Some(*n), "+", Some(t), theme::added())
-                        });
-                    out.push(join(left, right));
-                }
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

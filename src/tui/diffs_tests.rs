@@ -1,4 +1,5 @@
 //! Tests of the diff pane: parsing unified diffs and both views.
+#![allow(clippy::unwrap_used)]
 
 use super::*;
 
@@ -124,4 +125,63 @@ fn the_session_summary_sums_edits_per_file_in_first_touched_order() {
         Some(1),
         "a user looking at an older edit keeps it"
     );
+}
+
+#[test]
+fn a_selected_hunk_is_marked_scrolled_to_and_names_the_revert_target() {
+    let before: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 3\n", "line three\n")
+        .replace("line 20\n", "line twenty\n")
+        .replace("line 37\n", "line thirty-seven\n");
+    let diff = crate::tools::diff::diff_files(before.as_bytes(), after.as_bytes(), "f.txt", false);
+    let mut pane = DiffPane::new();
+    let call = crate::bus::ChangeSource::Call(crate::bus::CallId::new("c2"));
+    pane.push_from(
+        FileChange {
+            path: "f.txt".into(),
+            diff: diff.text,
+            added: 3,
+            removed: 3,
+            ..FileChange::default()
+        },
+        call.clone(),
+        0,
+    );
+    assert_eq!(pane.hunk(), None);
+    let whole = pane.hunk_target().unwrap();
+    assert_eq!((whole.file, whole.hunk), (Some(0), None));
+    pane.step_hunk(1);
+    pane.step_hunk(1);
+    assert_eq!(pane.hunk(), Some(1));
+    let target = pane.hunk_target().unwrap();
+    assert_eq!(
+        (target.source, target.file, target.hunk),
+        (call.clone(), Some(0), Some(1))
+    );
+    let change = pane.change_target().unwrap();
+    assert_eq!((change.file, change.hunk), (None, None));
+
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 16)).unwrap();
+    terminal
+        .draw(|f| pane.render(f.area(), f.buffer_mut(), true))
+        .unwrap();
+    let screen = terminal.backend().to_string();
+    insta::assert_snapshot!("diff_hunk_selected", screen);
+    assert!(screen.contains("hunk 2/3"), "{screen}");
+    assert!(screen.contains("▌"), "{screen}");
+    assert!(
+        screen.contains("line twenty"),
+        "the selected hunk is scrolled into view"
+    );
+    // Stepping past the ends stays on the last hunk; another change drops the selection.
+    pane.step_hunk(5);
+    assert_eq!(pane.hunk(), Some(2));
+    pane.push_from(FileChange::default(), call, 1);
+    pane.next();
+    assert_eq!(pane.hunk(), None);
+    // A change of unknown origin cannot be reverted from the pane.
+    let mut bare = DiffPane::new();
+    bare.push(FileChange::default());
+    assert!(bare.hunk_target().is_none());
 }

@@ -36,6 +36,7 @@ pub fn rows() -> Vec<(String, String)> {
         Scope::Todos,
         Scope::Diffs,
         Scope::Approval,
+        Scope::Revert,
         Scope::Picker,
         Scope::Rewind,
         Scope::Confirm,

@@ -15,6 +15,7 @@ use crate::tui::help::{self, HelpKey};
 use crate::tui::keymap::{self, Action, Scope, SlashAction};
 use crate::tui::layers::{Handled, Layer};
 use crate::tui::picker::PickerOutcome;
+use crate::tui::revert::{RevertKey, RevertModal};
 use crate::tui::rewind::RewindOutcome;
 use crate::tui::transcript::entry::NoticeLevel;
 
@@ -117,6 +118,11 @@ impl App {
                     self.notice(&message, NoticeLevel::Info);
                 }
             }
+            Layer::Revert(modal) => match modal.handle_key(key) {
+                RevertKey::Open => {}
+                RevertKey::Close => self.layers.remove(index),
+                RevertKey::Send(command) => self.commands.push(command),
+            },
             Layer::Approval => {
                 // Paging the transcript behind the prompt is allowed; nothing else passes, so
                 // nothing is approved or typed by accident.
@@ -175,6 +181,32 @@ impl App {
             _ => return false,
         }
         true
+    }
+
+    /// Opens the revert confirmation and asks the agent for its preview. Refused while the
+    /// model works: it may be writing the same file, and a revert queued behind its turn would
+    /// apply to a state nobody previewed.
+    fn ask_revert(&mut self, target: Option<crate::bus::RevertTarget>) {
+        if self.read_only {
+            self.flash("a replay is read-only: nothing can be reverted");
+            return;
+        }
+        let Some(target) = target else {
+            self.flash("this change cannot be reverted from here");
+            return;
+        };
+        if self.busy {
+            self.notice(
+                "cannot revert while the model is working (it may be changing the same files): \
+                 wait until the model stops, or press Esc to interrupt it",
+                NoticeLevel::Warning,
+            );
+            return;
+        }
+        self.commands.push(UserCommand::PreviewRevert {
+            target: target.clone(),
+        });
+        self.layers.open_revert(RevertModal::asking(target));
     }
 
     fn escape(&mut self) {
@@ -395,6 +427,10 @@ impl App {
             Some(Action::ToggleDiffView) => self.diffs.toggle_view(),
             Some(Action::NextDiff) => self.diffs.next(),
             Some(Action::PrevDiff) => self.diffs.prev(),
+            Some(Action::NextHunk) => self.diffs.step_hunk(1),
+            Some(Action::PrevHunk) => self.diffs.step_hunk(-1),
+            Some(Action::RevertHunk) => self.ask_revert(self.diffs.hunk_target()),
+            Some(Action::RevertChange) => self.ask_revert(self.diffs.change_target()),
             _ => {}
         }
     }
@@ -405,7 +441,13 @@ impl App {
         for index in (0..self.layers.len()).rev() {
             match self.layers.get(index) {
                 Some(Layer::Approval) => return self.approval.handle_paste(text),
-                Some(Layer::Picker(_) | Layer::Trust(_) | Layer::Rewind(_) | Layer::Confirm(_)) => {
+                Some(
+                    Layer::Picker(_)
+                    | Layer::Trust(_)
+                    | Layer::Rewind(_)
+                    | Layer::Confirm(_)
+                    | Layer::Revert(_),
+                ) => {
                     return;
                 }
                 Some(Layer::Help { .. }) => self.layers.remove(index),

@@ -22,6 +22,8 @@ pub enum Scope {
     Rewind,
     /// The confirmation of `/undo`, `/redo` or `/rewind` is open (its widget reads the keys).
     Confirm,
+    /// The revert confirmation is open (its widget reads these keys itself).
+    Revert,
 }
 
 impl Scope {
@@ -37,6 +39,7 @@ impl Scope {
             Scope::Approval => "Approval prompt",
             Scope::Rewind => "Rewind picker (/rewind)",
             Scope::Confirm => "Undo / redo / rewind confirmation",
+            Scope::Revert => "Revert confirmation",
         }
     }
 }
@@ -66,6 +69,10 @@ pub enum Action {
     ToggleReasoning,
     OpenSelectedEdit,
     ToggleDiffView,
+    NextHunk,
+    PrevHunk,
+    RevertHunk,
+    RevertChange,
     Close,
     Choose,
     Widget,
@@ -357,6 +364,30 @@ pub const BINDINGS: &[Binding] = &[
         "unified / side by side",
     ),
     bind(
+        S::Diffs,
+        &[ch('}'), ch('J')],
+        A::NextHunk,
+        "select the next hunk of the shown change",
+    ),
+    bind(
+        S::Diffs,
+        &[ch('{'), ch('K')],
+        A::PrevHunk,
+        "select the previous hunk",
+    ),
+    bind(
+        S::Diffs,
+        &[ch('r')],
+        A::RevertHunk,
+        "revert the selected hunk (none selected: the file), after a preview",
+    ),
+    bind(
+        S::Diffs,
+        &[ch('R')],
+        A::RevertChange,
+        "revert the whole change (all files of a command), after a preview",
+    ),
+    bind(
         S::Picker,
         &[key(K::Up), ch('k')],
         A::SelectPrev,
@@ -438,6 +469,24 @@ pub const BINDINGS: &[Binding] = &[
         &[key(K::PageUp), key(K::PageDown)],
         A::Widget,
         "scroll the transcript behind the prompt",
+    ),
+    bind(
+        S::Revert,
+        &[ch('y'), key(K::Enter)],
+        A::Widget,
+        "apply the revert shown (a conflict has only close)",
+    ),
+    bind(
+        S::Revert,
+        &[ch('n'), key(K::Esc)],
+        A::Widget,
+        "close, change nothing",
+    ),
+    bind(
+        S::Revert,
+        &[ch('j'), ch('k'), key(K::PageUp), key(K::PageDown)],
+        A::Widget,
+        "scroll the preview",
     ),
 ];
 

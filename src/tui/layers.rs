@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use crate::tui::picker::SessionPicker;
+use crate::tui::revert::RevertModal;
 use crate::tui::rewind::{RestoreConfirm, RewindPicker};
 use crate::tui::trust::TrustPrompt;
 
@@ -29,6 +30,8 @@ pub enum Layer {
     Rewind(RewindPicker),
     /// An undo, redo or rewind shown to confirm.
     Confirm(RestoreConfirm),
+    /// The confirmation of a revert from the diff pane.
+    Revert(RevertModal),
 }
 
 /// What a layer did with an input.
@@ -124,6 +127,26 @@ impl Layers {
             Layer::Rewind(p) => p.waiting_for(),
             _ => None,
         })
+    }
+
+    /// The open revert confirmation of `target`, if any.
+    pub fn revert_mut(&mut self, target: &crate::bus::RevertTarget) -> Option<&mut RevertModal> {
+        self.stack.iter_mut().find_map(|l| match l {
+            Layer::Revert(modal) if modal.target() == target => Some(modal),
+            _ => None,
+        })
+    }
+
+    /// Closes the revert confirmation of `target`.
+    pub fn close_revert(&mut self, target: &crate::bus::RevertTarget) {
+        self.stack
+            .retain(|l| !matches!(l, Layer::Revert(modal) if modal.target() == target));
+    }
+
+    /// Opens a revert confirmation (replacing one already open).
+    pub fn open_revert(&mut self, modal: RevertModal) {
+        self.stack.retain(|l| !matches!(l, Layer::Revert(_)));
+        self.stack.push(Layer::Revert(modal));
     }
 
     /// Keeps the approval layer on the stack exactly while calls are held.

@@ -62,6 +62,7 @@ impl App {
                 Layer::Trust(prompt) => prompt.render(main, buf),
                 Layer::Rewind(picker) => picker.render(main, buf),
                 Layer::Confirm(confirm) => confirm.render(main, buf),
+                Layer::Revert(modal) => modal.render(main, buf),
             }
         }
         if let Some(position) = cursor

@@ -10,6 +10,7 @@ mod mock_llm;
 mod policy;
 mod project_trust;
 mod resume;
+mod revert;
 mod rewind;
 mod sandbox;
 mod sandbox_protected;

@@ -1,0 +1,103 @@
+//! Tests of finding a change and its checkpoints in the session's records.
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use crate::bus::{CallId, ToolResult};
+use crate::tool_output::CommandRun;
+
+fn checkpoint(id: &str, kind: CheckpointKind) -> Record {
+    Record::Checkpoint {
+        commit: CheckpointId(id.into()),
+        kind,
+    }
+}
+
+fn edit(call: &str, path: &str) -> Record {
+    Record::ToolResult {
+        call: CallId::new(call),
+        name: "edit_file".into(),
+        result: ToolResult::ok(ToolOutput::FileChanged(FileChange {
+            path: path.into(),
+            diff: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n".into(),
+            ..FileChange::default()
+        })),
+    }
+}
+
+fn command(call: &str) -> Record {
+    Record::ToolResult {
+        call: CallId::new(call),
+        name: "bash".into(),
+        result: ToolResult::ok(ToolOutput::Command(CommandRun {
+            command: "make gen".into(),
+            changes: vec![FileChange {
+                path: "gen.rs".into(),
+                ..FileChange::default()
+            }],
+            ..CommandRun::default()
+        })),
+    }
+}
+
+fn source(call: &str) -> ChangeSource {
+    ChangeSource::Call(CallId::new(call))
+}
+
+#[test]
+fn a_commands_checkpoints_are_the_ones_around_it_and_a_batchs_follow_its_results() {
+    use CheckpointKind::{After, Before};
+    let records = vec![
+        checkpoint("b1", Before),
+        edit("e1", "a.rs"),
+        edit("e2", "a.rs"),
+        edit("e3", "b.rs"),
+        checkpoint("a1", After),
+        checkpoint("b2", Before),
+        checkpoint("a2", After),
+        command("c1"),
+    ];
+    let found = locate(&records, &source("c1")).unwrap();
+    assert_eq!(found.label, "the command `make gen`");
+    assert_eq!(
+        (found.before.unwrap().0, found.after.unwrap().0),
+        ("b2".into(), "a2".into())
+    );
+    let found = locate(&records, &source("e3")).unwrap();
+    assert_eq!(
+        (found.before.unwrap().0, found.after.unwrap().0),
+        ("b1".into(), "a1".into())
+    );
+    // a.rs changed twice in that batch: its checkpoint contents are not one edit's.
+    assert!(found.shared.contains("a.rs") && !found.shared.contains("b.rs"));
+    assert!(locate(&records, &source("nope")).is_err());
+}
+
+#[test]
+fn a_batch_whose_checkpoint_failed_has_none_rather_than_the_previous_ones() {
+    use CheckpointKind::{After, Before};
+    let records = vec![
+        checkpoint("b1", Before),
+        edit("e1", "a.rs"),
+        checkpoint("a1", After),
+        // The next batch's Before failed: nothing brackets e2.
+        edit("e2", "a.rs"),
+    ];
+    let found = locate(&records, &source("e2")).unwrap();
+    assert!(found.before.is_none() && found.after.is_none());
+}
+
+#[test]
+fn the_note_to_the_model_names_the_revert_and_carries_its_diff() {
+    let change = FileChange {
+        path: "f.txt".into(),
+        diff: "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-x\n+y\n".into(),
+        ..FileChange::default()
+    };
+    let note = super::super::revert::note_for_model("hunk 1 of 1 in f.txt", &[change]);
+    assert!(
+        note.starts_with("[The user reverted hunk 1 of 1 in f.txt"),
+        "{note}"
+    );
+    assert!(note.contains("read a file again before you edit it"));
+    assert!(note.ends_with("-x\n+y\n"), "{note}");
+}
