@@ -335,6 +335,12 @@ impl App {
             } => {
                 if let Some(modal) = self.layers.revert_mut(target) {
                     modal.show(what, plan.clone(), *moved);
+                } else if *moved {
+                    // The confirmation was closed meanwhile: still say nothing was applied.
+                    self.notice(
+                        &format!("not reverted: the files changed since the preview of {what}"),
+                        NoticeLevel::Warning,
+                    );
                 }
             }
             AgentEvent::Reverted {

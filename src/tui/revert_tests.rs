@@ -114,3 +114,132 @@ fn a_conflict_shows_expected_and_found_lines_and_only_closes() {
     ));
     assert!(matches!(press(&mut modal, KeyCode::Esc), RevertKey::Close));
 }
+
+mod in_the_app {
+    use std::time::Instant;
+
+    use crossterm::event::Event;
+
+    use super::*;
+    use crate::bus::{AgentEvent, ToolEvent, ToolResult, TurnId};
+    use crate::tool_output::ToolOutput;
+    use crate::tui::TuiOptions;
+    use crate::tui::app::{App, Focus};
+
+    fn app_with_an_edit() -> App {
+        let options = TuiOptions {
+            provider: "p".into(),
+            model: "m".into(),
+            mode: crate::bus::Mode::AutoEdit,
+            read_only: false,
+            initial_prompt: None,
+            sandbox_off: None,
+            trust: None,
+        };
+        let mut app = App::new(&options, Instant::now());
+        let diff = crate::tools::diff::diff_files(b"a\nb\n", b"a\nc\n", "src/f.txt", false);
+        app.apply(&AgentEvent::Tool(ToolEvent::Finished {
+            call: CallId::new("c2"),
+            name: "edit_file".into(),
+            result: ToolResult::ok(ToolOutput::FileChanged(FileChange {
+                path: "src/f.txt".into(),
+                diff: diff.text,
+                added: 1,
+                removed: 1,
+                ..FileChange::default()
+            })),
+        }));
+        app.set_focus(Focus::Diffs);
+        app
+    }
+
+    fn press(app: &mut App, c: char) {
+        app.handle_input(&Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        )));
+    }
+
+    fn screen(app: &App) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+        terminal.draw(|f| app.render(f)).unwrap();
+        terminal.backend().to_string()
+    }
+
+    #[test]
+    fn while_the_model_works_a_revert_is_refused_and_says_why() {
+        let mut app = app_with_an_edit();
+        app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+        press(&mut app, 'R');
+        assert!(
+            app.take_commands().is_empty(),
+            "nothing is asked of the agent"
+        );
+        assert!(
+            screen(&app).contains("wait until the model stops, or press Esc"),
+            "{}",
+            screen(&app)
+        );
+    }
+
+    #[test]
+    fn r_asks_for_a_preview_y_confirms_it_and_the_revert_becomes_a_change() {
+        let mut app = app_with_an_edit();
+        press(&mut app, '}');
+        press(&mut app, 'r');
+        let wanted = RevertTarget {
+            source: ChangeSource::Call(CallId::new("c2")),
+            file: Some(0),
+            hunk: Some(0),
+        };
+        let commands = app.take_commands();
+        assert!(
+            matches!(commands.as_slice(), [UserCommand::PreviewRevert { target }] if *target == wanted),
+            "{commands:?}"
+        );
+        assert!(screen(&app).contains("Working out what the revert would do"));
+        app.apply(&AgentEvent::RevertPreview {
+            target: wanted.clone(),
+            what: "hunk 1 of 1 in src/f.txt (the edit_file call c2)".into(),
+            plan: ready(None),
+            moved: false,
+        });
+        assert!(screen(&app).contains("y apply"));
+        press(&mut app, 'y');
+        let commands = app.take_commands();
+        assert!(
+            matches!(commands.as_slice(), [UserCommand::Revert { stamp, .. }] if stamp == "0123"),
+            "{commands:?}"
+        );
+        app.apply(&AgentEvent::Reverted {
+            id: "revert-1".into(),
+            target: wanted,
+            what: "hunk 1 of 1 in src/f.txt (the edit_file call c2)".into(),
+            changes: vec![FileChange {
+                path: "src/f.txt".into(),
+                diff: "--- a/src/f.txt\n+++ b/src/f.txt\n@@ -1,2 +1,2 @@\n a\n-c\n+b\n".into(),
+                added: 1,
+                removed: 1,
+                ..FileChange::default()
+            }],
+        });
+        let shown = screen(&app);
+        assert!(!shown.contains("y apply"), "the modal closed:\n{shown}");
+        assert!(
+            shown.contains("reverted hunk 1 of 1 in src/f.txt"),
+            "{shown}"
+        );
+        assert!(shown.contains("2 edits · 1 file"), "{shown}");
+        // The revert's own entry is selected and can be reverted in turn.
+        press(&mut app, 'R');
+        let commands = app.take_commands();
+        assert!(
+            matches!(
+                commands.as_slice(),
+                [UserCommand::PreviewRevert { target }]
+                    if target.source == ChangeSource::Revert("revert-1".into())
+            ),
+            "{commands:?}"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod harness;
+mod revert;
 mod rewind;
 
 use std::path::PathBuf;
