@@ -1,8 +1,10 @@
 //! Checkpoints around the calls that may change the workspace: one before such a batch, one
 //! after it, both in the session log (so `cairn undo` finds a turn's), and for a command the
-//! files it created, changed or deleted, attached to its result like an edit's diff.
+//! files it created, changed or deleted, attached to its result like an edit's diff. After a
+//! batch the store is packed in the background when it needs it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Agent;
 use crate::bus::{AgentEvent, ToolResult};
@@ -21,6 +23,8 @@ pub(super) struct Checkpoints {
     unavailable: bool,
     /// What snapshots leave out was said.
     told_skipped: bool,
+    /// A background `maintain` of the store is running.
+    maintaining: Arc<AtomicBool>,
 }
 
 impl Agent {
@@ -48,7 +52,10 @@ impl Agent {
     /// once as a warning).
     pub(super) async fn checkpoint(&mut self, kind: CheckpointKind) -> Option<CheckpointId> {
         let store = self.checkpoint_store()?;
-        let snapshot = tokio::task::spawn_blocking(move || store.snapshot());
+        let snapshot = {
+            let store = Arc::clone(&store);
+            tokio::task::spawn_blocking(move || store.snapshot())
+        };
         // A workspace too big to snapshot quickly (a home directory, a monorepo) must not hold
         // up every call of the session: checkpoints go off for it, once, with a warning.
         let Ok(snapshot) = tokio::time::timeout(SNAPSHOT_DEADLINE, snapshot).await else {
@@ -97,7 +104,25 @@ impl Agent {
             commit: snap.id.clone(),
             kind,
         });
+        if kind == CheckpointKind::After {
+            self.maintain_in_background(store);
+        }
         Some(snap.id)
+    }
+
+    /// Packs the store when enough loose objects piled up (see `CheckpointStore::maintain`):
+    /// off the critical path, one at a time, never awaited.
+    fn maintain_in_background(&self, store: Arc<CheckpointStore>) {
+        if self.checkpoints.maintaining.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let running = Arc::clone(&self.checkpoints.maintaining);
+        tokio::task::spawn_blocking(move || {
+            if let Err(err) = store.maintain() {
+                tracing::warn!("packing the checkpoint store: {err}");
+            }
+            running.store(false, Ordering::Release);
+        });
     }
 
     /// Takes the checkpoint after a command and attaches what it changed since `before` to

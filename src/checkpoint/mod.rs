@@ -4,9 +4,14 @@
 
 mod changes;
 mod git;
+mod maintain;
+mod restore;
+mod snapshot;
 mod store;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_snapshot;
 pub mod undo;
 
 /// Why a checkpoint was taken (kept in the session log).
@@ -37,6 +42,7 @@ pub fn data_dir_of(sessions_dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 pub use changes::{MAX_FILES, file_changes};
+pub use maintain::LOOSE_LIMIT;
 pub use store::{
     ChangeKind, CheckpointError, CheckpointId, CheckpointStore, PathChange, Skipped, Snapshot,
 };

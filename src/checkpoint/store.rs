@@ -1,17 +1,21 @@
 //! The checkpoint store: one shadow git repository per workspace under cairn's data dir,
 //! driven through the `git` CLI (see `git`). The git CLI rather than `gix`: no new heavy
-//! dependency, and `git add -A` with the index's stat cache (plus the untracked cache) only
-//! hashes files whose size or mtime changed, so a checkpoint of a large workspace after the
-//! first costs a directory walk. Objects are content-addressed: an unchanged file costs nothing.
+//! dependency, and git's index caches (stat data, untracked directories) make a checkpoint of
+//! a large workspace after the first cost about a `git status` (see `snapshot`). Objects are
+//! content-addressed: an unchanged file costs nothing; `maintain` packs them with deltas.
+//!
+//! This file: the store's types, opening it, and reading checkpoints back (`diff`, `blobs`).
+//! Taking them: `snapshot`; putting files back: `restore`; packing: `maintain`.
 //!
 //! What is left out: everything the workspace's `.gitignore` files ignore, dependency and
-//! build directories (`SKIPPED_DIRS`), and files over `MAX_FILE_BYTES`; a snapshot names the
-//! latter two so the user can be told.
+//! build directories (`SKIPPED_DIRS`), files over `MAX_FILE_BYTES`, and repositories nested in
+//! the workspace (submodules included: their files are theirs, never recorded nor restored); a
+//! snapshot names what it left out so the user can be told.
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +38,9 @@ pub const SKIPPED_DIRS: &[&str] = &[
     ".pytest_cache",
 ];
 
-const HEAD_REF: &str = "refs/cairn/head";
+/// The last checkpoint; the shadow repository's HEAD points at it, so `git status` compares
+/// the shadow index with it.
+pub(super) const HEAD_REF: &str = "refs/cairn/head";
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
@@ -54,7 +60,7 @@ pub enum CheckpointError {
     SymlinkParent(String),
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+pub(super) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
     move |source| CheckpointError::Io {
         path: path.to_path_buf(),
         source,
@@ -112,7 +118,9 @@ pub struct PathChange {
 /// The shadow repository of one workspace.
 #[derive(Debug, Clone)]
 pub struct CheckpointStore {
-    git: Git,
+    pub(super) git: Git,
+    /// Refs are files (not reftable): a snapshot may write its ref itself.
+    pub(super) files_refs: bool,
 }
 
 impl CheckpointStore {
@@ -121,12 +129,13 @@ impl CheckpointStore {
         let workspace = workspace.canonicalize().map_err(io_err(workspace))?;
         let root = data_dir.join("checkpoints");
         let git_dir = root.join(store_key(&workspace));
-        let store = CheckpointStore {
+        let mut store = CheckpointStore {
             git: Git {
                 index: git_dir.join("cairn-index"),
                 git_dir: git_dir.clone(),
                 work_tree: workspace.clone(),
             },
+            files_refs: false,
         };
         if !git::exists(&git_dir) {
             std::fs::DirBuilder::new()
@@ -146,6 +155,14 @@ impl CheckpointStore {
             let path = git_dir.join("cairn-workspace");
             std::fs::write(&path, workspace.display().to_string()).map_err(io_err(&path))?;
         }
+        let config = std::fs::read_to_string(git_dir.join("config")).unwrap_or_default();
+        store.files_refs =
+            !config.is_empty() && !config.to_ascii_lowercase().contains("refstorage");
+        // HEAD names the checkpoints' ref (stores made by earlier versions left it unborn).
+        let head = std::fs::read(git_dir.join("HEAD")).unwrap_or_default();
+        if head != format!("ref: {HEAD_REF}\n").as_bytes() {
+            store.git.run(&["symbolic-ref", "HEAD", HEAD_REF])?;
+        }
         Ok(store)
     }
 
@@ -155,131 +172,6 @@ impl CheckpointStore {
 
     pub fn git_dir(&self) -> &Path {
         &self.git.git_dir
-    }
-
-    /// Records the workspace as it is now. A workspace unchanged since the last snapshot gets
-    /// the same id back.
-    pub fn snapshot(&self) -> Result<Snapshot, CheckpointError> {
-        let mut skipped = self.skipped_dirs();
-        // Files new or changed since the last snapshot (the stat cache answers for the rest):
-        // the huge ones among them are left out.
-        let listed = self.git.run(&[
-            "-c",
-            "core.untrackedCache=true",
-            "ls-files",
-            "-z",
-            "-m",
-            "-o",
-            "--exclude-standard",
-        ])?;
-        let mut huge = Vec::new();
-        for path in split_nul(&listed) {
-            let full = self.git.work_tree.join(path);
-            if let Ok(meta) = std::fs::symlink_metadata(&full)
-                && meta.is_file()
-                && meta.len() > MAX_FILE_BYTES
-            {
-                skipped.push(Skipped {
-                    path: path.to_string(),
-                    why: format!("{} MiB, over the 5 MiB limit", meta.len() / (1024 * 1024)),
-                });
-                huge.push(path.to_string());
-            }
-        }
-        huge.sort();
-        huge.dedup();
-        if !huge.is_empty() {
-            // A file that grew past the limit leaves the snapshot instead of keeping its old
-            // content there.
-            let mut spec = Vec::new();
-            for path in &huge {
-                spec.extend_from_slice(format!(":(literal){path}").as_bytes());
-                spec.push(0);
-            }
-            self.git.run_with_input(
-                &[
-                    "rm",
-                    "--cached",
-                    "-q",
-                    "--ignore-unmatch",
-                    "--pathspec-from-file=-",
-                    "--pathspec-file-nul",
-                ],
-                Some(&spec),
-            )?;
-        }
-        let mut spec = b".\0".to_vec();
-        for path in &huge {
-            spec.extend_from_slice(format!(":(exclude,literal){path}").as_bytes());
-            spec.push(0);
-        }
-        self.git
-            .run_with_input(
-                &[
-                    "-c",
-                    "core.untrackedCache=true",
-                    "add",
-                    "-A",
-                    "--ignore-errors",
-                    "--pathspec-from-file=-",
-                    "--pathspec-file-nul",
-                ],
-                Some(&spec),
-            )
-            .or_else(|err| match err {
-                // `--ignore-errors` still exits 1 after skipping an unreadable file; the rest
-                // is in the index.
-                CheckpointError::Git { ref stderr, .. }
-                    if stderr.contains("adding files failed") =>
-                {
-                    Ok(Vec::new())
-                }
-                other => Err(other),
-            })?;
-        let tree = self.git.run_str(&["write-tree"])?;
-        let parent = self
-            .git
-            .run_str(&[
-                "rev-parse",
-                "-q",
-                "--verify",
-                &format!("{HEAD_REF}^{{commit}}"),
-            ])
-            .ok()
-            .filter(|p| !p.is_empty());
-        if let Some(parent) = &parent
-            && self
-                .git
-                .run_str(&["rev-parse", &format!("{parent}^{{tree}}")])?
-                == tree
-        {
-            return Ok(Snapshot {
-                id: CheckpointId(parent.clone()),
-                skipped,
-            });
-        }
-        let mut args = vec!["commit-tree", tree.as_str(), "-m", "cairn checkpoint"];
-        if let Some(parent) = &parent {
-            args.extend(["-p", parent.as_str()]);
-        }
-        let commit = self.git.run_str(&args)?;
-        self.git.run(&["update-ref", HEAD_REF, &commit])?;
-        Ok(Snapshot {
-            id: CheckpointId(commit),
-            skipped,
-        })
-    }
-
-    /// Dependency and build directories at the top of the workspace, which snapshots skip.
-    fn skipped_dirs(&self) -> Vec<Skipped> {
-        SKIPPED_DIRS
-            .iter()
-            .filter(|dir| self.git.work_tree.join(dir).is_dir())
-            .map(|dir| Skipped {
-                path: format!("{dir}/"),
-                why: "dependency or build directory".to_string(),
-            })
-            .collect()
     }
 
     /// The files that differ between two checkpoints, in path order.
@@ -363,7 +255,7 @@ impl CheckpointStore {
     }
 
     /// The entries of `paths` in checkpoint `id` (absent paths are missing from the map).
-    fn entries(
+    pub(super) fn entries(
         &self,
         id: &CheckpointId,
         paths: &[&str],
@@ -393,66 +285,6 @@ impl CheckpointStore {
         Ok(map)
     }
 
-    /// Puts `paths` back as they were in checkpoint `id`: files it had are written (with their
-    /// mode), files it did not have are removed. The shadow index is left alone; the next
-    /// snapshot sees the result.
-    pub fn restore(&self, id: &CheckpointId, paths: &[&str]) -> Result<(), CheckpointError> {
-        let entries = self.entries(id, paths)?;
-        let wanted: Vec<&str> = paths
-            .iter()
-            .copied()
-            .filter(|p| entries.contains_key(*p))
-            .collect();
-        let ids: Vec<&str> = wanted.iter().map(|p| entries[*p].id.as_str()).collect();
-        let contents = self.blobs(&ids)?;
-        // Removals first: a file may come back where a directory was, or the other way round.
-        for path in paths.iter().filter(|p| !entries.contains_key(**p)) {
-            let full = self.safe_path(path)?;
-            match std::fs::remove_file(&full) {
-                Ok(()) => self.prune_empty_parents(&full),
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => return Err(io_err(&full)(err)),
-            }
-        }
-        for (path, bytes) in wanted.iter().zip(contents) {
-            let full = self.safe_path(path)?;
-            write_entry(&full, &bytes, &entries[*path].mode)?;
-        }
-        Ok(())
-    }
-
-    /// `path` inside the workspace, refusing to go through a symbolic link on the way (a
-    /// command may have replaced a directory by a link to elsewhere).
-    fn safe_path(&self, path: &str) -> Result<PathBuf, CheckpointError> {
-        let rel = Path::new(path);
-        if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(CheckpointError::Parse("a path outside the workspace"));
-        }
-        let mut at = self.git.work_tree.clone();
-        let mut parts = rel.components().peekable();
-        while let Some(part) = parts.next() {
-            if parts.peek().is_none() {
-                break;
-            }
-            at.push(part);
-            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-                return Err(CheckpointError::SymlinkParent(path.to_string()));
-            }
-        }
-        Ok(self.git.work_tree.join(rel))
-    }
-
-    /// Removes directories a removal left empty, up to the workspace.
-    fn prune_empty_parents(&self, file: &Path) {
-        let mut dir = file.parent();
-        while let Some(d) = dir {
-            if d == self.git.work_tree || std::fs::remove_dir(d).is_err() {
-                break;
-            }
-            dir = d.parent();
-        }
-    }
-
     /// Bytes the store takes on disk.
     pub fn disk_usage(&self) -> u64 {
         fn walk(dir: &Path) -> u64 {
@@ -471,37 +303,13 @@ impl CheckpointStore {
     }
 }
 
-fn write_entry(full: &Path, bytes: &[u8], mode: &str) -> Result<(), CheckpointError> {
-    if let Some(parent) = full.parent() {
-        std::fs::create_dir_all(parent).map_err(io_err(parent))?;
-    }
-    // Whatever is there now (a file, a link, an empty directory) gives way.
-    if let Ok(meta) = std::fs::symlink_metadata(full) {
-        let removed = if meta.is_dir() {
-            std::fs::remove_dir(full)
-        } else {
-            std::fs::remove_file(full)
-        };
-        removed.map_err(io_err(full))?;
-    }
-    if mode == "120000" {
-        let target = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes);
-        return std::os::unix::fs::symlink(target, full).map_err(io_err(full));
-    }
-    std::fs::write(full, bytes).map_err(io_err(full))?;
-    if mode == "100755" {
-        let mut perms = std::fs::metadata(full).map_err(io_err(full))?.permissions();
-        perms.set_mode(perms.mode() | 0o111);
-        std::fs::set_permissions(full, perms).map_err(io_err(full))?;
-    }
-    Ok(())
-}
-
-fn split_nul(bytes: &[u8]) -> impl Iterator<Item = &str> {
+/// The fields of git's `-z` output. A name that is not UTF-8 comes out lossy rather than
+/// empty, so the fields after it stay in step.
+pub(super) fn split_nul(bytes: &[u8]) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
     bytes
         .split(|&b| b == 0)
         .filter(|s| !s.is_empty())
-        .map(|s| std::str::from_utf8(s).unwrap_or_default())
+        .map(String::from_utf8_lossy)
 }
 
 /// A directory name for the workspace's store: readable, and unique by a stable hash (FNV-1a)

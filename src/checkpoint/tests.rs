@@ -5,13 +5,13 @@ use std::process::Command;
 
 use super::*;
 
-fn write(root: &Path, path: &str, text: &str) {
+pub(super) fn write(root: &Path, path: &str, text: &str) {
     let full = root.join(path);
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
     std::fs::write(full, text).unwrap();
 }
 
-fn store(data: &Path, ws: &Path) -> CheckpointStore {
+pub(super) fn store(data: &Path, ws: &Path) -> CheckpointStore {
     CheckpointStore::open(data, ws).unwrap()
 }
 
@@ -145,6 +145,33 @@ fn the_users_git_repository_is_left_byte_identical() {
     git(&["stash", "-q"]);
     write(ws.path(), "a.txt", "a3\n");
     git(&["add", "a.txt"]);
+    // Hooks that leave a mark if any git we run takes them (in .git/hooks and through the
+    // user's core.hooksPath), and settings that would change what a snapshot records.
+    let hooks = tempfile::tempdir().unwrap();
+    let marker = hooks.path().join("a hook ran");
+    for dir in [ws.path().join(".git/hooks"), hooks.path().to_path_buf()] {
+        std::fs::create_dir_all(&dir).unwrap();
+        for hook in [
+            "post-index-change",
+            "reference-transaction",
+            "pre-commit",
+            "post-commit",
+            "pre-auto-gc",
+        ] {
+            let script = format!("#!/bin/sh\necho {hook} >> '{}'\n", marker.display());
+            std::fs::write(dir.join(hook), script).unwrap();
+            let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+            std::fs::set_permissions(dir.join(hook), mode).unwrap();
+        }
+    }
+    git(&[
+        "config",
+        "core.hooksPath",
+        &hooks.path().display().to_string(),
+    ]);
+    git(&["config", "core.excludesFile", "/dev/null"]);
+    git(&["config", "status.showUntrackedFiles", "no"]);
+    git(&["config", "index.version", "2"]);
     let before = hashes(&ws.path().join(".git"));
 
     let store = store(data.path(), ws.path());
@@ -156,7 +183,14 @@ fn the_users_git_repository_is_left_byte_identical() {
     let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(paths, ["b.txt", "c.txt"], "the user's .git is not recorded");
     store.restore(&first.id, &paths).unwrap();
+    // Enough checkpoints that the store gets packed.
+    for i in 0..40 {
+        write(ws.path(), "b.txt", &format!("b{i}\n"));
+        store.snapshot().unwrap();
+    }
+    assert!(store.maintain().unwrap());
     assert_eq!(hashes(&ws.path().join(".git")), before);
+    assert!(!marker.exists(), "{:?}", std::fs::read_to_string(&marker));
 }
 
 #[test]

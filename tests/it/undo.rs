@@ -85,6 +85,20 @@ async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
     std::fs::write(ws.join("src/b.txt"), "stashed\n").unwrap();
     git(&ws, &["stash", "-q"]);
     git(&ws, &["add", "src/c.txt"]);
+    // Hooks that leave a mark if any git cairn runs takes them.
+    let marks = tempfile::tempdir().unwrap();
+    let marker = marks.path().join("a hook ran");
+    for hook in ["post-index-change", "reference-transaction", "pre-auto-gc"] {
+        let path = ws.join(".git/hooks").join(hook);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho {hook} >> '{}'\n", marker.display()),
+        )
+        .unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(&path, mode).unwrap();
+    }
     let git_before = snapshot(&ws.join(".git"));
 
     let llm = MockLlm::start(session()).await;
@@ -146,6 +160,7 @@ async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
         git_before,
         "the user's .git changed"
     );
+    assert!(!marker.exists(), "{:?}", std::fs::read_to_string(&marker));
 
     // The turn is undone: there is nothing more to take back.
     let (code, report) = undo_json(&sb);
