@@ -287,7 +287,12 @@ impl App {
             AgentEvent::Tool(tool) => self.apply_tool(tool),
             AgentEvent::ModeChanged { mode } => self.status.mode = *mode,
             AgentEvent::ModelChanged { model } => self.status.model.clone_from(model),
-            AgentEvent::Warning { message } => self.notice(message, NoticeLevel::Warning),
+            AgentEvent::Warning { message } => {
+                // The agent answers a rewind's plan with a warning when there is nothing to
+                // restore: the picker waiting for it closes.
+                self.layers.close_waiting_rewind();
+                self.notice(message, NoticeLevel::Warning);
+            }
             AgentEvent::RequestEnded { reason, .. } => self.turn_ended(reason),
             AgentEvent::Idle => self.idle(),
             AgentEvent::Sessions { sessions } => self

@@ -149,6 +149,12 @@ impl Layers {
         self.stack.push(Layer::Revert(modal));
     }
 
+    /// Closes a rewind picker that waits for a plan.
+    pub fn close_waiting_rewind(&mut self) {
+        self.stack
+            .retain(|l| !matches!(l, Layer::Rewind(p) if p.waiting_for().is_some()));
+    }
+
     /// Keeps the approval layer on the stack exactly while calls are held.
     pub fn sync_approval(&mut self, open: bool) {
         let on = self.stack.iter().any(|l| matches!(l, Layer::Approval));

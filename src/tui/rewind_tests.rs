@@ -200,3 +200,19 @@ fn rewinding_the_conversation_only_needs_no_confirmation_and_refills_the_input()
     let screen = draw(&app, 100, 24).to_string();
     assert!(screen.contains("rewound"), "{screen}");
 }
+
+#[test]
+fn a_rewind_with_nothing_to_restore_closes_the_picker_with_the_reason() {
+    let mut app = app();
+    app.apply(&AgentEvent::RewindPoints { points: points() });
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('f'));
+    assert_eq!(app.take_commands().len(), 1);
+    assert!(!app.layers.is_empty(), "waiting for the plan");
+    app.apply(&AgentEvent::Warning {
+        message: "nothing to restore: no file changed since that message".into(),
+    });
+    assert!(app.layers.is_empty());
+    let screen = draw(&app, 100, 24).to_string();
+    assert!(screen.contains("nothing to restore"), "{screen}");
+}

@@ -163,3 +163,115 @@ async fn a_new_change_after_an_undo_empties_the_redo_slot() {
     assert!(ws.path().join("out/b.txt").exists());
     agent.shutdown().await;
 }
+
+async fn say(agent: &mut TestAgent, text: &str) {
+    agent.submit(text).await;
+    agent.wait_for(idle).await;
+}
+
+async fn rewind_conversation(agent: &mut TestAgent, text: &str) {
+    let at = points(agent)
+        .await
+        .into_iter()
+        .find(|p| p.text == text)
+        .unwrap()
+        .at;
+    agent
+        .send(UserCommand::Restore {
+            what: Restore::Rewind {
+                at,
+                files: false,
+                conversation: true,
+            },
+            apply: true,
+        })
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
+        .await;
+}
+
+async fn compact(agent: &mut TestAgent) {
+    agent.send(UserCommand::Compact { focus: None }).await;
+    let AgentEvent::Compacted { before, after, .. } = agent
+        .wait_for(|e| matches!(e, AgentEvent::Compacted { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert!(after < before, "{before} -> {after}");
+    agent.wait_for(idle).await;
+}
+
+fn messages(llm: &MockLlm, i: usize) -> Vec<serde_json::Value> {
+    llm.request(i)["messages"].as_array().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forks_and_compactions_in_any_order_resume_byte_identical() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha line\n".repeat(300)).unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("r1", "read_file", json!({"path": "a.txt"})),
+        Script::text("r1"),
+        Script::text("r2"),
+        Script::text("r3"),
+        Script::text("r4"),
+        Script::text("r4 again"),
+    ])
+    .await;
+    // Summary requests (no tools) get a summary, whenever they come.
+    llm.respond_with(|body| {
+        body.get("tools")
+            .is_none()
+            .then(|| Script::text("## Goal\nthe summary"))
+    });
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Never).await;
+    agent.wait_for(idle).await;
+    say(&mut agent, "one: read a.txt").await;
+    say(&mut agent, "two").await;
+    // A fork, then a compaction of the new branch.
+    rewind_conversation(&mut agent, "two").await;
+    say(&mut agent, "three").await;
+    compact(&mut agent).await;
+    say(&mut agent, "four").await;
+    // A fork back past nothing compacted, after the compaction.
+    rewind_conversation(&mut agent, "four").await;
+    say(&mut agent, "four again").await;
+    let log = agent.log.clone();
+    agent.shutdown().await;
+
+    let live: Vec<serde_json::Value> = (0..llm.recorded().len())
+        .map(|i| llm.request(i))
+        .filter(|r| r.get("tools").is_some())
+        .map(|r| r["messages"].as_array().unwrap().clone().into())
+        .collect();
+    let last = live.last().unwrap().as_array().unwrap().clone();
+    let text = serde_json::to_string(&last).unwrap();
+    assert!(
+        text.contains("the summary") && text.contains("four again") && !text.contains("\"four\""),
+        "{text}"
+    );
+    assert!(!text.contains("\"two\""), "{text}");
+
+    let resumed = MockLlm::start(vec![Script::text("five")]).await;
+    let mut agent = TestAgent::spawn(
+        ws.path(),
+        data.path(),
+        &resumed.url(),
+        Mode::Never,
+        cairn::agent::StartFrom::Resume(log),
+    )
+    .await;
+    agent.wait_for(idle).await;
+    say(&mut agent, "five").await;
+    agent.shutdown().await;
+    let again = messages(&resumed, 0);
+    assert_eq!(
+        again[..last.len()],
+        last[..],
+        "the resumed conversation is exactly the new branch as last sent"
+    );
+    assert_eq!(again[last.len()]["content"], "r4 again");
+}
