@@ -83,6 +83,14 @@ impl Ledger {
         for record in records {
             match record {
                 Record::User { .. } => ledger.turns.push(None),
+                // A revert from the diff pane is a new change too; the workspace is then what
+                // its `after` checkpoint recorded.
+                Record::Revert { after, .. } => {
+                    ledger.redo.clear();
+                    if let Some(after) = after {
+                        ledger.last = Some(after.clone());
+                    }
+                }
                 Record::Checkpoint { commit, kind } => match kind {
                     CheckpointKind::Undone => {
                         if let Some(i) = ledger.find(commit, false) {

@@ -94,6 +94,27 @@ fn a_new_change_clears_the_redo_slot_but_a_batch_that_changed_nothing_does_not()
 }
 
 #[test]
+fn a_revert_from_the_diff_pane_clears_the_redo_slot_and_is_what_cairn_last_left() {
+    let mut records = three_turns();
+    records.push(cp("b", Undone));
+    records.push(Record::Revert {
+        id: "r1".into(),
+        target: crate::bus::RevertTarget {
+            source: crate::bus::ChangeSource::Call(crate::bus::CallId::new("c1")),
+            file: Some(0),
+            hunk: None,
+        },
+        what: "a.txt".into(),
+        changes: Vec::new(),
+        before: Some(id("b")),
+        after: Some(id("e")),
+    });
+    let ledger = Ledger::of(&records);
+    assert_eq!(ledger.to_redo(), None);
+    assert_eq!(ledger.last(), Some(&id("e")));
+}
+
+#[test]
 fn rewinding_the_files_to_a_message_undoes_every_later_changing_turn() {
     let records = three_turns();
     let ledger = Ledger::of(&records);
