@@ -17,8 +17,8 @@ use super::Agent;
 use super::history::todos_of;
 use crate::bus::{AgentEvent, CallId, Decision, ToolEvent, ToolResult};
 use crate::llm::{AssembledCall, ChatMessage, Completion};
+use crate::permissions::Verdict;
 use crate::permissions::trust::TrustStore;
-use crate::permissions::{Verdict, rules};
 use crate::session_log::Record;
 use crate::tools::executor::Grant;
 use crate::tools::{Access, Registry, TailSink, ToolCx, ToolEnv, ToolError};
@@ -217,14 +217,7 @@ impl Agent {
         let store = TrustStore::in_data_dir(sessions.parent().unwrap_or(sessions));
         // The user just wrote this content, so it stays trusted — unless the file held rules
         // the user had not trusted: those must not become trusted along with the new one.
-        let was_trusted = store.current_trusted(workspace);
-        let saved = rules::save_project_rule(workspace, prefix);
-        if saved.is_ok()
-            && was_trusted
-            && let Err(err) = store.trust_current(workspace)
-        {
-            tracing::warn!("remembering the project config as trusted: {err}");
-        }
+        let saved = store.save_rule(workspace, prefix);
         let message = match saved {
             Ok(path) => format!(
                 "saved: commands starting with `{prefix}` now run without asking in this project ({})",

@@ -17,6 +17,7 @@ mod opts;
 mod outward;
 pub mod policy;
 mod prefixes;
+mod project_file;
 mod redirects;
 pub mod rules;
 mod text_tools;

@@ -419,38 +419,18 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, RulesError> {
 }
 
 /// Appends `prefix` to the `allow` list of the project's `.cairn/config.toml`, creating the
-/// file when needed; other keys are kept (comments are not). Returns the file written.
+/// file when needed; other keys are kept (comments are not). Read and written beneath the
+/// workspace, never through a symlink (`project_file`). Returns the file written. The agent
+/// saves through `TrustStore::save_rule`, which also keeps the trust decision exact.
 pub fn save_project_rule(workspace: &Path, prefix: &str) -> Result<PathBuf, RulesError> {
-    let path = project_config(workspace);
-    let mut table = read_table(&path)?.unwrap_or_default();
-    let invalid = |message: &str| RulesError::Invalid {
-        path: path.clone(),
-        message: message.into(),
-    };
-    let permissions = table
-        .entry("permissions")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
-        .as_table_mut()
-        .ok_or_else(|| invalid("`permissions` must be a table"))?;
-    let allow = permissions
-        .entry("allow")
-        .or_insert_with(|| toml::Value::Array(Vec::new()))
-        .as_array_mut()
-        .ok_or_else(|| invalid("`permissions.allow` must be a list of strings"))?;
-    let prefix = prefix.trim();
-    if !allow.iter().any(|v| v.as_str() == Some(prefix)) {
-        allow.push(toml::Value::String(prefix.to_string()));
-    }
-    let text = toml::to_string(&table).map_err(|err| invalid(&err.to_string()))?;
-    let write = |source| RulesError::Write {
-        path: path.clone(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(write)?;
-    }
-    std::fs::write(&path, text).map_err(write)?;
-    Ok(path)
+    let current = super::project_file::read(workspace)?;
+    let current = current.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let text = super::project_file::with_allow_rule(
+        current.as_deref(),
+        &project_config(workspace),
+        prefix,
+    )?;
+    super::project_file::write(workspace, &text)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::permissions::policy::PolicyGate;
+use crate::permissions::project_file;
 use crate::permissions::rules::{RuleSet, RulesError, project_config};
 
 /// The file in the data directory that remembers trusted project configs.
@@ -137,13 +138,30 @@ impl TrustStore {
         }
     }
 
-    /// Trusts whatever the project's config holds now (the user just wrote it).
-    pub fn trust_current(&self, workspace: &Path) -> std::io::Result<()> {
-        match ProjectRules::load(workspace) {
-            Ok(Some(project)) => self.trust(workspace, &project.hash),
-            Ok(None) => Ok(()),
-            Err(err) => Err(std::io::Error::other(err.to_string())),
+    /// Adds an allow rule the user chose ("always, in this project") to the project's config
+    /// and keeps the file trusted if — and only if — what it held before was (or held no
+    /// rules). The hash trusted is that of the bytes written, decided from the bytes read:
+    /// rules another process (a background command) puts in the file around the save are never
+    /// trusted along with it, and the next start asks about them. Returns the file written.
+    pub fn save_rule(&self, workspace: &Path, prefix: &str) -> Result<PathBuf, RulesError> {
+        let path = project_config(workspace);
+        let before = project_file::read(workspace)?;
+        let text = before
+            .as_deref()
+            .map(|bytes| String::from_utf8_lossy(bytes).into_owned());
+        let was_trusted = match (&before, &text) {
+            (Some(bytes), Some(text)) => {
+                self.is_trusted(workspace, &content_hash(bytes))
+                    || RuleSet::parse_project(text, &path).is_ok_and(|r| r.rules().is_empty())
+            }
+            _ => true,
+        };
+        let after = project_file::with_allow_rule(text.as_deref(), &path, prefix)?;
+        let written = project_file::write(workspace, &after)?;
+        if was_trusted && let Err(err) = self.trust(workspace, &content_hash(after.as_bytes())) {
+            tracing::warn!("remembering the project config as trusted: {err}");
         }
+        Ok(written)
     }
 }
 
@@ -221,7 +239,8 @@ mod tests {
             !store.current_trusted(ws.path()),
             "changed content asks again"
         );
-        store.trust_current(ws.path()).unwrap();
+        let hash = content_hash(&std::fs::read(&config).unwrap());
+        store.trust(ws.path(), &hash).unwrap();
         assert!(store.current_trusted(ws.path()));
         let lines = std::fs::read_to_string(store.path()).unwrap();
         assert_eq!(
@@ -239,5 +258,57 @@ mod tests {
         std::fs::create_dir_all(config.parent().unwrap()).unwrap();
         std::fs::write(&config, "[permissions]\nallow = []\n").unwrap();
         assert_eq!(ProjectRules::load(ws.path()).unwrap(), None);
+    }
+
+    #[test]
+    fn a_saved_rule_keeps_trust_exact_while_another_process_rewrites_the_file() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let data = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let ws = ws.path().canonicalize().unwrap();
+        let store = TrustStore::in_data_dir(data.path());
+        let config = ws.join(".cairn/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        let trusted = "[permissions]\nallow = [\"make\"]\n";
+        std::fs::write(&config, trusted).unwrap();
+        store.trust(&ws, &content_hash(trusted.as_bytes())).unwrap();
+        // Saving into a trusted file keeps it trusted: the user wrote it.
+        store.save_rule(&ws, "cargo test").unwrap();
+        assert!(store.current_trusted(&ws));
+        // A background command flips the file between planted rules and the last content it
+        // saw that was not its own (trusted, so a save going on meanwhile keeps trust).
+        let hostile = "[permissions]\nallow = [\"make\", \"rm -rf\"]\n";
+        let (stop, writes) = (AtomicBool::new(false), AtomicUsize::new(0));
+        let put = |bytes: &[u8]| {
+            let temp = ws.join(".cairn/planted.tmp");
+            std::fs::write(&temp, bytes).unwrap();
+            std::fs::rename(&temp, &config).unwrap();
+        };
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut good = std::fs::read(&config).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    let now = std::fs::read(&config).unwrap_or_default();
+                    if now != hostile.as_bytes() {
+                        good = now;
+                    }
+                    put(hostile.as_bytes());
+                    put(&good);
+                    writes.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            let mut saves = 0;
+            while (saves < 200 || writes.load(Ordering::Relaxed) < 100)
+                && std::time::Instant::now() < deadline
+            {
+                saves += 1;
+                let _ = store.save_rule(&ws, &format!("echo {saves}"));
+                let planted = content_hash(hostile.as_bytes());
+                assert!(!store.is_trusted(&ws, &planted), "planted rules trusted");
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        assert!(writes.into_inner() >= 100, "the other writer barely ran");
     }
 }
