@@ -135,6 +135,21 @@ pub struct RevertTarget {
     /// Index among that file's hunks; None: the whole file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hunk: Option<usize>,
+    /// The entry the user was looking at: its file index and `diff_fingerprint`. Call ids
+    /// can repeat within a session (a provider's ids after a resume), so this tells which
+    /// call of that id is meant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<(usize, String)>,
+}
+
+/// Names a diff text (FNV-1a), so both ends of the bus can tell the same change apart.
+pub fn diff_fingerprint(diff: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in diff.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 /// One file a revert would change, and how (the diff is against the file as it is now).

@@ -135,7 +135,7 @@ impl Agent {
 
     fn locate(&self, target: &RevertTarget) -> Result<Located, String> {
         let loaded = session_log::read_log(self.session.log.path()).map_err(|e| e.to_string())?;
-        locate(&loaded.records, &target.source)
+        locate(&loaded.records, target)
     }
 
     fn revert_count(&self) -> usize {

@@ -71,8 +71,8 @@ fn changes_of(output: Option<&ToolOutput>) -> Vec<FileChange> {
 }
 
 /// Finds the change `source` names in the session's records.
-pub(super) fn locate(records: &[Record], source: &ChangeSource) -> Result<Located, String> {
-    match source {
+pub(super) fn locate(records: &[Record], target: &RevertTarget) -> Result<Located, String> {
+    match &target.source {
         ChangeSource::Revert(id) => records
             .iter()
             .rev()
@@ -93,11 +93,24 @@ pub(super) fn locate(records: &[Record], source: &ChangeSource) -> Result<Locate
                 _ => None,
             })
             .ok_or_else(|| format!("no revert {id} in this session's log")),
-        ChangeSource::Call(call) => locate_call(records, call),
+        ChangeSource::Call(call) => locate_call(records, call, target.shown.as_ref()),
     }
 }
 
-fn locate_call(records: &[Record], call: &crate::bus::CallId) -> Result<Located, String> {
+/// The last result of `call` with changes — of those, the one whose file `shown.0` has the
+/// diff the user was shown, when that is known (call ids can repeat within a session).
+fn locate_call(
+    records: &[Record],
+    call: &crate::bus::CallId,
+    shown: Option<&(usize, String)>,
+) -> Result<Located, String> {
+    let is_shown = |changes: &[FileChange]| {
+        shown.is_none_or(|(file, hash)| {
+            changes
+                .get(*file)
+                .is_some_and(|c| crate::bus::diff_fingerprint(&c.diff) == *hash)
+        })
+    };
     let mut last_before: Option<usize> = None;
     let mut found = None;
     for (i, record) in records.iter().enumerate() {
@@ -110,7 +123,11 @@ fn locate_call(records: &[Record], call: &crate::bus::CallId) -> Result<Located,
                 call: id,
                 name,
                 result,
-            } if id == call && !changes_of(result.output.as_ref()).is_empty() => {
+            } if id == call && {
+                let changes = changes_of(result.output.as_ref());
+                !changes.is_empty() && is_shown(&changes)
+            } =>
+            {
                 found = Some((i, name.clone(), result.output.clone(), last_before));
             }
             _ => {}

@@ -39,8 +39,13 @@ fn command(call: &str) -> Record {
     }
 }
 
-fn source(call: &str) -> ChangeSource {
-    ChangeSource::Call(CallId::new(call))
+fn source(call: &str) -> RevertTarget {
+    RevertTarget {
+        source: ChangeSource::Call(CallId::new(call)),
+        file: None,
+        hunk: None,
+        shown: None,
+    }
 }
 
 #[test]
@@ -84,6 +89,29 @@ fn a_batch_whose_checkpoint_failed_has_none_rather_than_the_previous_ones() {
     ];
     let found = locate(&records, &source("e2")).unwrap();
     assert!(found.before.is_none() && found.after.is_none());
+}
+
+#[test]
+fn a_call_id_used_twice_in_a_session_is_told_apart_by_the_diff_shown() {
+    let edit_of = |path: &str, diff: &str| Record::ToolResult {
+        call: CallId::new("call_1"),
+        name: "edit_file".into(),
+        result: ToolResult::ok(ToolOutput::FileChanged(FileChange {
+            path: path.into(),
+            diff: diff.into(),
+            ..FileChange::default()
+        })),
+    };
+    let first = "--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-a\n+b\n";
+    let second = "--- a/b.rs\n+++ b/b.rs\n@@ -1 +1 @@\n-x\n+y\n";
+    // A resumed session numbers synthesised ids from 1 again.
+    let records = vec![edit_of("a.rs", first), edit_of("b.rs", second)];
+    let mut target = source("call_1");
+    assert_eq!(locate(&records, &target).unwrap().changes[0].path, "b.rs");
+    target.shown = Some((0, crate::bus::diff_fingerprint(first)));
+    assert_eq!(locate(&records, &target).unwrap().changes[0].path, "a.rs");
+    target.shown = Some((0, crate::bus::diff_fingerprint("something else")));
+    assert!(locate(&records, &target).is_err());
 }
 
 #[test]

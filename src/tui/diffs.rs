@@ -258,17 +258,24 @@ impl DiffPane {
             source,
             file: Some(file),
             hunk: self.hunk,
+            shown: self.shown(file),
         })
     }
 
     /// What `R` reverts: every file of the shown change.
     pub fn change_target(&self) -> Option<RevertTarget> {
-        let (source, _) = self.origin()?;
+        let (source, file) = self.origin()?;
         Some(RevertTarget {
             source,
             file: None,
             hunk: None,
+            shown: self.shown(file),
         })
+    }
+
+    fn shown(&self, file: usize) -> Option<(usize, String)> {
+        let change = self.changes.get(self.selected)?;
+        Some((file, crate::bus::diff_fingerprint(&change.diff)))
     }
 
     /// The shown change's origin; None when it has none the agent knows.

@@ -15,6 +15,7 @@ fn target() -> RevertTarget {
         source: ChangeSource::Call(CallId::new("c2")),
         file: Some(0),
         hunk: Some(1),
+        shown: None,
     }
 }
 
@@ -126,6 +127,10 @@ mod in_the_app {
     use crate::tui::TuiOptions;
     use crate::tui::app::{App, Focus};
 
+    fn change_diff() -> String {
+        crate::tools::diff::diff_files(b"a\nb\n", b"a\nc\n", "src/f.txt", false).text
+    }
+
     fn app_with_an_edit() -> App {
         let options = TuiOptions {
             provider: "p".into(),
@@ -137,13 +142,12 @@ mod in_the_app {
             trust: None,
         };
         let mut app = App::new(&options, Instant::now());
-        let diff = crate::tools::diff::diff_files(b"a\nb\n", b"a\nc\n", "src/f.txt", false);
         app.apply(&AgentEvent::Tool(ToolEvent::Finished {
             call: CallId::new("c2"),
             name: "edit_file".into(),
             result: ToolResult::ok(ToolOutput::FileChanged(FileChange {
                 path: "src/f.txt".into(),
-                diff: diff.text,
+                diff: change_diff(),
                 added: 1,
                 removed: 1,
                 ..FileChange::default()
@@ -191,6 +195,7 @@ mod in_the_app {
             source: ChangeSource::Call(CallId::new("c2")),
             file: Some(0),
             hunk: Some(0),
+            shown: Some((0, crate::bus::diff_fingerprint(&change_diff()))),
         };
         let commands = app.take_commands();
         assert!(

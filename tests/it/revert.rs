@@ -73,7 +73,12 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 fn target(source: ChangeSource, file: Option<usize>, hunk: Option<usize>) -> RevertTarget {
-    RevertTarget { source, file, hunk }
+    RevertTarget {
+        source,
+        file,
+        hunk,
+        shown: None,
+    }
 }
 
 fn call(id: &str) -> ChangeSource {
