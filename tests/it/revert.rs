@@ -333,3 +333,128 @@ async fn a_resumed_session_shows_its_reverts_and_can_revert_them_again() {
     assert!(!s.ws.join("gone.txt").exists());
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_diff_cut_for_size_is_reverted_whole_from_the_checkpoint_only_while_unchanged() {
+    let s = setup();
+    let big: String = (0..60_000).map(|i| format!("row {i}\n")).collect();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "read_file", json!({"path": "f.txt"})),
+        Script::tool_call("c2", "write_file", json!({"path": "f.txt", "content": big})),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent =
+        TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
+    agent.submit("fill it").await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    assert_eq!(std::fs::read_to_string(s.ws.join("f.txt")).unwrap(), big);
+
+    // One hunk of a cut diff: refused, nothing to apply.
+    let (_, plan) = preview(&mut agent, &target(call("c2"), Some(0), Some(0))).await;
+    let RevertPlan::Conflict { conflicts } = plan else {
+        panic!("{plan:?}")
+    };
+    assert!(
+        conflicts[0].why.contains("only the whole change"),
+        "{conflicts:?}"
+    );
+
+    // The whole change comes back from the checkpoint while the file is what it left.
+    let whole = target(call("c2"), None, None);
+    std::fs::write(s.ws.join("f.txt"), format!("{big}one more\n")).unwrap();
+    let (_, plan) = preview(&mut agent, &whole).await;
+    assert!(matches!(plan, RevertPlan::Conflict { .. }), "{plan:?}");
+    std::fs::write(s.ws.join("f.txt"), &big).unwrap();
+    revert(&mut agent, &whole).await;
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("f.txt")).unwrap(),
+        numbered(40)
+    );
+    agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protected_path_is_named_and_a_directory_swapped_for_a_symlink_is_not_written_through() {
+    let s = setup();
+    std::fs::create_dir_all(s.ws.join(".cairn")).unwrap();
+    std::fs::create_dir_all(s.ws.join("sub")).unwrap();
+    std::fs::write(s.ws.join(".cairn/notes.md"), "old\n").unwrap();
+    std::fs::write(s.ws.join("sub/g.txt"), "old\n").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "read_file", json!({"path": ".cairn/notes.md"})),
+        Script::tool_call("c2", "read_file", json!({"path": "sub/g.txt"})),
+        Script::tool_call(
+            "c3",
+            "write_file",
+            json!({"path": ".cairn/notes.md", "content": "new\n"}),
+        ),
+        Script::tool_call(
+            "c4",
+            "write_file",
+            json!({"path": "sub/g.txt", "content": "new\n"}),
+        ),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent =
+        TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
+    agent.submit("write them").await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("sub/g.txt")).unwrap(),
+        "new\n"
+    );
+
+    // A revert into `.cairn/` says so before anything is written.
+    let (_, plan) = preview(&mut agent, &target(call("c3"), None, None)).await;
+    let RevertPlan::Ready { files, .. } = plan else {
+        panic!("{plan:?}")
+    };
+    let warning = files[0].warning.clone().unwrap_or_default();
+    assert!(warning.contains("cairn's project settings"), "{warning}");
+
+    // Previewed, then `sub` becomes a link to a directory outside with the same file: the
+    // confirmation does not write there; it shows the new situation instead.
+    let swapped = target(call("c4"), None, None);
+    let (_, plan) = preview(&mut agent, &swapped).await;
+    let RevertPlan::Ready { stamp, .. } = plan else {
+        panic!("{plan:?}")
+    };
+    std::fs::write(outside.path().join("g.txt"), "new\n").unwrap();
+    std::fs::remove_dir_all(s.ws.join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.ws.join("sub")).unwrap();
+    agent
+        .send(UserCommand::Revert {
+            target: swapped,
+            stamp,
+        })
+        .await;
+    let event = agent
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::RevertPreview { .. } | AgentEvent::Reverted { .. }
+            )
+        })
+        .await;
+    let AgentEvent::RevertPreview {
+        moved: true,
+        plan: RevertPlan::Ready { files, .. },
+        ..
+    } = &event
+    else {
+        panic!("{event:?}")
+    };
+    let warning = files[0].warning.clone().unwrap_or_default();
+    assert!(warning.contains("outside the workspace"), "{warning}");
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("g.txt")).unwrap(),
+        "new\n",
+        "nothing was written outside"
+    );
+    agent.shutdown().await;
+}
