@@ -103,6 +103,7 @@ fn a_revert_from_the_diff_pane_clears_the_redo_slot_and_is_what_cairn_last_left(
             source: crate::bus::ChangeSource::Call(crate::bus::CallId::new("c1")),
             file: Some(0),
             hunk: None,
+            shown: None,
         },
         what: "a.txt".into(),
         changes: Vec::new(),
