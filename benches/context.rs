@@ -5,8 +5,10 @@
 //! - peak RSS of `cairn exec` over a 1,000-step session whose tool results are 64 KiB each
 //!   (target: under 64 MB);
 //! - the share of prompt bytes a request shares as a prefix with the one before, over a
-//!   100-step session with a todo update every 5 steps (target: over 95%). Set
-//!   `CAIRN_BASELINE_BIN` to another build of cairn to measure it the same way for comparison.
+//!   100-step session with a todo update every 5 steps (target: over 95%).
+//!
+//! Set `CAIRN_BASELINE_BIN` to another build of cairn to measure it the same way, in the same
+//! run, for comparison (per-step overhead and cache ratio).
 //!
 //! Run with `cargo bench --bench context` (or `cargo test --bench context` for a debug build);
 //! figures are printed, nothing is asserted.
@@ -157,13 +159,13 @@ fn median(samples: &[Duration]) -> Duration {
     sorted[sorted.len() / 2]
 }
 
-async fn step_overhead() {
+async fn step_overhead(bin: &str, build: &str) {
     for (label, config) in [
         ("default 128k window", ""),
         ("32k window", "context_window = 32768\n"),
     ] {
         let dir = workspace(7, 8 * 1024);
-        let (llm, arrivals, _) = session(dir.path(), 320, 7, 5, CAIRN, config, false).await;
+        let (llm, arrivals, _) = session(dir.path(), 320, 7, 5, bin, config, false).await;
         let steps: Vec<Duration> = arrivals
             .windows(2)
             .map(|w| Duration::from_nanos(w[1].saturating_sub(w[0])))
@@ -173,7 +175,7 @@ async fn step_overhead() {
         let summaries = llm.recorded().iter().filter(|r| !is_step(&r.body)).count();
         let size = |i: usize| llm.request_tokens().get(i).copied().unwrap_or(0);
         println!(
-            "cairn CPU time per step, 8 KiB reads, {label}: steps 5-15 median {:?} (request ~{} tokens); steps 295-305 median {:?} (~{} tokens); ratio {:.2}x; {summaries} summaries",
+            "{build}: cairn CPU time per step, 8 KiB reads, {label}: steps 5-15 median {:?} (request ~{} tokens); steps 295-305 median {:?} (~{} tokens); ratio {:.2}x; {summaries} summaries",
             median(early),
             size(10),
             median(late),
@@ -244,6 +246,10 @@ async fn main() {
         }
     }
     if run("step") {
-        step_overhead().await;
+        step_overhead(CAIRN, "this build").await;
+        if let Some(baseline) = std::env::var_os("CAIRN_BASELINE_BIN") {
+            let baseline = PathBuf::from(baseline);
+            step_overhead(&baseline.to_string_lossy(), "baseline").await;
+        }
     }
 }

@@ -398,7 +398,7 @@ impl Agent {
             name: name.clone(),
             result: result.clone(),
         });
-        self.session.messages.push(ChatMessage::Tool {
+        self.session.conversation.push(ChatMessage::Tool {
             tool_call_id: call.0.clone(),
             content: result.text.clone(),
         });

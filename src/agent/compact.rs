@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::Agent;
 use super::context::{BYTES_PER_TOKEN, Meter, serialized_len};
 use crate::bus::{AgentEvent, Usage};
-use crate::llm::{ChatMessage, ChatRequest, LlmError};
+use crate::llm::{ChatMessage, ChatRequest, LlmError, WireMessages};
 use crate::session_log::Record;
 use crate::tools::{TodoItem, TodoStatus};
 
@@ -58,12 +58,12 @@ impl Agent {
     /// Tokens the next request is estimated at.
     pub(super) fn estimate(&mut self) -> u64 {
         let fixed = self.fixed_bytes();
-        self.session.meter.estimate(fixed, &self.session.messages)
+        self.session.conversation.estimate(fixed)
     }
 
     fn fixed_bytes(&self) -> u64 {
         // The envelope (model name, stream options) is a few dozen bytes.
-        serialized_len(&self.session.system) + self.tools_bytes + 128
+        serialized_len(self.session.conversation.system()) + self.tools_bytes + 128
     }
 
     /// Before a request: compact when the estimate passes the threshold, or when the request
@@ -98,8 +98,9 @@ impl Agent {
             Why::Overflow => target / 4,
             Why::Asked => 0,
         };
-        let keep_from = recent_start(&self.session.messages, keep_tokens * BYTES_PER_TOKEN);
-        let mut messages = self.session.messages.clone();
+        let current = self.session.conversation.messages();
+        let keep_from = recent_start(current, keep_tokens * BYTES_PER_TOKEN);
+        let mut messages = current.to_vec();
         let stubs = prune(&mut messages, keep_from);
         let mut outcome = Outcome {
             pruned: stubs.len(),
@@ -127,17 +128,16 @@ impl Agent {
             return false;
         }
         // The live conversation changes exactly as a resume will change it: by `apply`.
-        let mut compacted = self.session.messages.clone();
+        let current = self.session.conversation.messages().to_vec();
+        let mut compacted = current.clone();
         apply(
             &mut compacted,
             &stubs,
             summary_text.as_deref(),
             outcome.summarized,
         );
-        self.forget_unseen_reads(&self.session.messages.clone(), &compacted);
-        self.session.messages = compacted;
-        self.session.meter = Meter::default();
-        self.session.wire.clear();
+        self.forget_unseen_reads(&current, &compacted);
+        self.session.conversation.replace(compacted);
         let after = self.estimate();
         if let Some(usage) = outcome.usage {
             self.session.costs.push((0, usage));
@@ -188,12 +188,12 @@ impl Agent {
         prompt.push_str("\n\n<conversation>\n");
         prompt.push_str(&transcript(old, budget as usize));
         prompt.push_str("</conversation>\n");
-        let messages = [
+        let messages = WireMessages::from([
             ChatMessage::System {
-                content: self.session.system.clone(),
+                content: self.session.conversation.system().to_string(),
             },
             ChatMessage::User { content: prompt },
-        ];
+        ]);
         let request = ChatRequest {
             messages: &messages,
             tools: &[],

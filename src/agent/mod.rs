@@ -6,6 +6,7 @@ mod calls;
 mod checkpoints;
 mod compact;
 mod context;
+mod conversation;
 pub mod history;
 pub mod prompt;
 mod revert;
@@ -16,7 +17,8 @@ mod turn;
 use crate::sync::MutexExt;
 pub use compact::{is_context_overflow, window_in_error};
 pub use context::ContextSettings;
-use context::{Meter, WindowCell};
+use context::WindowCell;
+use conversation::Conversation;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -26,7 +28,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::{AgentEvent, CallId, CostRow, Decision, SessionId, Usage, UserCommand};
-use crate::llm::{ChatMessage, ChatModel};
+use crate::llm::ChatModel;
 use crate::models;
 use crate::permissions::{Mode, PermissionGate};
 use crate::session_log::{self, LogError, Record, SessionLog, ToldState};
@@ -119,20 +121,15 @@ impl Shared {
 struct Session {
     id: SessionId,
     log: SessionLog,
-    /// Sent first in every request; fixed for the life of the session.
-    system: String,
     /// What the model was last told about the changing state (see `prompt::state_note`).
     told: ToldState,
-    messages: Vec<ChatMessage>,
+    /// The system prompt and the messages, with the caches derived from them.
+    conversation: Conversation,
     todos: Vec<TodoItem>,
-    meter: Meter,
     /// Usage of every model request: (turn, usage); turn 0 for a compaction's summary.
     costs: Vec<(u64, Usage)>,
     /// The user's words of the request being worked on (kept verbatim through compaction).
     request_text: String,
-    /// The last request's messages as sent, and how many of `messages` they include.
-    wire: Vec<ChatMessage>,
-    wired: usize,
 }
 
 pub struct Agent {
@@ -460,15 +457,11 @@ fn open_session(
                 Session {
                     id,
                     log,
-                    system,
                     told: told_now,
-                    messages: Vec::new(),
+                    conversation: Conversation::new(system, Vec::new()),
                     todos: Vec::new(),
-                    meter: Meter::default(),
                     costs: Vec::new(),
                     request_text: String::new(),
-                    wire: Vec::new(),
-                    wired: 0,
                 },
                 Vec::new(),
             ))
@@ -507,15 +500,11 @@ fn open_session(
                 Session {
                     id,
                     log,
-                    system,
                     told,
-                    messages: rebuilt.messages,
+                    conversation: Conversation::new(system, rebuilt.messages),
                     todos: rebuilt.todos,
-                    meter: Meter::default(),
                     costs: rebuilt.costs,
                     request_text: rebuilt.request_text,
-                    wire: Vec::new(),
-                    wired: 0,
                 },
                 events,
             ))

@@ -205,17 +205,14 @@ impl Agent {
             return;
         };
         let rebuilt = history::rebuild(&records);
-        let dropped = std::mem::replace(&mut self.session.messages, rebuilt.messages);
+        // The next request starts a new prefix, as after a compaction.
+        let dropped = self.session.conversation.replace(rebuilt.messages);
         self.forget_dropped_reads(&dropped);
         self.session.todos = rebuilt.todos;
         if let Some(told) = rebuilt.told {
             self.session.told = told;
         }
         self.session.request_text = rebuilt.request_text;
-        // The next request starts a new prefix, as after a compaction.
-        self.session.wire.clear();
-        self.session.wired = 0;
-        self.session.meter.forget_anchor();
         self.emit(AgentEvent::Reset);
         for event in rebuilt.events {
             self.emit(event);
@@ -238,7 +235,7 @@ impl Agent {
     fn forget_dropped_reads(&self, dropped: &[ChatMessage]) {
         let workspace = &self.engine.tool_env.workspace;
         let resolve = |raw: &str| crate::tools::paths::resolve(workspace, raw).ok();
-        let seen: HashSet<_> = super::compact::visible_reads(&self.session.messages)
+        let seen: HashSet<_> = super::compact::visible_reads(self.session.conversation.messages())
             .into_iter()
             .filter_map(|p| resolve(&p))
             .map(|p| p.key())

@@ -18,7 +18,7 @@ impl Agent {
         self.emit(AgentEvent::UserMessage { text: text.clone() });
         self.session.request_text.clone_from(&text);
         self.session
-            .messages
+            .conversation
             .push(ChatMessage::User { content: text });
         let mut last_turn = TurnId(self.turn_counter);
         self.emit(AgentEvent::RequestStarted);
@@ -95,7 +95,7 @@ impl Agent {
         let refused = self.estimate();
         let stated = window_in_error(&message).unwrap_or(u64::MAX);
         self.window.set(self.window().min(stated).min(refused));
-        self.session.meter.forget_anchor();
+        self.session.conversation.forget_anchor();
         self.emit(AgentEvent::Warning {
             message: format!(
                 "the provider says the conversation is too long for the model ({message}); compacting and trying once more"
@@ -121,7 +121,6 @@ impl Agent {
         turn: TurnId,
         cancel: &CancellationToken,
     ) -> Result<Completion, ReplyError> {
-        let messages = self.session.wire();
         let registry = std::sync::Arc::clone(&self.engine.registry);
         let events = self.events.clone();
         let mut on_delta = move |delta: StreamDelta| {
@@ -144,12 +143,11 @@ impl Agent {
             let _ = events.send(event);
         };
         let request = ChatRequest {
-            messages: &messages,
+            messages: self.session.conversation.wire(),
             tools: registry.specs(),
         };
         let model = std::sync::Arc::clone(&self.engine.model);
         let result = model.stream_chat(request, &mut on_delta, cancel).await;
-        self.session.wire = messages;
         match result {
             Ok(completion) => {
                 self.keep_reply(turn, &completion);
@@ -215,7 +213,7 @@ impl Agent {
             told: self.session.told.clone(),
         });
         self.session
-            .messages
+            .conversation
             .push(ChatMessage::User { content: text });
     }
 
@@ -235,7 +233,7 @@ impl Agent {
         });
         self.session.told = now;
         self.session
-            .messages
+            .conversation
             .push(ChatMessage::User { content: text });
     }
 
@@ -262,14 +260,14 @@ impl Agent {
             self.emit(AgentEvent::Usage(usage));
             self.session.costs.push((turn.0, usage));
         }
-        self.session.messages.push(assistant_message(
+        self.session.conversation.push(assistant_message(
             &completion.text,
             &completion.reasoning,
             &completion.reasoning_blocks,
             &calls,
         ));
         if let Some(usage) = completion.usage {
-            self.session.meter.anchor(&usage, &self.session.messages);
+            self.session.conversation.anchor(&usage);
         }
         self.emit(AgentEvent::AssistantMessage {
             turn,
@@ -280,82 +278,9 @@ impl Agent {
     }
 }
 
-impl super::Session {
-    /// The messages as sent: the system prompt, then the conversation with consecutive user
-    /// messages merged. Kept between requests and extended by what was added since, so a
-    /// step costs what it adds, not the whole conversation; rebuilt after a compaction.
-    fn wire(&mut self) -> Vec<ChatMessage> {
-        if self.wired > self.messages.len() || self.wire.is_empty() {
-            self.wire = vec![ChatMessage::System {
-                content: self.system.clone(),
-            }];
-            self.wired = 0;
-        }
-        for message in &self.messages[self.wired..] {
-            push_merging_users(&mut self.wire, message);
-        }
-        self.wired = self.messages.len();
-        std::mem::take(&mut self.wire)
-    }
-}
-
 /// Why a reply did not come.
 enum ReplyError {
     End(EndReason),
     /// The provider refused the request as longer than the model's window.
     TooLong(String),
-}
-
-/// An interrupted or failed request leaves a user message with no answer; the next one would
-/// follow it directly, and chat templates that require alternating roles reject that. Two
-/// user messages in a row go out as one.
-fn push_merging_users(messages: &mut Vec<ChatMessage>, message: &ChatMessage) {
-    if let (Some(ChatMessage::User { content: last }), ChatMessage::User { content }) =
-        (messages.last_mut(), message)
-    {
-        last.push_str("\n\n");
-        last.push_str(content);
-        return;
-    }
-    messages.push(message.clone());
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn consecutive_user_messages_are_sent_as_one() {
-        let mut out = Vec::new();
-        for text in ["first", "second"] {
-            push_merging_users(
-                &mut out,
-                &ChatMessage::User {
-                    content: text.into(),
-                },
-            );
-        }
-        push_merging_users(
-            &mut out,
-            &ChatMessage::Assistant {
-                content: Some("a".into()),
-                reasoning_content: None,
-                reasoning_blocks: Default::default(),
-                tool_calls: vec![],
-            },
-        );
-        push_merging_users(
-            &mut out,
-            &ChatMessage::User {
-                content: "third".into(),
-            },
-        );
-        assert_eq!(out.len(), 3);
-        assert_eq!(
-            out[0],
-            ChatMessage::User {
-                content: "first\n\nsecond".into()
-            }
-        );
-    }
 }

@@ -10,6 +10,7 @@ use tokio::time::{Instant, timeout_at};
 
 use async_trait::async_trait;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use tokio_util::bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
 use super::retry::retry_after;
@@ -85,22 +86,37 @@ impl HttpModel {
         })
     }
 
-    /// The JSON body sent for `request`, exactly as POSTed.
-    /// The request body, serialised straight from the borrowed conversation: building a
-    /// `serde_json::Value` first would copy every message on every step.
+    /// The JSON body sent for `request`, exactly as POSTed: what `serde_json::to_vec` writes
+    /// for `{model, messages, stream, stream_options, tools, max_tokens, temperature}`. The
+    /// messages are copied in already encoded (see `WireMessages`): serialising the whole
+    /// conversation again every step cost time in proportion to its length.
     pub fn request_body(&self, request: ChatRequest<'_>) -> Result<Vec<u8>, serde_json::Error> {
-        let tools = wire_tools(request.tools);
-        serde_json::to_vec(&RequestBody {
-            model: self.model(),
-            messages: request.messages,
+        let model = serde_json::to_vec(&self.model())?;
+        let rest = serde_json::to_vec(&RequestRest {
             stream: true,
             stream_options: StreamOptions {
                 include_usage: true,
             },
-            tools,
+            tools: wire_tools(request.tools),
             max_tokens: self.settings.max_tokens,
             temperature: self.settings.temperature,
-        })
+        })?;
+        // `rest` is an object, `{"stream":true,…}`: its fields follow the messages.
+        let rest_fields = rest.get(1..).unwrap_or_default();
+        let mut body = Vec::with_capacity(
+            MODEL_KEY.len()
+                + model.len()
+                + MESSAGES_KEY.len()
+                + request.messages.json_len()
+                + rest.len(),
+        );
+        body.extend_from_slice(MODEL_KEY);
+        body.extend_from_slice(&model);
+        body.extend_from_slice(MESSAGES_KEY);
+        request.messages.write_json_array(&mut body)?;
+        body.push(b',');
+        body.extend_from_slice(rest_fields);
+        Ok(body)
     }
 
     async fn stream_with_retries(
@@ -109,9 +125,11 @@ impl HttpModel {
         on_delta: DeltaSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
-        let body = self
-            .request_body(request)
-            .map_err(|e| LlmError::Protocol(format!("could not encode the request: {e}")))?;
+        // Shared by the attempts: a retry sends the same bytes without copying them.
+        let body = Bytes::from(
+            self.request_body(request)
+                .map_err(|e| LlmError::Protocol(format!("could not encode the request: {e}")))?,
+        );
         let mut retry = 0;
         loop {
             let (error, reason, hint) = match self.attempt(&body, &mut *on_delta).await {
@@ -152,7 +170,7 @@ impl HttpModel {
         wait.min(self.settings.max_backoff)
     }
 
-    async fn attempt(&self, body: &[u8], on_delta: DeltaSink<'_>) -> Result<Completion, Failure> {
+    async fn attempt(&self, body: &Bytes, on_delta: DeltaSink<'_>) -> Result<Completion, Failure> {
         let idle = self.settings.idle_timeout;
         let limits = self.settings.limits;
         let clock = Clock {
@@ -165,7 +183,7 @@ impl HttpModel {
             .post(&self.endpoint)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
-            .body(body.to_vec());
+            .body(body.clone());
         if let Some(key) = self.settings.api_key.as_deref().filter(|k| !k.is_empty()) {
             request = request.bearer_auth(key);
         }
@@ -508,10 +526,13 @@ fn error_body_message(body: &str, status: u16) -> String {
 #[path = "client_tests.rs"]
 mod tests;
 
+/// The body opens with these, the model name between them; the messages follow.
+const MODEL_KEY: &[u8] = b"{\"model\":";
+const MESSAGES_KEY: &[u8] = b",\"messages\":";
+
+/// The request's fields after the messages, in the order they are sent.
 #[derive(serde::Serialize)]
-struct RequestBody<'a> {
-    model: String,
-    messages: &'a [crate::llm::ChatMessage],
+struct RequestRest<'a> {
     stream: bool,
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Vec::is_empty")]

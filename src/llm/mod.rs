@@ -1,9 +1,11 @@
-//! The model side: OpenAI-compatible chat completions with streaming. `sse` turns bytes into
-//! events, `stream` assembles chunks into a `Completion`, `client` does HTTP and retries.
+//! The model side: OpenAI-compatible chat completions with streaming. `encoded` keeps each
+//! request message's JSON, `client` does HTTP and retries, `sse` turns bytes into events,
+//! `stream` assembles chunks into a `Completion`.
 //! The agent talks to a `ChatModel`; tests drive the real client against the scripted
 //! server in `testing` rather than a fake of the trait.
 
 pub mod client;
+pub mod encoded;
 pub mod reasoning;
 pub mod retry;
 pub mod sse;
@@ -17,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bus::{CallId, Usage};
 pub use client::HttpModel;
+pub use encoded::WireMessages;
 pub use reasoning::ReasoningBlocks;
 pub use wire::ToolSpec;
 pub use wire::{ChatMessage, WireFunction, WireToolCall, wire_arguments};
@@ -170,10 +173,11 @@ pub enum LlmError {
     Cancelled,
 }
 
-/// A request: the whole conversation plus the tool schemas.
+/// A request: the whole conversation (each message's JSON kept with it, see `encoded`) plus
+/// the tool schemas.
 #[derive(Debug, Clone, Copy)]
 pub struct ChatRequest<'a> {
-    pub messages: &'a [ChatMessage],
+    pub messages: &'a WireMessages,
     pub tools: &'a [ToolSpec],
 }
 

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use cairn::bus::{CallId, Usage};
 use cairn::llm::{
     AssembledCall, ChatMessage, ChatModel, ChatRequest, Completion, HttpModel, LlmError,
-    ProviderSettings, ReplyLimits, StreamDelta,
+    ProviderSettings, ReplyLimits, StreamDelta, WireMessages,
 };
 use cairn::testing::{MockLlm, Script, token_text};
 use cairn::tools::ToolSpec;
@@ -59,7 +59,7 @@ async fn chat_with(
     cancel: &CancellationToken,
     mut on: impl FnMut(&StreamDelta) + Send,
 ) -> (Result<Completion, LlmError>, Vec<StreamDelta>) {
-    let messages = messages();
+    let messages = WireMessages::from(messages());
     let mut deltas = Vec::new();
     let mut sink = |d: StreamDelta| {
         on(&d);

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::llm_client::{chat, settings};
-use cairn::llm::{ChatMessage, ChatModel, ChatRequest, HttpModel, WireFunction, WireToolCall};
+use cairn::llm::{
+    ChatMessage, ChatModel, ChatRequest, HttpModel, WireFunction, WireMessages, WireToolCall,
+};
 use cairn::testing::{MockLlm, NO_MORE_TURNS, Script};
 
 #[tokio::test]
@@ -69,6 +71,7 @@ async fn the_mock_finds_tool_results_by_call_id() {
             content: "[exit code: 1]".into(),
         },
     ];
+    let messages = WireMessages::from(messages);
     let request = ChatRequest {
         messages: &messages,
         tools: &[],
