@@ -17,7 +17,8 @@ use cairn::testing::{MockLlm, Script};
 
 const ID: &str = "git -c user.name=t -c user.email=t@example.com";
 
-/// Every protected entry: path → (mode, content or link target).
+/// Every protected entry: path → (mode, content or link target). Sample hooks are not
+/// protected: git never runs them.
 fn protected(ws: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
     let mut found = BTreeMap::new();
     for top in [
@@ -36,6 +37,9 @@ fn walk(ws: &Path, rel: &Path, found: &mut BTreeMap<String, (u32, Vec<u8>)>) {
     let Ok(meta) = std::fs::symlink_metadata(&path) else {
         return;
     };
+    if meta.is_file() && rel.extension().is_some_and(|e| e == "sample") {
+        return;
+    }
     let body = if meta.is_file() {
         std::fs::read(&path).unwrap()
     } else if meta.file_type().is_symlink() {
@@ -133,7 +137,7 @@ async fn what_a_command_leaves_in_git_config_hooks_or_cairn_is_put_back() {
     let sb = repository();
     let ws = sb.workspace();
     let before = protected(&ws);
-    assert!(before.len() > 10, "{before:?}");
+    assert!(before.len() >= 6, "{before:?}");
     let attacks = [
         "git config core.fsmonitor 'touch PWNED'",
         "echo >> .git/config",
@@ -254,4 +258,38 @@ async fn a_monitor_planted_by_an_allowed_command_never_runs() {
         .output()
         .unwrap();
     assert!(!pwned(&ws));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_becomes_a_job_is_checked_when_it_ends() {
+    if !landlock("a_command_that_becomes_a_job_is_checked_when_it_ends") || !git_available() {
+        return;
+    }
+    // It outlives its timeout, goes on as a job with the sandbox it started with, and plants
+    // a monitor after the check at its timeout; the check at its end puts it back.
+    let sb = repository();
+    let ws = sb.workspace();
+    let before = protected(&ws);
+    let late = "sleep 0.6; echo '[core] fsmonitor = touch PWNED' >> .git/config; sleep 0.2";
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c0", "bash", json!({ "command": late, "timeout_ms": 200 })),
+        Script::tool_call(
+            "c1",
+            "job_output",
+            json!({ "job_id": "job-1", "wait_ms": 20000 }),
+        ),
+        Script::text("done"),
+    ])
+    .await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let promoted = llm.tool_result(1, "c0").unwrap();
+    assert!(promoted.contains("background job job-1"), "{promoted}");
+    let ended = llm.tool_result(2, "c1").unwrap();
+    assert!(
+        ended.contains("[exited successfully]")
+            && ended.contains("[cairn put back .git/config (changed)"),
+        "{ended}"
+    );
+    assert_eq!(protected(&ws), before);
 }

@@ -8,7 +8,7 @@
 //!
 //! - every git dir of the workspace (`.git`, `.git/worktrees/*`, `.git/modules/**`, nested): its
 //!   `config*` files (`config`, `config.worktree`, …), its `commondir` (it names the dir whose
-//!   config applies) and its whole `hooks/` tree;
+//!   config applies) and its `hooks/` tree (but `*.sample` files, which git never runs);
 //! - the whole `.cairn/` tree;
 //! - `.git` itself: moved away and replaced, it is moved back; a `.git` file or symlink that
 //!   was not there is removed (it would name any directory as the repository).
@@ -29,7 +29,7 @@
 //! cached across commands.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
@@ -104,11 +104,13 @@ enum Node {
 struct Item {
     node: Node,
     stamp: Stamp,
+    /// The git dir it belongs to (an index into `Record::owners`); None for `.cairn/`.
+    owner: Option<usize>,
 }
 
 /// Contents read before, by absolute path: most commands change nothing, so most records
 /// read nothing.
-static CONTENTS: Mutex<BTreeMap<PathBuf, Cached>> = Mutex::new(BTreeMap::new());
+static CONTENTS: Mutex<BTreeMap<OsString, Cached>> = Mutex::new(BTreeMap::new());
 
 /// A content and the stamp it was read at.
 type Cached = (Stamp, Arc<[u8]>);
@@ -132,11 +134,15 @@ enum GitRoot {
 pub struct Record {
     workspace: PathBuf,
     taken: SystemTime,
-    /// By path relative to the workspace; a parent sorts before its children.
-    items: BTreeMap<PathBuf, Item>,
+    /// By path relative to the workspace, compared as bytes (cheap), so a parent sorts before
+    /// its children.
+    items: BTreeMap<OsString, Item>,
     git: GitRoot,
-    /// The git dirs the items belong to.
+    /// The git dirs the items belong to, in the order they were found.
+    owners: Vec<PathBuf>,
     git_dirs: BTreeSet<PathBuf>,
+    /// The git dir being recorded.
+    owner: Option<usize>,
     /// The walk stopped at `MAX_ENTRIES`.
     cut: bool,
 }
@@ -152,7 +158,9 @@ impl Record {
             taken: SystemTime::now(),
             items: BTreeMap::new(),
             git: GitRoot::Absent,
+            owners: Vec::new(),
             git_dirs: BTreeSet::new(),
+            owner: None,
             cut: false,
         };
         record.tree(Path::new(".cairn"));
@@ -233,19 +241,41 @@ impl Record {
         } else {
             Node::Other { mode }
         };
-        self.items.insert(rel.to_path_buf(), Item { node, stamp });
+        let owner = self.owner;
+        self.items
+            .insert(rel.as_os_str().to_owned(), Item { node, stamp, owner });
         Some(kind.is_dir())
     }
 
     /// Records what of one git dir runs code: `config*`, `commondir`, `hooks/`.
     fn git_dir(&mut self, rel: &Path) {
         self.git_dirs.insert(rel.to_path_buf());
-        let Ok(children) = std::fs::read_dir(self.abs(rel)) else {
+        self.owners.push(rel.to_path_buf());
+        self.owner = Some(self.owners.len() - 1);
+        for name in child_names(&self.abs(rel)) {
+            if name == "hooks" {
+                self.hooks(&rel.join(&name));
+            } else if protected_name(&name) {
+                self.tree(&rel.join(&name));
+            }
+        }
+        self.owner = None;
+    }
+
+    /// Records a hooks dir. Sample hooks are left out — git never runs `*.sample`, and a
+    /// sample renamed to a hook's name is a new hook — unless a hook there is a symlink
+    /// (which could name a sample): most submodules' hooks dirs hold nothing else, so this
+    /// keeps a repository with many submodules cheap to check.
+    fn hooks(&mut self, rel: &Path) {
+        let Some(true) = self.entry(rel) else {
             return;
         };
-        for child in children.flatten() {
-            let name = child.file_name();
-            if name == "hooks" || protected_name(&name) {
+        let children = children(&self.abs(rel));
+        let linked = children
+            .iter()
+            .any(|(_, kind)| kind.is_none_or(|k| k.is_symlink()));
+        for (name, kind) in children {
+            if linked || !sample_named(&name, kind) {
                 self.tree(&rel.join(&name));
             }
         }
@@ -258,26 +288,19 @@ impl Record {
         let git_ok = self.restore_git_root(&mut done);
         // Entries of git dirs that are gone (the repository deleted) are not recreated: that
         // would leave a shell of a repository; there is nothing left to run them anyway.
-        let live_dirs: BTreeSet<&PathBuf> = self
-            .git_dirs
+        let live: Vec<bool> = self
+            .owners
             .iter()
-            .filter(|dir| git_ok && is_real_dir(&self.workspace, dir))
+            .map(|dir| git_ok && is_real_dir(&self.workspace, dir))
             .collect();
         for (rel, item) in &self.items {
-            let owner_alive = if rel.starts_with(".cairn") || rel == Path::new(".git") {
-                true
-            } else {
-                self.git_dirs
-                    .iter()
-                    .filter(|dir| rel.starts_with(dir))
-                    .max_by_key(|dir| dir.components().count())
-                    .is_some_and(|dir| live_dirs.contains(dir))
-            };
+            let rel = Path::new(rel);
+            let owner_alive = item.owner.is_none_or(|i| live.get(i) == Some(&true));
             if owner_alive && let Some(what) = self.put_back(rel, item) {
                 done.push(format!("{} ({what})", rel.display()));
             }
         }
-        self.remove_new(&live_dirs, &mut done);
+        self.remove_new(&mut done);
         if self.cut {
             done.push(format!(
                 "(only the first {MAX_ENTRIES} entries of .git and .cairn were checked)"
@@ -459,25 +482,25 @@ impl Record {
 
     /// Removes what the command added to the protected set; keeps what `git init` makes in a
     /// repository the command created.
-    fn remove_new(&self, live_dirs: &BTreeSet<&PathBuf>, done: &mut Vec<PutBack>) {
+    fn remove_new(&self, done: &mut Vec<PutBack>) {
         // Inside recorded directories (hooks, .cairn): anything not recorded is new.
-        let dirs: Vec<&PathBuf> = self
+        let dirs: Vec<&Path> = self
             .items
             .iter()
             .filter(|(_, item)| matches!(item.node, Node::Dir { .. }))
-            .map(|(rel, _)| rel)
+            .map(|(rel, _)| Path::new(rel))
             .collect();
         for dir in dirs {
             if !is_real_dir(&self.workspace, dir) {
                 continue;
             }
             let in_hooks = dir.components().any(|c| c.as_os_str() == "hooks");
-            for name in child_names(&self.abs(dir)) {
+            for (name, kind) in children(&self.abs(dir)) {
                 let rel = dir.join(&name);
-                if self.items.contains_key(&rel) {
+                if self.items.contains_key(rel.as_os_str()) {
                     continue;
                 }
-                if in_hooks && is_sample(&self.abs(&rel)) {
+                if in_hooks && sample_named(&name, kind) {
                     continue;
                 }
                 if remove_any(&self.abs(&rel)) {
@@ -487,7 +510,7 @@ impl Record {
         }
         // A `.cairn` the command made.
         let cairn = Path::new(".cairn");
-        if !self.items.contains_key(cairn)
+        if !self.items.contains_key(cairn.as_os_str())
             && std::fs::symlink_metadata(self.abs(cairn)).is_ok()
             && remove_any(&self.abs(cairn))
         {
@@ -498,10 +521,10 @@ impl Record {
             return;
         }
         for dir in git_dirs(&self.workspace, Path::new(".git")) {
-            let known = live_dirs.contains(&dir) || self.git_dirs.contains(&dir);
+            let known = self.git_dirs.contains(&dir);
             for name in child_names(&self.abs(&dir)) {
                 let rel = dir.join(&name);
-                if self.items.contains_key(&rel) {
+                if self.items.contains_key(rel.as_os_str()) {
                     continue;
                 }
                 if name == "hooks" {
@@ -625,6 +648,22 @@ fn collect_git_dirs(workspace: &Path, rel: &Path, depth: usize, found: &mut Vec<
     }
 }
 
+/// The entries of a directory with their types as `readdir` gives them (no `lstat` each).
+fn children(dir: &Path) -> Vec<(OsString, Option<std::fs::FileType>)> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| (e.file_name(), e.file_type().ok()))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// A regular file named `*.sample`, which git never runs.
+fn sample_named(name: &OsStr, kind: Option<std::fs::FileType>) -> bool {
+    Path::new(name).extension().is_some_and(|e| e == "sample") && kind.is_some_and(|k| k.is_file())
+}
+
 fn child_names(dir: &Path) -> Vec<std::ffi::OsString> {
     match std::fs::read_dir(dir) {
         Ok(entries) => entries.flatten().map(|e| e.file_name()).collect(),
@@ -638,7 +677,7 @@ fn content(path: &Path, stamp: &Stamp, taken: SystemTime) -> Option<Arc<[u8]>> {
         return None;
     }
     let mut cache = CONTENTS.locked();
-    if let Some((cached, data)) = cache.get(path)
+    if let Some((cached, data)) = cache.get(path.as_os_str())
         && cached == stamp
         && !stamp.racy(taken)
     {
@@ -647,7 +686,7 @@ fn content(path: &Path, stamp: &Stamp, taken: SystemTime) -> Option<Arc<[u8]>> {
     drop(cache);
     let data: Arc<[u8]> = read_nofollow(path)?.into();
     cache = CONTENTS.locked();
-    cache.insert(path.to_path_buf(), (*stamp, data.clone()));
+    cache.insert(path.as_os_str().to_owned(), (*stamp, data.clone()));
     Some(data)
 }
 

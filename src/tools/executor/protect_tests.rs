@@ -67,15 +67,19 @@ fn assert_intact(ws: &Path) {
         read(ws, ".cairn/config.toml"),
         "[permissions]\nask = [\"curl\"]\n"
     );
-    let hooks: Vec<_> = child_names(&ws.join(".git/hooks"));
-    assert_eq!(hooks.len(), 2, "{hooks:?}");
+    // Samples never run: they are neither recorded nor put back.
+    let hooks: Vec<_> = child_names(&ws.join(".git/hooks"))
+        .into_iter()
+        .filter(|name| !name.as_encoded_bytes().ends_with(b".sample"))
+        .collect();
+    assert_eq!(hooks, ["pre-push"]);
 }
 
 #[test]
 fn a_command_that_leaves_the_protected_set_alone_changes_nothing() {
     let ws = workspace();
     let record = Record::take(ws.path());
-    assert!(record.len() >= 8, "{record:?}");
+    assert_eq!(record.len(), 7, "{record:?}");
     sh(
         ws.path(),
         "echo x > NEW && mkdir build && mv src source && echo 1 > .git/info/exclude && touch .git/config",
@@ -160,10 +164,6 @@ fn hooks_cannot_be_added_changed_made_executable_or_swapped() {
         let done = attack(ws.path(), script);
         assert!(!done.is_empty(), "{script}: nothing put back");
         assert_intact(ws.path());
-        assert!(
-            ws.path().join(".git/hooks/pre-commit.sample").exists(),
-            "{script}"
-        );
         assert!(
             !ws.path().join(".git/hooks/pre-commit").exists(),
             "{script}"
@@ -305,4 +305,18 @@ fn the_marker_says_what_and_why() {
         text,
         "[cairn put back .git/config (changed): sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]"
     );
+}
+
+#[test]
+fn a_hook_linked_to_a_sample_keeps_the_sample_guarded() {
+    let ws = workspace();
+    std::os::unix::fs::symlink("pre-commit.sample", ws.path().join(".git/hooks/pre-commit"))
+        .unwrap();
+    forget_cache();
+    let done = attack(
+        ws.path(),
+        "echo 'touch PWNED' >> .git/hooks/pre-commit.sample",
+    );
+    assert_eq!(done, [".git/hooks/pre-commit.sample (changed)"]);
+    assert_eq!(read(ws.path(), ".git/hooks/pre-commit"), HOOK);
 }
