@@ -133,8 +133,7 @@ impl Agent {
             }
             _ => false,
         };
-        let note =
-            "the sandbox refused this command when it ran before; `u` runs it without the sandbox";
+        let note = "the sandbox refused this command (or cairn put back what it changed in git config, hooks or .cairn/) when it ran before; `u` runs it without the sandbox";
         let verdict = match verdict {
             Verdict::Run if refused => Verdict::Ask {
                 why: note.into(),

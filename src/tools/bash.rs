@@ -158,7 +158,9 @@ impl Tool for Bash {
             Outcome::Finished(finished) => {
                 // After the views: showing binary output may have saved it to a file.
                 let run = command_run(args.command.clone(), &finished, timeout_ms);
-                if run.sandbox_denied {
+                // Refused, or its changes to git config, hooks or `.cairn/` put back: the next
+                // run asks, and `u` there runs it without the sandbox.
+                if run.sandbox_denied || !run.put_back.is_empty() {
                     cx.env.refused.add(&args.command);
                 }
                 cx.env.jobs.keep_spills(finished.capture.spill_paths());

@@ -293,3 +293,87 @@ async fn a_command_that_becomes_a_job_is_checked_when_it_ends() {
     );
     assert_eq!(protected(&ws), before);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_config_change_is_put_back_and_u_then_makes_it() {
+    use cairn::agent::StartFrom;
+    use cairn::bus::{AgentEvent, Decision, ToolEvent};
+    use cairn::permissions::Mode;
+    use cairn::tools::BashSettings;
+    use cairn::tools::executor::sandbox::SandboxPolicy;
+
+    use crate::support::agent::TestAgent;
+    use crate::support::cairn_cmd::dir_outside_temp;
+
+    if !landlock("an_approved_config_change_is_put_back_and_u_then_makes_it") {
+        return;
+    }
+    let ws = dir_outside_temp();
+    std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
+    std::fs::write(ws.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(ws.path().join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let change = "printf '[user]\\n\\temail = me@example.com\\n' >> .git/config";
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({ "command": change })),
+        Script::tool_call("c2", "bash", json!({ "command": change })),
+        Script::text("done"),
+    ])
+    .await;
+    let bash = BashSettings {
+        sandbox: Some(SandboxPolicy {
+            workspace: std::fs::canonicalize(ws.path()).unwrap(),
+            writable: Vec::new(),
+            network: false,
+        }),
+        ..BashSettings::default()
+    };
+    let mut agent = TestAgent::spawn_with(
+        ws.path(),
+        sessions.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        StartFrom::New,
+        bash,
+    )
+    .await;
+    agent.submit("set my email").await;
+    let asked = |e: &AgentEvent| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. }));
+    agent.wait_for(asked).await;
+    // `y`: it runs in the sandbox, and what it wrote to the config is put back, with a warning.
+    agent.decide("c1", Decision::Approve).await;
+    let warned = agent
+        .wait_for(|e| matches!(e, AgentEvent::Warning { message } if message.contains("put back")))
+        .await;
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval { why, .. }) = agent.wait_for(asked).await
+    else {
+        unreachable!()
+    };
+    assert!(
+        format!("{warned:?}").contains(".git/config (changed)"),
+        "{warned:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join(".git/config")).unwrap(),
+        "[core]\n\tbare = false\n"
+    );
+    let first = llm.tool_result(1, "c1").unwrap();
+    assert!(
+        first.contains("[cairn put back .git/config (changed)"),
+        "{first}"
+    );
+    assert!(why.contains("`u` runs it without the sandbox"), "{why}");
+    // `u`: the user lets it out, once.
+    agent.decide("c2", Decision::ApproveUnsandboxed).await;
+    agent
+        .wait_for(
+            |e| matches!(e, AgentEvent::Tool(ToolEvent::Finished { call, .. }) if call.0 == "c2"),
+        )
+        .await;
+    assert!(
+        std::fs::read_to_string(ws.path().join(".git/config"))
+            .unwrap()
+            .contains("me@example.com")
+    );
+    agent.shutdown().await;
+}
