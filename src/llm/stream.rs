@@ -1,16 +1,23 @@
 //! Folds `chat.completion.chunk` payloads (from `sse`) into one `Completion`, reporting
-//! `StreamDelta`s as they arrive. Survives the shapes real servers send: see the notes on
-//! tool-call accumulation below and the fixtures in the tests.
+//! `StreamDelta`s as they arrive: text, reasoning and its blocks, usage, finish reason, and the
+//! caps of `ReplyLimits`. Survives the shapes real servers send: `calls` holds the rules of
+//! tool-call accumulation, `chunk` the payload types, `decoder` joins the SSE parser to the
+//! assembler; the fixtures are in the tests.
+
+mod calls;
+mod chunk;
+mod decoder;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::Deserialize;
+pub use decoder::StreamDecoder;
 
 use super::retry::is_transient_error;
-use super::sse::{SseFrame, SseParser};
+use super::sse::SseFrame;
 use super::{AssembledCall, Completion, LlmError, ReasoningBlocks, ReplyLimits, StreamDelta};
-use crate::bus::{CallId, Usage};
+use crate::bus::Usage;
+use calls::{PartialCall, synthesised_id};
+use chunk::{Chunk, Delta};
 
 /// Whether the server has said the response is over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,16 +44,6 @@ pub struct StreamAssembler {
     last_call: Option<usize>,
     content_seen: bool,
     limits: ReplyLimits,
-}
-
-#[derive(Debug, Default)]
-struct PartialCall {
-    /// The id the provider gave, kept to recognise a new call reusing an index.
-    provider_id: Option<String>,
-    /// Fixed when the call is announced; unique within the response.
-    id: Option<CallId>,
-    name: String,
-    arguments: String,
 }
 
 impl StreamAssembler {
@@ -278,214 +275,6 @@ impl StreamAssembler {
         }
         Ok(())
     }
-
-    // Accumulation rules (wire-formats notes, section 7): calls are keyed by `index`. On a used
-    // index, a new non-empty id starts a new call (Ollama gives every call index 0), and so
-    // does a name without id after complete arguments (older Ollama, no ids at all). Without
-    // an index, a fragment that names a tool starts a new call and any other continues the
-    // last one; so does a fragment under an unknown index with neither id nor name (endpoints
-    // that shift the index of argument fragments). Arguments stay raw text throughout.
-    fn tool_call(
-        &mut self,
-        call: ToolCallDelta,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<(), LlmError> {
-        let id = call.id.filter(|id| !id.is_empty());
-        let (name, arguments) = match call.function {
-            Some(f) => (f.name.filter(|n| !n.is_empty()), f.arguments),
-            None => (None, None),
-        };
-        let existing = match call.index {
-            Some(index) => match self.by_index.get(&index) {
-                Some(&at) => {
-                    let open = &self.calls[at];
-                    let other_id = match (&id, &open.provider_id) {
-                        (Some(new), Some(old)) => new != old,
-                        _ => false,
-                    };
-                    // Ollama before ids existed: whole calls, all at index 0, no id. A name
-                    // after complete arguments starts the next call.
-                    let next_whole_call = id.is_none()
-                        && name.is_some()
-                        && !open.name.is_empty()
-                        && is_complete_json(&open.arguments);
-                    (!other_id && !next_whole_call).then_some(at)
-                }
-                None if id.is_none() && name.is_none() => self.last_call,
-                None => None,
-            },
-            None => {
-                let same_id = id.as_ref().and_then(|id| {
-                    self.calls
-                        .iter()
-                        .rposition(|c| c.provider_id.as_ref() == Some(id))
-                });
-                match same_id {
-                    Some(at) => Some(at),
-                    None if name.is_some() || id.is_some() => None,
-                    None => self.last_call,
-                }
-            }
-        };
-        let at = match existing {
-            Some(at) => at,
-            None if self.calls.len() >= self.limits.max_calls => {
-                let max = self.limits.max_calls;
-                return Err(self.capped(format!("it made more than {max} tool calls")));
-            }
-            None => {
-                self.calls.push(PartialCall::default());
-                self.calls.len() - 1
-            }
-        };
-        if let Some(index) = call.index {
-            self.by_index.insert(index, at);
-        }
-        self.last_call = Some(at);
-        self.content_seen = true;
-
-        if self.calls[at].provider_id.is_none() {
-            self.calls[at].provider_id = id;
-        }
-        if let Some(name) = name
-            && self.calls[at].name.is_empty()
-        {
-            let id = self.unique_id(at);
-            self.calls[at].name = name.clone();
-            self.calls[at].id = Some(id.clone());
-            on_delta(StreamDelta::ToolCallStarted { id, name });
-        }
-        if let Some(arguments) = arguments {
-            let max = self.limits.max_call_bytes;
-            if self.calls[at].arguments.len() + arguments.len() > max {
-                let name = match self.calls[at].name.as_str() {
-                    "" => "a tool call".to_string(),
-                    name => format!("its `{name}` call"),
-                };
-                return Err(self.capped(format!(
-                    "the arguments of {name} passed {max} bytes (max_tool_call_bytes)"
-                )));
-            }
-            self.calls[at].arguments.push_str(&arguments);
-        }
-        Ok(())
-    }
-
-    /// The provider's id, unless it is missing or already used by another call of this
-    /// response (llama.cpp has given parallel calls one id); then a synthesised one.
-    fn unique_id(&self, at: usize) -> CallId {
-        match &self.calls[at].provider_id {
-            Some(id)
-                if !self
-                    .calls
-                    .iter()
-                    .any(|c| c.id.as_ref().is_some_and(|c| c.0 == *id)) =>
-            {
-                CallId::new(id.clone())
-            }
-            _ => synthesised_id(),
-        }
-    }
-}
-
-/// Body bytes to `Completion`: the SSE parser and the assembler together, as the client and
-/// the benchmark drive them.
-#[derive(Debug, Default)]
-pub struct StreamDecoder {
-    parser: SseParser,
-    assembler: StreamAssembler,
-    frames: Vec<SseFrame>,
-    done: bool,
-}
-
-impl StreamDecoder {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn with_limits(limits: ReplyLimits) -> Self {
-        Self {
-            parser: SseParser::with_max_bytes(limits.max_event_bytes()),
-            assembler: StreamAssembler::with_limits(limits),
-            frames: Vec::new(),
-            done: false,
-        }
-    }
-
-    /// Non-empty `data:` lines so far; comments and blank keep-alives do not count.
-    pub fn data_lines_seen(&self) -> u64 {
-        self.parser.data_lines_seen()
-    }
-
-    /// See `StreamAssembler::has_content`.
-    pub fn has_content(&self) -> bool {
-        self.assembler.has_content()
-    }
-
-    /// Consumes one read of the body. After `Progress::Done`, stop reading and `finish`.
-    pub fn feed(
-        &mut self,
-        bytes: &[u8],
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<Progress, LlmError> {
-        if self.done {
-            return Ok(Progress::Done);
-        }
-        self.parser.feed(bytes, &mut self.frames);
-        self.apply_frames(on_delta)
-    }
-
-    /// The body ended (or `[DONE]` arrived): the complete response, or why there is none.
-    pub fn finish(
-        mut self,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<Completion, LlmError> {
-        if !self.done {
-            self.parser.finish(&mut self.frames);
-            self.apply_frames(on_delta)?;
-        }
-        self.assembler.finish(on_delta)
-    }
-
-    /// The transfer broke off: what arrived so far, as `Truncated`.
-    pub fn truncated(self, reason: impl Into<String>) -> LlmError {
-        self.assembler.truncated(reason)
-    }
-
-    fn apply_frames(
-        &mut self,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<Progress, LlmError> {
-        let mut frames = std::mem::take(&mut self.frames);
-        let mut result = Ok(Progress::More);
-        for frame in frames.drain(..) {
-            match self.assembler.frame(frame, on_delta) {
-                Ok(Progress::More) => {}
-                Ok(Progress::Done) => {
-                    self.done = true;
-                    result = Ok(Progress::Done);
-                    break;
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        frames.clear();
-        self.frames = frames;
-        result
-    }
-}
-
-fn is_complete_json(text: &str) -> bool {
-    !text.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
-}
-
-/// `call_<n>`, unique within this process, for calls the provider sent without an id.
-fn synthesised_id() -> CallId {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    CallId(format!("call_{}", NEXT.fetch_add(1, Ordering::Relaxed)))
 }
 
 /// An error frame: JSON with `message` somewhere, or the text itself.
@@ -522,97 +311,6 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
-}
-
-#[derive(Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    choices: Option<Vec<Choice>>,
-    #[serde(default)]
-    usage: Option<WireUsage>,
-    #[serde(default)]
-    error: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize)]
-struct Choice {
-    #[serde(default)]
-    index: Option<u64>,
-    /// Non-streaming answers (a server that ignored `stream`) carry `message` instead.
-    #[serde(default, alias = "message")]
-    delta: Option<Delta>,
-    #[serde(default)]
-    finish_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Delta {
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    reasoning_content: Option<String>,
-    #[serde(default)]
-    reasoning: Option<String>,
-    /// LiteLLM's Anthropic route.
-    #[serde(default)]
-    thinking_blocks: Option<Vec<serde_json::Value>>,
-    /// OpenRouter.
-    #[serde(default)]
-    reasoning_details: Option<Vec<serde_json::Value>>,
-    #[serde(default)]
-    tool_calls: Option<Vec<ToolCallDelta>>,
-}
-
-#[derive(Deserialize)]
-struct ToolCallDelta {
-    #[serde(default)]
-    index: Option<u64>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    function: Option<FunctionDelta>,
-}
-
-#[derive(Deserialize)]
-struct FunctionDelta {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    arguments: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: Option<u64>,
-    #[serde(default)]
-    completion_tokens: Option<u64>,
-    /// DeepSeek.
-    #[serde(default)]
-    prompt_cache_hit_tokens: Option<u64>,
-    /// OpenAI (DeepSeek sends it too).
-    #[serde(default)]
-    prompt_tokens_details: Option<PromptTokensDetails>,
-}
-
-#[derive(Deserialize)]
-struct PromptTokensDetails {
-    #[serde(default)]
-    cached_tokens: Option<u64>,
-}
-
-impl WireUsage {
-    fn to_usage(&self) -> Usage {
-        let details = self
-            .prompt_tokens_details
-            .as_ref()
-            .and_then(|d| d.cached_tokens);
-        Usage {
-            prompt_tokens: self.prompt_tokens.unwrap_or(0),
-            completion_tokens: self.completion_tokens.unwrap_or(0),
-            cached_tokens: self.prompt_cache_hit_tokens.or(details).unwrap_or(0),
-        }
-    }
 }
 
 #[cfg(test)]

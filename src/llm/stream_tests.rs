@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::bus::CallId;
 
 /// Decodes `body` in reads whose sizes cycle through `sizes`; returns the result and deltas.
 fn decode_in_reads(
