@@ -10,6 +10,7 @@ mod conversation;
 pub mod history;
 pub mod prompt;
 mod revert;
+mod revert_locate;
 mod revert_plan;
 mod rewind;
 mod turn;

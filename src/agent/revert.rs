@@ -13,7 +13,8 @@
 use std::sync::Arc;
 
 use super::Agent;
-use super::revert_plan::{Located, Plan, locate, plan};
+use super::revert_locate::{Located, locate};
+use super::revert_plan::{Plan, plan};
 use crate::bus::{AgentEvent, RevertPlan, RevertTarget};
 use crate::checkpoint::{CheckpointId, CheckpointStore};
 use crate::session_log::{self, Record};

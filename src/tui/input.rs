@@ -215,6 +215,8 @@ impl App {
             self.flash("interrupting…");
         } else if self.transcript.selected().is_some() {
             self.transcript.clear_selection();
+        } else if self.focus == Focus::Diffs && self.diffs.clear_hunk() {
+            // The hunk selection goes first; the next Esc leaves the pane.
         } else {
             self.set_focus(Focus::Input);
         }

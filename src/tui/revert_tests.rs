@@ -171,6 +171,26 @@ mod in_the_app {
     }
 
     #[test]
+    fn esc_first_unselects_the_hunk_then_leaves_the_pane() {
+        let mut app = app_with_an_edit();
+        press(&mut app, '}');
+        assert_eq!(app.diffs.hunk(), Some(0));
+        let esc = Event::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        app.handle_input(&esc);
+        assert_eq!((app.diffs.hunk(), app.focus()), (None, Focus::Diffs));
+        app.handle_input(&esc);
+        assert_eq!(app.focus(), Focus::Input);
+    }
+
+    #[test]
+    fn a_replay_reverts_nothing() {
+        let mut app = app_with_an_edit();
+        app.read_only = true;
+        press(&mut app, 'R');
+        assert!(app.take_commands().is_empty());
+    }
+
+    #[test]
     fn while_the_model_works_a_revert_is_refused_and_says_why() {
         let mut app = app_with_an_edit();
         app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });

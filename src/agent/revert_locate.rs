@@ -1,0 +1,236 @@
+//! Finding the change a revert names in the session log (the truth, also after a resume):
+//! the files a call (or an earlier revert) changed, and the checkpoints around it, where the
+//! whole contents of a deleted file or a diff cut for size are found again.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::bus::{ChangeSource, RevertTarget};
+use crate::checkpoint::{CheckpointId, CheckpointKind};
+use crate::session_log::Record;
+use crate::tool_output::{FileChange, ToolOutput};
+use crate::tools::patch;
+
+/// A change of the session, as the log has it.
+#[derive(Debug, Clone)]
+pub(super) struct Located {
+    pub changes: Vec<FileChange>,
+    /// "the edit_file call c2", "the command `make gen`", "the revert revert-1".
+    pub label: String,
+    /// Checkpoints around the change, when they are known to bracket it alone.
+    pub before: Option<CheckpointId>,
+    pub after: Option<CheckpointId>,
+    /// Paths that more than one change between the checkpoints touched: their checkpoint
+    /// contents are not this change's alone.
+    pub shared: HashSet<String>,
+}
+
+impl Located {
+    pub fn chosen(&self, target: &RevertTarget) -> Vec<&FileChange> {
+        match target.file {
+            Some(i) => self.changes.get(i).into_iter().collect(),
+            None => self.changes.iter().collect(),
+        }
+    }
+
+    /// The revert in words, for the confirmation, the transcript and the model.
+    pub fn what(&self, target: &RevertTarget) -> String {
+        let label = &self.label;
+        match (target.file.and_then(|i| self.changes.get(i)), target.hunk) {
+            (Some(change), Some(hunk)) => {
+                let hunks = patch::parse(&change.diff).hunks.len();
+                format!("hunk {} of {hunks} in {} ({label})", hunk + 1, change.path)
+            }
+            (Some(change), None) if self.changes.len() == 1 => {
+                format!("{label} to {}", change.path)
+            }
+            (Some(change), None) => format!("what {label} did to {}", change.path),
+            (None, _) if self.changes.len() == 1 => {
+                format!("{label} to {}", self.changes[0].path)
+            }
+            (None, _) => format!("everything {label} changed ({} files)", self.changes.len()),
+        }
+    }
+}
+
+fn changes_of(output: Option<&ToolOutput>) -> Vec<FileChange> {
+    match output {
+        Some(ToolOutput::FileChanged(change)) => vec![change.clone()],
+        Some(ToolOutput::Command(run)) => run.changes.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Finds the change `source` names in the session's records.
+pub(super) fn locate(records: &[Record], target: &RevertTarget) -> Result<Located, String> {
+    match &target.source {
+        ChangeSource::Revert(id) => records
+            .iter()
+            .rev()
+            .find_map(|r| match r {
+                Record::Revert {
+                    id: found,
+                    changes,
+                    before,
+                    after,
+                    ..
+                } if found == id => Some(Located {
+                    changes: changes.clone(),
+                    label: format!("the revert {id}"),
+                    before: before.clone(),
+                    after: after.clone(),
+                    shared: HashSet::new(),
+                }),
+                _ => None,
+            })
+            .ok_or_else(|| format!("no revert {id} in this session's log")),
+        ChangeSource::Call(call) => locate_call(records, call, target.shown.as_ref()),
+    }
+}
+
+/// The last result of `call` with changes — of those, the one whose file `shown.0` has the
+/// diff the user was shown, when that is known (call ids can repeat within a session).
+fn locate_call(
+    records: &[Record],
+    call: &crate::bus::CallId,
+    shown: Option<&(usize, String)>,
+) -> Result<Located, String> {
+    let is_shown = |changes: &[FileChange]| {
+        shown.is_none_or(|(file, hash)| {
+            changes
+                .get(*file)
+                .is_some_and(|c| crate::bus::diff_fingerprint(&c.diff) == *hash)
+        })
+    };
+    let mut last_before: Option<usize> = None;
+    let mut found = None;
+    for (i, record) in records.iter().enumerate() {
+        match record {
+            Record::Checkpoint {
+                kind: CheckpointKind::Before,
+                ..
+            } => last_before = Some(i),
+            Record::ToolResult {
+                call: id,
+                name,
+                result,
+            } if id == call && {
+                let changes = changes_of(result.output.as_ref());
+                !changes.is_empty() && is_shown(&changes)
+            } =>
+            {
+                found = Some((i, name.clone(), result.output.clone(), last_before));
+            }
+            _ => {}
+        }
+    }
+    let Some((at, name, output, before_at)) = found else {
+        return Err(format!("no change of call {call} in this session's log"));
+    };
+    let changes = changes_of(output.as_ref());
+    let label = match &output {
+        Some(ToolOutput::Command(run)) => {
+            let (cut, more) = crate::tools::text::cut_chars(run.command.trim(), 60);
+            format!("the command `{cut}{}`", if more { "…" } else { "" })
+        }
+        _ => format!("the {name} call {call}"),
+    };
+    let is_command = matches!(output, Some(ToolOutput::Command(_)));
+    let (before, after, range) = bracket(records, before_at, at, is_command);
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    if let Some((from, to)) = range {
+        for record in &records[from..to] {
+            if let Record::ToolResult { result, .. } = record {
+                for change in changes_of(result.output.as_ref()) {
+                    *seen.entry(change.path).or_default() += 1;
+                }
+            }
+        }
+    }
+    Ok(Located {
+        changes,
+        label,
+        before,
+        after,
+        shared: seen
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(p, _)| p)
+            .collect(),
+    })
+}
+
+/// The checkpoints around the result at `at`: a command's are the `Before` of its batch and
+/// the `After` just before its result; a batch of edits has its `After` after the results.
+/// None when they cannot be told apart (a failed checkpoint left the batch without one).
+#[allow(clippy::type_complexity)]
+fn bracket(
+    records: &[Record],
+    before_at: Option<usize>,
+    at: usize,
+    is_command: bool,
+) -> (
+    Option<CheckpointId>,
+    Option<CheckpointId>,
+    Option<(usize, usize)>,
+) {
+    let none = (None, None, None);
+    let Some(before_at) = before_at else {
+        return none;
+    };
+    let commit = |i: usize| match &records[i] {
+        Record::Checkpoint { commit, .. } => Some(commit.clone()),
+        _ => None,
+    };
+    let is_after = |r: &Record| {
+        matches!(
+            r,
+            Record::Checkpoint {
+                kind: CheckpointKind::After,
+                ..
+            }
+        )
+    };
+    let between = before_at + 1..at;
+    let after_at = if is_command {
+        // The After of this command, with no other result between it and ours.
+        let Some(i) = between.clone().rev().find(|&i| is_after(&records[i])) else {
+            return none;
+        };
+        if records[i + 1..at]
+            .iter()
+            .any(|r| matches!(r, Record::ToolResult { .. }))
+        {
+            return none;
+        }
+        i
+    } else {
+        if records[between].iter().any(is_after) {
+            return none;
+        }
+        let Some(i) = (at + 1..records.len()).find(|&i| {
+            is_after(&records[i])
+                || matches!(
+                    records[i],
+                    Record::Checkpoint {
+                        kind: CheckpointKind::Before,
+                        ..
+                    }
+                )
+        }) else {
+            return none;
+        };
+        if !is_after(&records[i]) {
+            return none;
+        }
+        i
+    };
+    (
+        commit(before_at),
+        commit(after_at),
+        Some((before_at, after_at)),
+    )
+}
+
+#[cfg(test)]
+#[path = "revert_tests.rs"]
+mod tests;
