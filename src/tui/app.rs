@@ -329,7 +329,12 @@ impl App {
             AgentEvent::RewindPoints { .. } | AgentEvent::RestorePlan { .. } => {}
             AgentEvent::Restored { what, done } => {
                 let text = crate::tui::rewind::restored_text(what, done);
-                self.notice(&text, NoticeLevel::Info);
+                let level = if done.conflicts.is_empty() {
+                    NoticeLevel::Info
+                } else {
+                    NoticeLevel::Warning
+                };
+                self.notice(&text, level);
             }
             AgentEvent::Rewound { text, .. } => self.rewound(text),
             AgentEvent::RevertPreview {
