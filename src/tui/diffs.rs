@@ -360,9 +360,6 @@ impl DiffPane {
             );
             return;
         }
-        let mut lines = self.summary_lines(inner.width, inner.height);
-        lines.push(self.header_line(inner.width));
-        let head = lines.len();
         let key = LayoutKey {
             selected: self.selected,
             hunk: self.hunk,
@@ -376,6 +373,9 @@ impl DiffPane {
         let (body, hunk_rows) = cache.as_ref().map_or((&[][..], &[][..]), |b| {
             (b.lines.as_slice(), b.hunk_rows.as_slice())
         });
+        let mut lines = self.summary_lines(inner.width, inner.height);
+        lines.push(self.header_line(inner.width, hunk_rows.len()));
+        let head = lines.len();
         let room = usize::from(inner.height).saturating_sub(head);
         if self.jump.take()
             && let Some(row) = self.hunk.and_then(|h| hunk_rows.get(h))
@@ -437,7 +437,8 @@ impl DiffPane {
         lines
     }
 
-    fn header_line(&self, width: u16) -> Line<'static> {
+    /// The shown change's title; `hunks` is its number of hunks.
+    fn header_line(&self, width: u16, hunks: usize) -> Line<'static> {
         let change = &self.changes[self.selected];
         let verb = if change.created { "new " } else { "" };
         let left = format!(
@@ -447,7 +448,7 @@ impl DiffPane {
             change.path
         );
         let hunk = match self.hunk {
-            Some(h) => format!("· hunk {}/{} ", h + 1, self.hunk_count()),
+            Some(h) => format!("· hunk {}/{hunks} ", h + 1),
             None => String::new(),
         };
         let left = format!("{left}{hunk}");
