@@ -458,3 +458,37 @@ async fn a_protected_path_is_named_and_a_directory_swapped_for_a_symlink_is_not_
     );
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_utf16_file_is_reverted_in_its_own_encoding() {
+    let s = setup();
+    let utf16 = |text: &str| -> Vec<u8> {
+        let mut out = vec![0xff, 0xfe];
+        out.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        out
+    };
+    let before = "one\r\ntwo\r\nthree\r\n";
+    std::fs::write(s.ws.join("w.txt"), utf16(before)).unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "read_file", json!({"path": "w.txt"})),
+        Script::tool_call(
+            "c2",
+            "edit_file",
+            json!({"path": "w.txt", "old_string": "two", "new_string": "zwei"}),
+        ),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent =
+        TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
+    agent.submit("translate").await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    assert_eq!(
+        std::fs::read(s.ws.join("w.txt")).unwrap(),
+        utf16("one\r\nzwei\r\nthree\r\n")
+    );
+    revert(&mut agent, &target(call("c2"), Some(0), Some(0))).await;
+    assert_eq!(std::fs::read(s.ws.join("w.txt")).unwrap(), utf16(before));
+    agent.shutdown().await;
+}

@@ -135,6 +135,16 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
     assert!(sent.contains("-line twenty\\n+line 20\\n"), "{sent}");
     tui.wait_for_text("idle").await;
     tui.quit().await;
+
+    // `cairn replay` shows the revert, and its own change in the diff pane.
+    let id = sb.session_id();
+    let replay = Tui::start_args(&sb, &["replay", &id], 120, 40);
+    replay
+        .wait_for("the revert in the replay", |s| {
+            s.contains("reverted hunk 2 of 3 in f.txt") && s.contains("2 edits · 1 file")
+        })
+        .await;
+    replay.quit().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
