@@ -1,7 +1,8 @@
 //! Rewinds and undos through the agent, as the TUI drives it: a conversation rewound with the
 //! files kept tells the model the files may differ and forgets what the dropped part read
 //! (an edit needs a fresh read); an undo is planned before it is applied, and the redo
-//! slot empties once a new turn changes files. (The TUI end to end: tests/it/tui_pty/rewind.rs.)
+//! slot empties once a new turn changes files; `cairn undo` after `/undo` goes one more turn
+//! back. (The TUI end to end: tests/it/tui_pty/rewind.rs.)
 #![allow(clippy::unwrap_used)]
 
 use serde_json::json;
@@ -274,4 +275,46 @@ async fn forks_and_compactions_in_any_order_resume_byte_identical() {
         "the resumed conversation is exactly the new branch as last sent"
     );
     assert_eq!(again[last.len()]["content"], "r4 again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cairn_undo_after_a_tui_undo_goes_one_more_turn_back() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("out")).unwrap();
+    std::fs::write(ws.path().join("out/.keep"), "").unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "echo one > out/a.txt"})),
+        Script::text("made a"),
+        Script::tool_call("c2", "bash", json!({"command": "echo two > out/b.txt"})),
+        Script::text("made b"),
+    ])
+    .await;
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Never).await;
+    agent.wait_for(idle).await;
+    say(&mut agent, "make a").await;
+    say(&mut agent, "make b").await;
+    agent
+        .send(UserCommand::Restore {
+            what: Restore::Undo,
+            apply: true,
+        })
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
+        .await;
+    assert!(!ws.path().join("out/b.txt").exists());
+    assert!(ws.path().join("out/a.txt").exists());
+    let log = agent.log.clone();
+    agent.shutdown().await;
+
+    let data_dir = cairn::checkpoint::data_dir_of(data.path());
+    let report = cairn::checkpoint::undo::undo_session(&log, &data_dir, false).unwrap();
+    assert!(report.checkpoint.is_some(), "{report:?}");
+    assert!(!ws.path().join("out/a.txt").exists(), "{report:?}");
+    // And --redo puts back the turn that undo took, the first one.
+    let report = cairn::checkpoint::undo::undo_session(&log, &data_dir, true).unwrap();
+    assert!(report.checkpoint.is_some(), "{report:?}");
+    assert!(ws.path().join("out/a.txt").exists());
+    assert!(!ws.path().join("out/b.txt").exists());
 }
