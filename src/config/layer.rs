@@ -1,0 +1,151 @@
+//! One layer of configuration (the user file, `--config FILE`, the environment, the flags):
+//! every key optional, unknown keys refused; how layers merge, and where a mistake in a file is.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{BashFile, ConfigError, PermissionsFile, PriceFile, PricesFile, SandboxFile};
+use crate::permissions::Mode;
+
+/// One layer of configuration: every key optional, unknown keys refused.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub mode: Option<Mode>,
+    pub max_steps: Option<u32>,
+    pub context_window: Option<u64>,
+    pub compact_threshold: Option<f64>,
+    pub max_retries: Option<u32>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    pub request_idle_timeout_secs: Option<u64>,
+    pub request_timeout_secs: Option<u64>,
+    pub max_reply_bytes: Option<usize>,
+    pub max_tool_call_bytes: Option<usize>,
+    pub bash: Option<BashFile>,
+    pub sandbox: Option<SandboxFile>,
+    pub permissions: Option<PermissionsFile>,
+    pub prices: Option<PricesFile>,
+}
+
+impl ConfigFile {
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|err| ConfigError::File {
+            path: path.to_path_buf(),
+            message: describe_toml_error(text, &err),
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Later layers win key by key; lists replace, tables merge.
+    /// A layer that switches to another provider does not inherit the model, URL or key
+    /// variable chosen for the old one (an OpenAI model name sent to DeepSeek is a 400).
+    pub fn merge(self, over: ConfigFile) -> ConfigFile {
+        let switches = over.provider.is_some() && over.provider != self.provider;
+        let inherit = |value: Option<String>| if switches { None } else { value };
+        ConfigFile {
+            provider: over.provider.or(self.provider),
+            model: over.model.or(inherit(self.model)),
+            base_url: over.base_url.or(inherit(self.base_url)),
+            api_key_env: over.api_key_env.or(inherit(self.api_key_env)),
+            mode: over.mode.or(self.mode),
+            max_steps: over.max_steps.or(self.max_steps),
+            context_window: over.context_window.or(self.context_window),
+            compact_threshold: over.compact_threshold.or(self.compact_threshold),
+            max_retries: over.max_retries.or(self.max_retries),
+            max_tokens: over.max_tokens.or(self.max_tokens),
+            temperature: over.temperature.or(self.temperature),
+            request_idle_timeout_secs: over
+                .request_idle_timeout_secs
+                .or(self.request_idle_timeout_secs),
+            request_timeout_secs: over.request_timeout_secs.or(self.request_timeout_secs),
+            max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
+            max_tool_call_bytes: over.max_tool_call_bytes.or(self.max_tool_call_bytes),
+            bash: merge_table(self.bash, over.bash, |a, b| BashFile {
+                pass_env: b.pass_env.or(a.pass_env),
+            }),
+            sandbox: merge_table(self.sandbox, over.sandbox, |a, b| SandboxFile {
+                enabled: b.enabled.or(a.enabled),
+                network: b.network.or(a.network),
+                writable: b.writable.or(a.writable),
+            }),
+            permissions: merge_table(self.permissions, over.permissions, |a, b| PermissionsFile {
+                allow: b.allow.or(a.allow),
+                ask: b.ask.or(a.ask),
+                deny: b.deny.or(a.deny),
+                readable: b.readable.or(a.readable),
+            }),
+            prices: merge_table(self.prices, over.prices, |a, mut b| {
+                let mut models = a.models;
+                models.append(&mut b.models);
+                PricesFile {
+                    default: PriceFile {
+                        input: b.default.input.or(a.default.input),
+                        cached_input: b.default.cached_input.or(a.default.cached_input),
+                        output: b.default.output.or(a.default.output),
+                    },
+                    models,
+                }
+            }),
+        }
+    }
+
+    /// The `CAIRN_*` environment layer.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let mut layer = ConfigFile {
+            provider: env("CAIRN_PROVIDER"),
+            model: env("CAIRN_MODEL"),
+            base_url: env("CAIRN_BASE_URL"),
+            ..ConfigFile::default()
+        };
+        if let Some(value) = env("CAIRN_MODE") {
+            layer.mode = Some(value.parse().map_err(|message| ConfigError::BadEnv {
+                name: "CAIRN_MODE".into(),
+                value: value.clone(),
+                message,
+            })?);
+        }
+        if let Some(value) = env("CAIRN_MAX_STEPS") {
+            layer.max_steps = Some(value.parse().map_err(|_| ConfigError::BadEnv {
+                name: "CAIRN_MAX_STEPS".into(),
+                value: value.clone(),
+                message: "expected a whole number".into(),
+            })?);
+        }
+        Ok(layer)
+    }
+}
+
+fn merge_table<T>(under: Option<T>, over: Option<T>, merge: impl Fn(T, T) -> T) -> Option<T> {
+    match (under, over) {
+        (Some(a), Some(b)) => Some(merge(a, b)),
+        (a, b) => b.or(a),
+    }
+}
+
+/// toml's message already names the key; add the line and column of the mistake.
+fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
+    let message = err.message().trim().to_string();
+    match err.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            let source_line = text.lines().nth(line - 1).unwrap_or("").trim_end();
+            format!("line {line}, column {column}: {message}\n    {source_line}")
+        }
+        None => message,
+    }
+}

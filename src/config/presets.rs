@@ -1,0 +1,47 @@
+//! The provider presets (DeepSeek, OpenAI, OpenRouter, Ollama): base URL, key variable,
+//! default model and window; and the key variable of a server of the user's own.
+
+/// A provider preset: where it lives, which variable holds its key, a default model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    pub name: &'static str,
+    pub base_url: &'static str,
+    /// `None` for servers that need no key (Ollama).
+    pub key_env: Option<&'static str>,
+    pub model: &'static str,
+    pub context_window: u64,
+}
+
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "deepseek",
+        base_url: "https://api.deepseek.com/v1",
+        key_env: Some("DEEPSEEK_API_KEY"),
+        model: "deepseek-chat",
+        context_window: 128_000,
+    },
+    Preset {
+        name: "openai",
+        base_url: "https://api.openai.com/v1",
+        key_env: Some("OPENAI_API_KEY"),
+        model: "gpt-4.1",
+        context_window: 1_000_000,
+    },
+    Preset {
+        name: "openrouter",
+        base_url: "https://openrouter.ai/api/v1",
+        key_env: Some("OPENROUTER_API_KEY"),
+        model: "deepseek/deepseek-chat",
+        context_window: 128_000,
+    },
+    Preset {
+        name: "ollama",
+        base_url: "http://localhost:11434/v1",
+        key_env: None,
+        model: "qwen2.5-coder",
+        context_window: 32_768,
+    },
+];
+
+/// The variable that holds the key of a custom (`--base-url`) server; it may be absent.
+pub const CUSTOM_KEY_ENV: &str = "CAIRN_API_KEY";

@@ -1,0 +1,38 @@
+//! The tables about what commands and tools may touch: `[bash]` (secret-looking variables
+//! commands may still see), `[sandbox]` (on/off, network, writable directories) and
+//! `[permissions]` (command-prefix rules, and the readable roots outside the workspace).
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// The `[bash]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BashFile {
+    /// Secret-looking variables the model's commands may still see.
+    pub pass_env: Option<Vec<String>>,
+}
+
+/// The `[sandbox]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxFile {
+    /// Default true: commands run in the sandbox wherever Landlock works.
+    pub enabled: Option<bool>,
+    /// Default false: approved commands may not use the network either.
+    pub network: Option<bool>,
+    /// Directories approved commands may write in besides the workspace and temp dirs.
+    pub writable: Option<Vec<PathBuf>>,
+}
+
+/// The `[permissions]` table: command-prefix rules.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsFile {
+    pub allow: Option<Vec<String>>,
+    pub ask: Option<Vec<String>>,
+    pub deny: Option<Vec<String>>,
+    /// Directories outside the workspace the file tools read without asking (`~/` allowed).
+    pub readable: Option<Vec<PathBuf>>,
+}
