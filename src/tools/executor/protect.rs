@@ -11,7 +11,11 @@
 //!   config applies) and its `hooks/` tree (but `*.sample` files, which git never runs);
 //! - the whole `.cairn/` tree;
 //! - `.git` itself: moved away and replaced, it is moved back; a `.git` file or symlink that
-//!   was not there is removed (it would name any directory as the repository).
+//!   was not there is removed (it would name any directory as the repository); a git dir below
+//!   it swapped for a symlink loses the symlink.
+//!
+//! Not found: git dirs the command makes outside `.git` (a nested `git init`, a submodule's
+//! `.git` file in the work tree pointed elsewhere): finding them means walking the workspace.
 //!
 //! Not protected: `info/attributes` and `info/exclude` (like the workspace's `.gitattributes`
 //! they only *name* filter/diff drivers, which only config defines, or ignore files), refs,
@@ -288,6 +292,19 @@ impl Record {
         let git_ok = self.restore_git_root(&mut done);
         // Entries of git dirs that are gone (the repository deleted) are not recreated: that
         // would leave a shell of a repository; there is nothing left to run them anyway.
+        // A git dir (or a directory above it) swapped for a link would make git read a config
+        // the command wrote elsewhere: the link goes.
+        for dir in self.owners.iter().skip(1) {
+            if let Some(bad) = first_non_dir(&self.workspace, dir)
+                && bad != Path::new(".git")
+                && remove_any(&self.abs(&bad))
+            {
+                done.push(format!(
+                    "{} (removed: a link or file in place of a git dir)",
+                    bad.display()
+                ));
+            }
+        }
         let live: Vec<bool> = self
             .owners
             .iter()
@@ -731,6 +748,21 @@ fn put_aside(path: &Path) -> Option<Option<PathBuf>> {
         let aside = path.with_file_name(format!("{name}.put-aside-{n}"));
         if std::fs::symlink_metadata(&aside).is_err() && std::fs::rename(path, &aside).is_ok() {
             return Some(Some(PathBuf::from(aside.file_name()?)));
+        }
+    }
+    None
+}
+
+/// The first of `rel` and the directories above it that exists but is not a directory (a
+/// symlink, a file); None when all are directories or one is missing.
+fn first_non_dir(workspace: &Path, rel: &Path) -> Option<PathBuf> {
+    let mut prefix = PathBuf::new();
+    for component in rel.components() {
+        prefix.push(component);
+        match std::fs::symlink_metadata(workspace.join(&prefix)) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Some(prefix),
+            Err(_) => return None,
         }
     }
     None

@@ -320,3 +320,26 @@ fn a_hook_linked_to_a_sample_keeps_the_sample_guarded() {
     assert_eq!(done, [".git/hooks/pre-commit.sample (changed)"]);
     assert_eq!(read(ws.path(), ".git/hooks/pre-commit"), HOOK);
 }
+
+#[test]
+fn a_submodule_git_dir_swapped_for_a_link_is_removed() {
+    for script in [
+        "mv .git/modules/libs/a src/a && echo evil >> src/a/config && ln -s ../../../src/a .git/modules/libs/a",
+        "mv .git/modules src/m && ln -s ../src/m .git/modules",
+    ] {
+        let ws = workspace();
+        let done = attack(ws.path(), script);
+        assert!(
+            done.iter()
+                .any(|d| d.contains("removed: a link or file in place of a git dir")),
+            "{script}: {done:?}"
+        );
+        let modules = ws.path().join(".git/modules");
+        let a = modules.join("libs/a");
+        assert!(
+            !fs::symlink_metadata(&a).is_ok_and(|m| m.file_type().is_symlink())
+                && !fs::symlink_metadata(&modules).is_ok_and(|m| m.file_type().is_symlink()),
+            "{script}"
+        );
+    }
+}
