@@ -105,8 +105,11 @@ pub fn list(
     let found: Mutex<Vec<(usize, String, bool)>> = Mutex::new(Vec::new());
     let walked = AtomicUsize::new(0);
     let cut = AtomicBool::new(false);
+    // One thread, as before: listing is cheap per entry, so a second thread only adds
+    // contention (measured: benches/walk.rs).
     let problems = Walk::new(place, skip)
         .max_depth(depth)
+        .threads(1)
         .run(|| {
             |entry: &super::confined_walk::Entry| {
                 if cancel.is_cancelled() {

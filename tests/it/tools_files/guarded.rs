@@ -287,3 +287,56 @@ async fn process_and_kernel_files_are_refused_without_hanging() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_approved_or_readable_root_outside_is_walked_confined_beneath_it() {
+    let h = Home::new();
+    // Inside the approved directory, a link back to the keys: listed, never entered.
+    std::os::unix::fs::symlink(h.home.join(".ssh"), h.home.join("elsewhere/keys")).unwrap();
+    std::os::unix::fs::symlink(h.home.join(".ssh"), h.home.join(".rustup/keys")).unwrap();
+    let passed = |tool: &dyn Tool, args: &Value| {
+        let access = h.access(tool, args.clone());
+        assert!(matches!(access, Access::ReadGuarded { .. }), "{access:?}");
+        h.ws.cx.clone().passing(access)
+    };
+    let dir = s(&h.home.join("elsewhere"));
+    let args = json!({"path": dir, "depth": 4});
+    let text = ListDir
+        .run(args.clone(), &passed(&ListDir, &args))
+        .await
+        .unwrap()
+        .model_text();
+    assert!(
+        text.contains("notes.txt") && text.contains("keys\n"),
+        "{text}"
+    );
+    assert!(!text.contains("id_rsa"), "{text}");
+    let args = json!({"pattern": "notes|PRIVATE", "path": dir});
+    let text = Grep
+        .run(args.clone(), &passed(&Grep, &args))
+        .await
+        .unwrap()
+        .model_text();
+    assert!(
+        text.contains("notes.txt:1:notes") && !text.contains("PRIVATE"),
+        "{text}"
+    );
+    // A readable root runs unasked, beneath its own handle.
+    let args = json!({"pattern": "**/*", "path": "~/.rustup"});
+    assert_eq!(h.access(&Glob, args.clone()), Access::Read);
+    let text = Glob.run(args, &h.ws.cx).await.unwrap().model_text();
+    assert!(text.contains("lib.rs") && text.contains("keys"), "{text}");
+    assert!(!text.contains("id_rsa"), "{text}");
+    let args = json!({"pattern": "PRIVATE|std", "path": "~/.rustup"});
+    let text = Grep.run(args, &h.ws.cx).await.unwrap().model_text();
+    assert!(
+        text.contains("lib.rs:1:") && !text.contains("PRIVATE"),
+        "{text}"
+    );
+    // Unasked, the outside directory is refused at run time (the gate never passed it).
+    let err = ListDir
+        .run(json!({"path": dir}), &h.ws.cx)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("changed since"), "{err}");
+}
