@@ -140,7 +140,12 @@ pub(super) fn plan(
     // Whole contents cost git calls: fetched only for changes that need them.
     let needs_whole = chosen.iter().any(|c| {
         let diff = patch::parse(&c.diff);
-        diff.deleted || diff.created || !diff.complete() || patch::loses_bytes(&diff, target.hunk)
+        diff.deleted
+            || diff.created
+            || c.created
+            || diff.hunks.is_empty()
+            || !diff.complete()
+            || patch::loses_bytes(&diff, target.hunk)
     });
     let whole = if needs_whole {
         Contents::load(store, located)
@@ -252,7 +257,11 @@ fn outcome(
     if !diff.complete() {
         return whole_from_checkpoint(path, hunk, now, contents);
     }
-    if diff.deleted {
+    // An empty file's diff has no text: created or deleted shows in the change or its
+    // checkpoints only.
+    let deleted = diff.deleted || matches!(contents, Some((Some(_), None)));
+    let created = diff.created || change.created || matches!(contents, Some((None, Some(_))));
+    if deleted {
         if now.is_some() {
             return conflict(path, "a file exists there again since; left as it is");
         }
@@ -267,7 +276,7 @@ fn outcome(
     let Some(now) = now else {
         return conflict(path, "the file no longer exists; left as it is");
     };
-    if diff.created {
+    if created {
         let same = match contents {
             Some((_, Some(after))) => now == &after[..],
             _ => patch::is_created_content(now, &diff),
@@ -419,9 +428,13 @@ fn own_change(path: &str, now: Option<&[u8]>, then: Option<&[u8]>) -> FileChange
         return out;
     }
     let diff = diff_files(old, new, path, created);
-    out.diff = diff
-        .text
-        .replacen(&format!("+++ b/{path}"), &format!("+++ {new_name}"), 1);
+    out.diff = if diff.text.is_empty() {
+        // An empty file created or deleted: the headers alone say which.
+        format!("--- {old_name}\n+++ {new_name}\n")
+    } else {
+        diff.text
+            .replacen(&format!("+++ b/{path}"), &format!("+++ {new_name}"), 1)
+    };
     out.added = diff.added;
     out.removed = diff.removed;
     out.first_line = diff.first_line;

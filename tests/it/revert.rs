@@ -492,3 +492,25 @@ async fn a_utf16_file_is_reverted_in_its_own_encoding() {
     assert_eq!(std::fs::read(s.ws.join("w.txt")).unwrap(), utf16(before));
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_file_a_command_created_is_deleted_and_its_revert_recreates_it() {
+    let s = setup();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch empty.txt"})),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent =
+        TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
+    agent.submit("touch it").await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    assert!(s.ws.join("empty.txt").exists());
+    let (id, diffs) = revert(&mut agent, &target(call("c1"), None, None)).await;
+    assert!(!s.ws.join("empty.txt").exists());
+    assert_eq!(diffs, ["--- a/empty.txt\n+++ /dev/null\n"]);
+    revert(&mut agent, &target(ChangeSource::Revert(id), None, None)).await;
+    assert_eq!(std::fs::read(s.ws.join("empty.txt")).unwrap(), b"");
+    agent.shutdown().await;
+}
