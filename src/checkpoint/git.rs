@@ -19,6 +19,9 @@ pub(super) struct Git {
     pub git_dir: PathBuf,
     pub work_tree: PathBuf,
     pub index: PathBuf,
+    /// Trust directory mtimes to say a directory's entries did not change (git's untracked
+    /// cache): true but on network and FUSE file systems, which may not keep them.
+    pub untracked_cache: bool,
 }
 
 impl Git {
@@ -40,9 +43,13 @@ impl Git {
             "-c",
             "maintenance.auto=false",
             "-c",
-            // The untracked cache serves `status -uall` only when it was built for it.
-            "core.untrackedCache=true",
+            if self.untracked_cache {
+                "core.untrackedCache=true"
+            } else {
+                "core.untrackedCache=false"
+            },
             "-c",
+            // The untracked cache serves `status -uall` only when it was built for it.
             "status.showUntrackedFiles=all",
             "-c",
             // No checksum over the whole index on each write (a third of what updating a
@@ -149,6 +156,24 @@ fn finish(args: &[&str], output: std::process::Output) -> Result<Vec<u8>, Checkp
             stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
         })
     }
+}
+
+/// Whether directory mtimes on the file system of `path` can be trusted to change when an
+/// entry is added or removed (local file systems do; network and FUSE ones may cache or fake
+/// them, and a missed new file is a change a checkpoint would not record).
+pub(super) fn mtimes_trusted(path: &Path) -> bool {
+    use nix::sys::statfs::{FUSE_SUPER_MAGIC, FsType, NFS_SUPER_MAGIC, SMB_SUPER_MAGIC, statfs};
+    // CIFS and SMB2 (no constants in nix).
+    const CIFS: u32 = 0xFF53_4D42;
+    const SMB2: u32 = 0xFE53_4D42;
+    let Ok(fs) = statfs(path) else {
+        return false;
+    };
+    let kind: FsType = fs.filesystem_type();
+    let raw = kind.0 as u32;
+    ![NFS_SUPER_MAGIC, SMB_SUPER_MAGIC, FUSE_SUPER_MAGIC].contains(&kind)
+        && raw != CIFS
+        && raw != SMB2
 }
 
 /// True when `path` looks like a directory git may write into.

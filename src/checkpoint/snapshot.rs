@@ -121,6 +121,9 @@ impl CheckpointStore {
     pub fn snapshot(&self) -> Result<Snapshot, CheckpointError> {
         // Two cairns in one workspace share its store: one snapshot at a time.
         let _lock = self.lock()?;
+        // Holding the lock, no git of ours works on the index: a lock file left on it is
+        // from a git that was killed, and would fail every snapshot from now on.
+        let _ = std::fs::remove_file(self.git.index.with_extension("lock"));
         let status = parse_status(&self.git.run(&[
             "status",
             "--porcelain=v2",

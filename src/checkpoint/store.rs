@@ -133,6 +133,7 @@ impl CheckpointStore {
             git: Git {
                 index: git_dir.join("cairn-index"),
                 git_dir: git_dir.clone(),
+                untracked_cache: git::mtimes_trusted(&workspace),
                 work_tree: workspace.clone(),
             },
             files_refs: false,

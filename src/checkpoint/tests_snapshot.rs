@@ -368,3 +368,49 @@ fn status_records_are_read_with_any_byte_in_a_path() {
     assert_eq!(initial.head, None);
     assert!(parse_status(b"1 .M broken\0").is_err());
 }
+
+#[test]
+fn a_git_file_is_never_recorded_and_a_killed_git_does_not_stop_snapshots() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    // A linked worktree or a submodule's checkout has a `.git` file naming its repository.
+    write(
+        ws.path(),
+        ".git",
+        "gitdir: ../elsewhere/.git/worktrees/ws\n",
+    );
+    write(ws.path(), "a.txt", "a\n");
+    let store = store(data.path(), ws.path());
+    let first = store.snapshot().unwrap();
+    // A git killed while it held the shadow index's lock.
+    std::fs::write(store.git_dir().join("cairn-index.lock"), "").unwrap();
+    write(ws.path(), "a.txt", "A\n");
+    write(ws.path(), "sub/.git", "gitdir: nowhere\n");
+    write(ws.path(), "sub/b.txt", "b\n");
+    let second = store.snapshot().unwrap();
+    assert_eq!(
+        kinds(&store, &first.id, &second.id),
+        [
+            ("a.txt".to_string(), ChangeKind::Changed),
+            ("sub/b.txt".to_string(), ChangeKind::Created),
+        ]
+    );
+}
+
+#[test]
+fn without_the_untracked_cache_new_files_are_still_found() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    write(ws.path(), "a.txt", "a\n");
+    let mut store = store(data.path(), ws.path());
+    // What a network or FUSE file system gets.
+    store.git.untracked_cache = false;
+    let first = store.snapshot().unwrap();
+    write(ws.path(), "d/new.txt", "new\n");
+    let second = store.snapshot().unwrap();
+    assert_eq!(
+        kinds(&store, &first.id, &second.id),
+        [("d/new.txt".to_string(), ChangeKind::Created)]
+    );
+    assert_eq!(store.snapshot().unwrap().id, second.id);
+}
