@@ -285,6 +285,12 @@ impl DirHandle {
         nix::unistd::unlinkat(&self.fd, name, nix::unistd::UnlinkatFlags::NoRemoveDir)?;
         Ok(())
     }
+
+    /// Removes an empty directory (fails when it is not empty or not a directory).
+    pub fn remove_dir(&self, name: &OsStr) -> io::Result<()> {
+        nix::unistd::unlinkat(&self.fd, name, nix::unistd::UnlinkatFlags::RemoveDir)?;
+        Ok(())
+    }
 }
 
 /// Why an entry could not be opened for reading.

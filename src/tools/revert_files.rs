@@ -103,14 +103,32 @@ impl RevertFile {
         Ok(())
     }
 
-    /// Deletes the file.
+    /// Deletes the file, then the directories above it that this left empty, up to the
+    /// workspace (as a checkpoint restore does: checkpoints do not record empty directories).
     pub fn remove(&self) -> Result<(), ToolError> {
         let (dir, name) = self
             .place
             .parent()
             .map_err(|err| open_error(&self.display, "opening the directory of", err))?;
         dir.remove_file(&name)
-            .map_err(|err| open_error(&self.display, "deleting", err))
+            .map_err(|err| open_error(&self.display, "deleting", err))?;
+        if self.real.inside_workspace() {
+            for parent in self.place.rel.ancestors().skip(1) {
+                if parent.as_os_str().is_empty() {
+                    break;
+                }
+                let above = Beneath {
+                    root: self.place.root.clone(),
+                    rel: parent.to_path_buf(),
+                };
+                // Not empty (or gone, or swapped): the pruning stops there.
+                let removed = above.parent().and_then(|(dir, name)| dir.remove_dir(&name));
+                if removed.is_err() {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -142,8 +160,22 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o100, 0o100, "{mode:o}");
+        std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
         file.remove().unwrap();
-        assert!(!dir.path().join("sub/new.sh").exists());
+        assert!(
+            !dir.path().join("sub").exists(),
+            "the emptied directory goes too"
+        );
+        assert!(dir.path().join("keep.txt").exists());
+        let nested = RevertFile::resolve(&env, "a/b/c.txt").unwrap();
+        nested.write(None, b"x", false).unwrap();
+        std::fs::write(dir.path().join("a/other.txt"), "stays").unwrap();
+        nested.remove().unwrap();
+        assert!(!dir.path().join("a/b").exists());
+        assert!(
+            dir.path().join("a/other.txt").exists(),
+            "a non-empty directory stays"
+        );
         let hook = RevertFile::resolve(&env, ".git/hooks/pre-commit").unwrap();
         assert!(hook.warning.unwrap().contains("git hook"));
     }
