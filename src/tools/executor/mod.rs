@@ -7,6 +7,7 @@ pub mod capture;
 mod gitconfig;
 mod group;
 pub mod protect;
+mod protect_fs;
 pub mod reaper;
 pub mod sandbox;
 mod seccomp;
