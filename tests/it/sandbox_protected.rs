@@ -377,3 +377,32 @@ async fn an_approved_config_change_is_put_back_and_u_then_makes_it() {
     );
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_keeps_the_strict_profile() {
+    if !landlock("a_background_job_keeps_the_strict_profile") || !git_available() {
+        return;
+    }
+    // No check runs after a job while the model works on, so a job never gets `.git`,
+    // `.cairn` or the workspace's top level; inside top-level directories it writes.
+    let sb = repository();
+    let ws = sb.workspace();
+    let before = protected(&ws);
+    let job = "{ echo '[core] fsmonitor = touch PWNED' >> .git/config; echo x > .cairn/x; touch NEWTOP; echo ok > src/ok; } 2> src/errors; echo finished > src/done";
+    let look = "for i in $(seq 400); do [ -s src/done ] && break; sleep 0.05; done; cat src/done src/errors";
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c0", "bash", json!({ "command": job, "background": true })),
+        Script::tool_call("c1", "bash", json!({ "command": look })),
+        Script::text("done"),
+    ])
+    .await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let output = llm.tool_result(2, "c1").unwrap();
+    assert!(output.contains("finished"), "{output}");
+    assert_eq!(output.matches("Permission denied").count(), 3, "{output}");
+    assert!(!output.contains("[cairn put back"), "{output}");
+    assert_eq!(protected(&ws), before);
+    assert!(!sb.path("NEWTOP").exists());
+    assert_eq!(sb.read("src/ok"), "ok\n");
+}
