@@ -323,9 +323,12 @@ impl Agent {
     /// its own back from its log).
     async fn switch_session(&mut self, from: StartFrom) {
         self.engine.tool_env.jobs.kill_all().await;
-        self.engine.tool_env = ToolEnv::new(
+        // A new session starts with fresh read stamps and jobs, but the user's file policy
+        // (readable roots from the config) stays what it was.
+        self.engine.tool_env = ToolEnv::with_files(
             self.engine.tool_env.workspace.clone(),
             self.engine.tool_env.bash.clone(),
+            self.engine.tool_env.files.clone(),
         );
         self.engine.gate.clear_session_rules();
         // A new session describes the workspace as it is now.

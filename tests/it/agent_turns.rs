@@ -380,3 +380,37 @@ async fn start_and_end_events_pair_one_to_one_and_a_tool_starts_after_the_one_be
     );
     assert!(first < second, "{seen:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readable_roots_stay_readable_unasked_after_a_new_session() {
+    let (ws, data) = dirs();
+    let toolchain = tempfile::tempdir().unwrap();
+    let lib = toolchain.path().join("lib.rs");
+    std::fs::write(&lib, "pub fn from_the_toolchain() {}\n").unwrap();
+    let read = json!({"path": lib.to_str().unwrap()});
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "read_file", read.clone()),
+        Script::text("read it"),
+        Script::tool_call("c2", "read_file", read),
+        Script::text("read it again"),
+    ])
+    .await;
+    let roots = [toolchain.path().to_path_buf()];
+    let mut agent =
+        TestAgent::new_session_readable(ws.path(), data.path(), &llm.url(), Mode::AutoEdit, &roots)
+            .await;
+    for text in ["read the toolchain", "and once more in a new session"] {
+        agent.submit(text).await;
+        agent.wait_for(ended).await;
+        agent.send(UserCommand::NewSession).await;
+        agent.wait_for(|e| matches!(e, AgentEvent::Reset)).await;
+    }
+    assert!(
+        !agent.seen.iter().any(is_approval),
+        "a read under a readable root never asks"
+    );
+    let requests = llm.requests();
+    let told = |i: usize| requests[i].to_string().contains("from_the_toolchain");
+    assert!(told(1) && told(3), "both reads reached the model");
+    agent.shutdown().await;
+}

@@ -1,11 +1,11 @@
-//! The scripted mock server itself: speed of a huge answer, the fallback turn, request
+//! The scripted mock server itself: a huge answer streamed whole, the fallback turn, request
 //! inspection helpers and the standalone `mock-llm` binary.
 
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -15,26 +15,14 @@ use cairn::llm::{
 };
 use cairn::testing::{MockLlm, NO_MORE_TURNS, Script};
 
+/// A huge answer arrives whole through the real client (its speed is the benches' business,
+/// not a timed test's: a loaded CI machine made a time limit here fail now and then).
 #[tokio::test]
-async fn the_mock_serves_200k_tokens_quickly() {
+async fn the_mock_streams_all_of_a_200k_token_answer() {
     let llm = MockLlm::start([Script::text_tokens(200_000)]).await;
-    let client = reqwest::Client::new();
-    let started = Instant::now();
-    let response = client
-        .post(format!("{}/chat/completions", llm.url()))
-        .body("{}")
-        .send()
-        .await
-        .unwrap();
-    let bytes = response.bytes().await.unwrap();
-    let elapsed = started.elapsed();
-    assert!(bytes.ends_with(b"data: [DONE]\n\n"));
-    // About 10 ms in a debug build; a huge answer must never slow a test suite down.
-    assert!(
-        elapsed < Duration::from_millis(250),
-        "{} bytes in {elapsed:?}",
-        bytes.len()
-    );
+    let model = HttpModel::new(settings(llm.url())).unwrap();
+    let text = chat(&model).await.0.unwrap().text;
+    assert_eq!(text.split_whitespace().count(), 200_000);
 }
 
 #[tokio::test]

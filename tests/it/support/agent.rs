@@ -13,6 +13,7 @@ use cairn::llm::client::HttpModel;
 use cairn::permissions::Mode;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
 use cairn::permissions::rules::RuleSet;
+use cairn::tools::places::FilePolicy;
 use cairn::tools::registry::standard_tools;
 use cairn::tools::{BashSettings, Registry, ToolEnv};
 
@@ -62,7 +63,8 @@ impl TestAgent {
         window: u64,
     ) -> TestAgent {
         let bash = BashSettings::default();
-        Self::spawn_full(workspace, sessions, url, mode, from, window, bash).await
+        let files = FilePolicy::from_env(&[]);
+        Self::spawn_full(workspace, sessions, url, mode, from, window, bash, files).await
     }
 
     /// `spawn` with the bash tool's settings (a sandbox) given.
@@ -74,9 +76,35 @@ impl TestAgent {
         from: StartFrom,
         bash: BashSettings,
     ) -> TestAgent {
-        Self::spawn_full(workspace, sessions, url, mode, from, 1_000_000, bash).await
+        let files = FilePolicy::from_env(&[]);
+        Self::spawn_full(workspace, sessions, url, mode, from, 1_000_000, bash, files).await
     }
 
+    /// A fresh session whose file policy opens `readable` roots outside the workspace (the
+    /// config's `permissions.readable`).
+    pub async fn new_session_readable(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        readable: &[PathBuf],
+    ) -> TestAgent {
+        let files = FilePolicy::from_env(readable);
+        let (bash, window) = (BashSettings::default(), 1_000_000);
+        Self::spawn_full(
+            workspace,
+            sessions,
+            url,
+            mode,
+            StartFrom::New,
+            window,
+            bash,
+            files,
+        )
+        .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn spawn_full(
         workspace: &Path,
         sessions: &Path,
@@ -85,10 +113,11 @@ impl TestAgent {
         from: StartFrom,
         window: u64,
         bash: BashSettings,
+        files: FilePolicy,
     ) -> TestAgent {
         let workspace = std::fs::canonicalize(workspace).unwrap();
         let sandbox = bash.sandbox.clone();
-        let tools = ToolEnv::new(workspace.clone(), bash);
+        let tools = ToolEnv::with_files(workspace.clone(), bash, files);
         let engine = Engine {
             model: Arc::new(HttpModel::new(provider(url)).unwrap()),
             registry: Arc::new(Registry::with_tools(standard_tools())),
