@@ -15,14 +15,33 @@ use cairn::llm::{
 };
 use cairn::testing::{MockLlm, NO_MORE_TURNS, Script};
 
-/// A huge answer arrives whole through the real client (its speed is the benches' business,
+/// A huge answer arrives whole (its speed is the benches' business,
 /// not a timed test's: a loaded CI machine made a time limit here fail now and then).
 #[tokio::test]
 async fn the_mock_streams_all_of_a_200k_token_answer() {
     let llm = MockLlm::start([Script::text_tokens(200_000)]).await;
-    let model = HttpModel::new(settings(llm.url())).unwrap();
-    let text = chat(&model).await.0.unwrap().text;
-    assert_eq!(text.split_whitespace().count(), 200_000);
+    let body = reqwest::Client::new()
+        .post(format!("{}/chat/completions", llm.url()))
+        .body("{}")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(body.ends_with("data: [DONE]\n\n"));
+    let words: usize = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+        .filter_map(|chunk| {
+            chunk["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .map(|text| text.split_whitespace().count())
+        .sum();
+    assert_eq!(words, 200_000);
 }
 
 #[tokio::test]
