@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use tokio::time::{Instant, timeout_at};
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use tokio_util::bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
@@ -87,11 +87,18 @@ impl HttpModel {
     }
 
     /// The JSON body sent for `request`, exactly as POSTed: what `serde_json::to_vec` writes
-    /// for `{model, messages, stream, stream_options, tools, max_tokens, temperature}`. The
-    /// messages are copied in already encoded (see `WireMessages`): serialising the whole
-    /// conversation again every step cost time in proportion to its length.
+    /// for `{model, messages, stream, stream_options, tools, max_tokens, temperature}`.
     pub fn request_body(&self, request: ChatRequest<'_>) -> Result<Vec<u8>, serde_json::Error> {
-        let model = serde_json::to_vec(&self.model())?;
+        Ok(self.request_pieces(request)?.concat())
+    }
+
+    /// The body in pieces: the envelope is serialised here, the messages come already encoded
+    /// (see `WireMessages`) and mostly shared, not copied. Serialising the whole conversation
+    /// again every step, then copying it, cost time in proportion to its length.
+    fn request_pieces(&self, request: ChatRequest<'_>) -> Result<RequestPieces, serde_json::Error> {
+        let mut head = MODEL_KEY.to_vec();
+        serde_json::to_writer(&mut head, &self.model())?;
+        head.extend_from_slice(MESSAGES_KEY);
         let rest = serde_json::to_vec(&RequestRest {
             stream: true,
             stream_options: StreamOptions {
@@ -102,21 +109,12 @@ impl HttpModel {
             temperature: self.settings.temperature,
         })?;
         // `rest` is an object, `{"stream":true,…}`: its fields follow the messages.
-        let rest_fields = rest.get(1..).unwrap_or_default();
-        let mut body = Vec::with_capacity(
-            MODEL_KEY.len()
-                + model.len()
-                + MESSAGES_KEY.len()
-                + request.messages.json_len()
-                + rest.len(),
-        );
-        body.extend_from_slice(MODEL_KEY);
-        body.extend_from_slice(&model);
-        body.extend_from_slice(MESSAGES_KEY);
-        request.messages.write_json_array(&mut body)?;
-        body.push(b',');
-        body.extend_from_slice(rest_fields);
-        Ok(body)
+        let mut tail = vec![b','];
+        tail.extend_from_slice(rest.get(1..).unwrap_or_default());
+        let mut pieces = vec![Bytes::from(head)];
+        pieces.extend(request.messages.json_array_pieces()?);
+        pieces.push(Bytes::from(tail));
+        Ok(RequestPieces(pieces))
     }
 
     async fn stream_with_retries(
@@ -126,10 +124,9 @@ impl HttpModel {
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
         // Shared by the attempts: a retry sends the same bytes without copying them.
-        let body = Bytes::from(
-            self.request_body(request)
-                .map_err(|e| LlmError::Protocol(format!("could not encode the request: {e}")))?,
-        );
+        let body = self
+            .request_pieces(request)
+            .map_err(|e| LlmError::Protocol(format!("could not encode the request: {e}")))?;
         let mut retry = 0;
         loop {
             let (error, reason, hint) = match self.attempt(&body, &mut *on_delta).await {
@@ -170,7 +167,11 @@ impl HttpModel {
         wait.min(self.settings.max_backoff)
     }
 
-    async fn attempt(&self, body: &Bytes, on_delta: DeltaSink<'_>) -> Result<Completion, Failure> {
+    async fn attempt(
+        &self,
+        body: &RequestPieces,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<Completion, Failure> {
         let idle = self.settings.idle_timeout;
         let limits = self.settings.limits;
         let clock = Clock {
@@ -183,7 +184,9 @@ impl HttpModel {
             .post(&self.endpoint)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
-            .body(body.clone());
+            // Set, so the pieces go out as one body of known length, not chunked.
+            .header(CONTENT_LENGTH, body.len())
+            .body(body.to_body());
         if let Some(key) = self.settings.api_key.as_deref().filter(|k| !k.is_empty()) {
             request = request.bearer_auth(key);
         }
@@ -525,6 +528,30 @@ fn error_body_message(body: &str, status: u16) -> String {
 #[cfg(test)]
 #[path = "client_tests.rs"]
 mod tests;
+
+/// A request body as the pieces it was built from; cloning one shares them.
+#[derive(Debug, Clone)]
+struct RequestPieces(Vec<Bytes>);
+
+impl RequestPieces {
+    fn len(&self) -> usize {
+        self.0.iter().map(Bytes::len).sum()
+    }
+
+    fn concat(&self) -> Vec<u8> {
+        let mut body = Vec::with_capacity(self.len());
+        for piece in &self.0 {
+            body.extend_from_slice(piece);
+        }
+        body
+    }
+
+    /// One body, written piece by piece (hyper writes them together with one `writev`).
+    fn to_body(&self) -> reqwest::Body {
+        let pieces = self.0.clone().into_iter().map(Ok::<_, std::io::Error>);
+        reqwest::Body::wrap_stream(futures_util::stream::iter(pieces))
+    }
+}
 
 /// The body opens with these, the model name between them; the messages follow.
 const MODEL_KEY: &[u8] = b"{\"model\":";

@@ -1,20 +1,30 @@
 //! The request's messages with each one's JSON kept beside it. Between compactions the
-//! conversation only grows, so a step serialises what it added and writes the rest of the body
-//! by copying; serialising the whole conversation again every step cost time in proportion to
-//! its length. Every change goes through a method that re-encodes what it touched, and the
-//! fields are private, so a message and its JSON cannot disagree.
+//! conversation only grows, so a step serialises what it added; the JSON of older messages is
+//! kept in frozen runs that every later request shares instead of copying (serialising the
+//! whole conversation again every step cost time in proportion to its length). Every change
+//! goes through a method that re-encodes what it touched, and the fields are private, so a
+//! message and its JSON cannot disagree.
 
 use serde::ser::Error as _;
+use tokio_util::bytes::Bytes;
 
 use super::ChatMessage;
+
+/// The open run is frozen once it holds this much, or an eighth of what is frozen already
+/// (so a long conversation is a few dozen runs, not thousands).
+const SEAL_BYTES: usize = 64 * 1024;
 
 /// Messages as sent, each with its JSON (compact, exactly as `serde_json::to_vec` writes it).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WireMessages {
     messages: Vec<ChatMessage>,
-    /// The JSON of every message, one after another, no separators.
-    json: Vec<u8>,
-    /// Where each message's JSON ends in `json`.
+    /// Frozen runs of whole messages' JSON, each message followed by a comma.
+    sealed: Vec<Bytes>,
+    sealed_bytes: usize,
+    /// The messages after the frozen ones, in the same form. The last message is always
+    /// here, so merging into it never touches a frozen run.
+    open: Vec<u8>,
+    /// Where each message of `open` ends (after its comma).
     ends: Vec<usize>,
     /// The first message that could not be encoded: the request fails with this, as it did
     /// when the whole body was serialised at once.
@@ -45,7 +55,7 @@ impl WireMessages {
             last.push_str("\n\n");
             last.push_str(content);
             self.ends.pop();
-            self.json.truncate(self.ends.last().copied().unwrap_or(0));
+            self.open.truncate(self.ends.last().copied().unwrap_or(0));
             self.encode_last();
             return;
         }
@@ -57,43 +67,63 @@ impl WireMessages {
         *self = Self::default();
     }
 
-    /// Bytes `write_json_array` writes.
+    /// Bytes of the JSON array `[m1,m2,…]`.
     pub fn json_len(&self) -> usize {
-        // Brackets, and a comma between two messages.
-        self.json.len() + 2 + self.messages.len().saturating_sub(1)
+        // Every message carries a comma; the last one's becomes the closing bracket.
+        let json = self.sealed_bytes + self.open.len();
+        if json == 0 { 2 } else { json + 1 }
     }
 
-    /// Writes `[m1,m2,…]`, byte for byte what `serde_json::to_writer(out, self.as_slice())`
-    /// writes, by copying the kept pieces.
-    pub fn write_json_array(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    /// The JSON array `[m1,m2,…]` in pieces whose concatenation is byte for byte what
+    /// `serde_json::to_vec(self.as_slice())` writes. The frozen runs are shared, not copied;
+    /// only the open run is.
+    pub fn json_array_pieces(&self) -> Result<Vec<Bytes>, serde_json::Error> {
         if let Some(failed) = &self.failed {
             return Err(serde_json::Error::custom(failed));
         }
+        let mut pieces = Vec::with_capacity(self.sealed.len() + 2);
+        pieces.push(Bytes::from_static(b"["));
+        pieces.extend(self.sealed.iter().cloned());
+        // `open` holds the last message (it is empty only when there is none): its comma
+        // becomes the closing bracket.
+        let mut last = Vec::with_capacity(self.open.len() + 1);
+        last.extend_from_slice(self.open.strip_suffix(b",").unwrap_or(&self.open));
+        last.push(b']');
+        pieces.push(Bytes::from(last));
+        Ok(pieces)
+    }
+
+    /// Writes the JSON array (see `json_array_pieces`) into `out`.
+    pub fn write_json_array(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        let pieces = self.json_array_pieces()?;
         out.reserve(self.json_len());
-        out.push(b'[');
-        let mut start = 0;
-        for (i, &end) in self.ends.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(&self.json[start..end]);
-            start = end;
+        for piece in &pieces {
+            out.extend_from_slice(piece);
         }
-        out.push(b']');
         Ok(())
     }
 
-    /// Encodes the last message, whose JSON is not in `json` yet.
+    /// Encodes the last message, whose JSON is not kept yet. Freezes the open run first when
+    /// it is full: the last message then starts the new open run.
     fn encode_last(&mut self) {
+        if self.open.len() >= SEAL_BYTES.max(self.sealed_bytes / 8) {
+            self.sealed_bytes += self.open.len();
+            self.sealed.push(Bytes::copy_from_slice(&self.open));
+            self.open.clear();
+            self.ends.clear();
+        }
         let Some(message) = self.messages.last() else {
             return;
         };
-        let start = self.json.len();
-        if let Err(err) = serde_json::to_writer(&mut self.json, message) {
-            self.json.truncate(start);
-            self.failed.get_or_insert_with(|| err.to_string());
+        let start = self.open.len();
+        match serde_json::to_writer(&mut self.open, message) {
+            Ok(()) => self.open.push(b','),
+            Err(err) => {
+                self.open.truncate(start);
+                self.failed.get_or_insert_with(|| err.to_string());
+            }
         }
-        self.ends.push(self.json.len());
+        self.ends.push(self.open.len());
     }
 }
 
@@ -172,6 +202,37 @@ mod tests {
             array(&messages),
             serde_json::to_vec(messages.as_slice()).unwrap()
         );
+    }
+
+    #[test]
+    fn a_long_conversation_is_a_few_frozen_runs_that_still_add_up_to_the_same_array() {
+        let mut messages = WireMessages::new();
+        let big = "line of a file\n".repeat(600);
+        for i in 0..400 {
+            messages.push_merging_users(&ChatMessage::Tool {
+                tool_call_id: format!("c{i}"),
+                content: big.clone(),
+            });
+            // A user message after every tenth result, sometimes two in a row (merged).
+            if i % 10 == 0 {
+                messages.push_merging_users(&user(&format!("note {i}")));
+                if i % 20 == 0 {
+                    messages.push_merging_users(&user("and another"));
+                }
+            }
+            if i % 37 == 0 || i == 399 {
+                assert_eq!(
+                    array(&messages),
+                    serde_json::to_vec(messages.as_slice()).unwrap()
+                );
+            }
+        }
+        let pieces = messages.json_array_pieces().unwrap();
+        assert!(messages.json_len() > 3_000_000);
+        assert!(pieces.len() < 48, "{} pieces", pieces.len());
+        // The copied part of a request is small next to what is shared.
+        let copied = pieces.last().map_or(0, |p| p.len());
+        assert!(copied < messages.json_len() / 4, "{copied}");
     }
 
     #[test]

@@ -182,6 +182,46 @@ async fn tools_are_omitted_when_empty_and_the_key_is_sent_as_bearer() {
     );
 }
 
+/// The body goes out in pieces (see `WireMessages`), but as one body of known length: servers
+/// and proxies that refuse chunked requests must see what they saw before, and a retry sends
+/// the same bytes again.
+#[tokio::test]
+async fn the_body_has_a_content_length_and_is_not_chunked_also_on_a_retry() {
+    let llm = MockLlm::start([Script::status(503, "{}"), Script::text("ok")]).await;
+    let model = HttpModel::new(ProviderSettings {
+        initial_backoff: Duration::from_millis(1),
+        ..settings(llm.url())
+    })
+    .unwrap();
+    let messages = WireMessages::from(vec![
+        ChatMessage::System {
+            content: "s".into(),
+        },
+        ChatMessage::User {
+            content: "x".repeat(300_000),
+        },
+    ]);
+    let request = ChatRequest {
+        messages: &messages,
+        tools: &[],
+    };
+    let expected = model.request_body(request).unwrap();
+    let result = model
+        .stream_chat(request, &mut |_| {}, &CancellationToken::new())
+        .await;
+    assert_eq!(result.unwrap().text, "ok");
+    let recorded = llm.recorded();
+    assert_eq!(recorded.len(), 2);
+    for (i, request) in recorded.iter().enumerate() {
+        assert_eq!(request.raw, expected, "request {i}");
+        assert_eq!(
+            llm.header(i, "content-length"),
+            Some(expected.len().to_string())
+        );
+        assert_eq!(llm.header(i, "transfer-encoding"), None);
+    }
+}
+
 #[tokio::test]
 async fn rate_limit_429_waits_the_servers_retry_after_then_succeeds() {
     let body = r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
