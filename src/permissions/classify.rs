@@ -445,6 +445,7 @@ impl Walker {
         }
         findings.extend(self.write_findings(&redirects, src));
         let mut words = Vec::new();
+        let mut glued_end: Option<usize> = None;
         for child in node.named_children(&mut node.walk()) {
             match child.kind() {
                 "variable_assignment" => self.visit(child, src),
@@ -463,10 +464,23 @@ impl Walker {
                         .is_some_and(|rest| rest.starts_with(['<', '>'])) => {}
                 _ if node_is_argument(node, child) => {
                     self.visit(child, src);
-                    words.push(word(child, src));
+                    let next = word(child, src);
+                    // The grammar sometimes splits one shell word in two (`/proc/$PPID/root/
+                    // proc/$PPID/environ`); with no blank between them, bash sees one word.
+                    match words.last_mut() {
+                        Some(last) if glued_end == Some(child.start_byte()) => {
+                            let last: &mut Word = last;
+                            last.text.push_str(&next.text);
+                            last.literal &= next.literal;
+                        }
+                        _ => words.push(next),
+                    }
+                    glued_end = Some(child.end_byte());
+                    continue;
                 }
                 _ => {}
             }
+            glued_end = None;
         }
         if !words.is_empty() {
             let all: Vec<Node> = redirects.iter().chain(outer).copied().collect();
@@ -498,6 +512,8 @@ fn is_opaque(reason: &str) -> bool {
             && (reason.starts_with("runs shell code") || reason.starts_with("evaluates"))
         || reason.contains("produced at run time")
         || reason.starts_with("expands a value as a prompt")
+        // Unparsed, it could be anything bash makes of it (`{rm,-rf,x}`).
+        || reason == "could not parse the command"
 }
 
 /// `source` with every backslash-newline outside single quotes removed, as bash's reader does.
@@ -546,3 +562,7 @@ pub(crate) mod tests;
 #[cfg(test)]
 #[path = "classify_hostile_tests.rs"]
 mod hostile_tests;
+
+#[cfg(test)]
+#[path = "classify_redteam_tests.rs"]
+mod redteam_tests;

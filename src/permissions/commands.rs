@@ -220,6 +220,14 @@ impl Walker {
         if let Some(why) = words.iter().skip(1).find_map(|w| self.secret_argument(w)) {
             findings.push((Class::Dangerous, why));
         }
+        if words.first().and_then(program_name) == Some("ps")
+            && crate::permissions::mentions::ps_prints_environments(&words[1..])
+        {
+            findings.push((
+                Class::Dangerous,
+                "prints other processes' environments, where secrets live (ps e)".into(),
+            ));
+        }
         // A command named at run time is whatever it turns out to be: no rule may match it.
         let named = words.first().and_then(program_name).is_some();
         let (class, reason) = match self.judge(words) {
@@ -235,6 +243,15 @@ impl Walker {
             Some((worse, why)) if worse > class => (worse, why),
             _ => (class, reason),
         };
+        // Inline code, editor commands and unknown programs may write whatever they name.
+        if class > Class::ReadOnly
+            && let Some(word) = words
+                .iter()
+                .skip(1)
+                .find(|w| crate::permissions::mentions::mentions_protected(&w.text).is_some())
+        {
+            self.mark_protected(&word.text);
+        }
         self.push(
             if named { normalized(words) } else { Vec::new() },
             class,
@@ -324,6 +341,33 @@ impl Walker {
             "kill" => return kill(args),
             "crontab" if has_short(args, 'r') => {
                 return Own(Class::Dangerous, "deletes the crontab (crontab -r)".into());
+            }
+            // Work left to run later, outside cairn and any sandbox it sets up.
+            "crontab" if !has_short(args, 'l') => {
+                return Own(
+                    Class::Dangerous,
+                    "installs a crontab, which runs commands later outside cairn (crontab)".into(),
+                );
+            }
+            "systemd-run" | "at" | "batch" | "launchctl" => {
+                return Own(
+                    Class::Dangerous,
+                    format!("has a service manager run a command later, outside cairn ({name})"),
+                );
+            }
+            // Attaching to a process reads its memory, where the keys of its environment live.
+            "gdb" | "lldb" | "ltrace" | "gcore" | "pstack" | "eu-stack" | "perf" | "bpftrace"
+                if args.iter().any(|a| {
+                    matches!(a.text.as_str(), "-p" | "--pid" | "attach" | "--attach-pid")
+                        || a.text.starts_with("--pid=")
+                        || a.text.starts_with("-p")
+                            && a.text[2..].chars().all(|c| c.is_ascii_digit())
+                }) || matches!(name, "gcore" | "pstack" | "eu-stack") =>
+            {
+                return Own(
+                    Class::Dangerous,
+                    format!("attaches to a running process and can read its secrets ({name})"),
+                );
             }
             _ => {}
         }
@@ -482,8 +526,19 @@ pub(crate) fn names_secret_store(text: &str) -> Option<String> {
         .map(|p| p.trim_matches(|c| c == '"' || c == '\''))
         .filter(|p| !p.is_empty() && *p != ".")
         .collect();
+    use crate::permissions::mentions::component_matches;
+    let matches =
+        |w: &[&str], store: &[&str]| w.iter().zip(store).all(|(p, s)| component_matches(p, s));
     SECRET_STORES.iter().find_map(|store| {
-        parts.windows(store.len()).any(|w| w == *store).then(|| {
+        let named = parts.windows(store.len()).any(|w| matches(w, store));
+        // A directory above a store, under something that spells a home (`~/.config`,
+        // `$HOME/.local/share`): a recursive read or copy of it takes the store along.
+        let above = (1..store.len()).any(|k| {
+            parts.len() > k
+                && parts[parts.len() - k - 1] != ".."
+                && matches(&parts[parts.len() - k..], &store[..k])
+        });
+        (named || above).then(|| {
             format!(
                 "names {}, where keys, credentials or cairn's own data live",
                 store.join("/")

@@ -45,7 +45,11 @@ impl Walker {
             "sort" => self.write_verdict(&option_value(args, &["-o", "--output"])?, "sort -o"),
             "uniq" | "xxd" => match positionals(
                 args,
-                &["-f", "-s", "-w", "-c", "-g", "-l", "-n", "-o", "-s"],
+                if name == "uniq" {
+                    &["-f", "-s", "-w"]
+                } else {
+                    &["-c", "-g", "-l", "-n", "-o", "-s"]
+                },
             )
             .get(1)
             {
@@ -54,6 +58,32 @@ impl Walker {
                 }
                 _ => Own(Class::ReadOnly, format!("only reads ({name})")),
             },
+            // Programs that write files named by an operand or an option: the place decides
+            // how bad; writing anywhere is at least mutating.
+            "split" | "csplit" | "patch" | "unzip" => {
+                let target = match name {
+                    "split" => positionals(args, &["-a", "-b", "-C", "-l", "-n", "-t"])
+                        .get(1)
+                        .map(|w| (*w).clone()),
+                    "csplit" => option_value(args, &["-f", "--prefix"]),
+                    "patch" => option_value(args, &["-o", "--output", "-d", "--directory"])
+                        .or_else(|| {
+                            positionals(args, &["-p", "-i", "-F", "-r", "-B", "-z", "-V", "-D"])
+                                .first()
+                                .map(|w| (*w).clone())
+                        }),
+                    _ => option_value(args, &["-d"]),
+                };
+                let lists = name == "unzip"
+                    && ["-l", "-v", "-t", "-Z", "-p", "-z"]
+                        .iter()
+                        .any(|o| args.first().is_some_and(|a| a.text == *o));
+                match target.map(|t| self.write_verdict(&t, name)) {
+                    _ if lists => Own(Class::ReadOnly, "lists an archive (unzip -l)".into()),
+                    Some(Own(class, why)) if class > Class::ReadOnly => Own(class, why),
+                    _ => Own(Class::Mutating, format!("writes files ({name})")),
+                }
+            }
             "curl" | "wget" => self.download(name, args),
             "tar" => self.tar(args),
             "yq" if has_short(args, 'i') || has_long(args, "--inplace") => self.targets(
@@ -394,8 +424,18 @@ impl Walker {
             .position(|a| a.text == ";")
             .map_or(args.len(), |p| at + 1 + p);
         if at + 1 < end {
+            // `{}`, `{/}`, `{.}`... become the found path: `sh -c {}` runs the file it found.
+            let payload: Vec<Word> = args[at + 1..end]
+                .iter()
+                .map(|w| match w.text.as_str() {
+                    "{}" | "{/}" | "{//}" | "{.}" | "{/.}" => {
+                        Word::literal(format!("./{}", w.text))
+                    }
+                    _ => w.clone(),
+                })
+                .collect();
             let mass = self.mass.replace("fd -x");
-            self.judge_and_push(&args[at + 1..end], Vec::new());
+            self.judge_and_push(&payload, Vec::new());
             self.mass = mass;
         }
         Own(

@@ -337,6 +337,7 @@ impl Walker {
         let judged = match args.get(i) {
             None => Own(Class::ReadOnly, "only reads (git)".into()),
             Some(sub) => {
+                self.git_command_values(&sub.text, &args[i + 1..]);
                 let judged = git_sub(&sub.text, &args[i + 1..]);
                 if sub.text == "config" && matches!(judged, Own(Class::Mutating, _)) {
                     self.mark_protected("git config");

@@ -1,7 +1,8 @@
 //! The permission gate: every call passes it before it runs. It turns the call's `Access`,
 //! the mode and the rules into run / ask / deny, with a reason a person can read.
 //! `classify` parses commands (with `commands`, `wrappers`, `file_commands`, `dev_commands`,
-//! `git`, `outward`, `text_tools`, `builtins`, `redirects`, `opts`, `words`, `locations`),
+//! `git`, `git_values`, `outward`, `text_tools`, `builtins`, `redirects`, `opts`, `words`,
+//! `locations`, `mentions`),
 //! `rules` holds prefix rules (`prefixes`: what approving offers), `policy` is the gate. The
 //! sandbox commands run in lives with the bash executor (`tools::executor::sandbox`).
 
@@ -12,7 +13,9 @@ mod dev_commands;
 pub mod file_access;
 mod file_commands;
 mod git;
+mod git_values;
 mod locations;
+mod mentions;
 mod opts;
 mod outward;
 pub mod policy;

@@ -46,6 +46,7 @@ pub(crate) const NO_EFFECT_OPTIONS: &[&str] = &[
     "groups",
     "uptime",
     "ps",
+    "zipinfo",
     "pgrep",
     "pidof",
     "free",

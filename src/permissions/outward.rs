@@ -174,10 +174,35 @@ impl Walker {
                 Some("npm") if second == Some("publish") => publish("yarn npm publish"),
                 _ => None,
             },
-            "cargo" => match first {
+            // `cargo +nightly publish`: rustup's toolchain selector comes first.
+            "cargo" => match words
+                .iter()
+                .map(|w| w.text.as_str())
+                .find(|w| !w.starts_with('+'))
+            {
                 Some(v @ ("publish" | "yank" | "owner")) => publish(&format!("cargo {v}")),
                 _ => None,
             },
+            "mvn" | "mvnw" | "gradle" | "gradlew" | "sbt" | "lein" => words
+                .iter()
+                .map(|w| w.text.as_str())
+                .find(|v| {
+                    matches!(
+                        *v,
+                        "deploy" | "release:perform" | "publish" | "publishSigned"
+                    ) || v.starts_with("publish")
+                        || v.ends_with(":publish")
+                })
+                .and_then(|v| publish(&format!("{name} {v}"))),
+            "dotnet" if first == Some("nuget") && second == Some("push") => {
+                publish("dotnet nuget push")
+            }
+            "dart" | "flutter" if first == Some("pub") && second == Some("publish") => {
+                publish(&format!("{name} pub publish"))
+            }
+            "vsce" | "ovsx" if first == Some("publish") => publish(&format!("{name} publish")),
+            "mix" if first == Some("hex.publish") => publish("mix hex.publish"),
+            "helm" if first == Some("push") => publish("helm push"),
             "twine" if first == Some("upload") || first == Some("register") => {
                 publish("twine upload")
             }
@@ -347,6 +372,14 @@ impl Walker {
                 return Some(Own(
                     Class::Dangerous,
                     format!("publishes an image to a registry ({name} push)"),
+                ));
+            }
+            Some(
+                "system" | "image" | "volume" | "container" | "builder" | "network" | "buildx",
+            ) if args.iter().any(|a| a.text == "prune") => {
+                return Some(Own(
+                    Class::Dangerous,
+                    format!("deletes containers, images or volumes in bulk ({name} prune)"),
                 ));
             }
             Some("run" | "create" | "exec" | "container") => {}

@@ -55,8 +55,8 @@ impl Walker {
             return;
         }
         for redirect in redirects.iter().filter(|r| r.kind() == "file_redirect") {
-            if let Some(dest) = redirect.child_by_field_name("destination") {
-                self.downloaded.push(word(dest, src).text);
+            if let Some(dest) = destination(*redirect, src) {
+                self.downloaded.push(dest.text);
             }
         }
         let names = ["-o", "--output", "-O", "--output-document"];
@@ -84,8 +84,9 @@ impl Walker {
                     if op != "<"
                         && dest.kind() != "number"
                         && !(op == ">&" && text(dest, src) == "-")
+                        && let Some(target) = destination(*redirect, src)
                     {
-                        findings.extend(self.write_target(&word(dest, src)));
+                        findings.extend(self.write_target(&target));
                     }
                 }
                 "heredoc_redirect" => {
@@ -112,9 +113,10 @@ impl Walker {
             "file_redirect" => {
                 let op = operator(node, src);
                 let mut network = false;
-                if let Some(dest) = node.child_by_field_name("destination") {
+                if let Some(dest) = node.child_by_field_name("destination")
+                    && let Some(target) = destination(node, src)
+                {
                     self.visit(dest, src);
-                    let target = word(dest, src);
                     // Writes there are judged as protected paths; reads are held here.
                     let reads = op.starts_with('<');
                     let secret = reads_secrets(&target.text).or_else(|| {
@@ -169,6 +171,31 @@ impl Walker {
                 self.stdin = Stdin::Code(value.join(" "));
             }
             _ => self.children(node, src),
+        }
+    }
+}
+
+/// The word a redirection writes to or reads from. The grammar sometimes splits one shell
+/// word in two (`< /proc/$PPID/root/proc/$PPID/environ`); pieces with no blank between them
+/// are one word to bash, so they are joined here.
+fn destination(redirect: Node, src: &str) -> Option<Word> {
+    let dest = redirect.child_by_field_name("destination")?;
+    let mut target = word(dest, src);
+    let mut node = dest;
+    loop {
+        let next = node.next_sibling().or_else(|| {
+            (node.end_byte() == redirect.end_byte())
+                .then(|| redirect.next_sibling())
+                .flatten()
+        });
+        match next {
+            Some(n) if n.is_named() && n.start_byte() == node.end_byte() => {
+                let piece = word(n, src);
+                target.text.push_str(&piece.text);
+                target.literal &= piece.literal;
+                node = n;
+            }
+            _ => return Some(target),
         }
     }
 }

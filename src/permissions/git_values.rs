@@ -1,0 +1,52 @@
+//! git's options whose value git hands to a shell (`clone --upload-pack=CMD`,
+//! `difftool -x CMD`, `grep -O CMD`, `push --exec`): the value is judged as a command line of
+//! its own, so `--upload-pack='rm -rf ~'` is as dangerous as `rm -rf ~`, and deny rules on the
+//! program it names hold.
+
+use crate::permissions::classify::{Walker, Word};
+use crate::permissions::opts::long_is;
+
+impl Walker {
+    /// Options whose value git hands to a shell (`clone --upload-pack=CMD`, `difftool -x CMD`,
+    /// `grep -O CMD`, `push --exec`): the value is judged as a command line of its own.
+    pub(crate) fn git_command_values(&mut self, sub: &str, rest: &[Word]) {
+        let short = match sub {
+            "clone" | "fetch" | "pull" | "ls-remote" | "archive" => "-u",
+            "difftool" | "mergetool" => "-x",
+            "grep" => "-O",
+            _ => "",
+        };
+        let long = [
+            "--upload-pack",
+            "--receive-pack",
+            "--exec",
+            "--extcmd",
+            "--open-files-in-pager",
+        ];
+        for (i, arg) in rest.iter().enumerate() {
+            let a = arg.text.as_str();
+            if a == "--" {
+                break;
+            }
+            let value = if !short.is_empty() && a == short {
+                rest.get(i + 1).cloned()
+            } else if !short.is_empty() && a.starts_with(short) && !a.starts_with("--") {
+                Some(Word::literal(&a[short.len()..]))
+            } else if let Some(name) = long
+                .iter()
+                .find(|l| long_is(a.split('=').next().unwrap_or(a), l))
+            {
+                match a.split_once('=') {
+                    Some((_, v)) => Some(Word::literal(v)),
+                    None if a.len() > 2 => rest.get(i + 1).cloned().filter(|_| !name.is_empty()),
+                    None => None,
+                }
+            } else {
+                None
+            };
+            if let Some(code) = value.filter(|v| !v.text.is_empty()) {
+                self.shell_string(&Word::literal(&code.text), code.literal && arg.literal);
+            }
+        }
+    }
+}

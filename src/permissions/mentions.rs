@@ -1,0 +1,142 @@
+//! What an argument names by its spelling alone, for commands whose effect the classifier
+//! cannot follow: a protected path named inside inline code or an editor command
+//! (`python3 -c "open('.git/config','a')"`, `vim -c 'w ~/.bashrc'`), a secret store named
+//! through a glob (`~/.config/cai*/*`) or through a directory above it (`grep -r k ~/.config`),
+//! and `ps` printing other processes' environments.
+
+use crate::permissions::classify::Word;
+
+/// Spellings that name a protected path when they appear anywhere in an argument of a
+/// command that is not read-only: whatever the command does with them, it may write there.
+const PROTECTED_MENTIONS: &[&str] = &[".git/config", ".git/hooks", ".config/fish/", ".ssh/"];
+
+/// Why a word of a command that can write or run things names a protected path, or `None`.
+pub(crate) fn mentions_protected(text: &str) -> Option<&'static str> {
+    if let Some(m) = PROTECTED_MENTIONS.iter().find(|m| text.contains(**m)) {
+        return Some(m);
+    }
+    // A `.git` or `.cairn` directory as a whole (`cp -r evil/.git .`, `unzip x -d .cairn`).
+    let component = text
+        .split(|c: char| c == '/' || c.is_whitespace() || "'\"=(),;<>|&:`".contains(c))
+        .find(|c| matches!(*c, ".git" | ".cairn"));
+    if let Some(c) = component {
+        return Some(if c == ".git" { ".git" } else { ".cairn" });
+    }
+    crate::tools::places::HOME_PROTECTED
+        .iter()
+        .filter(|name| !name.contains('/'))
+        .find(|name| {
+            text.match_indices(**name).any(|(at, _)| {
+                let after = text[at + name.len()..].chars().next();
+                // `.profile` but not `.profiles`; `~/.bashrc'` and `.bashrc")` still count.
+                !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
+        })
+        .copied()
+}
+
+/// Whether one path component, possibly a glob (`cai*`, `.[c]onfig`, `?ession*`), could name
+/// `name`. Leading dots are matched like any character: `dotglob` may be on.
+pub(crate) fn component_matches(pattern: &str, name: &str) -> bool {
+    if !pattern.contains(['*', '?', '[']) {
+        return pattern == name;
+    }
+    // `.*` and `*` alone are too common in regular expressions (`s/.*/x/`) to count.
+    let literal = pattern
+        .split(['*', '?', '[', ']'])
+        .any(|piece| piece.chars().any(|c| c.is_ascii_alphanumeric()));
+    literal && glob(pattern.as_bytes(), name.as_bytes())
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match p.first() {
+        None => s.is_empty(),
+        Some(b'*') => (0..=s.len()).any(|i| glob(&p[1..], &s[i..])),
+        Some(b'?') => !s.is_empty() && glob(&p[1..], &s[1..]),
+        Some(b'[') => {
+            let Some(close) = p.iter().skip(2).position(|&c| c == b']').map(|i| i + 2) else {
+                return s.first() == Some(&b'[') && glob(&p[1..], &s[1..]);
+            };
+            let Some(&c) = s.first() else {
+                return false;
+            };
+            let mut set = &p[1..close];
+            let negated = matches!(set.first(), Some(b'!' | b'^'));
+            if negated {
+                set = &set[1..];
+            }
+            let mut hit = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == b'-' {
+                    hit |= (set[i]..=set[i + 2]).contains(&c);
+                    i += 3;
+                } else {
+                    hit |= set[i] == c;
+                    i += 1;
+                }
+            }
+            hit != negated && glob(&p[close + 1..], &s[1..])
+        }
+        Some(&c) => s.first() == Some(&c) && glob(&p[1..], &s[1..]),
+    }
+}
+
+/// `ps` with BSD's `e` option (`ps eww`, `ps auxe`) prints every process's environment, where
+/// the user's shell may hold API keys.
+pub(crate) fn ps_prints_environments(args: &[Word]) -> bool {
+    args.iter().enumerate().any(|(i, a)| {
+        let t = a.text.as_str();
+        // The value of an option (`-o user`, `--sort start`) is not a BSD option cluster.
+        let value = i > 0 && {
+            let prev = args[i - 1].text.as_str();
+            (prev.len() == 2 && prev.starts_with('-'))
+                || (prev.starts_with("--") && !prev.contains('='))
+        };
+        !value
+            && !t.starts_with('-')
+            && t.chars().all(|c| c.is_ascii_alphabetic())
+            && t.contains('e')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_components_like_bash() {
+        assert!(component_matches("cai*", "cairn"));
+        assert!(component_matches("[c]airn", "cairn"));
+        assert!(component_matches(".[a-z]onfig", ".config"));
+        assert!(component_matches("?airn", "cairn"));
+        assert!(!component_matches("[!c]airn", "cairn"));
+        assert!(!component_matches("cain*", "cairn"));
+        let words = |s: &str| -> Vec<Word> {
+            s.split(' ')
+                .map(|t| Word {
+                    text: t.into(),
+                    literal: true,
+                })
+                .collect()
+        };
+        assert!(ps_prints_environments(&words("eww")));
+        assert!(ps_prints_environments(&words("auxe")));
+        assert!(!ps_prints_environments(&words("aux")));
+        assert!(!ps_prints_environments(&words("-o user -p 1")));
+        assert!(!ps_prints_environments(&words("-ef")));
+        assert!(!component_matches("*", "cairn"));
+        assert!(!component_matches(".*", ".ssh"));
+    }
+
+    #[test]
+    fn protected_spellings_are_found_inside_code() {
+        assert!(mentions_protected("open('.git/config','a')").is_some());
+        assert!(mentions_protected("File.write(\".cairn/config.toml\")").is_some());
+        assert!(mentions_protected("w! ~/.bashrc").is_some());
+        assert!(mentions_protected("evil/.git").is_some());
+        assert_eq!(mentions_protected(".gitignore"), None);
+        assert_eq!(mentions_protected("x.profiles"), None);
+        assert_eq!(mentions_protected("print(1)"), None);
+    }
+}
