@@ -15,7 +15,8 @@ use super::ChatMessage;
 const SEAL_BYTES: usize = 64 * 1024;
 
 /// Messages as sent, each with its JSON (compact, exactly as `serde_json::to_vec` writes it).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Equal when the messages are: where the frozen runs end depends on how the list was built.
+#[derive(Debug, Clone, Default)]
 pub struct WireMessages {
     messages: Vec<ChatMessage>,
     /// Frozen runs of whole messages' JSON, each message followed by a comma.
@@ -140,6 +141,12 @@ impl From<Vec<ChatMessage>> for WireMessages {
 impl<const N: usize> From<[ChatMessage; N]> for WireMessages {
     fn from(messages: [ChatMessage; N]) -> Self {
         Self::from(Vec::from(messages))
+    }
+}
+
+impl PartialEq for WireMessages {
+    fn eq(&self, other: &Self) -> bool {
+        self.messages == other.messages
     }
 }
 
