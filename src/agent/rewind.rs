@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::Agent;
 use super::history;
 use crate::bus::{AgentEvent, FileConflict, Restore, RestorePlan, RewindPoint};
-use crate::checkpoint::undo::{Conflict, Ledger, plan_move};
+use crate::checkpoint::undo::{Conflict, Hop, Ledger, plan_move};
 use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_changes};
 use crate::llm::ChatMessage;
 use crate::session_log::{self, Record};
@@ -29,6 +29,8 @@ const NAMED_FILES: usize = 20;
 struct Move {
     from: CheckpointId,
     to: CheckpointId,
+    /// cairn's own changes since `from` (reverts): what they changed is no conflict.
+    hops: Vec<Hop>,
     /// How a conflict's reason ends ("since the turn").
     since: &'static str,
     log: Vec<(CheckpointId, CheckpointKind)>,
@@ -92,7 +94,7 @@ impl Agent {
         };
         let moved = match (&work.files, store) {
             (Some(m), Some(store)) => {
-                let outcome = run_move(store, m.from.clone(), m.to.clone(), m.since, apply).await;
+                let outcome = run_move(store, m, apply).await;
                 match outcome {
                     Ok(plan) => plan,
                     Err(err) => {
@@ -139,6 +141,7 @@ impl Agent {
                     files: Some(Move {
                         from: turn.after.clone(),
                         to: turn.before.clone(),
+                        hops: turn.hops.clone(),
                         since: "since the turn",
                         log: vec![(turn.before.clone(), CheckpointKind::Undone)],
                     }),
@@ -154,6 +157,7 @@ impl Agent {
                     files: Some(Move {
                         from: turn.before.clone(),
                         to: turn.after.clone(),
+                        hops: Vec::new(),
                         since: "since the undo",
                         log: vec![(turn.before.clone(), CheckpointKind::Redone)],
                     }),
@@ -177,6 +181,7 @@ impl Agent {
                     (true, Some((target, undone)), Some(last)) => Some(Move {
                         from: last.clone(),
                         to: target,
+                        hops: Vec::new(),
                         since: "since cairn last recorded it",
                         log: undone
                             .into_iter()
@@ -254,13 +259,12 @@ impl Agent {
 /// Plans the move (and with `apply`, does it) off the async threads.
 async fn run_move(
     store: Arc<CheckpointStore>,
-    from: CheckpointId,
-    to: CheckpointId,
-    since: &'static str,
+    m: &Move,
     apply: bool,
 ) -> Result<RestorePlan, String> {
+    let (from, to, hops, since) = (m.from.clone(), m.to.clone(), m.hops.clone(), m.since);
     let work = tokio::task::spawn_blocking(move || {
-        let (changes, conflicts) = plan_move(&store, &from, &to, since)?;
+        let (changes, conflicts) = plan_move(&store, &from, &to, &hops, since)?;
         let (files, note) = file_changes(&store, &changes)?;
         if apply {
             let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();

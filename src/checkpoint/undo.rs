@@ -4,6 +4,11 @@
 //! Undoing again goes one more turn back; `--redo` (and the TUI's `/redo`) puts back what the
 //! last undo took away, until a later turn changes files. The same bookkeeping (`Ledger`)
 //! serves the TUI's `/undo`, `/redo` and `/rewind`.
+//!
+//! A revert from the diff pane after the turn is cairn's change too: a file that went from
+//! what the turn left through such reverts (and nothing else) to what it is now is still
+//! cairn's, and an undo takes it back to before the turn; a redo then puts back what the
+//! undo took away (the turn with the revert in it).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -53,7 +58,13 @@ pub struct Turn {
     pub user: usize,
     pub before: CheckpointId,
     pub after: CheckpointId,
+    /// The reverts from the diff pane since the turn, as their (before, after) checkpoints,
+    /// oldest first: what they changed is cairn's, not a conflict (filled by `to_undo`).
+    pub hops: Vec<Hop>,
 }
+
+/// A change cairn made to the workspace outside a turn (a revert): its checkpoints.
+pub type Hop = (CheckpointId, CheckpointId);
 
 impl Turn {
     fn changed(&self) -> bool {
@@ -73,6 +84,11 @@ pub struct Ledger {
     undone: HashSet<usize>,
     /// Undone turns that `/redo` may put back, the next one last.
     redo: Vec<usize>,
+    /// What cairn had left the workspace in when each undone turn was undone: what a redo
+    /// puts back.
+    undone_from: HashMap<usize, CheckpointId>,
+    /// The reverts, each with the number of user messages before it.
+    reverts: Vec<(usize, Hop)>,
     last: Option<CheckpointId>,
 }
 
@@ -85,8 +101,13 @@ impl Ledger {
                 Record::User { .. } => ledger.turns.push(None),
                 // A revert from the diff pane is a new change too; the workspace is then what
                 // its `after` checkpoint recorded.
-                Record::Revert { after, .. } => {
+                Record::Revert { before, after, .. } => {
                     ledger.redo.clear();
+                    if let (Some(before), Some(after)) = (before, after) {
+                        ledger
+                            .reverts
+                            .push((ledger.turns.len(), (before.clone(), after.clone())));
+                    }
                     if let Some(after) = after {
                         ledger.last = Some(after.clone());
                     }
@@ -94,6 +115,13 @@ impl Ledger {
                 Record::Checkpoint { commit, kind } => match kind {
                     CheckpointKind::Undone => {
                         if let Some(i) = ledger.find(commit, false) {
+                            let from = ledger
+                                .last
+                                .clone()
+                                .or_else(|| ledger.turns[i].as_ref().map(|t| t.after.clone()));
+                            if let Some(from) = from {
+                                ledger.undone_from.insert(i, from);
+                            }
                             ledger.undone.insert(i);
                             ledger.redo.retain(|&r| r != i);
                             ledger.redo.push(i);
@@ -104,7 +132,7 @@ impl Ledger {
                         if let Some(i) = ledger.find(commit, true) {
                             ledger.undone.remove(&i);
                             ledger.redo.retain(|&r| r != i);
-                            ledger.last = ledger.turns[i].as_ref().map(|t| t.after.clone());
+                            ledger.last = ledger.redo_target(i);
                         }
                     }
                     CheckpointKind::Before | CheckpointKind::After => {
@@ -137,6 +165,7 @@ impl Ledger {
                     user,
                     before: commit.clone(),
                     after: commit.clone(),
+                    hops: Vec::new(),
                 })
             }
         }
@@ -157,17 +186,40 @@ impl Ledger {
             .filter_map(|(i, t)| Some((i, t.as_ref()?)))
     }
 
-    /// The last turn that changed the workspace and is not undone.
-    pub fn to_undo(&self) -> Option<&Turn> {
-        self.turns()
+    /// The last turn that changed the workspace and is not undone, with the reverts since.
+    pub fn to_undo(&self) -> Option<Turn> {
+        let (i, turn) = self
+            .turns()
             .rev()
-            .find(|(i, t)| t.changed() && !self.undone.contains(i))
-            .map(|(_, t)| t)
+            .find(|(i, t)| t.changed() && !self.undone.contains(i))?;
+        let hops = self
+            .reverts
+            .iter()
+            .filter(|(users, _)| *users > i)
+            .map(|(_, hop)| hop.clone())
+            .collect();
+        Some(Turn {
+            hops,
+            ..turn.clone()
+        })
     }
 
-    /// The turn `/redo` puts back: the last one undone, unless something changed since.
-    pub fn to_redo(&self) -> Option<&Turn> {
-        self.redo.last().and_then(|&i| self.turns[i].as_ref())
+    /// The turn `/redo` puts back: the last one undone, unless something changed since. Its
+    /// `after` is what cairn had left the workspace in when it was undone.
+    pub fn to_redo(&self) -> Option<Turn> {
+        let i = *self.redo.last()?;
+        let turn = self.turns[i].as_ref()?;
+        Some(Turn {
+            after: self.redo_target(i)?,
+            ..turn.clone()
+        })
+    }
+
+    fn redo_target(&self, i: usize) -> Option<CheckpointId> {
+        self.undone_from
+            .get(&i)
+            .cloned()
+            .or_else(|| self.turns[i].as_ref().map(|t| t.after.clone()))
     }
 
     /// The state cairn last left the workspace in (what conflicts are judged against).
@@ -209,12 +261,14 @@ pub fn turn_to_undo(records: &[Record]) -> Option<(CheckpointId, CheckpointId)> 
 }
 
 /// What moving files from checkpoint `from` to `to` would do: the changes to apply, and the
-/// files that moved on since `from` (conflicts, left alone). `since` ends the conflict's
-/// reason ("since the turn").
+/// files that moved on since `from` (conflicts, left alone). A file that moved only through
+/// `hops` (cairn's own changes since `from`, oldest first) is not a conflict. `since` ends the
+/// conflict's reason ("since the turn").
 pub fn plan_move(
     store: &CheckpointStore,
     from: &CheckpointId,
     to: &CheckpointId,
+    hops: &[Hop],
     since: &str,
 ) -> Result<(Vec<PathChange>, Vec<Conflict>), CheckpointError> {
     let changes = store.diff(from, to)?;
@@ -227,6 +281,17 @@ pub fn plan_move(
         .into_iter()
         .map(|c| (c.path.clone(), c))
         .collect();
+    // What changed between cairn's changes (before the first, between two, after the last):
+    // a file in none of these gaps was changed by cairn alone.
+    let mut touched: HashSet<String> = HashSet::new();
+    if !hops.is_empty() {
+        let mut at = from;
+        for (start, end) in hops {
+            touched.extend(store.diff(at, start)?.into_iter().map(|c| c.path));
+            at = end;
+        }
+        touched.extend(store.diff(at, &now.id)?.into_iter().map(|c| c.path));
+    }
     let mut apply = Vec::new();
     let mut conflicts = Vec::new();
     for change in changes {
@@ -236,6 +301,10 @@ pub fn plan_move(
         };
         // Already what `to` has (the user made the same change): nothing to do, no conflict.
         if moved.after == change.after {
+            continue;
+        }
+        if !hops.is_empty() && !touched.contains(&change.path) {
+            apply.push(change);
             continue;
         }
         let why = match moved.kind {
@@ -256,9 +325,10 @@ pub fn move_files(
     store: &CheckpointStore,
     from: &CheckpointId,
     to: &CheckpointId,
+    hops: &[Hop],
     since: &str,
 ) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
-    let (apply, conflicts) = plan_move(store, from, to, since)?;
+    let (apply, conflicts) = plan_move(store, from, to, hops, since)?;
     let reverted: Vec<Reverted> = apply
         .iter()
         .map(|change| Reverted {
@@ -283,13 +353,14 @@ pub fn action_of(kind: ChangeKind) -> &'static str {
 }
 
 /// Puts back the files the turn changed from `before` to `after`, where they are still what
-/// the turn left.
+/// the turn left (or what cairn's reverts since, `hops`, made of that).
 pub fn undo_turn(
     store: &CheckpointStore,
     before: &CheckpointId,
     after: &CheckpointId,
+    hops: &[Hop],
 ) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
-    move_files(store, after, before, "since the turn")
+    move_files(store, after, before, hops, "since the turn")
 }
 
 /// Puts back what undoing the turn took away, where the files are still what the undo left.
@@ -298,7 +369,7 @@ pub fn redo_turn(
     before: &CheckpointId,
     after: &CheckpointId,
 ) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
-    move_files(store, before, after, "since the undo")
+    move_files(store, before, after, &[], "since the undo")
 }
 
 /// Undoes the last turn of the session at `log_path` (or, with `redo`, puts back what the
@@ -321,14 +392,20 @@ pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Undo
     } else {
         ledger.to_undo()
     };
-    let Some(Turn { before, after, .. }) = turn else {
+    let Some(Turn {
+        before,
+        after,
+        hops,
+        ..
+    }) = turn
+    else {
         return Ok(report);
     };
     let store = CheckpointStore::open(data_dir, Path::new(cwd))?;
     let (reverted, conflicts) = if redo {
-        redo_turn(&store, before, after)?
+        redo_turn(&store, &before, &after)?
     } else {
-        undo_turn(&store, before, after)?
+        undo_turn(&store, &before, &after, &hops)?
     };
     let mut log = SessionLog::open_append(log_path.to_path_buf())?;
     log.append(&Record::Checkpoint {

@@ -115,6 +115,73 @@ fn a_revert_from_the_diff_pane_clears_the_redo_slot_and_is_what_cairn_last_left(
     assert_eq!(ledger.last(), Some(&id("e")));
 }
 
+fn revert(before: &str, after: &str) -> Record {
+    Record::Revert {
+        id: "r".into(),
+        target: crate::bus::RevertTarget {
+            source: crate::bus::ChangeSource::Call(crate::bus::CallId::new("c1")),
+            file: Some(0),
+            hunk: Some(0),
+            shown: None,
+        },
+        what: "hunk 1".into(),
+        changes: Vec::new(),
+        before: Some(id(before)),
+        after: Some(id(after)),
+    }
+}
+
+#[test]
+fn reverts_since_a_turn_are_cairns_own_and_a_redo_puts_them_back_too() {
+    let mut records = three_turns();
+    records.push(revert("c", "d"));
+    let ledger = Ledger::of(&records);
+    let turn = ledger.to_undo().unwrap();
+    assert_eq!((turn.user, &turn.after), (2, &id("c")));
+    assert_eq!(turn.hops, [(id("c"), id("d"))]);
+    records.push(cp("b", Undone));
+    let ledger = Ledger::of(&records);
+    // The revert came after the earlier turn too (a file the undone turn changed between is
+    // still judged by the gap before the revert).
+    assert_eq!(ledger.to_undo().unwrap().hops.len(), 1);
+    let redo = ledger.to_redo().unwrap();
+    assert_eq!(redo.after, id("d"), "what cairn left when it was undone");
+    records.push(cp("b", Redone));
+    assert_eq!(Ledger::of(&records).last(), Some(&id("d")));
+}
+
+#[test]
+fn an_undo_takes_back_a_file_cairn_reverted_since_but_not_one_the_user_edited() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    write(ws.path(), "a.txt", "one\n");
+    write(ws.path(), "b.txt", "one\n");
+    let store = CheckpointStore::open(data.path(), ws.path()).unwrap();
+    let before = store.snapshot().unwrap().id;
+    write(ws.path(), "a.txt", "two\nthree\n");
+    write(ws.path(), "b.txt", "two\nthree\n");
+    let after = store.snapshot().unwrap().id;
+    // cairn reverts part of a and of b; then the user edits b by hand.
+    write(ws.path(), "a.txt", "two\n");
+    write(ws.path(), "b.txt", "two\n");
+    let reverted = store.snapshot().unwrap().id;
+    write(ws.path(), "b.txt", "mine\n");
+    let hops = [(after.clone(), reverted)];
+    let (done, conflicts) = undo_turn(&store, &before, &after, &hops).unwrap();
+    let paths: Vec<&str> = done.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["a.txt"]);
+    assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+    assert_eq!(conflicts[0].path, "b.txt");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "one\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("b.txt")).unwrap(),
+        "mine\n"
+    );
+}
+
 #[test]
 fn rewinding_the_files_to_a_message_undoes_every_later_changing_turn() {
     let records = three_turns();
@@ -159,7 +226,7 @@ fn a_move_leaves_a_file_changed_since_alone_and_names_why() {
     // The user edits b after the turn, and deletes new.txt.
     write(ws.path(), "b.txt", "mine\n");
     std::fs::remove_file(ws.path().join("new.txt")).unwrap();
-    let (reverted, conflicts) = undo_turn(&store, &before, &after).unwrap();
+    let (reverted, conflicts) = undo_turn(&store, &before, &after, &[]).unwrap();
     assert_eq!(
         reverted,
         [Reverted {

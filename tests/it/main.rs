@@ -11,6 +11,7 @@ mod policy;
 mod project_trust;
 mod resume;
 mod revert;
+mod revert_undo;
 mod rewind;
 mod sandbox;
 mod sandbox_protected;

@@ -1,0 +1,256 @@
+//! A revert from the diff pane and `/undo` of the same turn, in both orders: cairn made every
+//! change since the turn (the turn, then the revert), so the undo takes both files back to
+//! before the turn with no conflict, and `/redo` puts back what the undo took away (the turn
+//! with the hunk still reverted). An undo first, then a revert of the revert entry, applies
+//! cleanly. A file the user edited by hand is still a conflict. `cairn undo` agrees.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::json;
+
+use crate::support::agent::TestAgent;
+use cairn::agent::StartFrom;
+use cairn::bus::{
+    AgentEvent, CallId, ChangeSource, Restore, RestorePlan, RevertPlan, RevertTarget, UserCommand,
+};
+use cairn::permissions::Mode;
+use cairn::testing::{MockLlm, Script};
+
+fn numbered(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+const G: &str = "alpha\nbeta\n";
+
+/// One turn: f.txt gets two hunks (lines 3 and 37), g.txt one edit.
+fn session() -> Vec<Script> {
+    vec![
+        Script::tool_call("c1", "read_file", json!({"path": "f.txt"})),
+        Script::tool_call(
+            "c2",
+            "write_file",
+            json!({"path": "f.txt", "content": edited()}),
+        ),
+        Script::tool_call("c3", "read_file", json!({"path": "g.txt"})),
+        Script::tool_call(
+            "c4",
+            "edit_file",
+            json!({"path": "g.txt", "old_string": "beta", "new_string": "BETA"}),
+        ),
+        Script::text("done"),
+    ]
+}
+
+fn edited() -> String {
+    numbered(40)
+        .replace("line 3\n", "line three\n")
+        .replace("line 37\n", "line thirty-seven\n")
+}
+
+struct Setup {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    ws: std::path::PathBuf,
+    agent: TestAgent,
+}
+
+impl Setup {
+    fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.ws.join(path)).unwrap()
+    }
+}
+
+async fn ran_turn() -> (Setup, MockLlm) {
+    let ws_dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ws = ws_dir.path().canonicalize().unwrap();
+    std::fs::write(ws.join("f.txt"), numbered(40)).unwrap();
+    std::fs::write(ws.join("g.txt"), G).unwrap();
+    let llm = MockLlm::start(session()).await;
+    let sessions = data.path().join("sessions");
+    let mut agent = TestAgent::spawn(&ws, &sessions, &llm.url(), Mode::Never, StartFrom::New).await;
+    agent.submit("change things").await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    let s = Setup {
+        _dirs: (ws_dir, data),
+        ws,
+        agent,
+    };
+    assert_eq!(s.read("f.txt"), edited(), "the turn ran");
+    assert_eq!(s.read("g.txt"), "alpha\nBETA\n");
+    (s, llm)
+}
+
+fn target(source: ChangeSource, file: Option<usize>, hunk: Option<usize>) -> RevertTarget {
+    RevertTarget {
+        source,
+        file,
+        hunk,
+        shown: None,
+    }
+}
+
+/// Previews and confirms `target`; returns the revert's id.
+async fn revert(agent: &mut TestAgent, target: &RevertTarget) -> String {
+    agent
+        .send(UserCommand::PreviewRevert {
+            target: target.clone(),
+        })
+        .await;
+    let AgentEvent::RevertPreview { plan, .. } = agent
+        .wait_for(|e| matches!(e, AgentEvent::RevertPreview { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    let RevertPlan::Ready { stamp, .. } = plan else {
+        panic!("not ready: {plan:?}")
+    };
+    agent
+        .send(UserCommand::Revert {
+            target: target.clone(),
+            stamp,
+        })
+        .await;
+    let event = agent
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Reverted { .. } | AgentEvent::RevertPreview { .. }
+            )
+        })
+        .await;
+    let AgentEvent::Reverted { id, .. } = event else {
+        panic!("not applied: {event:?}")
+    };
+    id
+}
+
+/// Applies an undo or redo and returns what it did.
+async fn restore(agent: &mut TestAgent, what: Restore) -> RestorePlan {
+    agent.send(UserCommand::Restore { what, apply: true }).await;
+    let event = agent
+        .wait_for(|e| matches!(e, AgentEvent::Restored { .. } | AgentEvent::Warning { .. }))
+        .await;
+    let AgentEvent::Restored { done, .. } = event else {
+        panic!("not restored: {event:?}")
+    };
+    done
+}
+
+fn paths(plan: &RestorePlan) -> Vec<&str> {
+    let mut paths: Vec<&str> = plan.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort_unstable();
+    paths
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_after_a_hunk_revert_takes_both_files_back_and_redo_keeps_the_revert() {
+    let (mut s, _llm) = ran_turn().await;
+    revert(
+        &mut s.agent,
+        &target(ChangeSource::Call(CallId::new("c2")), Some(0), Some(0)),
+    )
+    .await;
+    let reverted = edited().replace("line three\n", "line 3\n");
+    assert_eq!(s.read("f.txt"), reverted);
+
+    let done = restore(&mut s.agent, Restore::Undo).await;
+    assert!(done.conflicts.is_empty(), "{:?}", done.conflicts);
+    assert_eq!(paths(&done), ["f.txt", "g.txt"]);
+    assert_eq!(s.read("f.txt"), numbered(40));
+    assert_eq!(s.read("g.txt"), G);
+
+    // The redo puts back what the undo took away: the turn, its hunk still reverted.
+    let done = restore(&mut s.agent, Restore::Redo).await;
+    assert!(done.conflicts.is_empty(), "{:?}", done.conflicts);
+    assert_eq!(s.read("f.txt"), reverted);
+    assert_eq!(s.read("g.txt"), "alpha\nBETA\n");
+
+    // Undo and redo again: the same, both ways.
+    restore(&mut s.agent, Restore::Undo).await;
+    assert_eq!(s.read("f.txt"), numbered(40));
+    restore(&mut s.agent, Restore::Redo).await;
+    assert_eq!(s.read("f.txt"), reverted);
+    s.agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_after_a_revert_still_leaves_a_file_the_user_edited_by_hand() {
+    let (mut s, _llm) = ran_turn().await;
+    revert(
+        &mut s.agent,
+        &target(ChangeSource::Call(CallId::new("c2")), Some(0), Some(0)),
+    )
+    .await;
+    // The user's own edit after the revert: not what cairn left.
+    let mine = s.read("f.txt").replace("line 20\n", "line 20, mine\n");
+    std::fs::write(s.ws.join("f.txt"), &mine).unwrap();
+
+    let done = restore(&mut s.agent, Restore::Undo).await;
+    assert_eq!(paths(&done), ["g.txt"]);
+    assert_eq!(done.conflicts.len(), 1, "{:?}", done.conflicts);
+    assert_eq!(done.conflicts[0].path, "f.txt");
+    assert_eq!(s.read("f.txt"), mine, "the user's edit is left alone");
+    assert_eq!(s.read("g.txt"), G);
+    s.agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revert_of_a_whole_file_then_undo_takes_the_other_file_back() {
+    let (mut s, _llm) = ran_turn().await;
+    // The whole edit of g.txt reverted: g.txt is already as before the turn.
+    revert(
+        &mut s.agent,
+        &target(ChangeSource::Call(CallId::new("c4")), None, None),
+    )
+    .await;
+    assert_eq!(s.read("g.txt"), G);
+
+    let done = restore(&mut s.agent, Restore::Undo).await;
+    assert!(done.conflicts.is_empty(), "{:?}", done.conflicts);
+    assert_eq!(paths(&done), ["f.txt"]);
+    assert_eq!(s.read("f.txt"), numbered(40));
+    assert_eq!(s.read("g.txt"), G);
+    s.agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_then_a_revert_of_the_revert_entry_applies_on_the_undone_files() {
+    let (mut s, _llm) = ran_turn().await;
+    let first = revert(
+        &mut s.agent,
+        &target(ChangeSource::Call(CallId::new("c2")), Some(0), Some(0)),
+    )
+    .await;
+    restore(&mut s.agent, Restore::Undo).await;
+    assert_eq!(s.read("f.txt"), numbered(40));
+
+    // The revert's own change taken back: the model's line 3 returns, on the undone file.
+    revert(
+        &mut s.agent,
+        &target(ChangeSource::Revert(first), None, None),
+    )
+    .await;
+    assert_eq!(
+        s.read("f.txt"),
+        numbered(40).replace("line 3\n", "line three\n")
+    );
+    assert_eq!(s.read("g.txt"), G);
+
+    // That revert is a new change: the undone turn cannot be redone on top of it.
+    s.agent
+        .send(UserCommand::Restore {
+            what: Restore::Redo,
+            apply: true,
+        })
+        .await;
+    let event = s
+        .agent
+        .wait_for(|e| matches!(e, AgentEvent::Restored { .. } | AgentEvent::Warning { .. }))
+        .await;
+    let AgentEvent::Warning { message } = event else {
+        panic!("a redo over a newer revert: {event:?}")
+    };
+    assert!(message.contains("nothing to redo"), "{message}");
+    s.agent.shutdown().await;
+}
