@@ -490,8 +490,9 @@ impl Walker {
         if cwd.starts_with("/proc") && !word.text.starts_with('/') {
             return reads_secrets(&cwd.join(&word.text).to_string_lossy());
         }
-        // Relative to a `cd` into the home directory (`cd ~ && cat .ssh/id_rsa`).
-        if !word.text.starts_with('/') {
+        // Relative to a `cd` into the home directory (`cd ~ && cat .ssh/id_rsa`); in the
+        // workspace itself the word alone decides (this runs on every word).
+        if !word.text.starts_with('/') && *cwd != self.root {
             return names_secret_store(&cwd.join(&word.text).to_string_lossy());
         }
         None
@@ -521,21 +522,27 @@ const SECRET_STORES: &[&[&str]] = &[
 
 /// Why an argument names a secret store (`~/.ssh/id_rsa`, `$HOME/.aws/credentials`), or `None`.
 pub(crate) fn names_secret_store(text: &str) -> Option<String> {
-    let parts: Vec<&str> = text
+    // Without a glob, a word naming a store (or a directory above one) spells its first
+    // component. This runs on every word of every command, so most words leave here.
+    let globbed = text.contains(['*', '?', '[']);
+    if !globbed && !SECRET_STORES.iter().any(|store| text.contains(store[0])) {
+        return None;
+    }
+    use crate::permissions::mentions::Component;
+    let parts: Vec<Component> = text
         .split('/')
         .map(|p| p.trim_matches(|c| c == '"' || c == '\''))
         .filter(|p| !p.is_empty() && *p != ".")
+        .map(Component::new)
         .collect();
-    use crate::permissions::mentions::component_matches;
-    let matches =
-        |w: &[&str], store: &[&str]| w.iter().zip(store).all(|(p, s)| component_matches(p, s));
+    let matches = |w: &[Component], store: &[&str]| w.iter().zip(store).all(|(p, s)| p.matches(s));
     SECRET_STORES.iter().find_map(|store| {
         let named = parts.windows(store.len()).any(|w| matches(w, store));
         // A directory above a store, under something that spells a home (`~/.config`,
         // `$HOME/.local/share`): a recursive read or copy of it takes the store along.
         let above = (1..store.len()).any(|k| {
             parts.len() > k
-                && parts[parts.len() - k - 1] != ".."
+                && !matches!(parts[parts.len() - k - 1], Component::Plain(".."))
                 && matches(&parts[parts.len() - k..], &store[..k])
         });
         (named || above).then(|| {

@@ -12,6 +12,10 @@ const PROTECTED_MENTIONS: &[&str] = &[".git/config", ".git/hooks", ".config/fish
 
 /// Why a word of a command that can write or run things names a protected path, or `None`.
 pub(crate) fn mentions_protected(text: &str) -> Option<&'static str> {
+    // Every spelling below has a dot; most words have none.
+    if !text.contains('.') {
+        return None;
+    }
     if let Some(m) = PROTECTED_MENTIONS.iter().find(|m| text.contains(**m)) {
         return Some(m);
     }
@@ -35,17 +39,44 @@ pub(crate) fn mentions_protected(text: &str) -> Option<&'static str> {
         .copied()
 }
 
-/// Whether one path component, possibly a glob (`cai*`, `.[c]onfig`, `?ession*`), could name
-/// `name`. Leading dots are matched like any character: `dotglob` may be on.
-pub(crate) fn component_matches(pattern: &str, name: &str) -> bool {
-    if !pattern.contains(['*', '?', '[']) {
-        return pattern == name;
+/// One path component of an argument, possibly a glob (`cai*`, `.[c]onfig`, `?ession*`),
+/// analysed once so that matching it against many names stays cheap.
+pub(crate) enum Component<'a> {
+    Plain(&'a str),
+    Glob(&'a str),
+    /// `.*` and `*` alone are too common in regular expressions (`s/.*/x/`) to count.
+    Never,
+}
+
+impl<'a> Component<'a> {
+    pub(crate) fn new(pattern: &'a str) -> Self {
+        if !pattern.contains(['*', '?', '[']) {
+            return Component::Plain(pattern);
+        }
+        let literal = pattern
+            .split(['*', '?', '[', ']'])
+            .any(|piece| piece.chars().any(|c| c.is_ascii_alphanumeric()));
+        if literal {
+            Component::Glob(pattern)
+        } else {
+            Component::Never
+        }
     }
-    // `.*` and `*` alone are too common in regular expressions (`s/.*/x/`) to count.
-    let literal = pattern
-        .split(['*', '?', '[', ']'])
-        .any(|piece| piece.chars().any(|c| c.is_ascii_alphanumeric()));
-    literal && glob(pattern.as_bytes(), name.as_bytes())
+
+    /// Whether it could name `name`. Leading dots are matched like any character: `dotglob`
+    /// may be on.
+    pub(crate) fn matches(&self, name: &str) -> bool {
+        match self {
+            Component::Plain(p) => *p == name,
+            Component::Glob(p) => glob(p.as_bytes(), name.as_bytes()),
+            Component::Never => false,
+        }
+    }
+}
+
+#[cfg(test)]
+fn component_matches(pattern: &str, name: &str) -> bool {
+    Component::new(pattern).matches(name)
 }
 
 fn glob(p: &[u8], s: &[u8]) -> bool {
