@@ -196,10 +196,7 @@ fn resume_big_log(dir: &Path) {
     let mut i = 0;
     while written < RECORDS {
         let call = CallId(format!("c{i}"));
-        log.append(&Record::User {
-            text: format!("request {i}"),
-        })
-        .unwrap();
+        log.append(&Record::user(format!("request {i}"))).unwrap();
         log.append(&Record::Assistant {
             text: "Let me look.".into(),
             reasoning: String::new(),

@@ -277,6 +277,10 @@ pub struct RewindPoint {
     pub text: String,
     /// Turns from this message on that changed files (and are not undone).
     pub changes: usize,
+    /// When it was sent, in local time: "14:05" today, "2026-11-29 14:05" before; None
+    /// for a message of a log that did not record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
 }
 
 /// The files an undo, redo or rewind changes (or changed), as diffs from the current content

@@ -36,6 +36,9 @@ pub enum Record {
     },
     User {
         text: String,
+        /// When it was sent (RFC 3339, UTC); logs written before it was recorded have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        time: Option<String>,
     },
     /// Written before any of its tool calls runs, so a crash leaves a record of what ran.
     Assistant {
@@ -126,6 +129,16 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<Usage>,
     },
+}
+
+impl Record {
+    /// A user message sent now.
+    pub fn user(text: impl Into<String>) -> Self {
+        Record::User {
+            text: text.into(),
+            time: Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()),
+        }
+    }
 }
 
 /// The changing facts the model was last told about.
@@ -318,7 +331,7 @@ fn summarize(path: &Path) -> Option<SessionSummary> {
                     first_prompt: String::new(),
                 });
             }
-            Ok(Record::User { text }) => {
+            Ok(Record::User { text, .. }) => {
                 if let Some(s) = summary.as_mut() {
                     s.first_prompt = text
                         .lines()
@@ -456,7 +469,7 @@ mod tests {
         let id = SessionId("s".into());
         let mut log = SessionLog::create(dir.path(), &id).unwrap();
         log.append(&meta()).unwrap();
-        log.append(&Record::User { text: "hi".into() }).unwrap();
+        log.append(&Record::user("hi")).unwrap();
         let path = log.path().to_path_buf();
         drop(log);
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
@@ -467,18 +480,37 @@ mod tests {
         assert!(loaded.warnings[0].contains("truncated last line 3"));
         // Appending after the crash starts a fresh line: the new record is not lost.
         let mut log = SessionLog::open_append(path.clone()).unwrap();
-        log.append(&Record::User {
-            text: "again".into(),
-        })
-        .unwrap();
+        log.append(&Record::user("again")).unwrap();
         let loaded = read_log(&path).unwrap();
         assert_eq!(loaded.records.len(), 3);
+        assert!(
+            matches!(&loaded.records[2], Record::User { text, time: Some(_) } if text == "again"),
+            "{:?}",
+            loaded.records[2]
+        );
+    }
+
+    #[test]
+    fn a_user_record_carries_its_time_and_old_ones_without_it_still_read() {
+        let old: Record = serde_json::from_str(r#"{"type":"user","text":"hi"}"#).unwrap();
         assert_eq!(
-            loaded.records[2],
+            old,
             Record::User {
-                text: "again".into()
+                text: "hi".into(),
+                time: None
             }
         );
+        assert_eq!(
+            serde_json::to_string(&old).unwrap(),
+            r#"{"type":"user","text":"hi"}"#
+        );
+        let Record::User {
+            time: Some(time), ..
+        } = Record::user("hi")
+        else {
+            panic!("no time")
+        };
+        assert!(humantime::parse_rfc3339(&time).is_ok(), "{time}");
     }
 
     #[test]
@@ -517,10 +549,7 @@ mod tests {
                 started,
             })
             .unwrap();
-            log.append(&Record::User {
-                text: prompt.into(),
-            })
-            .unwrap();
+            log.append(&Record::user(prompt)).unwrap();
         }
         let list = list_sessions(dir.path());
         assert_eq!(

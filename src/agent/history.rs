@@ -44,6 +44,8 @@ pub struct BranchUser {
     /// Model steps of the session before it.
     pub step: u64,
     pub text: String,
+    /// When it was sent (RFC 3339, UTC), when the log says.
+    pub time: Option<String>,
 }
 
 /// The assistant message as sent back to the model. Reasoning (plain and structured) goes back
@@ -101,12 +103,13 @@ fn rebuild_with(records: &[Record], keep_left: bool) -> Rebuilt {
     let mut users = 0usize;
     for (index, record) in records.iter().enumerate() {
         match record {
-            Record::User { text } => {
+            Record::User { text, time } => {
                 close_open_calls(&mut out, &mut open);
                 out.users.push(BranchUser {
                     at: users,
                     step: turn,
                     text: text.clone(),
+                    time: time.clone(),
                 });
                 users += 1;
                 out.request_text.clone_from(text);
@@ -249,7 +252,7 @@ fn fork(out: &mut Rebuilt, before: &[Record], at: usize, keep_left: bool) {
         .iter()
         .enumerate()
         .filter_map(|(i, r)| match r {
-            Record::User { text } => Some((i, text)),
+            Record::User { text, .. } => Some((i, text)),
             _ => None,
         })
         .nth(at)
@@ -314,7 +317,7 @@ mod tests {
     #[test]
     fn a_call_without_result_is_answered_as_interrupted() {
         let records = vec![
-            Record::User { text: "go".into() },
+            Record::user("go"),
             Record::Assistant {
                 text: String::new(),
                 reasoning: "think".into(),
@@ -352,7 +355,7 @@ mod tests {
     #[test]
     fn stray_results_are_ignored() {
         let records = vec![
-            Record::User { text: "go".into() },
+            Record::user("go"),
             Record::ToolResult {
                 call: CallId::new("zz"),
                 name: "bash".into(),

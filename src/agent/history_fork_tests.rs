@@ -6,7 +6,7 @@ use super::*;
 use crate::tool_output::TodoStatus;
 
 fn user(text: &str) -> Record {
-    Record::User { text: text.into() }
+    Record::user(text)
 }
 
 fn reply(text: &str) -> Record {

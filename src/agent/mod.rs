@@ -8,6 +8,7 @@ mod compact;
 mod context;
 mod conversation;
 pub mod history;
+mod local_time;
 pub mod prompt;
 mod revert;
 mod revert_locate;

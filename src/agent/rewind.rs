@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::Agent;
-use super::history;
+use super::{history, local_time};
 use crate::bus::{AgentEvent, FileConflict, Restore, RestorePlan, RewindPoint};
 use crate::checkpoint::undo::{Conflict, Hop, Ledger, plan_move};
 use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_changes};
@@ -60,12 +60,14 @@ impl Agent {
             return;
         };
         let ledger = Ledger::of(&records);
+        let now = std::time::SystemTime::now();
         let points = history::rebuild(&records)
             .users
             .into_iter()
             .rev()
             .map(|u| RewindPoint {
                 changes: ledger.changes_from(u.at),
+                when: u.time.as_deref().and_then(|t| local_time::label(t, now)),
                 at: u.at,
                 step: u.step,
                 text: u.text,

@@ -14,7 +14,7 @@ use crate::session_log::{LoggedCall, Record, ToldState};
 
 impl Agent {
     pub(super) async fn handle_request(&mut self, text: String, cancel: &CancellationToken) {
-        self.record(&Record::User { text: text.clone() });
+        self.record(&Record::user(text.clone()));
         self.emit(AgentEvent::UserMessage { text: text.clone() });
         self.session.request_text.clone_from(&text);
         self.session

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::*;
 
 fn user() -> Record {
-    Record::User { text: "u".into() }
+    Record::user("u")
 }
 
 fn cp(commit: &str, kind: CheckpointKind) -> Record {

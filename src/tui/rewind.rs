@@ -164,13 +164,27 @@ impl RewindPicker {
             Stage::Pick => {
                 let rows = usize::from(inner.height);
                 let first = (self.selected + 1).saturating_sub(rows);
+                // The times in one column: "09:41" and "2026-11-29 17:05" side by side.
+                let when_width = self
+                    .points
+                    .iter()
+                    .filter_map(|p| p.when.as_ref())
+                    .map(|w| w.chars().count())
+                    .max();
                 for (i, point) in self.points.iter().enumerate().skip(first).take(rows) {
                     let style = if i == self.selected {
                         theme::selected()
                     } else {
                         theme::base()
                     };
-                    let text = format!("{}  {}", point_label(point), preview(&point.text));
+                    let when = match when_width {
+                        Some(width) => {
+                            let when = point.when.as_deref().unwrap_or("");
+                            format!("  {when:>width$}")
+                        }
+                        None => String::new(),
+                    };
+                    let text = format!("{}{when}  {}", point_label(point), preview(&point.text));
                     line_at(
                         buf,
                         (i - first) as u16,
@@ -192,7 +206,13 @@ impl RewindPicker {
                         wrap::truncate(&format!("Before: {}", preview(&point.text)), cols),
                         theme::user(),
                     ),
-                    Line::styled(format!("{} · {files}", point_label(point)), theme::dim()),
+                    Line::styled(
+                        match &point.when {
+                            Some(when) => format!("{} · {when} · {files}", point_label(point)),
+                            None => format!("{} · {files}", point_label(point)),
+                        },
+                        theme::dim(),
+                    ),
                     Line::default(),
                     choice_line('b', "both: files and conversation"),
                     choice_line('c', "conversation only (files stay as they are)"),

@@ -117,12 +117,15 @@ fn points() -> Vec<RewindPoint> {
             step: 7,
             text: "now add tests".into(),
             changes: 1,
+            // A fixed time: the agent labels it (local time), the picker shows it as it is.
+            when: Some("09:41".into()),
         },
         RewindPoint {
             at: 0,
             step: 0,
             text: "rename the crate\nand fix the docs".into(),
             changes: 2,
+            when: Some("2026-11-29 17:05".into()),
         },
     ]
 }

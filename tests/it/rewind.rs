@@ -54,6 +54,9 @@ async fn a_conversation_rewind_keeping_the_files_tells_the_model_and_forgets_its
     assert_eq!(points.len(), 1);
     assert_eq!(points[0].text, "what does a.txt say?");
     assert_eq!(points[0].changes, 0);
+    // Sent just now: the picker shows the local time of day.
+    let when = points[0].when.clone().unwrap();
+    assert!(when.contains(':'), "{when}");
     agent
         .send(UserCommand::Restore {
             what: Restore::Rewind {
