@@ -322,6 +322,26 @@ impl Clock {
     }
 }
 
+/// What a server may still send after `[DONE]` (the end of a chunked body, a last comment) is
+/// read, briefly, so the connection goes back to the pool: the next step of the session then
+/// skips a new connection (a TLS handshake with a real provider). A server that keeps the
+/// stream open after `[DONE]` is left after `AFTER_DONE_WAIT`.
+async fn finish_body(mut response: reqwest::Response) {
+    let deadline = Instant::now() + AFTER_DONE_WAIT;
+    let mut left = AFTER_DONE_BYTES;
+    while let Ok(Ok(Some(bytes))) = timeout_at(deadline, response.chunk()).await {
+        left = left.saturating_sub(bytes.len());
+        if left == 0 {
+            return;
+        }
+    }
+}
+
+/// Longest wait for the end of a body after `[DONE]`.
+const AFTER_DONE_WAIT: Duration = Duration::from_millis(100);
+/// Most bytes read after `[DONE]` before the connection is given up instead.
+const AFTER_DONE_BYTES: usize = 64 * 1024;
+
 /// Reads the event stream. A drop or stall before anything was shown may be retried; after,
 /// it is `Truncated` (retrying would show the user the same text twice). Only `data:` lines
 /// restart the idle timer: a server that sends nothing but `: keep-alive` comments times out.
@@ -352,7 +372,10 @@ async fn read_stream(
                         }
                         continue;
                     }
-                    Ok(Progress::Done) => break,
+                    Ok(Progress::Done) => {
+                        finish_body(response).await;
+                        break;
+                    }
                     // Dropping the response closes the connection: the server stops sending.
                     Err(e) => return Err(stream_error(e, decoder.has_content())),
                 }

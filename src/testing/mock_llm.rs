@@ -62,6 +62,8 @@ struct Shared {
     tokens: Mutex<Vec<u64>>,
     /// Set by `forget_bodies`: requests are counted, not kept (a long benchmark session).
     forget: std::sync::atomic::AtomicBool,
+    /// Connections accepted so far (a client that keeps them alive opens one).
+    connections: std::sync::atomic::AtomicUsize,
 }
 
 /// Picks the reply to a request from its body instead of the queue (`None`: use the queue).
@@ -130,6 +132,7 @@ impl MockLlm {
             responder: Mutex::new(None),
             tokens: Mutex::new(Vec::new()),
             forget: std::sync::atomic::AtomicBool::new(false),
+            connections: std::sync::atomic::AtomicUsize::new(0),
         });
         let shutdown = CancellationToken::new();
         let addr = listener.local_addr()?;
@@ -205,6 +208,13 @@ impl MockLlm {
     }
 
     /// Requests with method, path and headers.
+    /// How many connections clients opened so far.
+    pub fn connections(&self) -> usize {
+        self.shared
+            .connections
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     pub fn recorded(&self) -> Vec<RecordedRequest> {
         lock(&self.shared.requests).clone()
     }
@@ -268,6 +278,9 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
             accepted = listener.accept() => accepted,
         };
         let Ok((socket, _)) = accepted else { continue };
+        shared
+            .connections
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         // Small SSE writes must not wait for delayed ACKs (Nagle), or every turn costs milliseconds.
         let _ = socket.set_nodelay(true);
         let (shared, shutdown) = (shared.clone(), shutdown.clone());
@@ -284,18 +297,38 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
     }
 }
 
+/// Serves the requests of one connection. A reply streamed whole keeps the connection open
+/// for the next request, as real providers do (HTTP/1.1 keep-alive, chunked SSE), so a long
+/// session's requests do not each pay a fresh connection; every other reply closes it.
 async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    let Some(request) = read_request(&mut socket).await? else {
-        return Ok(());
-    };
+    while let Some(request) = read_request(&mut socket).await? {
+        if answer(&mut socket, shared, request).await? == Connection::Close {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the connection stays open after a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Connection {
+    KeepAlive,
+    Close,
+}
+
+async fn answer(
+    socket: &mut TcpStream,
+    shared: &Shared,
+    request: RecordedRequest,
+) -> std::io::Result<Connection> {
     let is_chat = request.method == "POST" && request.path.ends_with("/chat/completions");
     if request.method == "GET" && request.path.ends_with("/models") {
         let body = json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]});
-        return respond(&mut socket, 200, &[], body.to_string().as_bytes()).await;
+        return respond(socket, 200, &[], body.to_string().as_bytes()).await;
     }
     if !is_chat {
         let body = json!({"error": {"message": format!("no route for {} {}", request.method, request.path)}});
-        return respond(&mut socket, 404, &[], body.to_string().as_bytes()).await;
+        return respond(socket, 404, &[], body.to_string().as_bytes()).await;
     }
     let rejection = if shared.strict {
         invalid_history_arguments(&request.body)
@@ -339,7 +372,7 @@ async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
         lock(&shared.requests).push(request);
     }
     shared.count.send_modify(|c| *c += 1);
-    play(&mut socket, &script, &model, prompt_bytes).await
+    play(socket, &script, &model, prompt_bytes).await
 }
 
 async fn play(
@@ -347,7 +380,7 @@ async fn play(
     script: &Script,
     model: &str,
     prompt_bytes: usize,
-) -> std::io::Result<()> {
+) -> std::io::Result<Connection> {
     match &script.reply {
         Reply::Status { code, body } => {
             let mut headers = Vec::new();
@@ -363,7 +396,8 @@ async fn play(
         Reply::Raw(body) => {
             socket.write_all(STREAM_HEAD.as_bytes()).await?;
             socket.write_all(body).await?;
-            return socket.shutdown().await;
+            socket.shutdown().await?;
+            return Ok(Connection::Close);
         }
         Reply::KeepAliveOnly(ms) => {
             socket.write_all(STREAM_HEAD.as_bytes()).await?;
@@ -376,16 +410,28 @@ async fn play(
         }
         _ => {}
     }
-    socket.write_all(STREAM_HEAD.as_bytes()).await?;
+    // A stream the script cuts ends the way a dropped connection does: the body is delimited
+    // by the close, so the client sees it end early rather than a broken chunk.
+    let body = if script.cut_after_chunks.is_some() {
+        Body::UntilClose
+    } else {
+        Body::Chunked
+    };
+    let head = match body {
+        Body::UntilClose => STREAM_HEAD,
+        Body::Chunked => STREAM_HEAD_KEEP_ALIVE,
+    };
+    socket.write_all(head.as_bytes()).await?;
     let mut out = Vec::with_capacity(WRITE_BATCH * 2);
     let delay = script.delay();
     for (i, chunk) in script.chunks(model, prompt_bytes).enumerate() {
         if script.cut_after_chunks == Some(i) {
-            socket.write_all(&out).await?;
-            return socket.shutdown().await;
+            body.write(socket, &out).await?;
+            socket.shutdown().await?;
+            return Ok(Connection::Close);
         }
         if let Some(delay) = delay.filter(|_| i > 0) {
-            socket.write_all(&out).await?;
+            body.write(socket, &out).await?;
             out.clear();
             tokio::time::sleep(delay).await;
         }
@@ -393,13 +439,60 @@ async fn play(
         out.extend_from_slice(chunk.as_bytes());
         out.extend_from_slice(b"\n\n");
         if out.len() >= WRITE_BATCH {
-            socket.write_all(&out).await?;
+            body.write(socket, &out).await?;
             out.clear();
         }
     }
     out.extend_from_slice(b"data: [DONE]\n\n");
-    socket.write_all(&out).await?;
-    socket.shutdown().await
+    body.end(socket, &out).await
+}
+
+/// How a streamed body is framed.
+#[derive(Debug, Clone, Copy)]
+enum Body {
+    /// Ends when the connection closes.
+    UntilClose,
+    /// `Transfer-Encoding: chunked`, so the connection can carry the next request.
+    Chunked,
+}
+
+impl Body {
+    async fn write(self, socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+        socket.write_all(&self.framed(bytes)).await
+    }
+
+    /// Writes the last bytes and ends the body: a chunked one with its last chunk in the same
+    /// write (as real servers send it), so the connection is ready for the next request.
+    async fn end(self, socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<Connection> {
+        let mut last = self.framed(bytes);
+        match self {
+            Body::UntilClose => {
+                socket.write_all(&last).await?;
+                socket.shutdown().await?;
+                Ok(Connection::Close)
+            }
+            Body::Chunked => {
+                last.extend_from_slice(b"0\r\n\r\n");
+                socket.write_all(&last).await?;
+                Ok(Connection::KeepAlive)
+            }
+        }
+    }
+
+    fn framed(self, bytes: &[u8]) -> Vec<u8> {
+        match self {
+            // An empty chunk would end a chunked body.
+            Body::UntilClose | Body::Chunked if bytes.is_empty() => Vec::new(),
+            Body::UntilClose => bytes.to_vec(),
+            Body::Chunked => {
+                let mut framed = Vec::with_capacity(bytes.len() + 16);
+                framed.extend_from_slice(format!("{:x}\r\n", bytes.len()).as_bytes());
+                framed.extend_from_slice(bytes);
+                framed.extend_from_slice(b"\r\n");
+                framed
+            }
+        }
+    }
 }
 
 /// Strict mode: the first assistant tool call whose `arguments` string is not a JSON object,
@@ -427,13 +520,14 @@ fn invalid_history_arguments(body: &serde_json::Value) -> Option<String> {
 }
 
 const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+const STREAM_HEAD_KEEP_ALIVE: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 async fn respond(
     socket: &mut TcpStream,
     code: u16,
     headers: &[(&str, String)],
     body: &[u8],
-) -> std::io::Result<()> {
+) -> std::io::Result<Connection> {
     let reason = reqwest::StatusCode::from_u16(code)
         .ok()
         .and_then(|s| s.canonical_reason())
@@ -448,7 +542,8 @@ async fn respond(
     head.push_str("\r\n");
     socket.write_all(head.as_bytes()).await?;
     socket.write_all(body).await?;
-    socket.shutdown().await
+    socket.shutdown().await?;
+    Ok(Connection::Close)
 }
 
 /// Reads one request: head up to the blank line, then `Content-Length` bytes of body.

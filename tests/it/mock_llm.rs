@@ -44,6 +44,29 @@ async fn the_mock_streams_all_of_a_200k_token_answer() {
     assert_eq!(words, 200_000);
 }
 
+/// Like a real provider, the mock keeps a connection open after a whole streamed reply, and the
+/// client reuses it: a long session does not pay a connection (a TLS handshake, with a real
+/// provider) per step. A cut stream closes its connection, and the next request opens another.
+#[tokio::test]
+async fn the_client_reuses_the_connection_between_requests() {
+    let llm = MockLlm::start([
+        Script::text("one"),
+        Script::text("two"),
+        Script::text("cut here").cut_after_chunks(1),
+        Script::text("four"),
+        Script::text("five"),
+    ])
+    .await;
+    let model = HttpModel::new(settings(llm.url())).unwrap();
+    assert_eq!(chat(&model).await.0.unwrap().text, "one");
+    assert_eq!(chat(&model).await.0.unwrap().text, "two");
+    assert_eq!(llm.connections(), 1);
+    // Whether the cut reply is retried or not, the next reply comes on one new connection.
+    let _ = chat(&model).await;
+    let _ = chat(&model).await;
+    assert_eq!(llm.connections(), 2);
+}
+
 #[tokio::test]
 async fn the_mock_answers_when_the_script_runs_out() {
     let llm = MockLlm::start([]).await;
