@@ -49,6 +49,7 @@ fn edited() -> String {
 struct Setup {
     _dirs: (tempfile::TempDir, tempfile::TempDir),
     ws: std::path::PathBuf,
+    sessions: std::path::PathBuf,
     agent: TestAgent,
 }
 
@@ -73,6 +74,7 @@ async fn ran_turn() -> (Setup, MockLlm) {
     let s = Setup {
         _dirs: (ws_dir, data),
         ws,
+        sessions,
         agent,
     };
     assert_eq!(s.read("f.txt"), edited(), "the turn ran");
@@ -253,4 +255,35 @@ async fn undo_then_a_revert_of_the_revert_entry_applies_on_the_undone_files() {
     };
     assert!(message.contains("nothing to redo"), "{message}");
     s.agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cairn_undo_after_a_hunk_revert_takes_both_files_back_and_redo_keeps_the_revert() {
+    let (mut s, _llm) = ran_turn().await;
+    revert(
+        &mut s.agent,
+        &target(ChangeSource::Call(CallId::new("c2")), Some(0), Some(0)),
+    )
+    .await;
+    let log = s.agent.log.clone();
+    let Setup {
+        _dirs,
+        ws,
+        sessions,
+        agent,
+    } = s;
+    agent.shutdown().await;
+    let data = cairn::checkpoint::data_dir_of(&sessions);
+    let read = |path: &str| std::fs::read_to_string(ws.join(path)).unwrap();
+
+    let report = cairn::checkpoint::undo::undo_session(&log, &data, false).unwrap();
+    assert!(report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(report.reverted.len(), 2, "{report:?}");
+    assert_eq!(read("f.txt"), numbered(40));
+    assert_eq!(read("g.txt"), G);
+
+    let report = cairn::checkpoint::undo::undo_session(&log, &data, true).unwrap();
+    assert!(report.conflicts.is_empty(), "{report:?}");
+    assert_eq!(read("f.txt"), edited().replace("line three\n", "line 3\n"));
+    assert_eq!(read("g.txt"), "alpha\nBETA\n");
 }
