@@ -10,6 +10,23 @@ impl Walker {
     /// Options whose value git hands to a shell (`clone --upload-pack=CMD`, `difftool -x CMD`,
     /// `grep -O CMD`, `push --exec`): the value is judged as a command line of its own.
     pub(crate) fn git_command_values(&mut self, sub: &str, rest: &[Word]) {
+        // `git submodule foreach CMD` runs a shell string; `git bisect run CMD ARGS` a command.
+        if sub == "submodule"
+            && let Some(at) = rest.iter().position(|w| w.text == "foreach")
+        {
+            let code: Vec<&Word> = rest[at + 1..]
+                .iter()
+                .skip_while(|w| w.text.starts_with('-'))
+                .collect();
+            if !code.is_empty() {
+                let text: Vec<&str> = code.iter().map(|w| w.text.as_str()).collect();
+                let literal = code.iter().all(|w| w.literal);
+                self.shell_string(&Word::literal(text.join(" ")), literal);
+            }
+        }
+        if sub == "bisect" && rest.first().is_some_and(|w| w.text == "run") && rest.len() > 1 {
+            self.judge_and_push(&rest[1..], Vec::new());
+        }
         let short = match sub {
             "clone" | "fetch" | "pull" | "ls-remote" | "archive" => "-u",
             "difftool" | "mergetool" => "-x",

@@ -490,6 +490,11 @@ fn gh(first: Option<&str>, second: Option<&str>, args: &[Word]) -> Option<Judged
         (Some("release"), Some(v)) if !matches!(v, "list" | "view" | "download") => true,
         (Some("repo"), Some("delete" | "archive" | "rename" | "edit" | "create" | "fork")) => true,
         (Some("secret" | "variable"), Some("set" | "delete" | "remove")) => true,
+        // Workflows deploy and publish; merging and closing change the repository for everyone.
+        (Some("workflow"), Some("run" | "enable" | "disable")) | (Some("run"), Some("rerun")) => {
+            true
+        }
+        (Some("pr"), Some("merge" | "close")) => true,
         (Some("api"), _) => args.iter().any(|a| {
             let t = a.text.as_str();
             matches!(
