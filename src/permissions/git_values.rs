@@ -1,7 +1,7 @@
 //! git's options whose value git hands to a shell (`clone --upload-pack=CMD`,
 //! `difftool -x CMD`, `grep -O CMD`, `push --exec`): the value is judged as a command line of
 //! its own, so `--upload-pack='rm -rf ~'` is as dangerous as `rm -rf ~`, and deny rules on the
-//! program it names hold.
+//! program it names hold. Also the commands `submodule foreach` and `bisect run` execute.
 
 use crate::permissions::classify::{Walker, Word};
 use crate::permissions::opts::long_is;
