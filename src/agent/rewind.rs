@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::Agent;
 use super::{history, local_time};
 use crate::bus::{AgentEvent, FileConflict, Restore, RestorePlan, RewindPoint};
-use crate::checkpoint::undo::{Conflict, Hop, Ledger, plan_move};
+use crate::checkpoint::undo::{Conflict, Hop, Ledger, plan_move, within};
 use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_changes};
 use crate::llm::ChatMessage;
 use crate::session_log::{self, Record};
@@ -31,6 +31,8 @@ struct Move {
     to: CheckpointId,
     /// cairn's own changes since `from` (reverts): what they changed is no conflict.
     hops: Vec<Hop>,
+    /// A redo moves only the files the turn itself changed (to its own end).
+    own_after: Option<CheckpointId>,
     /// How a conflict's reason ends ("since the turn").
     since: &'static str,
     log: Vec<(CheckpointId, CheckpointKind)>,
@@ -144,6 +146,7 @@ impl Agent {
                         from: turn.after.clone(),
                         to: turn.before.clone(),
                         hops: turn.hops.clone(),
+                        own_after: None,
                         since: "since the turn",
                         log: vec![(turn.before.clone(), CheckpointKind::Undone)],
                     }),
@@ -160,6 +163,7 @@ impl Agent {
                         from: turn.before.clone(),
                         to: turn.after.clone(),
                         hops: Vec::new(),
+                        own_after: turn.own_after.clone(),
                         since: "since the undo",
                         log: vec![(turn.before.clone(), CheckpointKind::Redone)],
                     }),
@@ -184,6 +188,7 @@ impl Agent {
                         from: last.clone(),
                         to: target,
                         hops: Vec::new(),
+                        own_after: None,
                         since: "since cairn last recorded it",
                         log: undone
                             .into_iter()
@@ -265,8 +270,10 @@ async fn run_move(
     apply: bool,
 ) -> Result<RestorePlan, String> {
     let (from, to, hops, since) = (m.from.clone(), m.to.clone(), m.hops.clone(), m.since);
+    let own_after = m.own_after.clone();
     let work = tokio::task::spawn_blocking(move || {
-        let (changes, conflicts) = plan_move(&store, &from, &to, &hops, since)?;
+        let planned = plan_move(&store, &from, &to, &hops, since)?;
+        let (changes, conflicts) = within(&store, planned, &from, own_after.as_ref())?;
         let (files, note) = file_changes(&store, &changes)?;
         if apply {
             let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();

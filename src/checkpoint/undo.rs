@@ -61,6 +61,9 @@ pub struct Turn {
     /// The reverts from the diff pane since the turn, as their (before, after) checkpoints,
     /// oldest first: what they changed is cairn's, not a conflict (filled by `to_undo`).
     pub hops: Vec<Hop>,
+    /// For a redo, whose `after` is what cairn had left when the turn was undone: the turn's
+    /// own end. Only the files the turn changed move (not a file that merely differs there).
+    pub own_after: Option<CheckpointId>,
 }
 
 /// A change cairn made to the workspace outside a turn (a revert): its checkpoints.
@@ -166,6 +169,7 @@ impl Ledger {
                     before: commit.clone(),
                     after: commit.clone(),
                     hops: Vec::new(),
+                    own_after: None,
                 })
             }
         }
@@ -211,6 +215,7 @@ impl Ledger {
         let turn = self.turns[i].as_ref()?;
         Some(Turn {
             after: self.redo_target(i)?,
+            own_after: Some(turn.after.clone()),
             ..turn.clone()
         })
     }
@@ -320,15 +325,44 @@ pub fn plan_move(
     Ok((apply, conflicts))
 }
 
+/// Keeps of a plan only the files that changed from `before` to `own_after` (the turn's own).
+pub fn within(
+    store: &CheckpointStore,
+    (apply, conflicts): (Vec<PathChange>, Vec<Conflict>),
+    before: &CheckpointId,
+    own_after: Option<&CheckpointId>,
+) -> Result<(Vec<PathChange>, Vec<Conflict>), CheckpointError> {
+    let Some(own_after) = own_after else {
+        return Ok((apply, conflicts));
+    };
+    let own: HashSet<String> = store
+        .diff(before, own_after)?
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    Ok((
+        apply
+            .into_iter()
+            .filter(|c| own.contains(&c.path))
+            .collect(),
+        conflicts
+            .into_iter()
+            .filter(|c| own.contains(&c.path))
+            .collect(),
+    ))
+}
+
 /// Moves the files that changed from `from` to `to` where they are still what `from` has.
 pub fn move_files(
     store: &CheckpointStore,
     from: &CheckpointId,
     to: &CheckpointId,
     hops: &[Hop],
+    own_after: Option<&CheckpointId>,
     since: &str,
 ) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
-    let (apply, conflicts) = plan_move(store, from, to, hops, since)?;
+    let planned = plan_move(store, from, to, hops, since)?;
+    let (apply, conflicts) = within(store, planned, from, own_after)?;
     let reverted: Vec<Reverted> = apply
         .iter()
         .map(|change| Reverted {
@@ -360,16 +394,18 @@ pub fn undo_turn(
     after: &CheckpointId,
     hops: &[Hop],
 ) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
-    move_files(store, after, before, hops, "since the turn")
+    move_files(store, after, before, hops, None, "since the turn")
 }
 
-/// Puts back what undoing the turn took away, where the files are still what the undo left.
+/// Puts back what undoing the turn took away, where the files are still what the undo left;
+/// with `own_after`, only the files the turn itself changed.
 pub fn redo_turn(
     store: &CheckpointStore,
     before: &CheckpointId,
     after: &CheckpointId,
+    own_after: Option<&CheckpointId>,
 ) -> Result<(Vec<Reverted>, Vec<Conflict>), CheckpointError> {
-    move_files(store, before, after, &[], "since the undo")
+    move_files(store, before, after, &[], own_after, "since the undo")
 }
 
 /// Undoes the last turn of the session at `log_path` (or, with `redo`, puts back what the
@@ -396,6 +432,7 @@ pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Undo
         before,
         after,
         hops,
+        own_after,
         ..
     }) = turn
     else {
@@ -403,7 +440,7 @@ pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Undo
     };
     let store = CheckpointStore::open(data_dir, Path::new(cwd))?;
     let (reverted, conflicts) = if redo {
-        redo_turn(&store, &before, &after)?
+        redo_turn(&store, &before, &after, own_after.as_ref())?
     } else {
         undo_turn(&store, &before, &after, &hops)?
     };

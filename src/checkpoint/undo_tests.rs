@@ -248,7 +248,7 @@ fn a_move_leaves_a_file_changed_since_alone_and_names_why() {
     );
 
     // Redo puts back a and new.txt (absent, as the undo left it); b is left alone again.
-    let (reverted, conflicts) = redo_turn(&store, &before, &after).unwrap();
+    let (reverted, conflicts) = redo_turn(&store, &before, &after, None).unwrap();
     let paths: Vec<&str> = reverted.iter().map(|r| r.path.as_str()).collect();
     assert_eq!(paths, ["a.txt", "new.txt"]);
     assert_eq!(conflicts.len(), 1, "{conflicts:?}");

@@ -148,6 +148,7 @@ fn paths(plan: &RestorePlan) -> Vec<&str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_after_a_hunk_revert_takes_both_files_back_and_redo_keeps_the_revert() {
     let (mut s, _llm) = ran_turn().await;
+    std::fs::write(s.ws.join("notes.txt"), "mine\n").unwrap();
     revert(
         &mut s.agent,
         &target(ChangeSource::Call(CallId::new("c2")), Some(0), Some(0)),
@@ -167,6 +168,15 @@ async fn undo_after_a_hunk_revert_takes_both_files_back_and_redo_keeps_the_rever
     assert!(done.conflicts.is_empty(), "{:?}", done.conflicts);
     assert_eq!(s.read("f.txt"), reverted);
     assert_eq!(s.read("g.txt"), "alpha\nBETA\n");
+
+    // A file of the user's, not the turn's (in the revert's checkpoint): a redo leaves it
+    // alone (no conflict either), though it differs from what cairn had left at the undo.
+    restore(&mut s.agent, Restore::Undo).await;
+    std::fs::write(s.ws.join("notes.txt"), "mine, later\n").unwrap();
+    let done = restore(&mut s.agent, Restore::Redo).await;
+    assert!(done.conflicts.is_empty(), "{:?}", done.conflicts);
+    assert_eq!(paths(&done), ["f.txt", "g.txt"]);
+    assert_eq!(s.read("notes.txt"), "mine, later\n");
 
     // Undo and redo again: the same, both ways.
     restore(&mut s.agent, Restore::Undo).await;
