@@ -5,6 +5,7 @@
 //! state stays byte-identical.
 #![allow(clippy::unwrap_used)]
 
+use crate::support::git_state::{files_under, git};
 use std::path::Path;
 use std::process::Command;
 
@@ -40,36 +41,6 @@ fn session() -> Vec<Script> {
         ),
         Script::text("done"),
     ]
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if entry.file_type().unwrap().is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
 }
 
 fn target(source: ChangeSource, file: Option<usize>, hunk: Option<usize>) -> RevertTarget {
@@ -167,7 +138,7 @@ async fn revert_one_hunk_then_a_commands_effects_and_tell_the_model_with_git_unt
     std::fs::write(s.ws.join("keep.txt"), "stashed\n").unwrap();
     git(&s.ws, &["stash", "-q"]);
     git(&s.ws, &["add", "gone.txt"]);
-    let git_before = tree(&s.ws.join(".git"));
+    let git_before = files_under(&s.ws.join(".git"));
 
     let llm = MockLlm::start(session()).await;
     let mut agent = ran_session(&s, &llm).await;
@@ -224,7 +195,7 @@ async fn revert_one_hunk_then_a_commands_effects_and_tell_the_model_with_git_unt
     assert!(sent.contains("-line twenty\\n+line 20"), "{sent}");
     assert!(sent.contains("the command `echo made > made.txt"), "{sent}");
     assert_eq!(
-        tree(&s.ws.join(".git")),
+        files_under(&s.ws.join(".git")),
         git_before,
         "the user's .git changed"
     );

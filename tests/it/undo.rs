@@ -4,6 +4,7 @@
 //! the turn. (`/undo`, `/redo` and `/rewind` in the TUI: tests/it/tui_pty/rewind.rs.)
 #![allow(clippy::unwrap_used)]
 
+use crate::support::git_state::{files_under, git};
 use std::path::Path;
 use std::process::Command;
 
@@ -34,37 +35,6 @@ fn sandbox() -> Sandbox {
         .file("a.txt", "one\ntwo\nthree\n")
         .file("src/b.txt", "keep\n")
         .file("src/c.txt", "delete me\n")
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-/// Every file under `dir` with its bytes, in path order.
-fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if entry.file_type().unwrap().is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
 }
 
 fn undo_json(sb: &Sandbox) -> (i32, Value) {
@@ -99,7 +69,7 @@ async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
         let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
         std::fs::set_permissions(&path, mode).unwrap();
     }
-    let git_before = snapshot(&ws.join(".git"));
+    let git_before = files_under(&ws.join(".git"));
 
     let llm = MockLlm::start(session()).await;
     let run = sb
@@ -156,7 +126,7 @@ async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
     assert_eq!(sb.read("src/c.txt"), "delete me\n");
     assert!(!sb.path("src/made.txt").exists());
     assert_eq!(
-        snapshot(&ws.join(".git")),
+        files_under(&ws.join(".git")),
         git_before,
         "the user's .git changed"
     );
@@ -183,7 +153,7 @@ async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
     assert_eq!(sb.read("a.txt"), "one\ntwo\nthree\n");
     assert!(!sb.path("src/made.txt").exists());
     assert_eq!(
-        snapshot(&ws.join(".git")),
+        files_under(&ws.join(".git")),
         git_before,
         "the user's .git changed"
     );

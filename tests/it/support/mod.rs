@@ -2,4 +2,5 @@
 
 pub mod agent;
 pub mod cairn_cmd;
+pub mod git_state;
 pub mod strict_json;

@@ -4,6 +4,7 @@
 //! changes nothing and says why, and the user's git repository stays byte-identical.
 #![allow(clippy::unwrap_used)]
 
+use crate::support::git_state::{files_under, git};
 use std::path::Path;
 use std::process::Command;
 
@@ -35,36 +36,6 @@ fn write_session() -> Vec<Script> {
         ),
         Script::text("Rewrote it."),
     ]
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if entry.file_type().unwrap().is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
 }
 
 /// Runs the session's first request and waits until the agent is idle after `last`.
@@ -159,7 +130,7 @@ async fn tui_pty_revert_a_commands_effects_puts_all_three_files_back_and_leaves_
     std::fs::write(ws.join("keep.txt"), "stashed\n").unwrap();
     git(&ws, &["stash", "-q"]);
     git(&ws, &["add", "gone.txt"]);
-    let git_before = tree(&ws.join(".git"));
+    let git_before = files_under(&ws.join(".git"));
     let llm = MockLlm::start(vec![
         Script::tool_call(
             "c1",
@@ -196,7 +167,7 @@ async fn tui_pty_revert_a_commands_effects_puts_all_three_files_back_and_leaves_
     assert!(!sb.path("made.txt").exists());
     tui.quit().await;
     assert_eq!(
-        tree(&ws.join(".git")),
+        files_under(&ws.join(".git")),
         git_before,
         "the user's .git changed"
     );

@@ -4,6 +4,7 @@
 //! user's git repository is left byte-identical.
 #![allow(clippy::unwrap_used)]
 
+use crate::support::git_state::{files_under, git};
 use std::path::Path;
 use std::process::Command;
 
@@ -13,37 +14,6 @@ use super::harness::Tui;
 use crate::support::cairn_cmd::Sandbox;
 use cairn::testing::{MockLlm, Script};
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-/// Every file under `dir` with its bytes, in path order.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if entry.file_type().unwrap().is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
-}
-
 /// A user repository with a commit, a stash and a staged change: its `.git` must not move.
 fn user_repo(ws: &Path) -> Vec<(String, Vec<u8>)> {
     git(ws, &["init", "-q"]);
@@ -52,7 +22,7 @@ fn user_repo(ws: &Path) -> Vec<(String, Vec<u8>)> {
     std::fs::write(ws.join("a.txt"), "stashed\n").unwrap();
     git(ws, &["stash", "-q"]);
     git(ws, &["add", "src/b.txt"]);
-    tree(&ws.join(".git"))
+    files_under(&ws.join(".git"))
 }
 
 /// The messages of a request, as the model got them.
@@ -163,7 +133,7 @@ async fn tui_pty_undo_takes_back_an_edit_and_a_commands_effects_then_redo_puts_t
     assert_eq!(run.0, 1, "notes.md is a conflict: {run:?}");
     assert_eq!(sb.read("a.txt"), "one\ntwo\nthree\n", "{run:?}");
     assert_eq!(
-        tree(&ws.join(".git")),
+        files_under(&ws.join(".git")),
         git_before,
         "the user's .git changed"
     );
@@ -296,7 +266,7 @@ async fn tui_pty_rewind_to_the_first_message_restores_files_and_forks_the_conver
         "{text}"
     );
     assert_eq!(
-        tree(&ws.join(".git")),
+        files_under(&ws.join(".git")),
         git_before,
         "the user's .git changed"
     );
