@@ -1,5 +1,6 @@
 //! A user's git repository in a test: running git without the machine's own config, and the
 //! bytes of every file under a directory, so a test can prove `.git` did not move.
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::process::Command;

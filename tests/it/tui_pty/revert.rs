@@ -5,8 +5,6 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::support::git_state::{files_under, git};
-use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
 

@@ -6,7 +6,6 @@
 
 use crate::support::git_state::{files_under, git};
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{Value, json};
 
