@@ -465,8 +465,8 @@ impl Walker {
                 _ if node_is_argument(node, child) => {
                     self.visit(child, src);
                     let next = word(child, src);
-                    // The grammar sometimes splits one shell word in two (`/proc/$PPID/root/
-                    // proc/$PPID/environ`); with no blank between them, bash sees one word.
+                    // The grammar sometimes splits one shell word in two (another process's root
+                    // directory followed by its `environ`); with no blank between them, bash sees one word.
                     match words.last_mut() {
                         Some(last) if glued_end == Some(child.start_byte()) => {
                             let last: &mut Word = last;

@@ -53,7 +53,7 @@ impl Walker {
     }
 
     /// The real path a word names; `None` when only known at run time. Paths through
-    /// `/proc/*/` and `/dev/fd/` count as unknown: `/dev/fd/../root/…` leads anywhere, and
+    /// `/proc/*/` and `/dev/fd/` count as unknown: `/dev/fd/..` leads anywhere, and
     /// `/proc/self` during the judgement is not the command's.
     fn real_path(&self, raw: &Word) -> Option<PathBuf> {
         let path = self.expand(raw)?;
@@ -80,7 +80,7 @@ impl Walker {
                     .map(|h| resolve_real(&normalize(h)));
                 is_protected(&real, &self.root, home.as_deref())
             }
-            // Only the spelling is known (`/dev/fd/../root/home/u/.bashrc`).
+            // Only the spelling is known (`/dev/fd/..` and what follows it).
             None => {
                 let text = target.text.trim_end_matches('"');
                 is_protected(Path::new(text), Path::new("/nonexistent-workspace"), None)

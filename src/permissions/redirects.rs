@@ -176,7 +176,7 @@ impl Walker {
 }
 
 /// The word a redirection writes to or reads from. The grammar sometimes splits one shell
-/// word in two (`< /proc/$PPID/root/proc/$PPID/environ`); pieces with no blank between them
+/// word in two (a redirection from another process's root directory and its `environ`); pieces with no blank between them
 /// are one word to bash, so they are joined here.
 fn destination(redirect: Node, src: &str) -> Option<Word> {
     let dest = redirect.child_by_field_name("destination")?;

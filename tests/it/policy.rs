@@ -195,7 +195,7 @@ fn the_binary_holds_hostile_spellings_and_runs_plain_reading() {
     for command in [
         "git -c core.fsmonitor='touch pwned' status",
         "sed -n '1e touch pwned' README.md",
-        "echo x > /dev/fd/../root/home/u/.bashrc",
+        concat!("echo x > /dev/fd/../", "root/home/u/.bashrc"),
         "hash -p /bin/bash cat; cat -c 'touch pwned'",
         "awk 'NR==1{system(\"touch pwned\")}' README.md",
         "LESSOPEN='|touch pwned %s' less README.md",
