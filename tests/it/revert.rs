@@ -15,7 +15,7 @@ use cairn::bus::{AgentEvent, CallId, ChangeSource, RevertPlan, RevertTarget, Use
 use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
-fn numbered(n: usize) -> String {
+pub(crate) fn numbered(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
 }
 
@@ -41,7 +41,11 @@ fn session() -> Vec<Script> {
     ]
 }
 
-fn target(source: ChangeSource, file: Option<usize>, hunk: Option<usize>) -> RevertTarget {
+pub(crate) fn target(
+    source: ChangeSource,
+    file: Option<usize>,
+    hunk: Option<usize>,
+) -> RevertTarget {
     RevertTarget {
         source,
         file,
@@ -55,7 +59,7 @@ fn call(id: &str) -> ChangeSource {
 }
 
 /// Asks for the preview of `target` and returns its plan.
-async fn preview(agent: &mut TestAgent, target: &RevertTarget) -> (String, RevertPlan) {
+pub(crate) async fn preview(agent: &mut TestAgent, target: &RevertTarget) -> (String, RevertPlan) {
     agent
         .send(UserCommand::PreviewRevert {
             target: target.clone(),
@@ -70,26 +74,36 @@ async fn preview(agent: &mut TestAgent, target: &RevertTarget) -> (String, Rever
     (what, plan)
 }
 
-/// Previews and confirms `target`; returns the revert's id and its changes.
-async fn revert(agent: &mut TestAgent, target: &RevertTarget) -> (String, Vec<String>) {
-    let (_, plan) = preview(agent, target).await;
-    let RevertPlan::Ready { stamp, .. } = plan else {
-        panic!("not ready: {plan:?}")
-    };
+/// Confirms the preview of `target` whose stamp is `stamp`; returns what the agent answered:
+/// `Reverted`, or a new `RevertPreview` when the files moved since.
+pub(crate) async fn confirm(
+    agent: &mut TestAgent,
+    target: &RevertTarget,
+    stamp: String,
+) -> AgentEvent {
     agent
         .send(UserCommand::Revert {
             target: target.clone(),
             stamp,
         })
         .await;
-    let event = agent
+    agent
         .wait_for(|e| {
             matches!(
                 e,
                 AgentEvent::Reverted { .. } | AgentEvent::RevertPreview { .. }
             )
         })
-        .await;
+        .await
+}
+
+/// Previews and confirms `target`; returns the revert's id and its changes.
+pub(crate) async fn revert(agent: &mut TestAgent, target: &RevertTarget) -> (String, Vec<String>) {
+    let (_, plan) = preview(agent, target).await;
+    let RevertPlan::Ready { stamp, .. } = plan else {
+        panic!("not ready: {plan:?}")
+    };
+    let event = confirm(agent, target, stamp).await;
     let AgentEvent::Reverted { id, changes, .. } = event else {
         panic!("not applied: {event:?}")
     };
@@ -233,20 +247,7 @@ async fn revert_of_a_file_the_user_changed_since_is_a_conflict_and_changes_nothi
     };
     let moved = format!("{mine}appended\n");
     std::fs::write(s.ws.join("f.txt"), &moved).unwrap();
-    agent
-        .send(UserCommand::Revert {
-            target: stale,
-            stamp,
-        })
-        .await;
-    let event = agent
-        .wait_for(|e| {
-            matches!(
-                e,
-                AgentEvent::RevertPreview { .. } | AgentEvent::Reverted { .. }
-            )
-        })
-        .await;
+    let event = confirm(&mut agent, &stale, stamp).await;
     assert!(
         matches!(event, AgentEvent::RevertPreview { moved: true, .. }),
         "{event:?}"
@@ -396,20 +397,7 @@ async fn a_protected_path_is_named_and_a_directory_swapped_for_a_symlink_is_not_
     std::fs::write(outside.path().join("g.txt"), "new\n").unwrap();
     std::fs::remove_dir_all(s.ws.join("sub")).unwrap();
     std::os::unix::fs::symlink(outside.path(), s.ws.join("sub")).unwrap();
-    agent
-        .send(UserCommand::Revert {
-            target: swapped,
-            stamp,
-        })
-        .await;
-    let event = agent
-        .wait_for(|e| {
-            matches!(
-                e,
-                AgentEvent::RevertPreview { .. } | AgentEvent::Reverted { .. }
-            )
-        })
-        .await;
+    let event = confirm(&mut agent, &swapped, stamp).await;
     let AgentEvent::RevertPreview {
         moved: true,
         plan: RevertPlan::Ready { files, .. },

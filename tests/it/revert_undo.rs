@@ -7,17 +7,12 @@
 
 use serde_json::json;
 
+use crate::revert::{numbered, revert, target};
 use crate::support::agent::TestAgent;
 use cairn::agent::StartFrom;
-use cairn::bus::{
-    AgentEvent, CallId, ChangeSource, Restore, RestorePlan, RevertPlan, RevertTarget, UserCommand,
-};
+use cairn::bus::{AgentEvent, CallId, ChangeSource, Restore, RestorePlan, UserCommand};
 use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
-
-fn numbered(n: usize) -> String {
-    (1..=n).map(|i| format!("line {i}\n")).collect()
-}
 
 const G: &str = "alpha\nbeta\n";
 
@@ -80,51 +75,6 @@ async fn ran_turn() -> (Setup, MockLlm) {
     assert_eq!(s.read("f.txt"), edited(), "the turn ran");
     assert_eq!(s.read("g.txt"), "alpha\nBETA\n");
     (s, llm)
-}
-
-fn target(source: ChangeSource, file: Option<usize>, hunk: Option<usize>) -> RevertTarget {
-    RevertTarget {
-        source,
-        file,
-        hunk,
-        shown: None,
-    }
-}
-
-/// Previews and confirms `target`; returns the revert's id.
-async fn revert(agent: &mut TestAgent, target: &RevertTarget) -> String {
-    agent
-        .send(UserCommand::PreviewRevert {
-            target: target.clone(),
-        })
-        .await;
-    let AgentEvent::RevertPreview { plan, .. } = agent
-        .wait_for(|e| matches!(e, AgentEvent::RevertPreview { .. }))
-        .await
-    else {
-        unreachable!()
-    };
-    let RevertPlan::Ready { stamp, .. } = plan else {
-        panic!("not ready: {plan:?}")
-    };
-    agent
-        .send(UserCommand::Revert {
-            target: target.clone(),
-            stamp,
-        })
-        .await;
-    let event = agent
-        .wait_for(|e| {
-            matches!(
-                e,
-                AgentEvent::Reverted { .. } | AgentEvent::RevertPreview { .. }
-            )
-        })
-        .await;
-    let AgentEvent::Reverted { id, .. } = event else {
-        panic!("not applied: {event:?}")
-    };
-    id
 }
 
 /// Applies an undo or redo and returns what it did.
@@ -229,7 +179,7 @@ async fn a_revert_of_a_whole_file_then_undo_takes_the_other_file_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_then_a_revert_of_the_revert_entry_applies_on_the_undone_files() {
     let (mut s, _llm) = ran_turn().await;
-    let first = revert(
+    let (first, _) = revert(
         &mut s.agent,
         &target(ChangeSource::Call(CallId::new("c2")), Some(0), Some(0)),
     )

@@ -405,11 +405,7 @@ fn the_sandbox_subcommand_runs_a_command_read_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_command_asks_again_and_u_runs_it_without_the_sandbox() {
-    use cairn::agent::StartFrom;
     use cairn::bus::{AgentEvent, Decision, ToolEvent};
-    use cairn::permissions::Mode;
-    use cairn::tools::BashSettings;
-    use cairn::tools::executor::sandbox::SandboxPolicy;
 
     use crate::support::agent::TestAgent;
 
@@ -427,23 +423,7 @@ async fn a_refused_command_asks_again_and_u_runs_it_without_the_sandbox() {
         Script::text("done"),
     ])
     .await;
-    let bash = BashSettings {
-        sandbox: Some(SandboxPolicy {
-            workspace: std::fs::canonicalize(ws.path()).unwrap(),
-            writable: Vec::new(),
-            network: false,
-        }),
-        ..BashSettings::default()
-    };
-    let mut agent = TestAgent::spawn_with(
-        ws.path(),
-        sessions.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-        bash,
-    )
-    .await;
+    let mut agent = TestAgent::sandboxed(ws.path(), sessions.path(), &llm.url()).await;
     agent.submit("make it").await;
     let asked = |e: &AgentEvent| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. }));
     let AgentEvent::Tool(ToolEvent::AwaitingApproval { sandboxed, .. }) =

@@ -296,11 +296,7 @@ async fn a_command_that_becomes_a_job_is_checked_when_it_ends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_config_change_is_put_back_and_u_then_makes_it() {
-    use cairn::agent::StartFrom;
     use cairn::bus::{AgentEvent, Decision, ToolEvent};
-    use cairn::permissions::Mode;
-    use cairn::tools::BashSettings;
-    use cairn::tools::executor::sandbox::SandboxPolicy;
 
     use crate::support::agent::TestAgent;
     use crate::support::cairn_cmd::dir_outside_temp;
@@ -320,23 +316,7 @@ async fn an_approved_config_change_is_put_back_and_u_then_makes_it() {
         Script::text("done"),
     ])
     .await;
-    let bash = BashSettings {
-        sandbox: Some(SandboxPolicy {
-            workspace: std::fs::canonicalize(ws.path()).unwrap(),
-            writable: Vec::new(),
-            network: false,
-        }),
-        ..BashSettings::default()
-    };
-    let mut agent = TestAgent::spawn_with(
-        ws.path(),
-        sessions.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-        bash,
-    )
-    .await;
+    let mut agent = TestAgent::sandboxed(ws.path(), sessions.path(), &llm.url()).await;
     agent.submit("set my email").await;
     let asked = |e: &AgentEvent| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. }));
     agent.wait_for(asked).await;

@@ -80,6 +80,28 @@ impl TestAgent {
         Self::spawn_full(workspace, sessions, url, mode, from, 1_000_000, bash, files).await
     }
 
+    /// A fresh session in auto-edit whose commands run in a workspace-write sandbox with the
+    /// network off.
+    pub async fn sandboxed(workspace: &Path, sessions: &Path, url: &str) -> TestAgent {
+        let bash = BashSettings {
+            sandbox: Some(cairn::tools::executor::sandbox::SandboxPolicy {
+                workspace: std::fs::canonicalize(workspace).unwrap(),
+                writable: Vec::new(),
+                network: false,
+            }),
+            ..BashSettings::default()
+        };
+        Self::spawn_with(
+            workspace,
+            sessions,
+            url,
+            Mode::AutoEdit,
+            StartFrom::New,
+            bash,
+        )
+        .await
+    }
+
     /// A fresh session whose file policy opens `readable` roots outside the workspace (the
     /// config's `permissions.readable`).
     pub async fn new_session_readable(
