@@ -15,6 +15,7 @@ mod revert_undo;
 mod rewind;
 mod sandbox;
 mod sandbox_protected;
+mod sandbox_sockets;
 mod stream_fixtures;
 mod support;
 mod tools_bash;

@@ -11,6 +11,7 @@ mod protect_fs;
 pub mod reaper;
 pub mod sandbox;
 mod seccomp;
+pub mod server_env;
 
 use crate::sync::MutexExt;
 use std::ffi::OsString;
@@ -412,7 +413,8 @@ pub fn signal_name(status: &ExitStatus) -> Option<String> {
 }
 
 /// Variables removed from a command's environment: the configured ones, and every one that
-/// looks like a secret by its name or value (see `secrets::looks_secret`) unless allowed.
+/// looks like a secret (see `secrets::looks_secret`) or names a server that could run
+/// something outside the sandbox (see `server_env`), unless allowed (`pass_env`).
 pub fn hidden_vars(
     settings: &BashSettings,
     vars: impl Iterator<Item = (OsString, OsString)>,
@@ -425,6 +427,7 @@ pub fn hidden_vars(
             };
             !allowed(name)
                 && (crate::secrets::looks_secret(name, &value.to_string_lossy())
+                    || server_env::names_a_server(name, &value.to_string_lossy())
                     || settings.hidden_env.iter().any(|h| h == name))
         })
         .map(|(name, _)| name)
@@ -486,7 +489,7 @@ mod tests {
     fn secret_looking_variables_are_hidden_unless_allowed() {
         let settings = BashSettings {
             hidden_env: vec!["DEEPSEEK_KEY".into()],
-            allowed_env: vec!["GITHUB_TOKEN".into()],
+            allowed_env: vec!["GITHUB_TOKEN".into(), "WAYLAND_DISPLAY".into()],
             ..BashSettings::default()
         };
         let vars = [
@@ -497,8 +500,11 @@ mod tests {
             ("AWS_SECRET_ACCESS_KEY", "a"),
             ("DB_PASSWORD_FILE", "/x"),
             ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+            ("TMUX", "/tmp/tmux-1000/default,4242,0"),
             ("DATABASE_URL", "postgres://app:hunter2@db/app"),
+            ("DISPLAY", ":0"),
             ("PLAIN_URL", "https://example.com/a@b"),
+            ("WAYLAND_DISPLAY", "wayland-0"),
             ("PATH", "/bin"),
         ];
         let hidden = hidden_vars(
@@ -515,7 +521,9 @@ mod tests {
                 "AWS_SECRET_ACCESS_KEY",
                 "DB_PASSWORD_FILE",
                 "SSH_AUTH_SOCK",
+                "TMUX",
                 "DATABASE_URL",
+                "DISPLAY",
                 "DEEPSEEK_KEY"
             ]
         );
