@@ -16,6 +16,7 @@ use crate::models::discover::WindowProbe;
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::permissions::trust::{self, PendingTrust, ProjectRules, TrustStore};
+use crate::secret_stores::SecretStores;
 use crate::session_log;
 use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::tools::places::FilePolicy;
@@ -63,7 +64,14 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         ..BashSettings::default()
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
-    let tools = ToolEnv::with_files(workspace.clone(), bash, FilePolicy::from_env(&readable));
+    // The one list of secret stores, for the file tools, the classifier and the sandbox.
+    let secrets = SecretStores::from_env(
+        &crate::tools::places::own_dirs(),
+        config.sandbox.deny_read.as_deref().unwrap_or_default(),
+    )
+    .map_err(|err| UsageError(err.to_string()))?;
+    let files = FilePolicy::from_env(&readable).with_secrets(secrets.clone());
+    let tools = ToolEnv::with_files(workspace.clone(), bash, files);
     let store = TrustStore::in_data_dir(sessions_dir.parent().unwrap_or(&sessions_dir));
     let (rules, untrusted) = load_rules(&config, &workspace, args.trust_project, &store)?;
     let gate = Arc::new(
@@ -71,7 +79,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
             rules,
             workspace: workspace.clone(),
             sandbox: tools.bash.sandbox.clone(),
-            places: crate::permissions::classify::Places::from_env(),
+            places: crate::permissions::classify::Places::from_env().with_secrets(secrets),
         })
         .asking_unsandboxed(sandbox.missing),
     );

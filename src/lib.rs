@@ -25,6 +25,7 @@ pub mod llm;
 pub mod models;
 pub mod permissions;
 pub mod policy_cmd;
+pub mod secret_stores;
 pub mod secrets;
 pub mod session_log;
 pub mod subcommands;

@@ -80,6 +80,14 @@ impl ConfigFile {
                 enabled: b.enabled.or(a.enabled),
                 network: b.network.or(a.network),
                 writable: b.writable.or(a.writable),
+                // More stores are only ever more caution: every layer's entries count.
+                deny_read: match (a.deny_read, b.deny_read) {
+                    (Some(mut a), Some(b)) => {
+                        a.extend(b);
+                        Some(a)
+                    }
+                    (a, b) => b.or(a),
+                },
             }),
             permissions: merge_table(self.permissions, over.permissions, |a, b| PermissionsFile {
                 allow: b.allow.or(a.allow),

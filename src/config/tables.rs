@@ -24,6 +24,9 @@ pub struct SandboxFile {
     pub network: Option<bool>,
     /// Directories approved commands may write in besides the workspace and temp dirs.
     pub writable: Option<Vec<PathBuf>>,
+    /// Secret stores besides the defaults (`secret_stores::DEFAULT_STORES`): `~/.x` or `.x`
+    /// in every home, or an absolute path. Layers add to each other; none removes a default.
+    pub deny_read: Option<Vec<String>>,
 }
 
 /// The `[permissions]` table: command-prefix rules.

@@ -155,6 +155,7 @@ fn the_example_config_loads_and_documents_every_key() {
         "enabled",
         "network",
         "writable",
+        "deny_read",
         "allow",
         "ask",
         "deny",
@@ -166,6 +167,30 @@ fn the_example_config_loads_and_documents_every_key() {
     }
     let cfg = Config::resolve(file, &env_of(&[("DEEPSEEK_API_KEY", "k")]), "c".into()).unwrap();
     assert_eq!(cfg.mode, Mode::AutoEdit);
+}
+
+#[test]
+fn the_example_config_lists_every_built_in_secret_store() {
+    let text = include_str!("../../config.example.toml");
+    for store in crate::secret_stores::DEFAULT_STORES {
+        let own = store.ends_with("/cairn");
+        assert!(
+            own || text.contains(&format!("~/{store},")) || text.contains(&format!("~/{store}\n")),
+            "config.example.toml does not name the built-in store {store}"
+        );
+    }
+}
+
+#[test]
+fn deny_read_entries_of_every_layer_add_up() {
+    let user = ConfigFile::parse("[sandbox]\ndeny_read = [\"~/.a\"]\n", Path::new("u")).unwrap();
+    let project =
+        ConfigFile::parse("[sandbox]\ndeny_read = [\"/etc/b\"]\n", Path::new("p")).unwrap();
+    let merged = user.merge(project);
+    assert_eq!(
+        merged.sandbox.and_then(|s| s.deny_read),
+        Some(vec!["~/.a".to_string(), "/etc/b".to_string()])
+    );
 }
 
 #[test]

@@ -570,7 +570,7 @@ pub(super) const HOSTILE: &[(&str, Class, &str)] = &[
     ("tar c ~/.gnupg", D, "names .gnupg"),
     ("cat ~/.aws/credentials", D, "names .aws"),
     ("less ../../.netrc", D, "names .netrc"),
-    ("cat ~/.docker/config.json", D, "names .docker/config.json"),
+    ("cat ~/.docker/config.json", D, "names .docker"),
     ("cat ~/.config/cairn/config.toml", D, "names .config/cairn"),
     (
         "ls ~/.local/share/cairn/sessions",
@@ -630,6 +630,7 @@ fn verdicts_do_not_depend_on_the_real_home_or_temp() {
     let places = Places {
         temp: ws.places.temp.clone(),
         home: None,
+        secrets: Default::default(),
     };
     for command in ["rm -rf ~", "echo x >> ~/.bashrc", "cp x ~/y"] {
         let got = classify_in(command, ws.path(), &places);
@@ -639,6 +640,7 @@ fn verdicts_do_not_depend_on_the_real_home_or_temp() {
     let places = Places {
         temp: Vec::new(),
         home: ws.path().parent().map(std::path::Path::to_path_buf),
+        secrets: Default::default(),
     };
     assert_eq!(classify_in("cat ~/x", ws.path(), &places).class, R);
     assert_eq!(
@@ -654,6 +656,7 @@ fn verdicts_do_not_depend_on_the_real_home_or_temp() {
             .into_iter()
             .collect(),
         home: None,
+        secrets: Default::default(),
     };
     let sibling = ws.path().with_file_name("neighbour.txt");
     let got = classify_in(

@@ -25,6 +25,7 @@ impl Fixture {
         let places = Places {
             temp: vec![real(&temp)],
             home: Some(real(&home)),
+            secrets: crate::secret_stores::SecretStores::new(&[real(&home)], &[]),
         };
         Self {
             ws,

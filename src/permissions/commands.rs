@@ -5,6 +5,7 @@
 
 use crate::permissions::classify::{Class, Walker, Word};
 use crate::permissions::opts::{NO_EFFECT_OPTIONS, effectful_option, spec};
+use crate::secret_stores::SecretStores;
 
 /// Privilege escalation.
 pub(crate) const PRIVILEGE: &[&str] = &[
@@ -483,7 +484,7 @@ impl Walker {
         if let Some(why) = reads_secrets(&word.text) {
             return Some(why);
         }
-        if let Some(why) = names_secret_store(&word.text) {
+        if let Some(why) = names_secret_store(&self.places.secrets, &word.text) {
             return Some(why);
         }
         let cwd = self.cwd.as_ref()?;
@@ -493,39 +494,31 @@ impl Walker {
         // Relative to a `cd` into the home directory (`cd ~ && cat .ssh/id_rsa`); in the
         // workspace itself the word alone decides (this runs on every word).
         if !word.text.starts_with('/') && *cwd != self.root {
-            return names_secret_store(&cwd.join(&word.text).to_string_lossy());
+            return names_secret_store(
+                &self.places.secrets,
+                &cwd.join(&word.text).to_string_lossy(),
+            );
         }
         None
     }
 }
 
-/// Path components of the places where users keep keys and credentials, and where cairn
-/// keeps its own config and session logs. Matched anywhere in an argument, whatever spells the
-/// home directory before them (`~`, `$HOME`, `/root`, `../..`): a command that names one of
-/// them is held in every mode but `never`, even when it only reads.
-const SECRET_STORES: &[&[&str]] = &[
-    &[".ssh"],
-    &[".aws"],
-    &[".gnupg"],
-    &[".netrc"],
-    &[".git-credentials"],
-    &[".pgpass"],
-    &[".password-store"],
-    &[".docker", "config.json"],
-    &[".kube", "config"],
-    &[".azure"],
-    &[".config", "gh"],
-    &[".config", "gcloud"],
-    &[".config", "cairn"],
-    &[".local", "share", "cairn"],
-];
-
-/// Why an argument names a secret store (`~/.ssh/id_rsa`, `$HOME/.aws/credentials`), or `None`.
-pub(crate) fn names_secret_store(text: &str) -> Option<String> {
+/// Why an argument names a secret store of `stores` (`~/.ssh/id_rsa`, `$HOME/.aws/credentials`),
+/// or `None`. Matched anywhere in the argument, whatever spells the home directory before the
+/// store (`~`, `$HOME`, `/root`, `../..`): a command that names one is held in every mode but
+/// `never`, even when it only reads.
+pub(crate) fn names_secret_store(stores: &SecretStores, text: &str) -> Option<String> {
     // Without a glob, a word naming a store (or a directory above one) spells its first
     // component. This runs on every word of every command, so most words leave here.
     let globbed = text.contains(['*', '?', '[']);
-    if !globbed && !SECRET_STORES.iter().any(|store| text.contains(store[0])) {
+    if !globbed
+        && !stores.stores().iter().any(|store| {
+            store
+                .components
+                .first()
+                .is_some_and(|c| text.contains(c.as_str()))
+        })
+    {
         return None;
     }
     use crate::permissions::mentions::Component;
@@ -535,20 +528,22 @@ pub(crate) fn names_secret_store(text: &str) -> Option<String> {
         .filter(|p| !p.is_empty() && *p != ".")
         .map(Component::new)
         .collect();
-    let matches = |w: &[Component], store: &[&str]| w.iter().zip(store).all(|(p, s)| p.matches(s));
-    SECRET_STORES.iter().find_map(|store| {
-        let named = parts.windows(store.len()).any(|w| matches(w, store));
+    let matches =
+        |w: &[Component], store: &[String]| w.iter().zip(store).all(|(p, s)| p.matches_listed(s));
+    stores.stores().iter().find_map(|store| {
+        let listed = store.components.as_slice();
+        let named = parts.windows(listed.len()).any(|w| matches(w, listed));
         // A directory above a store, under something that spells a home (`~/.config`,
         // `$HOME/.local/share`): a recursive read or copy of it takes the store along.
-        let above = (1..store.len()).any(|k| {
+        let above = (1..listed.len()).any(|k| {
             parts.len() > k
                 && !matches!(parts[parts.len() - k - 1], Component::Plain(".."))
-                && matches(&parts[parts.len() - k..], &store[..k])
+                && matches(&parts[parts.len() - k..], &listed[..k])
         });
         (named || above).then(|| {
             format!(
                 "names {}, where keys, credentials or cairn's own data live",
-                store.join("/")
+                store.spelled
             )
         })
     })

@@ -7,6 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::permissions::classify::{Class, Location, Walker, Word};
+use crate::secret_stores::SecretStores;
 
 /// The directories the classifier needs besides the workspace: scratch space that only counts
 /// as mutating, and the home directory `~` and `$HOME` stand for.
@@ -17,6 +18,8 @@ pub struct Places {
     pub temp: Vec<PathBuf>,
     /// The home directory; `None` when unknown (`~` is then only known at run time).
     pub home: Option<PathBuf>,
+    /// The secret stores: commands that name one, or walk a directory above one, are held.
+    pub secrets: SecretStores,
 }
 
 impl Places {
@@ -33,7 +36,21 @@ impl Places {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        Self { temp, home }
+        let secrets = SecretStores::new(
+            &crate::secret_stores::known_homes(),
+            &crate::tools::places::own_dirs(),
+        );
+        Self {
+            temp,
+            home,
+            secrets,
+        }
+    }
+
+    /// The same places with the session's list of secret stores (`[sandbox] deny_read`).
+    pub fn with_secrets(mut self, secrets: SecretStores) -> Self {
+        self.secrets = secrets;
+        self
     }
 }
 

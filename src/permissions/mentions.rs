@@ -63,12 +63,13 @@ impl<'a> Component<'a> {
         }
     }
 
-    /// Whether it could name `name`. Leading dots are matched like any character: `dotglob`
-    /// may be on.
-    pub(crate) fn matches(&self, name: &str) -> bool {
+    /// Whether it could name a listed store component, which may be a glob itself
+    /// (`credentials*`). Leading dots are matched like any character: `dotglob` may be on.
+    pub(crate) fn matches_listed(&self, listed: &str) -> bool {
         match self {
-            Component::Plain(p) => *p == name,
-            Component::Glob(p) => glob(p.as_bytes(), name.as_bytes()),
+            Component::Plain(p) | Component::Glob(p) => {
+                crate::secret_stores::component_matches(p, listed)
+            }
             Component::Never => false,
         }
     }
@@ -76,41 +77,7 @@ impl<'a> Component<'a> {
 
 #[cfg(test)]
 fn component_matches(pattern: &str, name: &str) -> bool {
-    Component::new(pattern).matches(name)
-}
-
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    match p.first() {
-        None => s.is_empty(),
-        Some(b'*') => (0..=s.len()).any(|i| glob(&p[1..], &s[i..])),
-        Some(b'?') => !s.is_empty() && glob(&p[1..], &s[1..]),
-        Some(b'[') => {
-            let Some(close) = p.iter().skip(2).position(|&c| c == b']').map(|i| i + 2) else {
-                return s.first() == Some(&b'[') && glob(&p[1..], &s[1..]);
-            };
-            let Some(&c) = s.first() else {
-                return false;
-            };
-            let mut set = &p[1..close];
-            let negated = matches!(set.first(), Some(b'!' | b'^'));
-            if negated {
-                set = &set[1..];
-            }
-            let mut hit = false;
-            let mut i = 0;
-            while i < set.len() {
-                if i + 2 < set.len() && set[i + 1] == b'-' {
-                    hit |= (set[i]..=set[i + 2]).contains(&c);
-                    i += 3;
-                } else {
-                    hit |= set[i] == c;
-                    i += 1;
-                }
-            }
-            hit != negated && glob(&p[close + 1..], &s[1..])
-        }
-        Some(&c) => s.first() == Some(&c) && glob(&p[1..], &s[1..]),
-    }
+    Component::new(pattern).matches_listed(name)
 }
 
 /// `ps` with BSD's `e` option (`ps eww`, `ps auxe`) prints every process's environment, where

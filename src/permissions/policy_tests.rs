@@ -9,10 +9,7 @@ fn gate(rules: RuleSet) -> (tempfile::TempDir, PolicyGate) {
         rules,
         workspace: ws.path().to_path_buf(),
         sandbox: None,
-        places: Places {
-            temp: Vec::new(),
-            home: None,
-        },
+        places: Places::default(),
     });
     (ws, gate)
 }

@@ -121,7 +121,12 @@ impl Walker {
                     let reads = op.starts_with('<');
                     let secret = reads_secrets(&target.text).or_else(|| {
                         reads
-                            .then(|| crate::permissions::commands::names_secret_store(&target.text))
+                            .then(|| {
+                                crate::permissions::commands::names_secret_store(
+                                    &self.places.secrets,
+                                    &target.text,
+                                )
+                            })
                             .flatten()
                     });
                     if let Some(why) = secret {

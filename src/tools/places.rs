@@ -6,21 +6,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Under the home directory: reading any of these always asks.
-const SECRET_DIRS: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    ".docker",
-    ".kube",
-    ".azure",
-    ".password-store",
-    ".config/gh",
-    ".config/gcloud",
-];
+use crate::secret_stores::SecretStores;
 
 /// Under the home directory: writing any of these always asks, from a file tool or a command
 /// (shells run them at start; git, ssh and cairn obey them later). The one list both use.
@@ -76,39 +62,36 @@ pub struct FilePolicy {
     pub home: Option<PathBuf>,
     /// Directories outside the workspace that reads reach without asking (canonical).
     pub readable: Vec<PathBuf>,
-    /// Reads at or under these always ask (in every mode but `never`).
-    pub sensitive: Vec<PathBuf>,
+    /// Reads of these always ask (in every mode but `never`): the one list of secret stores.
+    pub secrets: SecretStores,
     /// Writes at or under these always ask (besides `.git/` and `.cairn/` anywhere).
     pub protected: Vec<PathBuf>,
 }
 
 impl FilePolicy {
-    /// From the real environment: `$HOME`, cairn's config dir and data dir.
+    /// From the real environment: `$HOME`, cairn's config dir and data dir, the default
+    /// secret stores under every known home (see `with_secrets` for `[sandbox] deny_read`).
     pub fn from_env(readable: &[PathBuf]) -> Self {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        let config_dir = crate::config::default_config_path()
-            .parent()
-            .map(Path::to_path_buf);
-        let data_dir = crate::session_log::sessions_dir()
-            .parent()
-            .map(Path::to_path_buf);
-        let own: Vec<PathBuf> = config_dir.into_iter().chain(data_dir).collect();
-        Self::new(home.as_deref(), &own, readable)
+        let own = own_dirs();
+        Self::new(home.as_deref(), &own, readable).with_secrets(SecretStores::new(
+            &crate::secret_stores::known_homes(),
+            &own,
+        ))
     }
 
     /// `own` are cairn's config and data directories; `readable` may start with `~/`.
     pub fn new(home: Option<&Path>, own: &[PathBuf], readable: &[PathBuf]) -> Self {
-        let mut sensitive = Vec::new();
         let mut protected = Vec::new();
         if let Some(home) = home {
-            sensitive.extend(SECRET_DIRS.iter().map(|d| home.join(d)));
             protected.extend(HOME_PROTECTED.iter().map(|f| home.join(f)));
         }
-        // Cairn's own config (the key may be in it) and data (session logs) are both.
-        sensitive.extend(own.iter().filter(|d| d.is_absolute()).cloned());
+        // Cairn's own config (the key may be in it) and data (session logs) are both secret
+        // and protected.
         protected.extend(own.iter().filter(|d| d.is_absolute()).cloned());
+        let homes: Vec<PathBuf> = home.map(Path::to_path_buf).into_iter().collect();
         let readable = readable
             .iter()
             .map(|r| expand_home(r, home))
@@ -117,17 +100,24 @@ impl FilePolicy {
         Self {
             home: home.map(Path::to_path_buf),
             readable: with_real(readable),
-            sensitive: with_real(sensitive),
+            secrets: SecretStores::new(&homes, own),
             protected: with_real(protected),
         }
     }
 
+    /// The secret stores reads ask for (the session's list, `[sandbox] deny_read` included).
+    pub fn with_secrets(mut self, secrets: SecretStores) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
     /// Why reading `real` always asks, if it does.
     pub fn sensitive_read(&self, real: &Path) -> Option<String> {
-        if let Some(dir) = self.sensitive.iter().find(|d| real.starts_with(d)) {
+        if let Some(store) = self.secrets.store_at(real) {
             return Some(format!(
-                "{} holds secrets or cairn's own data (keys, config, session logs)",
-                dir.display()
+                "{} is a secret store ({}: keys, credentials or cairn's own data)",
+                real.display(),
+                store.spelled
             ));
         }
         if is_private_proc(real) {
@@ -149,12 +139,7 @@ impl FilePolicy {
 
     /// Sensitive directories strictly below `root`: a walk from `root` must not enter them.
     pub fn sensitive_below(&self, root: &Path) -> Vec<PathBuf> {
-        let mut below: Vec<PathBuf> = self
-            .sensitive
-            .iter()
-            .filter(|d| d.starts_with(root) && d.as_path() != root)
-            .cloned()
-            .collect();
+        let mut below = self.secrets.stores_below(root);
         if root == Path::new("/") || root == Path::new("/proc") {
             below.push(PathBuf::from("/proc"));
         }
@@ -201,6 +186,22 @@ impl FilePolicy {
                 )
             })
     }
+}
+
+/// cairn's own config and data directories where this environment puts them (absolute ones
+/// only; a relative fallback names no fixed place).
+pub fn own_dirs() -> Vec<PathBuf> {
+    let config_dir = crate::config::default_config_path()
+        .parent()
+        .map(Path::to_path_buf);
+    let data_dir = crate::session_log::sessions_dir()
+        .parent()
+        .map(Path::to_path_buf);
+    config_dir
+        .into_iter()
+        .chain(data_dir)
+        .filter(|d| d.is_absolute())
+        .collect()
 }
 
 /// `/proc/<pid>/…`, `/proc/self/…` and the kernel's own files, but not the machine-wide
@@ -266,9 +267,21 @@ mod tests {
         for path in ["/home/u/.sshd", "/home/u/src/x", "/proc/cpuinfo", "/proc"] {
             assert!(policy.sensitive_read(Path::new(path)).is_none(), "{path}");
         }
-        assert_eq!(
-            policy.sensitive_below(Path::new("/home/u/.local")),
-            [PathBuf::from("/home/u/.local/share/cairn")]
+        let below = policy.sensitive_below(Path::new("/home/u/.local"));
+        assert!(below.contains(&PathBuf::from("/home/u/.local/share/cairn")));
+        assert!(below.iter().all(|p| p.starts_with("/home/u/.local/share")));
+        for path in [
+            "/home/u/.npmrc",
+            "/home/u/.pypirc",
+            "/home/u/.cargo/credentials.toml",
+            "/home/u/.config/hub/hosts",
+        ] {
+            assert!(policy.sensitive_read(Path::new(path)).is_some(), "{path}");
+        }
+        assert!(
+            policy
+                .sensitive_read(Path::new("/home/u/.cargo/bin/cargo"))
+                .is_none()
         );
     }
 

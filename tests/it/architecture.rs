@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tool_output", 0),
     ("sync", 0),
     ("secrets", 0),
+    ("secret_stores", 0),
     ("models", 0),
     // 1: the services the agent drives.
     ("tools", 1),

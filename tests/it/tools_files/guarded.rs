@@ -42,6 +42,12 @@ impl Home {
                 "{\"key\":\"sk-live\"}\n",
             ),
             (".rustup/toolchains/lib.rs", "pub fn std() {}\n"),
+            (".npmrc", "//registry.npmjs.org/:_authToken=npm_x\n"),
+            (".pypirc", "[pypi]\npassword = pypi-x\n"),
+            (".cargo/credentials.toml", "[registry]\ntoken = \"cio_x\"\n"),
+            (".cargo/bin/tool", "#!/bin/sh\n"),
+            (".config/hub", "github.com:\n- oauth_token: x\n"),
+            (".my-vault/token", "hvs.x\n"),
             ("elsewhere/notes.txt", "notes\n"),
         ] {
             let path = home.join(rel);
@@ -117,6 +123,10 @@ async fn secrets_and_cairns_data_ask_in_every_mode_but_never_through_every_tool(
             json!({"path": s(&h.data.join("sessions/s.jsonl"))}),
         ),
         (&ReadFile, json!({"path": "/proc/self/environ"})),
+        (&ReadFile, json!({"path": "~/.npmrc"})),
+        (&ReadFile, json!({"path": "~/.pypirc"})),
+        (&ReadFile, json!({"path": "~/.cargo/credentials.toml"})),
+        (&ReadFile, json!({"path": "~/.config/hub"})),
         (&ListDir, json!({"path": "~/.ssh"})),
         (&ListDir, json!({"path": s(&h.data)})),
         (&Grep, json!({"pattern": "key", "path": s(&h.data)})),
@@ -134,6 +144,39 @@ async fn secrets_and_cairns_data_ask_in_every_mode_but_never_through_every_tool(
 }
 
 #[tokio::test]
+async fn stores_added_by_deny_read_ask_and_toolchain_entries_do_not() {
+    let h = Home::new();
+    let ask_outside = ["ask", "ask", "run", "run"];
+    assert_eq!(
+        h.outcomes(&ReadFile, json!({"path": "~/.cargo/bin/tool"})),
+        ask_outside
+    );
+    assert_eq!(
+        h.outcomes(&ReadFile, json!({"path": "~/.my-vault/token"})),
+        ask_outside
+    );
+    let secrets = cairn::secret_stores::SecretStores::with_additions(
+        std::slice::from_ref(&h.home),
+        &[],
+        &["~/.my-vault".into()],
+    )
+    .unwrap();
+    let policy = FilePolicy::new(Some(&h.home), &[], &[]).with_secrets(secrets);
+    let added = Home {
+        ws: Ws::at(h.ws.root.clone(), policy),
+        ..h
+    };
+    assert_eq!(
+        added.outcomes(&ReadFile, json!({"path": "~/.my-vault/token"})),
+        ALWAYS
+    );
+    assert_eq!(
+        added.outcomes(&ReadFile, json!({"path": "~/.cargo/bin/tool"})),
+        ask_outside
+    );
+}
+
+#[tokio::test]
 async fn a_walk_from_above_never_enters_a_sensitive_directory() {
     let h = Home::new();
     // The home itself is outside the workspace (asks in ask/auto-edit), but once passed its
@@ -142,7 +185,7 @@ async fn a_walk_from_above_never_enters_a_sensitive_directory() {
         let access = h.access(tool, args.clone());
         h.ws.cx.clone().passing(access)
     };
-    let args = json!({"pattern": "KEY|sk-live|aws_secret|notes", "path": s(&h.home)});
+    let args = json!({"pattern": "KEY|sk-live|aws_secret|notes|npm_x|pypi-x|cio_x|oauth", "path": s(&h.home)});
     let out = Grep.run(args.clone(), &passed(&Grep, &args)).await.unwrap();
     let text = out.model_text();
     assert!(text.contains("notes.txt"), "{text}");
@@ -151,6 +194,9 @@ async fn a_walk_from_above_never_enters_a_sensitive_directory() {
         "{text}"
     );
     assert!(!text.contains("aws_secret"), "{text}");
+    for token in ["npm_x", "pypi-x", "cio_x", "oauth_token"] {
+        assert!(!text.contains(token), "{token}: {text}");
+    }
     let args = json!({"path": s(&h.home), "depth": 5});
     let out = ListDir
         .run(args.clone(), &passed(&ListDir, &args))
@@ -162,6 +208,14 @@ async fn a_walk_from_above_never_enters_a_sensitive_directory() {
         "{text}"
     );
     assert!(!text.contains("s.jsonl"), "{text}");
+    // A glob whose directory is not a store but whose pattern matches one finds nothing there.
+    let args = json!({"pattern": s(&h.home.join(".cargo/cred*"))});
+    let out = Glob.run(args.clone(), &passed(&Glob, &args)).await.unwrap();
+    assert!(
+        !out.model_text().contains("credentials.toml"),
+        "{}",
+        out.model_text()
+    );
     let args = json!({"pattern": "**/*", "path": s(&h.home)});
     let out = Glob.run(args.clone(), &passed(&Glob, &args)).await.unwrap();
     assert!(
