@@ -316,6 +316,11 @@ impl Agent {
         } else {
             None
         };
+        let batch = if before.is_none() && changing {
+            self.confirm_uncheckpointed(batch, cancel).await
+        } else {
+            batch
+        };
         let mut commands = 0;
         let mut running = Vec::with_capacity(batch.len());
         // The last call of this batch writing each real path: a later write of the same path
@@ -372,6 +377,63 @@ impl Agent {
             self.checkpoint(crate::checkpoint::CheckpointKind::After)
                 .await;
         }
+    }
+
+    /// The checkpoint before this batch failed just now: each change in it asks before it
+    /// runs without undo (headless, nobody can answer: not run). The read and session calls
+    /// of the batch go through. Where checkpoints are off for the session, nothing asks.
+    async fn confirm_uncheckpointed(
+        &mut self,
+        batch: Vec<Ready>,
+        cancel: &CancellationToken,
+    ) -> Vec<Ready> {
+        let Some(failure) = self.checkpoints.last_failure().map(str::to_string) else {
+            return batch;
+        };
+        if self.shared.mode() == crate::permissions::Mode::Never {
+            return batch;
+        }
+        let why =
+            format!("the checkpoint before this change failed ({failure}): it could not be undone");
+        let mut kept = Vec::with_capacity(batch.len());
+        for ready in batch {
+            if ready.access.is_read() || matches!(ready.access, Access::Session) {
+                kept.push(ready);
+                continue;
+            }
+            if !self.settings.interactive {
+                let text = format!(
+                    "{why}, and nobody can approve that in this headless run. It was not run."
+                );
+                self.finish(ready.call, ready.name, ToolResult::error(text));
+                continue;
+            }
+            let call = AssembledCall {
+                id: ready.call.clone(),
+                name: ready.name.clone(),
+                arguments: ready.args.to_string(),
+            };
+            let decision = self
+                .ask(
+                    &call,
+                    &ready.access,
+                    why.clone(),
+                    String::new(),
+                    None,
+                    cancel,
+                )
+                .await;
+            match decision {
+                Some(Decision::Deny { .. }) => self.finish(
+                    ready.call,
+                    ready.name,
+                    ToolResult::error("the user chose not to run this change without a checkpoint. Do not retry it until the user says so."),
+                ),
+                None => self.finish(ready.call, ready.name, ToolResult::cancelled()),
+                Some(_) => kept.push(ready),
+            }
+        }
+        kept
     }
 
     fn tail_sink(&self, call: &CallId) -> TailSink {

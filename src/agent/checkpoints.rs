@@ -25,6 +25,15 @@ pub(super) struct Checkpoints {
     told_skipped: bool,
     /// A background `maintain` of the store is running.
     maintaining: Arc<AtomicBool>,
+    /// Why the last checkpoint failed, until one succeeds again: the next change asks.
+    failure: Option<String>,
+}
+
+impl Checkpoints {
+    /// Why the last checkpoint failed (None when it did not, or checkpoints are off).
+    pub(super) fn last_failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
 }
 
 impl Agent {
@@ -73,15 +82,20 @@ impl Agent {
             Ok(Err(err)) => {
                 tracing::warn!("checkpoint failed: {err}");
                 self.emit(AgentEvent::Warning {
-                    message: format!("checkpoint failed, this change cannot be undone: {err}"),
+                    message: format!(
+                        "checkpoint failed, this change cannot be undone; the next change asks first: {err}"
+                    ),
                 });
+                self.checkpoints.failure = Some(err.to_string());
                 return None;
             }
             Err(err) => {
                 tracing::error!("checkpoint task: {err}");
+                self.checkpoints.failure = Some(format!("the checkpoint task failed: {err}"));
                 return None;
             }
         };
+        self.checkpoints.failure = None;
         if !snap.skipped.is_empty() && !self.checkpoints.told_skipped {
             self.checkpoints.told_skipped = true;
             let list: Vec<String> = snap

@@ -39,6 +39,10 @@ impl Git {
             "-c",
             "core.quotepath=false",
             "-c",
+            // The workspace's own `.gitattributes` are overridden by `info/attributes` (see
+            // `store`); no user-wide attributes file either.
+            "core.attributesFile=/dev/null",
+            "-c",
             "gc.auto=0",
             "-c",
             "maintenance.auto=false",
@@ -68,22 +72,14 @@ impl Git {
             "user.email=cairn@localhost",
         ]);
         cmd.args(args);
-        // Whatever the environment says about repositories must not leak in (a cairn started
-        // from a git hook inherits GIT_DIR and friends).
-        for var in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_OBJECT_DIRECTORY",
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-            "GIT_COMMON_DIR",
-            "GIT_NAMESPACE",
-            "GIT_CEILING_DIRECTORIES",
-            "GIT_CONFIG",
-            "GIT_CONFIG_PARAMETERS",
-            "GIT_CONFIG_COUNT",
-        ] {
-            cmd.env_remove(var);
+        // Nothing the environment says to git may reach it (a cairn started from a git hook
+        // inherits GIT_DIR and friends; GIT_TRACE*, GIT_EXEC_PATH, GIT_SSH_COMMAND, GIT_ASKPASS,
+        // GIT_CONFIG_* and whatever later versions add would change what it does): every
+        // GIT_* variable goes, then the ones below are set.
+        for (key, _) in std::env::vars_os() {
+            if key.as_encoded_bytes().starts_with(b"GIT_") {
+                cmd.env_remove(key);
+            }
         }
         cmd.env("GIT_DIR", &self.git_dir)
             .env("GIT_WORK_TREE", &self.work_tree)

@@ -11,6 +11,8 @@ mod store;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_hostile;
+#[cfg(test)]
 mod tests_snapshot;
 pub mod undo;
 

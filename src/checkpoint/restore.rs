@@ -1,16 +1,26 @@
-//! Putting files back as a checkpoint had them, without ever writing through a symbolic link
-//! a command may have planted on the way.
+//! Putting files back as a checkpoint had them. Every step goes through directory handles
+//! opened beneath the workspace (`tools::confined`), never by path string: a directory a
+//! command (or a background job still running) swaps for a symbolic link between two steps
+//! is refused, not followed, so nothing is ever written or removed outside the workspace. A
+//! file is written to a fresh temp name in its directory (`O_EXCL | O_NOFOLLOW`) and renamed
+//! over the old one, so a link planted at the name is replaced, never written through.
 
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use super::store::{CheckpointError, CheckpointId, CheckpointStore, io_err};
+use crate::tools::confined::{DirHandle, is_swap};
 
 impl CheckpointStore {
     /// Puts `paths` back as they were in checkpoint `id`: files it had are written (with their
-    /// mode), files it did not have are removed. The shadow index is left alone; the next
-    /// snapshot sees the result.
+    /// mode), files it did not have are removed. The next snapshot sees the result.
     pub fn restore(&self, id: &CheckpointId, paths: &[&str]) -> Result<(), CheckpointError> {
+        for path in paths {
+            check_relative(path)?;
+        }
         let entries = self.entries(id, paths)?;
         let wanted: Vec<&str> = paths
             .iter()
@@ -19,77 +29,117 @@ impl CheckpointStore {
             .collect();
         let ids: Vec<&str> = wanted.iter().map(|p| entries[*p].id.as_str()).collect();
         let contents = self.blobs(&ids)?;
+        let root = DirHandle::open_root(self.workspace()).map_err(io_err(self.workspace()))?;
         // Removals first: a file may come back where a directory was, or the other way round.
         for path in paths.iter().filter(|p| !entries.contains_key(**p)) {
-            let full = self.safe_path(path)?;
-            match std::fs::remove_file(&full) {
-                Ok(()) => self.prune_empty_parents(&full),
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => return Err(io_err(&full)(err)),
-            }
+            remove_entry(&root, path)?;
         }
         for (path, bytes) in wanted.iter().zip(contents) {
-            let full = self.safe_path(path)?;
-            write_entry(&full, &bytes, &entries[*path].mode)?;
+            write_entry(&root, path, &bytes, &entries[*path].mode)?;
         }
         Ok(())
     }
+}
 
-    /// `path` inside the workspace, refusing to go through a symbolic link on the way (a
-    /// command may have replaced a directory by a link to elsewhere).
-    fn safe_path(&self, path: &str) -> Result<PathBuf, CheckpointError> {
-        let rel = Path::new(path);
-        if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(CheckpointError::Parse("a path outside the workspace"));
-        }
-        let mut at = self.git.work_tree.clone();
-        let mut parts = rel.components().peekable();
-        while let Some(part) = parts.next() {
-            if parts.peek().is_none() {
-                break;
-            }
-            at.push(part);
-            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-                return Err(CheckpointError::SymlinkParent(path.to_string()));
-            }
-        }
-        Ok(self.git.work_tree.join(rel))
+fn check_relative(path: &str) -> Result<(), CheckpointError> {
+    let rel = Path::new(path);
+    if path.is_empty() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(CheckpointError::Parse("a path outside the workspace"));
     }
+    Ok(())
+}
 
-    /// Removes directories a removal left empty, up to the workspace.
-    fn prune_empty_parents(&self, file: &Path) {
-        let mut dir = file.parent();
-        while let Some(d) = dir {
-            if d == self.git.work_tree || std::fs::remove_dir(d).is_err() {
-                break;
-            }
-            dir = d.parent();
+/// The parent directory of `path` (as a path beneath the root) and its last name.
+fn split(path: &str) -> (&Path, &OsStr) {
+    let rel = Path::new(path);
+    (
+        rel.parent().unwrap_or(Path::new("")),
+        rel.file_name().unwrap_or(OsStr::new(path)),
+    )
+}
+
+/// The error for a step refused because the tree changed under it.
+fn refused(path: &str, err: io::Error) -> CheckpointError {
+    if is_swap(&err) {
+        CheckpointError::SymlinkParent(path.to_string())
+    } else {
+        CheckpointError::Io {
+            path: path.into(),
+            source: err,
         }
     }
 }
 
-fn write_entry(full: &Path, bytes: &[u8], mode: &str) -> Result<(), CheckpointError> {
-    if let Some(parent) = full.parent() {
-        std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+/// Removes `path`, then the directories its removal left empty (up to the workspace).
+fn remove_entry(root: &DirHandle, path: &str) -> Result<(), CheckpointError> {
+    let (parent, name) = split(path);
+    let dir = match root.open_dir(parent) {
+        Ok(dir) => dir,
+        // Its directory is gone already: so is the file.
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(refused(path, err)),
+    };
+    match dir.remove_file(name) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(refused(path, err)),
     }
-    // Whatever is there now (a file, a link, an empty directory) gives way.
-    if let Ok(meta) = std::fs::symlink_metadata(full) {
-        let removed = if meta.is_dir() {
-            std::fs::remove_dir(full)
-        } else {
-            std::fs::remove_file(full)
+    // Empty parents, deepest first; each removed through its own parent's handle (a parent
+    // swapped for a link is not a directory to `unlinkat(AT_REMOVEDIR)`: it stays).
+    let mut at = parent;
+    while let (Some(up), Some(name)) = (at.parent(), at.file_name()) {
+        let Ok(up_dir) = root.open_dir(up) else {
+            break;
         };
-        removed.map_err(io_err(full))?;
-    }
-    if mode == "120000" {
-        let target = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes);
-        return std::os::unix::fs::symlink(target, full).map_err(io_err(full));
-    }
-    std::fs::write(full, bytes).map_err(io_err(full))?;
-    if mode == "100755" {
-        let mut perms = std::fs::metadata(full).map_err(io_err(full))?.permissions();
-        perms.set_mode(perms.mode() | 0o111);
-        std::fs::set_permissions(full, perms).map_err(io_err(full))?;
+        if up_dir.remove_dir(name).is_err() {
+            break;
+        }
+        at = up;
     }
     Ok(())
+}
+
+fn write_entry(
+    root: &DirHandle,
+    path: &str,
+    bytes: &[u8],
+    mode: &str,
+) -> Result<(), CheckpointError> {
+    let (parent, name) = split(path);
+    let dir = root.create_dirs(parent).map_err(|e| refused(path, e))?;
+    // An empty directory where the file goes gives way (a full one is the user's: an error).
+    if let Ok(Some(stat)) = dir.stat(name)
+        && stat.st_mode & libc::S_IFMT == libc::S_IFDIR
+    {
+        dir.remove_dir(name).map_err(|e| refused(path, e))?;
+    }
+    let temp = temp_name();
+    if mode == "120000" {
+        dir.symlink(OsStr::from_bytes(bytes), &temp)
+            .map_err(|e| refused(path, e))?;
+    } else {
+        let mut file = dir.create_new(&temp).map_err(|e| refused(path, e))?;
+        let written = file.write_all(bytes).and_then(|()| {
+            if mode == "100755" {
+                let perms = file.metadata()?.permissions();
+                file.set_permissions(std::fs::Permissions::from_mode(perms.mode() | 0o111))?;
+            }
+            Ok(())
+        });
+        if let Err(err) = written {
+            let _ = dir.remove_file(&temp);
+            return Err(refused(path, err));
+        }
+    }
+    // Replaces whatever is at the name now (a file, a link: never followed).
+    dir.rename(&temp, name).map_err(|e| {
+        let _ = dir.remove_file(&temp);
+        refused(path, e)
+    })
+}
+
+/// A name in the file's directory no one else uses (short: the file's own name may already
+/// be as long as names can be).
+fn temp_name() -> OsString {
+    OsString::from(format!(".cairn-restore-{:016x}", fastrand::u64(..)))
 }

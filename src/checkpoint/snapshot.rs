@@ -149,6 +149,15 @@ impl CheckpointStore {
             }
             let full = self.git.work_tree.join(OsStr::from_bytes(&changed.path));
             match std::fs::symlink_metadata(&full) {
+                // FIFOs, sockets and devices have no content to record (and a FIFO would
+                // block the reader): left out, like git leaves them out.
+                Ok(meta) if !(meta.is_file() || meta.is_symlink() || meta.is_dir()) => {
+                    skipped.push(Skipped {
+                        path: name,
+                        why: "not a regular file (a FIFO, socket or device)".to_string(),
+                    });
+                    left_out.push(changed);
+                }
                 Ok(meta) if meta.is_file() && meta.len() > MAX_FILE_BYTES => {
                     skipped.push(Skipped {
                         path: name,

@@ -145,17 +145,10 @@ impl CheckpointStore {
                 .create(&git_dir)
                 .map_err(io_err(&git_dir))?;
             store.git.init()?;
-            let info = git_dir.join("info");
-            std::fs::create_dir_all(&info).map_err(io_err(&info))?;
-            let mut exclude = String::from("# written by cairn: dependency and build dirs\n");
-            for dir in SKIPPED_DIRS {
-                exclude.push_str(&format!("{dir}/\n"));
-            }
-            let path = info.join("exclude");
-            std::fs::write(&path, exclude).map_err(io_err(&path))?;
             let path = git_dir.join("cairn-workspace");
             std::fs::write(&path, workspace.display().to_string()).map_err(io_err(&path))?;
         }
+        write_info(&git_dir)?;
         let config = std::fs::read_to_string(git_dir.join("config")).unwrap_or_default();
         store.files_refs =
             !config.is_empty() && !config.to_ascii_lowercase().contains("refstorage");
@@ -302,6 +295,31 @@ impl CheckpointStore {
         }
         walk(self.git_dir())
     }
+}
+
+/// The store's own rules, written on every open (so stores made by earlier versions get them):
+/// `info/exclude` leaves out dependency and build directories and cairn's own settings
+/// (`.cairn/`: a rule saved with `p`, made on the user's behalf, is not the model's change and
+/// no undo takes it back); `info/attributes`, which outranks every `.gitattributes` in the
+/// workspace, switches off all content conversion (line endings, `working-tree-encoding`,
+/// filters, `ident`), so a file comes back byte for byte whatever the workspace declares.
+fn write_info(git_dir: &Path) -> Result<(), CheckpointError> {
+    let info = git_dir.join("info");
+    std::fs::create_dir_all(&info).map_err(io_err(&info))?;
+    let mut exclude = String::from("# written by cairn: dependency and build dirs\n");
+    for dir in SKIPPED_DIRS {
+        exclude.push_str(&format!("{dir}/\n"));
+    }
+    exclude.push_str("# cairn's own settings: not the model's changes\n/.cairn/\n");
+    let attributes = "# written by cairn: record bytes as they are\n\
+                      * -text -eol -filter -ident -working-tree-encoding -diff -merge\n";
+    for (name, text) in [("exclude", exclude.as_str()), ("attributes", attributes)] {
+        let path = info.join(name);
+        if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+            std::fs::write(&path, text).map_err(io_err(&path))?;
+        }
+    }
+    Ok(())
 }
 
 /// The fields of git's `-z` output. A name that is not UTF-8 comes out lossy rather than

@@ -207,3 +207,83 @@ fn restore_refuses_to_write_through_a_planted_symlink() {
     assert!(err.to_string().contains("symbolic link"), "{err}");
     assert!(!outside.path().join("file.txt").exists());
 }
+
+/// A swapper racing the restore: `dir` (beneath the workspace) keeps being moved aside and
+/// replaced by a link to `outside`, then put back.
+fn swap_in_a_loop(
+    ws: std::path::PathBuf,
+    dirs: &'static [&'static str],
+    outside: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut swaps = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            for dir in dirs {
+                let at = ws.join(dir);
+                let aside = ws.join(format!("{dir}.aside"));
+                if std::fs::rename(&at, &aside).is_ok() {
+                    if std::os::unix::fs::symlink(&outside, &at).is_ok() {
+                        swaps += 1;
+                        std::thread::yield_now();
+                        let _ = std::fs::remove_file(&at);
+                    }
+                    if std::fs::symlink_metadata(&at).is_ok() {
+                        let _ = std::fs::remove_dir_all(&at);
+                    }
+                    let _ = std::fs::rename(&aside, &at);
+                }
+            }
+        }
+        swaps
+    })
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_while_restoring_never_gets_a_file_written_outside() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    write(ws.path(), "src/d/f.txt", "before\n");
+    write(ws.path(), "src/top.txt", "top\n");
+    let store = store(data.path(), ws.path());
+    let first = store.snapshot().unwrap();
+    write(ws.path(), "src/d/f.txt", "after\n");
+    write(ws.path(), "src/d/made.txt", "made\n");
+    let second = store.snapshot().unwrap();
+    // Bait: what a restore following the link would overwrite or remove.
+    write(outside.path(), "made.txt", "the user's\n");
+    write(outside.path(), "f.txt", "the user's\n");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = swap_in_a_loop(
+        ws.path().to_path_buf(),
+        &["src/d", "src"],
+        outside.path().to_path_buf(),
+        std::sync::Arc::clone(&stop),
+    );
+    let mut restored = 0;
+    for round in 0..300 {
+        let (to, paths): (&CheckpointId, &[&str]) = if round % 2 == 0 {
+            (&first.id, &["src/d/f.txt", "src/d/made.txt", "src/top.txt"])
+        } else {
+            (&second.id, &["src/d/f.txt", "src/d/made.txt"])
+        };
+        if store.restore(to, paths).is_ok() {
+            restored += 1;
+        }
+        let mut outside_now = hashes(outside.path());
+        outside_now.sort();
+        assert_eq!(
+            outside_now,
+            [
+                ("f.txt".to_string(), b"the user's\n".to_vec()),
+                ("made.txt".to_string(), b"the user's\n".to_vec())
+            ],
+            "round {round}: a restore reached outside the workspace"
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 0, "the swapper never swapped");
+    assert!(restored > 0, "no restore got through between the swaps");
+}

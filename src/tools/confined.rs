@@ -281,6 +281,12 @@ impl DirHandle {
         Ok(())
     }
 
+    /// Creates the symbolic link `name` pointing at `target` (fails if the name exists).
+    pub fn symlink(&self, target: &OsStr, name: &OsStr) -> io::Result<()> {
+        nix::unistd::symlinkat(target, &self.fd, name)?;
+        Ok(())
+    }
+
     pub fn remove_file(&self, name: &OsStr) -> io::Result<()> {
         nix::unistd::unlinkat(&self.fd, name, nix::unistd::UnlinkatFlags::NoRemoveDir)?;
         Ok(())
