@@ -35,3 +35,4 @@ pub mod testing;
 pub mod tool_output;
 pub mod tools;
 pub mod tui;
+pub mod web;

@@ -4,6 +4,7 @@
 pub mod mock_chunks;
 pub mod mock_llm;
 pub mod mock_script;
+pub mod mock_site;
 pub mod privileges;
 
 pub use mock_chunks::token_text;

@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("session_log", 1),
     ("checkpoint", 1),
     ("config", 1),
+    ("web", 1),
     // 2: the loop.
     ("agent", 2),
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).
