@@ -177,6 +177,7 @@ impl Agent {
                     .ok()
                     .flatten();
                 let decision = self.ask(call, &access, why, prefix, preview, cancel).await;
+                let decision = decision.map(|d| self.no_rule_for_danger(d, &access));
                 match decision {
                     None => return done(ToolResult::cancelled()),
                     Some(Decision::Approve) => {}
@@ -207,6 +208,33 @@ impl Agent {
             access,
             grant,
         })
+    }
+
+    /// A dangerous command is approved once, never by a rule: the prompt offers no "always"
+    /// keys for one, and a decision asking for a rule anyway (another front end, a stale key)
+    /// runs it this once and says so.
+    fn no_rule_for_danger(&self, decision: Decision, access: &Access) -> Decision {
+        let (Decision::ApproveForSession { prefix } | Decision::ApproveForProject { prefix }) =
+            &decision
+        else {
+            return decision;
+        };
+        let dangerous = match access {
+            Access::Command { command, .. } => {
+                crate::permissions::classify::analyze(command, &self.settings.workspace)
+                    .classification()
+                    .class
+                    == crate::permissions::classify::Class::Dangerous
+            }
+            _ => false,
+        };
+        if !dangerous && !prefix.trim().is_empty() {
+            return decision;
+        }
+        self.emit(AgentEvent::Warning {
+            message: "approved once: no rule is saved for a dangerous command".into(),
+        });
+        Decision::Approve
     }
 
     /// Saves an allow rule to the project's config, and says where (or why it could not).

@@ -175,20 +175,24 @@ impl App {
         if let Some((_, until)) = &self.flash {
             want(*until);
         }
+        if let Some(at) = self.approval.takes_keys_at() {
+            want(at);
+        }
         next
     }
 
-    /// Drops expired transient state (flash messages); true when something changed.
+    /// Drops expired transient state (flash messages, a prompt's hold-back); true when
+    /// something changed.
     pub fn expire(&mut self) -> bool {
-        if self
+        let released = self.approval.expire(self.now);
+        let flash_over = self
             .flash
             .as_ref()
-            .is_some_and(|(_, until)| *until <= self.now)
-        {
+            .is_some_and(|(_, until)| *until <= self.now);
+        if flash_over {
             self.flash = None;
-            return true;
         }
-        false
+        released || flash_over
     }
 
     /// The engine closed its end of the bus: say so; browsing still works.
@@ -461,20 +465,23 @@ impl App {
                 self.transcript
                     .update_card(call, |card| card.state = CardState::AwaitingApproval);
                 if !self.read_only {
-                    self.approval.hold(Held {
-                        call: call.clone(),
-                        name: name.clone(),
-                        subject: subject.clone(),
-                        why: why.clone(),
-                        sandboxed: *sandboxed,
-                        prefix: prefix.clone(),
-                        diff: diff.clone(),
-                    });
+                    self.approval.hold(
+                        Held {
+                            call: call.clone(),
+                            name: name.clone(),
+                            subject: subject.clone(),
+                            why: why.clone(),
+                            sandboxed: *sandboxed,
+                            prefix: prefix.clone(),
+                            diff: diff.clone(),
+                        },
+                        now,
+                    );
                     self.status.activity = Activity::WaitingForApproval;
                 }
             }
             ToolEvent::Decided { call, decision } => {
-                self.approval.settle(call);
+                self.approval.settle(call, now);
                 self.transcript.update_card(call, |card| {
                     card.decision = Some(decision.clone());
                     if card.state == CardState::AwaitingApproval {
@@ -495,7 +502,7 @@ impl App {
                 .transcript
                 .update_card(call, |card| card.push_tail(chunk)),
             ToolEvent::Finished { call, result, .. } => {
-                self.approval.settle(call);
+                self.approval.settle(call, now);
                 let source = crate::bus::ChangeSource::Call(call.clone());
                 let diff_index = match &result.output {
                     Some(ToolOutput::FileChanged(change)) => {

@@ -1,12 +1,19 @@
 //! The approval prompt: a modal over the transcript for each call the gate holds
 //! (`ToolEvent::AwaitingApproval`). It shows the command highlighted, why it was held, whether
-//! it would run sandboxed, the diff of a held write, and takes single keys: y, a, n, m. Every
-//! other key does nothing while it is open, so nothing is approved or typed by accident.
+//! it would run sandboxed, the diff of a held write, and takes single keys: y, a, p, n, m, Esc.
+//! Every other key does nothing while it is open, so nothing is approved or typed by accident.
+//!
+//! A prompt that opens while the user is typing is *held back*: it takes no key until the
+//! typing has paused for `TYPING_PAUSE` (each key typed meanwhile pushes that further, so a
+//! burst begun before it opened never answers it, however long it goes on), and says so; the
+//! keys typed meanwhile go on into the input. Esc denies the calls it holds (it does not defer
+//! them): the model is told, the turn goes on. A dangerous command offers no "always" keys.
 //! At any height the keys, the `why:` line and every dangerous part of the command stay on
 //! screen; a long command is elided in the middle (its end always shown) and ↑/↓ scroll it.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -20,6 +27,16 @@ use crate::tui::{diffs, highlight, theme, wrap};
 
 /// Diff lines shown inside the prompt at most.
 const DIFF_ROWS: usize = 12;
+
+/// A key this recent when a prompt opens means the user is typing: the prompt holds its keys
+/// back until no key has come for this long.
+pub const TYPING_PAUSE: Duration = Duration::from_millis(500);
+/// Once the typing stopped, the prompt stays held back at least this long after it opened, so
+/// the user sees it before a key counts.
+pub const OPEN_GUARD: Duration = Duration::from_millis(250);
+
+/// The message a denial by Esc sends, so the model knows nobody approved and why.
+const ESC_DENIAL: &str = "the user closed the approval prompt (Esc) without approving";
 
 /// One held call, from the `AwaitingApproval` event.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +57,14 @@ struct Entry {
     dangers: Vec<String>,
 }
 
+impl Entry {
+    /// "Always" rules are not offered for a dangerous command, nor when there is no prefix
+    /// to make one of.
+    fn offers_rules(&self) -> bool {
+        self.dangers.is_empty() && !self.held.prefix.trim().is_empty()
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct ApprovalPrompt {
     held: VecDeque<Entry>,
@@ -49,6 +74,10 @@ pub struct ApprovalPrompt {
     scroll: usize,
     /// The largest useful `scroll` at the last render (keys clamp to it).
     max_scroll: Cell<usize>,
+    /// The last key the user pressed anywhere (see `note_key`).
+    last_key: Option<Instant>,
+    /// While set, the current call takes no key before this instant: the user was typing.
+    held_back_until: Option<Instant>,
 }
 
 impl ApprovalPrompt {
@@ -60,30 +89,98 @@ impl ApprovalPrompt {
         self.held.front().map(|e| &e.held)
     }
 
-    pub fn hold(&mut self, held: Held) {
+    pub fn hold(&mut self, held: Held, now: Instant) {
         if !self.held.iter().any(|e| e.held.call == held.call) {
             let dangers = dangerous_parts(&held);
             self.held.push_back(Entry { held, dangers });
+            if self.held.len() == 1 {
+                self.arm(now);
+            }
         }
     }
 
     /// The call was decided or ended elsewhere: forget it.
-    pub fn settle(&mut self, call: &CallId) {
+    pub fn settle(&mut self, call: &CallId, now: Instant) {
         let was_current = self.held.front().is_some_and(|e| &e.held.call == call);
         self.held.retain(|e| &e.held.call != call);
         if was_current {
             self.message = None;
             self.scroll = 0;
+            self.arm(now);
         }
     }
 
     pub fn clear(&mut self) {
+        let last_key = self.last_key;
         *self = Self::default();
+        self.last_key = last_key;
     }
 
-    /// Handles a key; returns the decision once the user made one.
+    /// A deny message is being typed (Esc goes back to the keys, it does not deny).
+    pub fn typing_message(&self) -> bool {
+        self.message.is_some()
+    }
+
+    /// A call became the one shown at `now`: held back when the user is typing.
+    fn arm(&mut self, now: Instant) {
+        self.held_back_until = self
+            .last_key
+            .filter(|at| self.is_open() && now.saturating_duration_since(*at) < TYPING_PAUSE)
+            .map(|at| (at + TYPING_PAUSE).max(now + OPEN_GUARD));
+    }
+
+    /// Every key press reaches here first (whether or not a prompt is open): a key pressed
+    /// while the prompt is held back keeps it held back until the next pause.
+    pub fn note_key(&mut self, now: Instant) {
+        self.last_key = Some(now);
+        if let Some(until) = &mut self.held_back_until {
+            *until = (*until).max(now + TYPING_PAUSE);
+        }
+    }
+
+    /// Whether the prompt is open but takes no key yet, because the user is typing.
+    pub fn held_back(&self, now: Instant) -> bool {
+        self.is_open() && self.held_back_until.is_some_and(|until| now < until)
+    }
+
+    /// When the held-back prompt starts taking keys (a frame is due then).
+    pub fn takes_keys_at(&self) -> Option<Instant> {
+        self.held_back_until.filter(|_| self.is_open())
+    }
+
+    /// Forgets a hold-back that has run out; true when the prompt changed.
+    pub fn expire(&mut self, now: Instant) -> bool {
+        if self.held_back_until.is_some_and(|until| until <= now) {
+            self.held_back_until = None;
+            return true;
+        }
+        false
+    }
+
+    /// Esc: every call the prompt holds is denied (none is left waiting behind a closed box).
+    pub fn dismiss(&mut self) -> Vec<(CallId, Decision)> {
+        let decisions = self
+            .held
+            .drain(..)
+            .map(|e| {
+                let decision = Decision::Deny {
+                    message: Some(ESC_DENIAL.to_string()),
+                };
+                (e.held.call, decision)
+            })
+            .collect();
+        self.message = None;
+        self.scroll = 0;
+        self.held_back_until = None;
+        decisions
+    }
+
+    /// Handles a key; returns the decision once the user made one. Keys are ignored while the
+    /// prompt is held back (the caller routes them to the input).
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<(CallId, Decision)> {
-        let held = &self.held.front()?.held;
+        let entry = self.held.front()?;
+        let offers_rules = entry.offers_rules();
+        let held = &entry.held;
         if let Some(message) = &mut self.message {
             match key.code {
                 KeyCode::Enter => {
@@ -112,11 +209,11 @@ impl ApprovalPrompt {
         }
         match key.code {
             KeyCode::Char('y' | 'Y') => self.decide(Decision::Approve),
-            KeyCode::Char('a' | 'A') => {
+            KeyCode::Char('a' | 'A') if offers_rules => {
                 let prefix = held.prefix.clone();
                 self.decide(Decision::ApproveForSession { prefix })
             }
-            KeyCode::Char('p' | 'P') => {
+            KeyCode::Char('p' | 'P') if offers_rules => {
                 let prefix = held.prefix.clone();
                 self.decide(Decision::ApproveForProject { prefix })
             }
@@ -151,6 +248,10 @@ impl ApprovalPrompt {
         let entry = self.held.pop_front()?;
         self.message = None;
         self.scroll = 0;
+        // The key that decided is the last key: a second press does not answer the next call.
+        if let Some(now) = self.last_key {
+            self.arm(now);
+        }
         Some((entry.held.call, decision))
     }
 
@@ -222,13 +323,23 @@ impl ApprovalPrompt {
     /// its end always shown, the part above scrollable with ↑/↓ —, then the diff.
     fn layout(&self, entry: &Entry, width: usize, rows: usize) -> Vec<Line<'static>> {
         let held = &entry.held;
-        let keys = self.key_lines(held, width);
+        let keys = self.key_lines(entry, width);
         let why = Self::why_lines(held, width);
         let command = Self::command_lines(held, width);
         let dangers: Vec<Line<'static>> = entry
             .dangers
             .iter()
             .map(|d| {
+                // The reason the `why:` line gives is not said again beside its words.
+                let d = match d.split_once(" — ") {
+                    Some((words, reason))
+                        if reason.starts_with(held.why.as_str())
+                            || held.why.starts_with(reason) =>
+                    {
+                        words
+                    }
+                    _ => d.as_str(),
+                };
                 let shown = wrap::truncate(d, width.saturating_sub(4));
                 Line::from(vec![
                     Span::styled("  ⚠ ", theme::danger()),
@@ -328,7 +439,19 @@ impl ApprovalPrompt {
         out
     }
 
-    fn key_lines(&self, held: &Held, width: usize) -> Vec<Line<'static>> {
+    fn key_lines(&self, entry: &Entry, width: usize) -> Vec<Line<'static>> {
+        let held = &entry.held;
+        if self.held_back_until.is_some() {
+            return wrap::wrap(
+                &[Span::styled(
+                    "you are typing: your keys go to the input; this prompt takes keys once you pause",
+                    theme::warning(),
+                )],
+                width,
+                &[Span::styled("⌨ ", theme::warning())],
+                &[Span::raw("  ")],
+            );
+        }
         if let Some(message) = &self.message {
             let label = [Span::styled("tell the model: ", theme::bold())];
             let mut lines = wrap::wrap(&[Span::raw(format!("{message}▏"))], width, &label, &[]);
@@ -340,19 +463,20 @@ impl ApprovalPrompt {
         }
         let key = |k: &'static str| Span::styled(format!(" {k} "), theme::key());
         let prefix = wrap::truncate(&held.prefix, width.saturating_sub(30).max(8));
-        let mut items = vec![
-            vec![key("y"), Span::raw(" approve once")],
-            vec![
+        let mut items = vec![vec![key("y"), Span::raw(" approve once")]];
+        if entry.offers_rules() {
+            items.push(vec![
                 key("a"),
                 Span::raw(format!(" allow `{prefix}` for this session")),
-            ],
-            vec![
+            ]);
+            items.push(vec![
                 key("p"),
                 Span::raw(format!(" always allow `{prefix}` in this project")),
-            ],
-            vec![key("n"), Span::raw(" deny")],
-            vec![key("m"), Span::raw(" deny with a message")],
-        ];
+            ]);
+        }
+        items.push(vec![key("n"), Span::raw(" deny")]);
+        items.push(vec![key("m"), Span::raw(" deny with a message")]);
+        items.push(vec![key("Esc"), Span::raw(" close (deny)")]);
         if held.name == "bash" && held.sandboxed {
             items.insert(1, vec![key("u"), Span::raw(" run without sandbox")]);
         }
@@ -433,176 +557,5 @@ fn dangerous_parts(held: &Held) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn held(call: &str) -> Held {
-        Held {
-            call: CallId::new(call),
-            name: "bash".into(),
-            subject: "rm -rf ../build".into(),
-            why: "deletes outside the workspace".into(),
-            sandboxed: false,
-            prefix: "rm".into(),
-            diff: None,
-        }
-    }
-
-    fn key(c: char) -> KeyEvent {
-        KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
-    }
-
-    #[test]
-    fn single_keys_decide_and_other_keys_do_nothing() {
-        let mut prompt = ApprovalPrompt::default();
-        prompt.hold(held("c1"));
-        prompt.hold(held("c2"));
-        prompt.hold(held("c3"));
-        for c in ['x', 'q', ' ', 'j'] {
-            assert_eq!(prompt.handle_key(key(c)), None);
-        }
-        assert_eq!(
-            prompt.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-            None
-        );
-        assert_eq!(
-            prompt.handle_key(key('y')),
-            Some((CallId::new("c1"), Decision::Approve))
-        );
-        assert_eq!(
-            prompt.handle_key(key('a')),
-            Some((
-                CallId::new("c2"),
-                Decision::ApproveForSession {
-                    prefix: "rm".into()
-                }
-            ))
-        );
-        assert_eq!(
-            prompt.handle_key(key('n')),
-            Some((CallId::new("c3"), Decision::Deny { message: None }))
-        );
-        assert!(!prompt.is_open());
-    }
-
-    #[test]
-    fn u_runs_a_sandboxed_command_without_the_sandbox_and_nothing_else() {
-        let mut prompt = ApprovalPrompt::default();
-        prompt.hold(held("c1"));
-        assert_eq!(prompt.handle_key(key('u')), None, "not sandboxed: no u");
-        prompt.settle(&CallId::new("c1"));
-        prompt.hold(Held {
-            sandboxed: true,
-            ..held("c2")
-        });
-        let legend: String = prompt
-            .key_lines(prompt.current().expect("held"), 200)
-            .iter()
-            .flat_map(|line| line.spans.iter().map(|s| s.content.to_string()))
-            .collect();
-        assert!(legend.contains("run without sandbox"), "{legend}");
-        assert_eq!(
-            prompt.handle_key(key('u')),
-            Some((CallId::new("c2"), Decision::ApproveUnsandboxed))
-        );
-    }
-
-    #[test]
-    fn m_types_a_message_sent_with_the_denial() {
-        let mut prompt = ApprovalPrompt::default();
-        prompt.hold(held("c1"));
-        assert_eq!(prompt.handle_key(key('m')), None);
-        for c in "use trash".chars() {
-            assert_eq!(prompt.handle_key(key(c)), None, "y and n are text now");
-        }
-        let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
-        assert_eq!(
-            prompt.handle_key(enter),
-            Some((
-                CallId::new("c1"),
-                Decision::Deny {
-                    message: Some("use trash".into())
-                }
-            ))
-        );
-    }
-
-    fn long_command() -> Held {
-        let mut command: Vec<String> = (1..200).map(|i| format!("echo step {i}")).collect();
-        command.push("rm -rf /etc/cairn-demo".into());
-        Held {
-            call: CallId::new("long"),
-            name: "bash".into(),
-            subject: command.join("\n"),
-            why: "deletes outside the workspace (/etc/cairn-demo)".into(),
-            sandboxed: true,
-            prefix: "rm -rf /etc/cairn-demo".into(),
-            diff: None,
-        }
-    }
-
-    fn draw(prompt: &ApprovalPrompt, w: u16, h: u16) -> String {
-        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h))
-            .unwrap_or_else(|e| {
-                panic!("{e}");
-            });
-        terminal
-            .draw(|f| prompt.render(f.area(), f.buffer_mut()))
-            .unwrap_or_else(|e| panic!("{e}"));
-        terminal.backend().to_string()
-    }
-
-    #[test]
-    fn a_long_command_keeps_its_end_its_reason_its_danger_and_the_keys_at_any_height() {
-        let mut prompt = ApprovalPrompt::default();
-        prompt.hold(long_command());
-        for height in [24, 16, 12, 10] {
-            let screen = draw(&prompt, 80, height);
-            for expected in [
-                "rm -rf /etc/cairn-demo",
-                "why:",
-                "⚠ rm -rf /etc/cairn-demo",
-                " y ",
-                " n ",
-                "lines hidden",
-            ] {
-                assert!(
-                    screen.contains(expected),
-                    "{expected:?} missing at 80x{height}:\n{screen}"
-                );
-            }
-        }
-        let full = draw(&prompt, 80, 24);
-        assert!(full.contains("echo step 199") && full.contains("echo step 1 "));
-        insta::assert_snapshot!("long_command_80x24", full);
-        insta::assert_snapshot!("long_command_80x12", draw(&prompt, 80, 12));
-    }
-
-    #[test]
-    fn arrows_scroll_the_elided_middle_and_decide_nothing() {
-        let mut prompt = ApprovalPrompt::default();
-        prompt.hold(long_command());
-        let before = draw(&prompt, 80, 24);
-        assert!(before.contains("echo step 1 ") || before.contains("echo step 1\u{20}"));
-        let down = KeyEvent::new(KeyCode::Down, KeyModifiers::NONE);
-        for _ in 0..5 {
-            assert_eq!(prompt.handle_key(down), None);
-        }
-        let after = draw(&prompt, 80, 24);
-        assert!(after.contains("5 above"), "{after}");
-        assert!(after.contains("echo step 6"), "{after}");
-        assert!(after.contains("rm -rf /etc/cairn-demo"), "{after}");
-        // Far past the end it stops where the window meets the tail.
-        for _ in 0..500 {
-            prompt.handle_key(down);
-        }
-        let bottom = draw(&prompt, 80, 24);
-        assert!(!bottom.contains("lines hidden · 0") || bottom.contains("above"));
-        let up = KeyEvent::new(KeyCode::Up, KeyModifiers::NONE);
-        for _ in 0..1000 {
-            prompt.handle_key(up);
-        }
-        assert_eq!(draw(&prompt, 80, 24), before);
-        assert!(prompt.is_open());
-    }
-}
+#[path = "approval_tests.rs"]
+mod tests;

@@ -130,6 +130,9 @@ impl ToolCard {
             }
             CardState::AwaitingApproval => ("⏸", theme::warning(), "approval".to_string()),
             CardState::Queued => ("·", theme::dim(), "queued".to_string()),
+            CardState::Finished { result, .. } if was_cancelled(result) => {
+                ("⊘", theme::warning(), "cancelled".to_string())
+            }
             CardState::Finished { result, took } => {
                 let failed = result.is_error || command_failed(result);
                 let icon = if failed { "✗" } else { "✓" };
@@ -161,6 +164,20 @@ impl ToolCard {
     }
 
     fn result_lines(&self, result: &ToolResult, width: usize, out: &mut Vec<Line<'static>>) {
+        if result.output.is_none() && was_cancelled(result) {
+            let text = if result.text == crate::bus::CANCELLED {
+                "cancelled: it did not run to the end"
+            } else {
+                "interrupted: cairn stopped before this call finished"
+            };
+            out.push(clip(
+                &[Span::styled("  │ ", theme::dim())],
+                text,
+                theme::warning(),
+                width,
+            ));
+            return;
+        }
         let bar = [Span::styled("  │ ", theme::dim())];
         if let Some(Decision::Deny { message }) = &self.decision {
             let text = match message {
@@ -311,6 +328,13 @@ fn command_lines(run: &CommandRun, width: usize, out: &mut Vec<Line<'static>>) {
         }
         out.push(Line::from(spans));
     }
+}
+
+/// A call stopped by the user (or by cairn stopping): neither a success nor a failure.
+fn was_cancelled(result: &ToolResult) -> bool {
+    result.text == crate::bus::CANCELLED
+        || result.text == "[interrupted]"
+        || matches!(&result.output, Some(ToolOutput::Command(run)) if run.cancelled)
 }
 
 fn command_failed(result: &ToolResult) -> bool {

@@ -53,10 +53,30 @@ impl App {
             return;
         }
         self.quit_armed = None;
+        // Decided before this key counts as typing: a prompt held back stays so while keys come.
+        let held_back = self.approval.held_back(self.now);
+        self.approval.note_key(self.now);
         for index in (0..self.layers.len()).rev() {
+            if held_back && matches!(self.layers.get(index), Some(Layer::Approval)) {
+                continue;
+            }
             if self.layer_key(index, key) == Handled::Consumed {
                 return;
             }
+        }
+        let only_held_back_prompt = held_back
+            && self
+                .layers
+                .iter()
+                .all(|layer| matches!(layer, Layer::Approval));
+        if only_held_back_prompt {
+            // The user was typing when the prompt opened: the typing goes on into the input
+            // (where it was going) and nothing reaches the prompt. Esc is the prompt's key, so
+            // it waits too instead of interrupting the turn.
+            if key.code != KeyCode::Esc {
+                self.handle_pane_key(key);
+            }
+            return;
         }
         // What falls through an open modal reaches the global keys, never the panes: nothing
         // is typed into the hidden input.
@@ -67,6 +87,10 @@ impl App {
         if self.handle_global_key(key) {
             return;
         }
+        self.handle_pane_key(key);
+    }
+
+    fn handle_pane_key(&mut self, key: KeyEvent) {
         match self.focus {
             Focus::Input => self.handle_input_key(key),
             Focus::Transcript => self.handle_transcript_key(key),
@@ -131,7 +155,15 @@ impl App {
                 {
                     return Handled::FallThrough;
                 }
-                if let Some((call, decision)) = self.approval.handle_key(key) {
+                if key.code == KeyCode::Esc && !self.approval.typing_message() {
+                    let decisions = self.approval.dismiss();
+                    let n = decisions.len();
+                    for (call, decision) in decisions {
+                        self.commands.push(UserCommand::Decide { call, decision });
+                    }
+                    let calls = if n == 1 { "call" } else { "calls" };
+                    self.flash(format!("denied {n} {calls} (Esc); the model is told"));
+                } else if let Some((call, decision)) = self.approval.handle_key(key) {
                     self.commands.push(UserCommand::Decide { call, decision });
                 }
                 self.layers.sync_approval(self.approval.is_open());
@@ -150,12 +182,10 @@ impl App {
             return;
         }
         self.quit_armed = Some(self.now);
-        // The first Ctrl+C stops what is running and clears the input; only a second one quits.
+        // The first Ctrl+C stops what is running; only a second one quits. The draft stays:
+        // nothing typed is thrown away by a key meant to stop the agent.
         if self.busy && !self.read_only {
             self.commands.push(UserCommand::Interrupt);
-        }
-        if !self.composer.is_empty() {
-            self.composer.clear();
         }
         self.flash("press Ctrl+C again to quit");
     }

@@ -195,7 +195,7 @@ pub const BINDINGS: &[Binding] = &[
         S::Anywhere,
         &[ctrl('c')],
         A::QuitTwice,
-        "interrupt and clear the input; twice quits",
+        "interrupt (the input keeps its text); twice quits",
     ),
     bind(
         S::Anywhere,
@@ -443,13 +443,13 @@ pub const BINDINGS: &[Binding] = &[
         S::Approval,
         &[ch('a')],
         A::Widget,
-        "approve for the session (the shown prefix)",
+        "approve for the session (the shown prefix; not for dangerous commands)",
     ),
     bind(
         S::Approval,
         &[ch('p')],
         A::Widget,
-        "approve for the project (saved to the project rules)",
+        "approve for the project (saved to the project rules; not for dangerous commands)",
     ),
     bind(
         S::Approval,
@@ -463,6 +463,12 @@ pub const BINDINGS: &[Binding] = &[
         &[ch('m')],
         A::Widget,
         "deny with a message to the model (Enter sends, Esc goes back)",
+    ),
+    bind(
+        S::Approval,
+        &[key(K::Esc)],
+        A::Widget,
+        "close the prompt, denying what it holds (the turn goes on, the model is told)",
     ),
     bind(
         S::Approval,

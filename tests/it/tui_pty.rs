@@ -3,6 +3,7 @@
 //! (`vt100`). What is asserted is what a user would see (and what the model was told).
 #![allow(clippy::unwrap_used)]
 
+mod approvals;
 mod harness;
 mod revert;
 mod rewind;

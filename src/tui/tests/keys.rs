@@ -39,14 +39,16 @@ fn approval_keys_send_decisions_and_other_keys_do_nothing() {
     app.apply(&held_rm());
     type_text(&mut app, "hello");
     app.handle_input(&key(KeyCode::Enter));
-    app.handle_input(&key(KeyCode::Esc));
     assert!(app.take_commands().is_empty());
     assert!(app.composer.is_empty(), "nothing typed behind the prompt");
+    // A dangerous command has no "always" key.
     app.handle_input(&key(KeyCode::Char('a')));
+    assert!(app.take_commands().is_empty());
+    app.handle_input(&key(KeyCode::Char('y')));
     let sent = app.take_commands();
     assert!(
-        matches!(sent.as_slice(), [UserCommand::Decide { call, decision: Decision::ApproveForSession { prefix } }]
-            if call.as_str() == "d1" && prefix == "rm -rf ../build"),
+        matches!(sent.as_slice(), [UserCommand::Decide { call, decision: Decision::Approve }]
+            if call.as_str() == "d1"),
         "{sent:?}"
     );
     assert!(!screen_text(&app, 80, 24).contains("Allow bash?"));
@@ -59,11 +61,20 @@ fn every_approval_key_the_help_lists_does_what_it_says() {
         for k in binding.keys {
             let mut app = app(Instant::now());
             let mut held = held_rm();
-            // `u` is offered for sandboxed commands only.
-            if let AgentEvent::Tool(crate::bus::ToolEvent::AwaitingApproval { sandboxed, .. }) =
-                &mut held
+            // `u` is offered for sandboxed commands only, `a` and `p` for commands that are
+            // not dangerous.
+            if let AgentEvent::Tool(crate::bus::ToolEvent::AwaitingApproval {
+                sandboxed,
+                subject,
+                why,
+                prefix,
+                ..
+            }) = &mut held
             {
                 *sandboxed = true;
+                *subject = "touch build/a".into();
+                *why = "changes files".into();
+                *prefix = "touch".into();
             }
             app.apply(&held);
             app.handle_input(&Event::Key(KeyEvent::new(k.code, k.mods)));
@@ -110,16 +121,22 @@ fn layers_take_keys_top_first_and_the_prompt_lets_paging_through() {
     if let AgentEvent::Tool(crate::bus::ToolEvent::AwaitingApproval { call, .. }) = &mut held {
         *call = crate::bus::CallId::new("d2");
     }
+    // A pause after the last key, so the prompt takes keys at once.
+    app.set_now(app.now + Duration::from_secs(1));
     app.apply(&held);
     assert!(screen_text(&app, 100, 30).contains("Allow bash?"));
     app.handle_input(&key(KeyCode::Char('y')));
-    assert!(matches!(
-        app.take_commands().as_slice(),
-        [UserCommand::Decide {
-            decision: Decision::Approve,
-            ..
-        }]
-    ));
+    let sent = app.take_commands();
+    assert!(
+        matches!(
+            sent.as_slice(),
+            [UserCommand::Decide {
+                decision: Decision::Approve,
+                ..
+            }]
+        ),
+        "{sent:?}"
+    );
     let screen = screen_text(&app, 100, 30);
     assert!(screen.contains(" Keys ") && !screen.contains("Allow bash?"));
     app.handle_input(&key(KeyCode::Char('x')));
@@ -372,4 +389,126 @@ fn an_answer_cut_at_the_output_limit_is_flagged_and_continue_asks_for_the_rest()
     assert!(
         matches!(app.take_commands().as_slice(), [UserCommand::Submit { text }] if text == crate::bus::CONTINUE_PROMPT)
     );
+}
+
+/// Types `text` one key every `gap` from `start`; returns when the last key was typed.
+fn type_slowly(app: &mut App, text: &str, start: Instant, gap: Duration) -> Instant {
+    let mut at = start;
+    for c in text.chars() {
+        app.set_now(at);
+        app.handle_input(&key(KeyCode::Char(c)));
+        at += gap;
+    }
+    at - gap
+}
+
+#[test]
+fn a_prompt_opening_while_typing_answers_nothing_and_the_typing_lands_in_the_input() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    // "any news?" as a user types it: the prompt opens after the `n` of "any" …
+    let at = type_slowly(&mut app, "any", t0, Duration::from_millis(120));
+    app.set_now(at + Duration::from_millis(60));
+    app.apply(&held_rm());
+    assert!(screen_text(&app, 80, 24).contains("you are typing"));
+    // … and the burst goes on (` news? any` answers nothing: `y`, `n`, `a`, Esc would).
+    let at = type_slowly(
+        &mut app,
+        " news? any",
+        at + Duration::from_millis(120),
+        Duration::from_millis(120),
+    );
+    app.set_now(at + Duration::from_millis(10));
+    app.handle_input(&key(KeyCode::Esc));
+    assert!(
+        app.take_commands().is_empty(),
+        "no decision, no interrupt during the burst"
+    );
+    assert_eq!(app.composer.text(), "any news? any");
+    assert!(app.approval.is_open());
+    // After a pause the prompt takes keys, and says which.
+    app.set_now(at + Duration::from_millis(600));
+    app.expire();
+    assert!(screen_text(&app, 80, 24).contains("approve once"));
+    app.handle_input(&key(KeyCode::Char('n')));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Decide {
+            decision: Decision::Deny { .. },
+            ..
+        }]
+    ));
+    assert_eq!(
+        app.composer.text(),
+        "any news? any",
+        "the draft is untouched"
+    );
+}
+
+#[test]
+fn esc_on_the_prompt_denies_without_interrupting_the_turn() {
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    app.apply(&held_rm());
+    app.handle_input(&key(KeyCode::Esc));
+    let sent = app.take_commands();
+    assert!(
+        matches!(
+            sent.as_slice(),
+            [UserCommand::Decide {
+                decision: Decision::Deny { .. },
+                ..
+            }]
+        ),
+        "{sent:?}"
+    );
+    assert!(!screen_text(&app, 80, 24).contains("Allow bash?"));
+    // Esc inside a deny message goes back to the keys, it does not deny.
+    let mut app = self::app(Instant::now());
+    app.apply(&held_rm());
+    app.handle_input(&key(KeyCode::Char('m')));
+    app.handle_input(&key(KeyCode::Esc));
+    assert!(app.take_commands().is_empty());
+    assert!(screen_text(&app, 80, 24).contains("deny with a message"));
+}
+
+#[test]
+fn ctrl_c_interrupts_but_keeps_the_draft() {
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    type_text(&mut app, "half a thought");
+    app.handle_input(&ctrl('c'));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Interrupt]
+    ));
+    assert_eq!(app.composer.text(), "half a thought");
+    // Idle too: the first Ctrl+C only arms the quit.
+    app.apply(&AgentEvent::Idle);
+    app.take_commands();
+    app.set_now(app.now + Duration::from_secs(5));
+    app.handle_input(&ctrl('c'));
+    assert_eq!(app.composer.text(), "half a thought");
+    assert!(!app.should_quit());
+}
+
+#[test]
+fn a_cancelled_call_looks_cancelled_not_done() {
+    use crate::bus::{CallId, ToolEvent, ToolResult};
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::Tool(ToolEvent::Requested {
+        call: CallId::new("c1"),
+        name: "bash".into(),
+        args: serde_json::json!({"command": "touch build/a"}),
+    }));
+    app.apply(&AgentEvent::Tool(ToolEvent::Finished {
+        call: CallId::new("c1"),
+        name: "bash".into(),
+        result: ToolResult::cancelled(),
+    }));
+    let screen = screen_text(&app, 80, 24);
+    assert!(screen.contains("⊘ bash"), "{screen}");
+    assert!(screen.contains("cancelled"), "{screen}");
+    assert!(!screen.contains("✓"), "{screen}");
 }

@@ -1,0 +1,117 @@
+//! The approval prompt in the real binary cannot be typed into: a prompt that opens while the
+//! user types takes none of the typing (it lands in the input), Esc closes it as a denial
+//! without ending the turn, and Ctrl+C stops the agent but keeps the draft.
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::harness::{DEADLINE, Tui};
+use crate::support::cairn_cmd::Sandbox;
+use cairn::testing::{MockLlm, Script};
+
+/// Types like a person: one key every 60 ms (the pace is what is tested, not a wait).
+/// Returns the longest gap there really was between two keys, for the failure message.
+async fn type_like_a_person(tui: &mut Tui, text: &str) -> Duration {
+    let mut longest = Duration::ZERO;
+    let mut last = Instant::now();
+    for c in text.chars() {
+        tui.send(&c.to_string());
+        longest = longest.max(last.elapsed());
+        last = Instant::now();
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    longest
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_an_approval_opening_while_typing_approves_nothing() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch marker"})),
+        Script::text("Left it."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
+    tui.submit("set things up").await;
+    // The prompt opens while this is being typed: every `y`, `a`, `p` and `n` in it would
+    // answer a prompt that took keys.
+    let typed = "yes any news? please approve all";
+    let longest = type_like_a_person(&mut tui, typed).await;
+    let screen = tui.wait_for_text("approve once").await;
+    assert!(
+        screen.contains(typed),
+        "the typing is in the input (longest gap between keys {longest:?}):\n{screen}"
+    );
+    assert!(screen.contains("Allow bash?"), "{screen}");
+    assert!(!sb.path("marker").exists(), "the command did not run");
+    assert_eq!(llm.requests().len(), 1, "the model got no decision");
+    tui.send("n");
+    tui.wait_for_text("Left it.").await;
+    assert!(!sb.path("marker").exists());
+    let told = llm.tool_result(1, "c1").unwrap();
+    assert!(told.contains("denied"), "{told}");
+    let screen = tui.contents();
+    assert!(
+        screen.contains(typed),
+        "the draft is still there:\n{screen}"
+    );
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_esc_on_an_approval_denies_it_and_the_turn_goes_on() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch marker"})),
+        Script::text("Understood, not touching it."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
+    tui.submit("set things up").await;
+    tui.wait_for_text("approve once").await;
+    tui.send("\x1b");
+    let screen = tui.wait_for_text("Understood, not touching it.").await;
+    assert!(!screen.contains("Allow bash?"), "{screen}");
+    assert!(screen.contains("denied by you"), "{screen}");
+    assert!(
+        !screen.contains("interrupted"),
+        "the turn was not cancelled:\n{screen}"
+    );
+    let told = llm.tool_result(1, "c1").unwrap();
+    assert!(told.contains("denied") && told.contains("Esc"), "{told}");
+    assert!(!sb.path("marker").exists());
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_ctrl_c_stops_the_agent_and_keeps_the_draft() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "sleep 300"})),
+        Script::text("stopped"),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "never", 100, 30);
+    tui.submit("wait a while").await;
+    tui.wait_for_text("sleep 300").await;
+    tui.send("half a thought");
+    tui.wait_for_text("half a thought").await;
+    tui.send("\x03");
+    let screen = tui
+        .wait_for("the interrupt", |s| s.contains("interrupted"))
+        .await;
+    assert!(screen.contains("half a thought"), "{screen}");
+    assert!(
+        screen.contains("cancelled"),
+        "the card says cancelled:\n{screen}"
+    );
+    // The second Ctrl+C quits.
+    tui.send("\x03");
+    let start = Instant::now();
+    while tui.child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < DEADLINE, "cairn did not quit");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
