@@ -56,6 +56,7 @@ fn main() {
             workspace: ws.to_path_buf(),
             writable: vec![std::env::temp_dir()],
             network: false,
+            unix_sockets: Vec::new(),
         }),
         ..BashSettings::default()
     };

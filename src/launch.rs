@@ -277,6 +277,13 @@ pub fn sandbox_policy(
                     workspace: workspace.to_path_buf(),
                     writable,
                     network: config.sandbox.network.unwrap_or(false),
+                    unix_sockets: config
+                        .sandbox
+                        .allow_unix_sockets
+                        .iter()
+                        .flatten()
+                        .map(|socket| expand_home(socket))
+                        .collect(),
                 }),
                 missing: false,
                 status_note: None,

@@ -48,6 +48,17 @@ pub struct CommandRun {
     /// cairn put back, like `.git/config (changed)`.
     #[serde(default, skip_serializing_if = "PutBack::is_empty")]
     pub put_back: PutBack,
+    /// The Unix sockets the sandbox kept the command from (paths, or kinds of socket).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_sockets: Vec<String>,
+}
+
+impl CommandRun {
+    /// It failed, and the sandbox had refused it a Unix socket: likely why.
+    pub fn socket_denied(&self) -> bool {
+        !self.refused_sockets.is_empty()
+            && (self.exit_code.is_some_and(|code| code != 0) || self.signal.is_some())
+    }
 }
 
 /// What cairn put back after a sandboxed command (see `tools::executor::protect`). Boxed: it

@@ -88,6 +88,11 @@ impl ConfigFile {
                     }
                     (a, b) => b.or(a),
                 },
+                allow_unix_sockets: b.allow_unix_sockets.or(a.allow_unix_sockets),
+                max_processes: b.max_processes.or(a.max_processes),
+                max_memory_mb: b.max_memory_mb.or(a.max_memory_mb),
+                read_only_max_processes: b.read_only_max_processes.or(a.read_only_max_processes),
+                read_only_max_memory_mb: b.read_only_max_memory_mb.or(a.read_only_max_memory_mb),
             }),
             permissions: merge_table(self.permissions, over.permissions, |a, b| PermissionsFile {
                 allow: b.allow.or(a.allow),

@@ -1,5 +1,5 @@
 //! The tables about what commands and tools may touch: `[bash]` (secret-looking variables
-//! commands may still see), `[sandbox]` (on/off, network, writable directories) and
+//! commands may still see), `[sandbox]` (on/off, network, writable directories, Unix sockets, per-command limits) and
 //! `[permissions]` (command-prefix rules, and the readable roots outside the workspace).
 
 use std::path::PathBuf;
@@ -27,6 +27,16 @@ pub struct SandboxFile {
     /// Secret stores besides the defaults (`secret_stores::DEFAULT_STORES`): `~/.x` or `.x`
     /// in every home, or an absolute path. Layers add to each other; none removes a default.
     pub deny_read: Option<Vec<String>>,
+    /// Unix sockets (or directories of them) sandboxed commands may connect to, e.g.
+    /// Docker's; `~/` allowed. Default none: no server outside the workspace.
+    pub allow_unix_sockets: Option<Vec<PathBuf>>,
+    /// Processes one workspace-write command may have at once (default 4096; 0: no limit).
+    pub max_processes: Option<u64>,
+    /// Memory one workspace-write command may use, in MiB (default half the machine's).
+    pub max_memory_mb: Option<u64>,
+    /// The same for commands run unasked in the read-only sandbox (defaults 256 and 1024).
+    pub read_only_max_processes: Option<u64>,
+    pub read_only_max_memory_mb: Option<u64>,
 }
 
 /// The `[permissions]` table: command-prefix rules.

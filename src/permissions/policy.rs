@@ -15,7 +15,7 @@ use crate::permissions::rules::{
 };
 use crate::permissions::{Mode, PermissionGate, Verdict};
 use crate::tools::Access;
-use crate::tools::executor::sandbox::SandboxPolicy;
+use crate::tools::executor::sandbox::{Grant, SandboxPolicy};
 
 /// What the gate is built from. The mode is not here: it is given with every call, since the
 /// user can switch it during a session.
@@ -291,8 +291,17 @@ impl PermissionGate for PolicyGate {
                 let decision = self.explain(command, mode);
                 match decision.decision {
                     Outcome::Run => Verdict::Run,
+                    // A held command runs in workspace-write once approved: the prompt says
+                    // what servers it could reach there.
                     Outcome::Ask => Verdict::Ask {
-                        why: decision.reason,
+                        why: match self
+                            .sandbox
+                            .as_ref()
+                            .and_then(|policy| policy.socket_note(Grant::WorkspaceWrite))
+                        {
+                            Some(note) => format!("{}; {note}", decision.reason),
+                            None => decision.reason,
+                        },
                         prefix: decision.prefix,
                     },
                     Outcome::Deny => Verdict::Deny {

@@ -160,7 +160,7 @@ impl Tool for Bash {
                 let run = command_run(args.command.clone(), &finished, timeout_ms);
                 // Refused, or its changes to git config, hooks or `.cairn/` put back: the next
                 // run asks, and `u` there runs it without the sandbox.
-                if run.sandbox_denied || !run.put_back.is_empty() {
+                if run.sandbox_denied || !run.put_back.is_empty() || run.socket_denied() {
                     cx.env.refused.add(&args.command);
                 }
                 cx.env.jobs.keep_spills(finished.capture.spill_paths());
@@ -243,6 +243,7 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
         changes: Vec::new(),
         changes_note: None,
         put_back: crate::tool_output::PutBack::new(finished.put_back.clone()),
+        refused_sockets: finished.refused_sockets.clone(),
     }
 }
 
@@ -300,6 +301,7 @@ mod tests {
             sandboxed,
             duration: Duration::from_millis(5),
             put_back: Vec::new(),
+            refused_sockets: Vec::new(),
         }
     }
 

@@ -41,6 +41,9 @@ pub fn command_text(run: &CommandRun) -> String {
                 .to_owned(),
         );
     }
+    if run.socket_denied() {
+        markers.push(socket_marker(&run.refused_sockets));
+    }
     if !run.put_back.is_empty() {
         markers.push(super::executor::protect::marker(run.put_back.items()));
     }
@@ -55,6 +58,14 @@ pub fn command_text(run: &CommandRun) -> String {
     }
     push_markers(&mut out, &markers);
     out
+}
+
+/// Why a command that failed may have: the Unix sockets its sandbox refused.
+fn socket_marker(refused: &[String]) -> String {
+    format!(
+        "[sandbox: refused Unix socket: {}. Sandboxed commands reach no local server (tmux, screen, Docker, a bus, an agent, an editor) outside the workspace and their temp dir, read-only ones none, unless `[sandbox] allow_unix_sockets` lists it. Calling it again asks the user, who can run it without the sandbox]",
+        refused.join(", ")
+    )
 }
 
 pub fn job_text(report: &JobReport) -> String {

@@ -12,6 +12,7 @@ pub mod reaper;
 pub mod sandbox;
 mod seccomp;
 pub mod server_env;
+mod unix_supervisor;
 
 use crate::sync::MutexExt;
 use std::ffi::OsString;
@@ -101,6 +102,8 @@ pub struct Finished {
     /// What of the protected set (git config and hooks, `.cairn/`) the command changed and
     /// cairn put back.
     pub put_back: Vec<protect::PutBack>,
+    /// The Unix sockets the sandbox refused it (paths, or kinds of socket).
+    pub refused_sockets: Vec<String>,
 }
 
 /// How long a command may live, which decides how its sandbox grants the workspace.
@@ -123,7 +126,7 @@ pub fn spawn(
         Lifetime::Foreground => Reach::Root,
         Lifetime::Background => Reach::Entries,
     };
-    let sandbox = match (&spec.settings.sandbox, spec.grant) {
+    let mut sandbox = match (&spec.settings.sandbox, spec.grant) {
         (Some(policy), grant) if grant != Grant::Unsandboxed => Some(
             Prepared::build(policy, grant, reach)
                 .map_err(|err| std::io::Error::other(format!("{err}; the command did not run")))?,
@@ -200,10 +203,19 @@ pub fn spawn(
             Ok(())
         });
     }
-    let child = reaper::spawn_known(|| command.spawn(), Child::id)?;
+    let mut child = reaper::spawn_known(|| command.spawn(), Child::id)?;
     // The Command holds the parent's copies of the pipes' write ends: close them now, or the
     // readers would never see end of file.
     drop(command);
+    if let Some(sandbox) = &mut sandbox
+        && let Err(err) = sandbox.supervise()
+    {
+        // Without its supervisor the command's socket calls would fail oddly: it does not run.
+        let _ = child.start_kill();
+        return Err(std::io::Error::other(format!(
+            "starting the sandbox's socket supervisor failed: {err}; the command did not run"
+        )));
+    }
     let pid = child
         .id()
         .ok_or_else(|| std::io::Error::other("the child exited before it was tracked"))?;
@@ -316,6 +328,10 @@ pub async fn run(
     // Nothing of the command runs any more (its group ended, its orphans were swept): what
     // it left in the protected set stays as it is unless put back now.
     let put_back = check(protected.as_ref());
+    let refused_sockets = sandbox
+        .as_ref()
+        .map(Prepared::refused_sockets)
+        .unwrap_or_default();
     drop(sandbox);
     if let Some(ticker) = ticker {
         ticker.abort();
@@ -328,6 +344,7 @@ pub async fn run(
         sandboxed,
         duration: started.elapsed(),
         put_back,
+        refused_sockets,
     }))
 }
 

@@ -31,7 +31,8 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 
-use super::seccomp;
+use super::seccomp::{self, UnixSockets};
+use super::unix_supervisor::{self, Channel, Reach as SocketReach, Supervisor};
 
 /// What the configuration lets sandboxed commands do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +43,31 @@ pub struct SandboxPolicy {
     pub writable: Vec<PathBuf>,
     /// Whether workspace-write commands may use the network (`sandbox.network`).
     pub network: bool,
+    /// Unix sockets (or directories of them) every sandboxed command may connect to, as
+    /// configured (`sandbox.allow_unix_sockets`, e.g. Docker's).
+    pub unix_sockets: Vec<PathBuf>,
+}
+
+impl SandboxPolicy {
+    /// What a sandboxed command with `grant` may reach through Unix sockets, for the approval
+    /// prompt; `None` when that is nothing beyond its own workspace and temp dir.
+    pub fn socket_note(&self, grant: Grant) -> Option<String> {
+        if grant == Grant::WorkspaceWrite && self.network {
+            return Some("in its sandbox it may use the network and every Unix socket".into());
+        }
+        if self.unix_sockets.is_empty() {
+            return None;
+        }
+        let listed: Vec<String> = self
+            .unix_sockets
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        Some(format!(
+            "in its sandbox it may connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: {}",
+            listed.join(", ")
+        ))
+    }
 }
 
 /// How a workspace-write sandbox grants the workspace; see the module doc.
@@ -142,10 +168,14 @@ pub enum SandboxError {
 }
 
 /// A sandbox ready to enter: the Landlock ruleset, the seccomp program and the command's
-/// private temp dir (removed when this is dropped, after the command ended).
+/// private temp dir (removed when this is dropped, after the command ended); once the command
+/// started, the supervisor of its Unix sockets.
 pub struct Prepared {
     ruleset: OwnedFd,
-    filter: Option<Vec<libc::sock_filter>>,
+    filter: Option<seccomp::Filter>,
+    /// Where the child sends its filter's listener, and what the supervisor allows.
+    channel: Option<(Channel, SocketReach)>,
+    supervisor: Option<Supervisor>,
     temp: tempfile::TempDir,
 }
 
@@ -154,6 +184,7 @@ impl std::fmt::Debug for Prepared {
         f.debug_struct("Prepared")
             .field("ruleset", &self.ruleset)
             .field("network_filter", &self.filter.is_some())
+            .field("supervisor", &self.supervisor)
             .field("temp", &self.temp.path())
             .finish()
     }
@@ -208,23 +239,65 @@ impl Prepared {
             // A writable dir that holds the workspace (a checkout under /tmp) would grant its
             // `.git` to a background job, and to any command the workspace itself (it could be
             // renamed away): it is left out.
+            // Unix sockets only in the workspace and the private temp dir: not all of /tmp,
+            // where tmux keeps its server's socket.
             for dir in policy
                 .writable
                 .iter()
                 .filter(|dir| !policy.workspace.starts_with(dir))
             {
-                created = grant_path(created, dir, handled)?;
+                created = grant_path(created, dir, handled & !AccessFs::ResolveUnix)?;
+            }
+        }
+        // Landlock tells socket paths apart from ABI 9 on: there it is a second wall behind
+        // the supervisor (and the only one where the seccomp filter is not built).
+        if !network && abi >= 9 {
+            for socket in &policy.unix_sockets {
+                created = grant_path(created, socket, AccessFs::ResolveUnix.into())?;
             }
         }
         let ruleset: Option<OwnedFd> = created.into();
         let ruleset = ruleset.ok_or_else(|| {
             SandboxError::Unavailable("the kernel did not create a Landlock ruleset".into())
         })?;
+        let unix = if write || !policy.unix_sockets.is_empty() {
+            UnixSockets::Supervised
+        } else {
+            UnixSockets::Refused
+        };
+        let filter = if network {
+            None
+        } else {
+            seccomp::deny_sockets(unix)
+        };
+        let channel = match &filter {
+            Some(_) => Some((Channel::new()?, socket_reach(policy, write, temp.path()))),
+            None => None,
+        };
         Ok(Self {
             ruleset,
-            filter: (!network).then(seccomp::deny_sockets).flatten(),
+            filter,
+            channel,
+            supervisor: None,
             temp,
         })
+    }
+
+    /// Starts the supervisor of the command's sockets; call once the command was spawned (its
+    /// listener was handed over before its exec).
+    pub fn supervise(&mut self) -> std::io::Result<()> {
+        if let Some((channel, reach)) = self.channel.take() {
+            self.supervisor = Some(Supervisor::start(channel, reach)?);
+        }
+        Ok(())
+    }
+
+    /// The Unix sockets (or socket kinds) the command was refused so far.
+    pub fn refused_sockets(&self) -> Vec<String> {
+        self.supervisor
+            .as_ref()
+            .map(Supervisor::refused)
+            .unwrap_or_default()
     }
 
     /// The command's private temp dir (its `TMPDIR`).
@@ -237,14 +310,35 @@ impl Prepared {
         Entry {
             ruleset: self.ruleset.as_raw_fd(),
             filter: self.filter.clone(),
+            channel: self
+                .channel
+                .as_ref()
+                .map(|(channel, _)| channel.child_end()),
         }
     }
+}
+
+/// Where a command may connect Unix sockets: the configured ones; in workspace-write also the
+/// workspace and its private temp dir (canonical, as the supervisor compares real paths).
+fn socket_reach(policy: &SandboxPolicy, write: bool, temp: &Path) -> SocketReach {
+    let mut allowed: Vec<PathBuf> = policy.unix_sockets.clone();
+    if write {
+        allowed.push(policy.workspace.clone());
+        allowed.push(temp.to_path_buf());
+    }
+    for place in &mut allowed {
+        if let Ok(real) = std::fs::canonicalize(&*place) {
+            *place = real;
+        }
+    }
+    SocketReach { allowed }
 }
 
 /// The part of a `Prepared` sandbox the forked child enters.
 pub struct Entry {
     ruleset: RawFd,
-    filter: Option<Vec<libc::sock_filter>>,
+    filter: Option<seccomp::Filter>,
+    channel: Option<RawFd>,
 }
 
 impl Entry {
@@ -262,7 +356,14 @@ impl Entry {
             }
         }
         if let Some(filter) = &self.filter {
-            seccomp::install(filter)?;
+            let listener = seccomp::install(filter)?;
+            match self.channel {
+                Some(channel) => unix_supervisor::hand_over(channel, listener)?,
+                None => {
+                    // SAFETY: a descriptor this process just got and nothing else uses.
+                    unsafe { libc::close(listener) };
+                }
+            }
         }
         Ok(())
     }
@@ -333,6 +434,7 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
         workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         writable: Vec::new(),
         network: false,
+        unix_sockets: Vec::new(),
     };
     let mut grant = Grant::WorkspaceWrite;
     let mut i = 0;
@@ -346,6 +448,11 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
             "--workspace" => {
                 let dir = args.get(i + 1).ok_or("--workspace needs a directory")?;
                 policy.workspace = PathBuf::from(dir);
+                i += 2;
+            }
+            "--unix-socket" => {
+                let socket = args.get(i + 1).ok_or("--unix-socket needs a path")?;
+                policy.unix_sockets.push(PathBuf::from(socket));
                 i += 2;
             }
             "--network" => {
@@ -370,7 +477,7 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
-    Err("usage: cairn __sandbox [--read-only] [--workspace DIR] [--write DIR]... [--network] -- COMMAND...".into())
+    Err("usage: cairn __sandbox [--read-only] [--workspace DIR] [--write DIR]... [--unix-socket PATH]... [--network] -- COMMAND...".into())
 }
 
 /// Entry of the hidden `cairn __sandbox` subcommand: runs one command in the sandbox a bash
@@ -386,7 +493,7 @@ pub fn sandbox_main(args: Vec<String>) -> i32 {
         }
     };
     // The strict profile: no check runs after a command started this way.
-    let prepared = match Prepared::build(&parsed.policy, parsed.grant, Reach::Entries) {
+    let mut prepared = match Prepared::build(&parsed.policy, parsed.grant, Reach::Entries) {
         Ok(prepared) => prepared,
         Err(err) => {
             say(&format!("{err}; refusing to run the command unsandboxed"));
@@ -403,7 +510,14 @@ pub fn sandbox_main(args: Vec<String>) -> i32 {
         command.pre_exec(move || entry.enter());
     }
     // A child, not exec: the temp dir is removed once the command ended.
-    let status = match command.status() {
+    let status = match command.spawn().and_then(|mut child| {
+        if let Err(err) = prepared.supervise() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(err);
+        }
+        child.wait()
+    }) {
         Ok(status) => status,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             say(&format!("cannot run {}: {err}", parsed.command[0]));

@@ -88,6 +88,7 @@ impl TestAgent {
                 workspace: std::fs::canonicalize(workspace).unwrap(),
                 writable: Vec::new(),
                 network: false,
+                unix_sockets: Vec::new(),
             }),
             ..BashSettings::default()
         };
