@@ -199,8 +199,7 @@ fn resume_big_log(dir: &Path) {
         log.append(&Record::user(format!("request {i}"))).unwrap();
         log.append(&Record::Assistant {
             text: "Let me look.".into(),
-            reasoning: String::new(),
-            reasoning_blocks: Default::default(),
+            reasoning: Default::default(),
             tool_calls: vec![LoggedCall {
                 id: call.clone(),
                 name: "bash".into(),

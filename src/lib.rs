@@ -19,6 +19,7 @@ pub mod bus;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
+pub mod content;
 pub mod exec;
 pub mod launch;
 pub mod llm;

@@ -2,6 +2,8 @@
 //! The agent appends a record before it publishes the matching event; resume and replay
 //! rebuild the conversation, todos and session rules from the records alone.
 
+pub mod images;
+
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -12,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::bus::{
     CallId, Decision, EndReason, RevertTarget, SessionId, SessionSummary, ToolResult, Usage,
 };
+use crate::content::{Part, ReasoningPart};
 use crate::permissions::Mode;
 
 /// A tool call as the model made it, arguments as raw JSON text.
@@ -39,15 +42,19 @@ pub enum Record {
         /// When it was sent (RFC 3339, UTC); logs written before it was recorded have none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         time: Option<String>,
+        /// What follows the typed text: attached files (`@path`) as text parts, images named
+        /// by hash (their bytes are in the session's image store). Old logs have none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<Part>,
     },
     /// Written before any of its tool calls runs, so a crash leaves a record of what ran.
     Assistant {
         text: String,
-        #[serde(default, skip_serializing_if = "String::is_empty")]
-        reasoning: String,
-        /// `thinking_blocks` / `reasoning_details`, kept so a resumed session sends them back.
+        /// The reasoning part: its text and what the provider sent with it to be sent back
+        /// (`thinking_blocks` / `reasoning_details` and the like), kept so a resumed session
+        /// sends them back. Written as the same top-level fields logs always had.
         #[serde(flatten)]
-        reasoning_blocks: crate::llm::ReasoningBlocks,
+        reasoning: ReasoningPart,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<LoggedCall>,
     },
@@ -113,6 +120,13 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         after: Option<crate::checkpoint::CheckpointId>,
     },
+    /// The provider refused an image (too large, a format it does not take, a model without
+    /// vision): from here on every message holding the image with `hash` holds `note` in its
+    /// place, so neither the retry nor any resume sends it again.
+    ImageRemoved {
+        hash: String,
+        note: String,
+    },
     /// The conversation was compacted: the tool results at the `stubs` indices were replaced
     /// by the stub text, then messages `..summarized` by one user message, `summary`. Kept as
     /// a change, not the result, so a long session's log grows by the stubs only. `usage` is
@@ -134,9 +148,15 @@ pub enum Record {
 impl Record {
     /// A user message sent now.
     pub fn user(text: impl Into<String>) -> Self {
+        Self::user_with(text, Vec::new())
+    }
+
+    /// A user message sent now, with attached parts after its text.
+    pub fn user_with(text: impl Into<String>, parts: Vec<Part>) -> Self {
         Record::User {
             text: text.into(),
             time: Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()),
+            parts,
         }
     }
 }
@@ -484,7 +504,7 @@ mod tests {
         let loaded = read_log(&path).unwrap();
         assert_eq!(loaded.records.len(), 3);
         assert!(
-            matches!(&loaded.records[2], Record::User { text, time: Some(_) } if text == "again"),
+            matches!(&loaded.records[2], Record::User { text, time: Some(_), .. } if text == "again"),
             "{:?}",
             loaded.records[2]
         );
@@ -497,7 +517,8 @@ mod tests {
             old,
             Record::User {
                 text: "hi".into(),
-                time: None
+                time: None,
+                parts: Vec::new(),
             }
         );
         assert_eq!(

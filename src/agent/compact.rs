@@ -192,7 +192,9 @@ impl Agent {
             ChatMessage::System {
                 content: self.session.conversation.system().to_string(),
             },
-            ChatMessage::User { content: prompt },
+            ChatMessage::User {
+                content: prompt.into(),
+            },
         ]);
         let request = ChatRequest {
             messages: &messages,
@@ -257,9 +259,9 @@ impl Agent {
             out.push_str(&todo_lines(&self.session.todos));
         }
         let request = &self.session.request_text;
-        let request_kept = kept
-            .iter()
-            .any(|m| matches!(m, ChatMessage::User { content } if content == request));
+        let request_kept = kept.iter().any(
+            |m| matches!(m, ChatMessage::User { content } if content.as_text() == request.as_str()),
+        );
         if !request.is_empty() && !request_kept {
             out.push_str("\n## The user's current request, in their own words\n");
             out.push_str(request.trim_end());
@@ -296,7 +298,7 @@ pub(super) fn recent_start(messages: &[ChatMessage], keep_bytes: u64) -> usize {
     let mut start = messages.len();
     let mut last_boundary = None;
     for (i, message) in messages.iter().enumerate().rev() {
-        kept += serialized_len(message) + 1;
+        kept += super::context::estimated_len(message) + 1;
         let boundary = !matches!(message, ChatMessage::Tool { .. });
         if boundary {
             if last_boundary.is_none() {
@@ -332,7 +334,7 @@ pub(super) fn apply(
         messages.splice(
             ..end,
             [ChatMessage::User {
-                content: summary.to_string(),
+                content: summary.into(),
             }],
         );
     }
@@ -426,7 +428,10 @@ fn transcript(messages: &[ChatMessage], budget: usize) -> String {
                 format!("[system]\n{}\n", cut(content, TRANSCRIPT_ITEM_BYTES))
             }
             ChatMessage::User { content } => {
-                format!("[user]\n{}\n", cut(content, TRANSCRIPT_ITEM_BYTES))
+                format!(
+                    "[user]\n{}\n",
+                    cut(&content.as_text(), TRANSCRIPT_ITEM_BYTES)
+                )
             }
             ChatMessage::Assistant {
                 content,

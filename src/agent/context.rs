@@ -77,7 +77,7 @@ impl Meter {
             *self = Meter::default();
         }
         for message in &messages[self.counted..] {
-            self.bytes += serialized_len(message) + 1;
+            self.bytes += estimated_len(message) + 1;
         }
         self.counted = messages.len();
     }
@@ -103,6 +103,19 @@ impl Meter {
     /// Forget the provider's count (after a compaction, or when it proved wrong).
     pub fn forget_anchor(&mut self) {
         self.anchor = None;
+    }
+}
+
+/// What `message` counts for in the window, in bytes of JSON: its serialised length, except
+/// that an image counts as what the model is charged for it, not its data URL.
+pub fn estimated_len(message: &ChatMessage) -> u64 {
+    let json = serialized_len(message);
+    match message {
+        ChatMessage::User { content } => {
+            let (url_bytes, images) = content.image_url_bytes();
+            json.saturating_sub(url_bytes) + images * crate::llm::user_content::IMAGE_ESTIMATE_BYTES
+        }
+        _ => json,
     }
 }
 

@@ -11,7 +11,8 @@
 use std::collections::HashSet;
 
 use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId, Usage};
-use crate::llm::{ChatMessage, ReasoningBlocks, WireToolCall};
+use crate::content::{ImageRef, Part, ReasoningPart};
+use crate::llm::{ChatMessage, UserContent, WireToolCall};
 use crate::session_log::{LoggedCall, Record, ToldState};
 use crate::tools::{TodoItem, ToolOutput};
 
@@ -52,8 +53,7 @@ pub struct BranchUser {
 /// only with tool calls: DeepSeek and Anthropic require it there and ignore it elsewhere.
 pub fn assistant_message(
     text: &str,
-    reasoning: &str,
-    blocks: &ReasoningBlocks,
+    reasoning: &ReasoningPart,
     calls: &[LoggedCall],
 ) -> ChatMessage {
     ChatMessage::Assistant {
@@ -62,12 +62,12 @@ pub fn assistant_message(
         } else {
             Some(text.to_string())
         },
-        reasoning_content: (!calls.is_empty() && !reasoning.is_empty())
-            .then(|| reasoning.to_string()),
+        reasoning_content: (!calls.is_empty() && !reasoning.text.is_empty())
+            .then(|| reasoning.text.clone()),
         reasoning_blocks: if calls.is_empty() {
-            ReasoningBlocks::default()
+            Default::default()
         } else {
-            blocks.clone()
+            reasoning.blocks.clone()
         },
         tool_calls: calls
             .iter()
@@ -84,18 +84,45 @@ pub fn todos_of(result: &ToolResult) -> Option<&[TodoItem]> {
     }
 }
 
-/// The session as a resume continues it: the current branch.
+/// Finds the bytes of a logged image (the session's image store); `None` when they are gone.
+pub type ImageBytes<'a> = &'a dyn Fn(&ImageRef) -> Option<Vec<u8>>;
+
+/// The session as a resume continues it: the current branch. Images are left out (each is a
+/// short note): for the conversation a request will be built from, use `rebuild_loading`.
 pub fn rebuild(records: &[Record]) -> Rebuilt {
-    rebuild_with(records, false)
+    rebuild_with(records, false, &|_| None)
+}
+
+/// The current branch, with the bytes of its images from `images`.
+pub fn rebuild_loading(records: &[Record], images: ImageBytes<'_>) -> Rebuilt {
+    rebuild_with(records, false, images)
 }
 
 /// The session with the branches rewinds left, for `cairn replay`: the events of every
 /// branch, in log order, each left one followed by `AgentEvent::Rewound`.
 pub fn rebuild_all(records: &[Record]) -> Rebuilt {
-    rebuild_with(records, true)
+    rebuild_with(records, true, &|_| None)
 }
 
-fn rebuild_with(records: &[Record], keep_left: bool) -> Rebuilt {
+/// A user message as sent: its text, then its parts (an image whose bytes are gone is a note).
+pub fn user_message(text: &str, parts: &[Part], images: ImageBytes<'_>) -> ChatMessage {
+    let mut content = UserContent::from(text);
+    for part in parts {
+        match part {
+            Part::Text { text } => content.push_text(text),
+            Part::Image(image) => match images(image) {
+                Some(bytes) => content.push_image(image.clone(), &bytes),
+                None => content.push_text(&format!(
+                    "[image {}: not available any more, not sent]",
+                    image.label()
+                )),
+            },
+        }
+    }
+    ChatMessage::User { content }
+}
+
+fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> Rebuilt {
     let mut out = Rebuilt::default();
     // Calls of the latest assistant message still waiting for a result, in order.
     let mut open: Vec<LoggedCall> = Vec::new();
@@ -103,7 +130,7 @@ fn rebuild_with(records: &[Record], keep_left: bool) -> Rebuilt {
     let mut users = 0usize;
     for (index, record) in records.iter().enumerate() {
         match record {
-            Record::User { text, time } => {
+            Record::User { text, time, parts } => {
                 close_open_calls(&mut out, &mut open);
                 out.users.push(BranchUser {
                     at: users,
@@ -113,30 +140,23 @@ fn rebuild_with(records: &[Record], keep_left: bool) -> Rebuilt {
                 });
                 users += 1;
                 out.request_text.clone_from(text);
-                out.messages.push(ChatMessage::User {
-                    content: text.clone(),
-                });
+                out.messages.push(user_message(text, parts, images));
                 out.events
                     .push(AgentEvent::UserMessage { text: text.clone() });
             }
             Record::Assistant {
                 text,
                 reasoning,
-                reasoning_blocks,
                 tool_calls,
             } => {
                 close_open_calls(&mut out, &mut open);
                 turn += 1;
-                out.messages.push(assistant_message(
-                    text,
-                    reasoning,
-                    reasoning_blocks,
-                    tool_calls,
-                ));
+                out.messages
+                    .push(assistant_message(text, reasoning, tool_calls));
                 out.events.push(AgentEvent::AssistantMessage {
                     turn: TurnId(turn),
                     text: text.clone(),
-                    reasoning: reasoning.clone(),
+                    reasoning: reasoning.text.clone(),
                 });
                 for call in tool_calls {
                     let args = serde_json::from_str(&call.arguments)
@@ -213,16 +233,19 @@ fn rebuild_with(records: &[Record], keep_left: bool) -> Rebuilt {
                 out.system = Some(prompt.clone());
                 out.told = Some(told.clone());
             }
+            Record::ImageRemoved { hash, note } => {
+                remove_image(&mut out.messages, hash, note);
+            }
             Record::Note { text, told } => {
                 close_open_calls(&mut out, &mut open);
                 out.messages.push(ChatMessage::User {
-                    content: text.clone(),
+                    content: text.as_str().into(),
                 });
                 out.told = Some(told.clone());
             }
             Record::Fork { at } => {
                 close_open_calls(&mut out, &mut open);
-                fork(&mut out, &records[..index], *at, keep_left);
+                fork(&mut out, &records[..index], *at, keep_left, images);
             }
             Record::Revert {
                 id,
@@ -247,7 +270,7 @@ fn rebuild_with(records: &[Record], keep_left: bool) -> Rebuilt {
 /// Sets the conversation back to what `before` (the records before the fork) added up to
 /// just before its user record `at`. A fork naming no such record (a hand-edited log) is
 /// ignored.
-fn fork(out: &mut Rebuilt, before: &[Record], at: usize, keep_left: bool) {
+fn fork(out: &mut Rebuilt, before: &[Record], at: usize, keep_left: bool, images: ImageBytes<'_>) {
     let Some((pos, text)) = before
         .iter()
         .enumerate()
@@ -259,7 +282,7 @@ fn fork(out: &mut Rebuilt, before: &[Record], at: usize, keep_left: bool) {
     else {
         return;
     };
-    let prefix = rebuild_with(&before[..pos], false);
+    let prefix = rebuild_with(&before[..pos], false, images);
     out.messages = prefix.messages;
     out.todos = prefix.todos;
     if prefix.told.is_some() {
@@ -296,6 +319,17 @@ fn close_open_calls(out: &mut Rebuilt, open: &mut Vec<LoggedCall>) {
     }
 }
 
+/// Puts `note` in place of the image with `hash` in every user message; true when one held it.
+pub fn remove_image(messages: &mut [ChatMessage], hash: &str, note: &str) -> bool {
+    let mut found = false;
+    for message in messages {
+        if let ChatMessage::User { content } = message {
+            found |= content.replace_image(hash, note);
+        }
+    }
+    found
+}
+
 fn dedupe_rules(rules: &mut Vec<String>) {
     let mut seen = HashSet::new();
     rules.retain(|r| seen.insert(r.clone()));
@@ -320,8 +354,7 @@ mod tests {
             Record::user("go"),
             Record::Assistant {
                 text: String::new(),
-                reasoning: "think".into(),
-                reasoning_blocks: ReasoningBlocks::default(),
+                reasoning: ReasoningPart::new("think", Default::default()),
                 tool_calls: vec![call("a"), call("b")],
             },
             Record::ToolResult {

@@ -12,8 +12,7 @@ fn user(text: &str) -> Record {
 fn reply(text: &str) -> Record {
     Record::Assistant {
         text: text.into(),
-        reasoning: String::new(),
-        reasoning_blocks: ReasoningBlocks::default(),
+        reasoning: Default::default(),
         tool_calls: Vec::new(),
     }
 }
@@ -35,7 +34,7 @@ fn texts(rebuilt: &Rebuilt) -> Vec<String> {
         .messages
         .iter()
         .map(|m| match m {
-            ChatMessage::User { content } => format!("u:{content}"),
+            ChatMessage::User { content } => format!("u:{}", content.as_text()),
             ChatMessage::Assistant { content, .. } => {
                 format!("a:{}", content.clone().unwrap_or_default())
             }
@@ -163,8 +162,7 @@ fn todos_come_back_with_the_conversation_and_session_rules_stay() {
         user("one"),
         Record::Assistant {
             text: String::new(),
-            reasoning: String::new(),
-            reasoning_blocks: ReasoningBlocks::default(),
+            reasoning: Default::default(),
             tool_calls: vec![todo_call],
         },
         // Left without a result: the fork answers it before the branch is dropped.
@@ -174,8 +172,7 @@ fn todos_come_back_with_the_conversation_and_session_rules_stay() {
         user("two"),
         Record::Assistant {
             text: String::new(),
-            reasoning: String::new(),
-            reasoning_blocks: ReasoningBlocks::default(),
+            reasoning: Default::default(),
             tool_calls: vec![LoggedCall {
                 id: CallId::new("t2"),
                 name: "todo_write".into(),

@@ -411,6 +411,11 @@ impl Agent {
 
     /// Record, then publish. A log that cannot be written is reported once; the work goes on,
     /// since stopping would lose more than it protects.
+    /// Where this session's images are kept (beside its log).
+    fn image_store(&self) -> session_log::images::ImageStore {
+        session_log::images::ImageStore::beside(self.session.log.path())
+    }
+
     fn record(&mut self, record: &Record) {
         if let Err(err) = self.session.log.append(record) {
             tracing::error!("{err}");
@@ -477,7 +482,9 @@ fn open_session(
                 Some(Record::Meta { id, .. }) => id.clone(),
                 _ => return Err(LogError::NoMeta { path: path.clone() }),
             };
-            let rebuilt = history::rebuild(&loaded.records);
+            let store = session_log::images::ImageStore::beside(path);
+            let rebuilt =
+                history::rebuild_loading(&loaded.records, &|image| store.get(&image.hash).ok());
             let mut log = SessionLog::open_append(path.clone())?;
             // The prompt the session was started with goes out again unchanged. A log from
             // before prompts were recorded gets one now, so later resumes agree with this one.

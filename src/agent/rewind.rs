@@ -216,7 +216,8 @@ impl Agent {
         let Some(records) = self.records() else {
             return;
         };
-        let rebuilt = history::rebuild(&records);
+        let store = self.image_store();
+        let rebuilt = history::rebuild_loading(&records, &|image| store.get(&image.hash).ok());
         // The next request starts a new prefix, as after a compaction.
         let dropped = self.session.conversation.replace(rebuilt.messages);
         self.forget_dropped_reads(&dropped);

@@ -9,6 +9,7 @@ use super::calls::CallsOutcome;
 use super::compact::{Why, is_context_overflow, window_in_error};
 use super::history::assistant_message;
 use crate::bus::{AgentEvent, EndReason, TurnId};
+use crate::content::ReasoningPart;
 use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
 use crate::session_log::{LoggedCall, Record, ToldState};
 
@@ -17,9 +18,9 @@ impl Agent {
         self.record(&Record::user(text.clone()));
         self.emit(AgentEvent::UserMessage { text: text.clone() });
         self.session.request_text.clone_from(&text);
-        self.session
-            .conversation
-            .push(ChatMessage::User { content: text });
+        self.session.conversation.push(ChatMessage::User {
+            content: text.into(),
+        });
         let mut last_turn = TurnId(self.turn_counter);
         self.emit(AgentEvent::RequestStarted);
         let reason = 'request: {
@@ -212,9 +213,9 @@ impl Agent {
             text: text.clone(),
             told: self.session.told.clone(),
         });
-        self.session
-            .conversation
-            .push(ChatMessage::User { content: text });
+        self.session.conversation.push(ChatMessage::User {
+            content: text.into(),
+        });
     }
 
     /// Appends a note when the mode or the git branch moved since the model was last told:
@@ -232,9 +233,9 @@ impl Agent {
             told: now.clone(),
         });
         self.session.told = now;
-        self.session
-            .conversation
-            .push(ChatMessage::User { content: text });
+        self.session.conversation.push(ChatMessage::User {
+            content: text.into(),
+        });
     }
 
     /// Appends the assistant message to the log (before any of its calls runs) and to the
@@ -249,10 +250,13 @@ impl Agent {
                 arguments: c.arguments.clone(),
             })
             .collect();
+        let reasoning = ReasoningPart::new(
+            completion.reasoning.clone(),
+            completion.reasoning_blocks.clone(),
+        );
         self.record(&Record::Assistant {
             text: completion.text.clone(),
-            reasoning: completion.reasoning.clone(),
-            reasoning_blocks: completion.reasoning_blocks.clone(),
+            reasoning: reasoning.clone(),
             tool_calls: calls.clone(),
         });
         if let Some(usage) = completion.usage {
@@ -260,12 +264,9 @@ impl Agent {
             self.emit(AgentEvent::Usage(usage));
             self.session.costs.push((turn.0, usage));
         }
-        self.session.conversation.push(assistant_message(
-            &completion.text,
-            &completion.reasoning,
-            &completion.reasoning_blocks,
-            &calls,
-        ));
+        self.session
+            .conversation
+            .push(assistant_message(&completion.text, &reasoning, &calls));
         if let Some(usage) = completion.usage {
             self.session.conversation.anchor(&usage);
         }

@@ -127,7 +127,7 @@ fn every_kind_of_message() -> Vec<crate::llm::ChatMessage> {
             content: format!("You are cairn. {awkward}"),
         },
         ChatMessage::User {
-            content: format!("fix it {awkward}"),
+            content: format!("fix it {awkward}").into(),
         },
         ChatMessage::Assistant {
             content: None,

@@ -53,8 +53,7 @@ impl WireMessages {
         if let (Some(ChatMessage::User { content: last }), ChatMessage::User { content }) =
             (self.messages.last_mut(), message)
         {
-            last.push_str("\n\n");
-            last.push_str(content);
+            last.append(content);
             self.ends.pop();
             self.open.truncate(self.ends.last().copied().unwrap_or(0));
             self.encode_last();

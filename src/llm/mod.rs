@@ -10,6 +10,7 @@ pub mod reasoning;
 pub mod retry;
 pub mod sse;
 pub mod stream;
+pub mod user_content;
 pub mod wire;
 
 use std::time::Duration;
@@ -21,6 +22,7 @@ use crate::bus::{CallId, Usage};
 pub use client::HttpModel;
 pub use encoded::WireMessages;
 pub use reasoning::ReasoningBlocks;
+pub use user_content::{UserContent, WirePart};
 pub use wire::ToolSpec;
 pub use wire::{ChatMessage, WireFunction, WireToolCall, wire_arguments};
 

@@ -4,25 +4,11 @@
 //! in the assistant message, exactly as the server sent them apart from the merging. A
 //! provider that verifies signatures rejects a follow-up whose thinking is missing or altered.
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The reasoning blocks of one assistant message; empty for providers that send none.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReasoningBlocks {
-    /// `[{"type":"thinking","thinking":…,"signature":…}, {"type":"redacted_thinking","data":…}]`
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub thinking_blocks: Vec<Value>,
-    /// `[{"type":"reasoning.text","text":…,"signature":…,"format":…,"index":0}, …]`
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reasoning_details: Vec<Value>,
-}
+pub use crate::content::ReasoningBlocks;
 
 impl ReasoningBlocks {
-    pub fn is_empty(&self) -> bool {
-        self.thinking_blocks.is_empty() && self.reasoning_details.is_empty()
-    }
-
     /// Bytes of text held (thinking, signatures, data, type names), for the reply's cap.
     pub fn text_bytes(&self) -> usize {
         text_bytes(&self.thinking_blocks) + text_bytes(&self.reasoning_details)

@@ -8,8 +8,9 @@ pub enum ChatMessage {
     System {
         content: String,
     },
+    /// Text, or text and images (see `user_content`).
     User {
-        content: String,
+        content: super::UserContent,
     },
     Assistant {
         /// `null` when the message is only tool calls.

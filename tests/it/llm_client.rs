@@ -198,7 +198,7 @@ async fn the_body_has_a_content_length_and_is_not_chunked_also_on_a_retry() {
             content: "s".into(),
         },
         ChatMessage::User {
-            content: "x".repeat(300_000),
+            content: "x".repeat(300_000).into(),
         },
     ]);
     let request = ChatRequest {

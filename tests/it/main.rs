@@ -2,6 +2,7 @@
 
 mod agent_turns;
 mod architecture;
+mod attachments;
 mod checkpoint_wall;
 mod context;
 mod exec_e2e;
