@@ -196,12 +196,26 @@ pub enum RevertPlan {
     Refused { reason: String },
 }
 
+/// An image the user attached apart from the prompt's text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Attachment {
+    /// A file, read (and checked like any read) when the request is handled.
+    ImagePath { path: String },
+    /// Bytes from the clipboard; `name` is what the user sees (`clipboard`).
+    ImageBytes { name: String, bytes: Vec<u8> },
+}
+
 /// What the user asks of the agent. Imperative.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UserCommand {
+    /// A request. `@` mentions in `text` attach what they name; `attach` adds images the
+    /// user gave apart from the text (`cairn exec --image`, a paste, the clipboard).
     Submit {
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attach: Vec<Attachment>,
     },
     Decide {
         call: CallId,

@@ -110,6 +110,9 @@ pub struct ExecArgs {
     /// One JSON event per line on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Attach an image (PNG, JPEG, GIF or WebP) to the prompt; repeatable.
+    #[arg(long = "image", value_name = "PATH")]
+    pub images: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -51,12 +51,20 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
     } else {
         prompt
     };
+    let attach = args
+        .images
+        .iter()
+        .map(|path| crate::bus::Attachment::ImagePath { path: path.clone() })
+        .collect();
     let launched = launch::start(&args.run, false)?;
     let (agent, mut front) = (launched.agent, launched.front);
     let agent_task = tokio::spawn(agent.run(launched.commands));
     front
         .commands
-        .send(UserCommand::Submit { text: prompt })
+        .send(UserCommand::Submit {
+            text: prompt,
+            attach,
+        })
         .await
         .wrap_err("starting the agent")?;
 

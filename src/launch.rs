@@ -20,7 +20,7 @@ use crate::secret_stores::SecretStores;
 use crate::session_log;
 use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::tools::places::FilePolicy;
-use crate::tools::{BashSettings, Registry, ToolEnv, registry::standard_tools};
+use crate::tools::{BashSettings, Registry, Tool, ToolEnv, registry::standard_tools};
 
 /// A started engine and the front end's ends of its bus.
 pub struct Launched {
@@ -99,7 +99,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     };
     let engine = Engine {
         model: Arc::new(model),
-        registry: Arc::new(Registry::with_tools(standard_tools())),
+        registry: Arc::new(Registry::with_tools(tools_for(config.vision))),
         tool_env: tools,
         gate,
     };
@@ -112,6 +112,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         context: context_settings(&config, &sessions_dir),
         interactive,
         sessions_dir,
+        vision: config.vision,
     };
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)
@@ -308,4 +309,15 @@ fn expand_home(path: &std::path::Path) -> std::path::PathBuf {
         (Ok(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
         _ => path.to_path_buf(),
     }
+}
+
+/// The tools of a session, decided once at its start (the tools array stays byte-identical
+/// for the whole session): `read_image` only for a model known to take images, or said to
+/// in the config.
+fn tools_for(vision: Option<bool>) -> Vec<Box<dyn Tool>> {
+    let mut tools = standard_tools();
+    if vision == Some(true) {
+        tools.push(Box::new(crate::tools::read_image::ReadImage));
+    }
+    tools
 }

@@ -94,6 +94,9 @@ pub enum Record {
     Note {
         text: String,
         told: ToldState,
+        /// Parts after the text: the images `read_image` read in a step.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<Part>,
     },
     /// The workspace was recorded in the checkpoint store: before or after a batch of calls
     /// that may change it, or a turn was undone back to `commit`.

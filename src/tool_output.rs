@@ -224,4 +224,27 @@ pub enum ToolOutput {
     Matches(Matches),
     Todos { todos: Vec<TodoItem> },
     Job(JobReport),
+    Image(ImageView),
+}
+
+/// An image a tool read for the model to see. The log keeps what it is; the bytes go to the
+/// session's image store (named by `hash`) and reach the model as an image part right after
+/// the call's results.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageView {
+    pub path: String,
+    pub media_type: String,
+    pub width: u32,
+    pub height: u32,
+    /// The size of the file before it was downscaled (the same when it was not).
+    pub original_width: u32,
+    pub original_height: u32,
+    /// Bytes sent (after any re-encoding).
+    pub bytes: u64,
+    /// SHA-256 of the bytes sent, once stored.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hash: String,
+    /// The bytes, between the tool and the store; never logged.
+    #[serde(skip)]
+    pub data: Vec<u8>,
 }

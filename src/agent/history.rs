@@ -236,11 +236,9 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
             Record::ImageRemoved { hash, note } => {
                 remove_image(&mut out.messages, hash, note);
             }
-            Record::Note { text, told } => {
+            Record::Note { text, told, parts } => {
                 close_open_calls(&mut out, &mut open);
-                out.messages.push(ChatMessage::User {
-                    content: text.as_str().into(),
-                });
+                out.messages.push(user_message(text, parts, images));
                 out.told = Some(told.clone());
             }
             Record::Fork { at } => {

@@ -2,6 +2,7 @@
 //! A small router task answers interrupts and approval decisions at once, even while a
 //! request is running; everything else is handled in order by the agent itself.
 
+mod attach;
 mod calls;
 mod checkpoints;
 mod compact;
@@ -52,6 +53,9 @@ pub struct AgentSettings {
     /// False in headless runs: a call that would ask is denied and the run stops.
     pub interactive: bool,
     pub sessions_dir: PathBuf,
+    /// Whether the configured model takes images (config `vision`, else the known-models
+    /// table); `None`: unknown. A model switched to later is looked up in the table.
+    pub vision: Option<bool>,
 }
 
 /// Where the conversation comes from.
@@ -132,6 +136,8 @@ struct Session {
     costs: Vec<(u64, Usage)>,
     /// The user's words of the request being worked on (kept verbatim through compaction).
     request_text: String,
+    /// Images `read_image` read in the running step, shown to the model after its results.
+    seen_images: Vec<crate::content::ImageRef>,
 }
 
 pub struct Agent {
@@ -259,8 +265,8 @@ impl Agent {
         self.emit(AgentEvent::Idle);
         while let Some((command, cancel)) = work_rx.recv().await {
             match command {
-                UserCommand::Submit { text } => {
-                    self.handle_request(text, &cancel).await;
+                UserCommand::Submit { text, attach } => {
+                    self.handle_request(text, attach, &cancel).await;
                     self.emit(AgentEvent::Idle);
                 }
                 UserCommand::SetMode { mode } => {
@@ -472,6 +478,7 @@ fn open_session(
                     todos: Vec::new(),
                     costs: Vec::new(),
                     request_text: String::new(),
+                    seen_images: Vec::new(),
                 },
                 Vec::new(),
             ))
@@ -517,6 +524,7 @@ fn open_session(
                     todos: rebuilt.todos,
                     costs: rebuilt.costs,
                     request_text: rebuilt.request_text,
+                    seen_images: Vec::new(),
                 },
                 events,
             ))

@@ -7,22 +7,39 @@ use tokio_util::sync::CancellationToken;
 use super::Agent;
 use super::calls::CallsOutcome;
 use super::compact::{Why, is_context_overflow, window_in_error};
-use super::history::assistant_message;
-use crate::bus::{AgentEvent, EndReason, TurnId};
+use super::history::{assistant_message, user_message};
+use crate::bus::{AgentEvent, Attachment, EndReason, TurnId};
 use crate::content::ReasoningPart;
 use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
 use crate::session_log::{LoggedCall, Record, ToldState};
 
 impl Agent {
-    pub(super) async fn handle_request(&mut self, text: String, cancel: &CancellationToken) {
-        self.record(&Record::user(text.clone()));
-        self.emit(AgentEvent::UserMessage { text: text.clone() });
-        self.session.request_text.clone_from(&text);
-        self.session.conversation.push(ChatMessage::User {
-            content: text.into(),
-        });
+    pub(super) async fn handle_request(
+        &mut self,
+        text: String,
+        attach: Vec<Attachment>,
+        cancel: &CancellationToken,
+    ) {
         let mut last_turn = TurnId(self.turn_counter);
         self.emit(AgentEvent::RequestStarted);
+        // Attachments are resolved (and asked for) before anything is logged or sent: a
+        // refusal leaves the session as it was.
+        let parts = match self.attach(&text, &attach, cancel).await {
+            Ok(parts) => parts,
+            Err(reason) => {
+                self.emit(AgentEvent::RequestEnded {
+                    turn: last_turn,
+                    reason,
+                });
+                return;
+            }
+        };
+        self.record(&Record::user_with(text.clone(), parts.clone()));
+        self.emit(AgentEvent::UserMessage { text: text.clone() });
+        self.session.request_text.clone_from(&text);
+        let store = self.image_store();
+        let message = user_message(&text, &parts, &|image| store.get(&image.hash).ok());
+        self.session.conversation.push(message);
         let reason = 'request: {
             for _ in 0..self.settings.max_steps {
                 self.turn_counter += 1;
@@ -71,6 +88,7 @@ impl Agent {
             return Some(EndReason::Completed);
         }
         let outcome = self.run_calls(&completion, cancel).await;
+        self.show_seen_images();
         self.report_context();
         match outcome {
             CallsOutcome::Continue => None,
@@ -89,6 +107,9 @@ impl Agent {
         let message = match self.stream_reply(turn, cancel).await {
             Ok(completion) => return Ok(completion),
             Err(ReplyError::End(reason)) => return Err(reason),
+            Err(ReplyError::ImageRefused(message)) => {
+                return self.retry_without_images(turn, &message, cancel).await;
+            }
             Err(ReplyError::TooLong(message)) => message,
         };
         // Our count was short. The refused request is longer than the real window, and the
@@ -110,10 +131,77 @@ impl Agent {
         match self.stream_reply(turn, cancel).await {
             Ok(completion) => Ok(completion),
             Err(ReplyError::End(reason)) => Err(reason),
+            Err(ReplyError::ImageRefused(message)) => {
+                self.retry_without_images(turn, &message, cancel).await
+            }
             Err(ReplyError::TooLong(message)) => Err(EndReason::Failed(format!(
                 "the request is still too long for the model after compacting: {message}"
             ))),
         }
+    }
+
+    /// The provider refused an image: the newest message's images become a note, for good
+    /// (logged, so no resume sends them again), and the request goes once more.
+    async fn retry_without_images(
+        &mut self,
+        turn: TurnId,
+        message: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, EndReason> {
+        let reason = crate::llm::stream::cut(message, 200);
+        let note = format!("[image removed: the provider refused it ({reason})]");
+        let removed = self.remove_newest_images(&note);
+        if removed.is_empty() {
+            return Err(EndReason::Failed(format!(
+                "the provider refused an image: {message}"
+            )));
+        }
+        self.emit(AgentEvent::Warning {
+            message: format!(
+                "the provider refused {} ({reason}); it is replaced by a note and the request is sent once more without it",
+                removed.join(", ")
+            ),
+        });
+        match self.stream_reply(turn, cancel).await {
+            Ok(completion) => Ok(completion),
+            Err(ReplyError::End(reason)) => Err(reason),
+            Err(ReplyError::ImageRefused(message) | ReplyError::TooLong(message)) => {
+                Err(EndReason::Failed(format!(
+                    "the provider refused the request again after the image was removed: {message}"
+                )))
+            }
+        }
+    }
+
+    /// Puts `note` in place of the images of the newest message that has any; returns their
+    /// labels.
+    fn remove_newest_images(&mut self, note: &str) -> Vec<String> {
+        let newest: Vec<crate::content::ImageRef> = self
+            .session
+            .conversation
+            .messages()
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                ChatMessage::User { content } if content.images().next().is_some() => {
+                    Some(content.images().cloned().collect())
+                }
+                _ => None,
+            })
+            .unwrap_or_default();
+        if newest.is_empty() {
+            return Vec::new();
+        }
+        let mut messages = self.session.conversation.messages().to_vec();
+        for image in &newest {
+            self.record(&Record::ImageRemoved {
+                hash: image.hash.clone(),
+                note: note.to_string(),
+            });
+            super::history::remove_image(&mut messages, &image.hash, note);
+        }
+        self.session.conversation.replace(messages);
+        newest.iter().map(|image| image.label()).collect()
     }
 
     /// Streams one reply and records it. On failure returns how the request ends.
@@ -155,6 +243,11 @@ impl Agent {
                 Ok(completion)
             }
             Err(LlmError::Cancelled) => Err(ReplyError::End(EndReason::Interrupted)),
+            Err(LlmError::Status { status, message })
+                if is_image_refusal(status, &message) && self.holds_images() =>
+            {
+                Err(ReplyError::ImageRefused(message))
+            }
             Err(err) if is_context_overflow(&err) => Err(ReplyError::TooLong(err.to_string())),
             Err(LlmError::Truncated { reason, partial }) => {
                 // What arrived is kept (text only: half-built calls are never run).
@@ -212,6 +305,7 @@ impl Agent {
         self.record(&Record::Note {
             text: text.clone(),
             told: self.session.told.clone(),
+            parts: Vec::new(),
         });
         self.session.conversation.push(ChatMessage::User {
             content: text.into(),
@@ -231,6 +325,7 @@ impl Agent {
         self.record(&Record::Note {
             text: text.clone(),
             told: now.clone(),
+            parts: Vec::new(),
         });
         self.session.told = now;
         self.session.conversation.push(ChatMessage::User {
@@ -279,9 +374,28 @@ impl Agent {
     }
 }
 
+/// A 4xx that blames an image: too large, a format or a model that takes none.
+fn is_image_refusal(status: u16, message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    matches!(status, 400 | 413 | 415 | 422)
+        && ["image", "vision", "multimodal", "image_url"]
+            .iter()
+            .any(|word| message.contains(word))
+}
+
+impl Agent {
+    fn holds_images(&self) -> bool {
+        self.session.conversation.messages().iter().any(
+            |m| matches!(m, ChatMessage::User { content } if content.images().next().is_some()),
+        )
+    }
+}
+
 /// Why a reply did not come.
 enum ReplyError {
     End(EndReason),
+    /// The provider refused an image in the request.
+    ImageRefused(String),
     /// The provider refused the request as longer than the model's window.
     TooLong(String),
 }

@@ -19,6 +19,8 @@ pub struct ConfigFile {
     pub mode: Option<Mode>,
     pub max_steps: Option<u32>,
     pub context_window: Option<u64>,
+    /// Whether the model takes images; unset: the table of known models decides.
+    pub vision: Option<bool>,
     pub compact_threshold: Option<f64>,
     pub max_retries: Option<u32>,
     pub max_tokens: Option<u32>,
@@ -63,6 +65,7 @@ impl ConfigFile {
             mode: over.mode.or(self.mode),
             max_steps: over.max_steps.or(self.max_steps),
             context_window: over.context_window.or(self.context_window),
+            vision: over.vision.or(self.vision),
             compact_threshold: over.compact_threshold.or(self.compact_threshold),
             max_retries: over.max_retries.or(self.max_retries),
             max_tokens: over.max_tokens.or(self.max_tokens),

@@ -68,6 +68,9 @@ pub struct Config {
     pub context_window: u64,
     /// True when the user set `context_window`: the provider is then not asked.
     pub context_window_set: bool,
+    /// Whether the configured model takes images: `vision` in the config, else the table of
+    /// known models; `None` when neither knows (images are then sent and a refusal handled).
+    pub vision: Option<bool>,
     /// The most tokens one reply of the model may have (room kept free in the window).
     pub max_output: u64,
     /// Compact when the conversation fills this fraction of the window.
@@ -177,6 +180,7 @@ impl Config {
             .or_else(|| preset.map(|p| p.model.to_string()))
             .unwrap_or_else(|| "default".into());
         let known = crate::models::lookup(&model);
+        let vision = file.vision.or_else(|| crate::models::takes_images(&model));
         let context_window = file
             .context_window
             .or(known.map(|info| info.context_window))
@@ -219,6 +223,7 @@ impl Config {
             },
             context_window,
             context_window_set: file.context_window.is_some(),
+            vision,
             max_output: known.map_or(8_192, |info| info.max_output),
             compact_threshold,
             prices: file.prices.unwrap_or_default(),

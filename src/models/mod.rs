@@ -112,12 +112,62 @@ const CATALOGUE: &[(&str, ModelInfo)] = &[
 
 /// The catalogue entry for `model`, if any.
 pub fn lookup(model: &str) -> Option<ModelInfo> {
+    best_match(CATALOGUE, model).copied()
+}
+
+/// Whether models take image input, matched like `CATALOGUE`. Only what the vendors document;
+/// a model missing here is of unknown ability (its images are sent, and a refusal is
+/// remembered), and `vision = true|false` in the config overrides the table.
+const VISION: &[(&str, bool)] = &[
+    ("deepseek", false),
+    ("deepseek-chat", false),
+    ("deepseek-reasoner", false),
+    ("deepseek-v3", false),
+    ("deepseek-r1", false),
+    ("deepseek-coder-v2", false),
+    ("gpt-4.1", true),
+    ("gpt-4o", true),
+    ("gpt-5", true),
+    ("o1", true),
+    ("o3", true),
+    ("o3-mini", false),
+    ("o4-mini", true),
+    ("gpt-oss", false),
+    ("claude", true),
+    ("gemini", true),
+    ("qwen3-coder", false),
+    ("qwen2.5-coder", false),
+    ("qwen2.5vl", true),
+    ("qwen2.5-vl", true),
+    ("qwen3", false),
+    ("kimi-k2", false),
+    ("glm-4.5", false),
+    ("glm-4.5v", true),
+    ("llama3.1", false),
+    ("llama3.2", false),
+    ("llama3.2-vision", true),
+    ("llama3.3", false),
+    ("llava", true),
+    ("codellama", false),
+    ("mistral", false),
+    ("devstral", false),
+    ("gemma3", true),
+];
+
+/// `Some(true)` for a model known to take images, `Some(false)` for one known not to.
+pub fn takes_images(model: &str) -> Option<bool> {
+    best_match(VISION, model).copied()
+}
+
+/// The entry for `model`: equal to it, or a prefix followed by `-`, `:` or `@`; the longest
+/// wins. OpenRouter names are matched without their `vendor/` prefix.
+fn best_match<'a, T>(table: &'a [(&str, T)], model: &str) -> Option<&'a T> {
     let name = model
         .rsplit('/')
         .next()
         .unwrap_or(model)
         .to_ascii_lowercase();
-    CATALOGUE
+    table
         .iter()
         .filter(|(entry, _)| {
             name == *entry
@@ -126,7 +176,7 @@ pub fn lookup(model: &str) -> Option<ModelInfo> {
                     .is_some_and(|rest| rest.starts_with(['-', ':', '@']))
         })
         .max_by_key(|(entry, _)| entry.len())
-        .map(|(_, info)| *info)
+        .map(|(_, value)| value)
 }
 
 #[cfg(test)]
@@ -147,6 +197,18 @@ mod tests {
         assert_eq!(mini.map(|p| p.input), Some(0.4));
         // `o3` does not swallow `o3x`.
         assert_eq!(window("o3x"), None);
+    }
+
+    #[test]
+    fn vision_is_known_for_the_models_that_document_it_and_unknown_otherwise() {
+        assert_eq!(takes_images("deepseek-chat"), Some(false));
+        assert_eq!(takes_images("gpt-4o-2024-08-06"), Some(true));
+        assert_eq!(takes_images("openai/gpt-4.1-mini"), Some(true));
+        assert_eq!(takes_images("anthropic/claude-sonnet-4.5"), Some(true));
+        assert_eq!(takes_images("o3-mini"), Some(false));
+        assert_eq!(takes_images("llama3.2-vision:11b"), Some(true));
+        assert_eq!(takes_images("llama3.2:3b"), Some(false));
+        assert_eq!(takes_images("my-own-model"), None);
     }
 
     #[test]

@@ -249,8 +249,25 @@ impl crate::tool_output::ToolOutput {
             Self::Matches(matches) => matches_text(matches),
             Self::Todos { todos } => todos_text(todos),
             Self::Job(report) => job_text(report),
+            Self::Image(image) => image_text(image),
         }
     }
+}
+
+/// What the model reads in the call's result; the image itself follows as an image part.
+fn image_text(image: &crate::tool_output::ImageView) -> String {
+    let scaled = if (image.width, image.height) != (image.original_width, image.original_height) {
+        format!(
+            ", downscaled from {}×{}",
+            image.original_width, image.original_height
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {} image, {}×{}{scaled}; it follows as an image after the results of this step",
+        image.path, image.media_type, image.width, image.height
+    )
 }
 
 #[cfg(test)]

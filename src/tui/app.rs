@@ -217,7 +217,10 @@ impl App {
         if self.busy {
             self.queued.push_back(text);
         } else {
-            self.commands.push(UserCommand::Submit { text });
+            self.commands.push(UserCommand::Submit {
+                text,
+                attach: Vec::new(),
+            });
             self.busy = true;
             self.status.activity = Activity::Thinking;
         }

@@ -385,6 +385,13 @@ fn output_summary(output: &ToolOutput) -> String {
         }
         ToolOutput::Command(run) => run.command.clone(),
         ToolOutput::FileChanged(c) => format!("{} +{} -{}", c.path, c.added, c.removed),
+        ToolOutput::Image(i) => format!(
+            "image {} ({}, {}×{})",
+            i.path,
+            crate::content::human_bytes(i.bytes),
+            i.width,
+            i.height
+        ),
     }
 }
 

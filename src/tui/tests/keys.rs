@@ -17,7 +17,7 @@ fn messages_typed_while_busy_are_queued_and_sent_on_idle() {
     type_text(&mut app, "first");
     app.handle_input(&key(KeyCode::Enter));
     assert!(
-        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text }] if text == "first")
+        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text, .. }] if text == "first")
     );
     type_text(&mut app, "second");
     app.handle_input(&key(KeyCode::Enter));
@@ -28,7 +28,7 @@ fn messages_typed_while_busy_are_queued_and_sent_on_idle() {
     assert!(screen_text(&app, 80, 24).contains("queued: second"));
     app.apply(&AgentEvent::Idle);
     assert!(
-        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text }] if text == "second")
+        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text, .. }] if text == "second")
     );
     assert!(!screen_text(&app, 80, 24).contains("queued: second"));
 }
@@ -387,7 +387,7 @@ fn an_answer_cut_at_the_output_limit_is_flagged_and_continue_asks_for_the_rest()
     type_text(&mut app, "/continue");
     app.handle_input(&key(KeyCode::Enter));
     assert!(
-        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text }] if text == crate::bus::CONTINUE_PROMPT)
+        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text, .. }] if text == crate::bus::CONTINUE_PROMPT)
     );
 }
 

@@ -161,6 +161,7 @@ impl TestAgent {
             context: ContextSettings::default(),
             interactive: true,
             sessions_dir: sessions.to_path_buf(),
+            vision: None,
         };
         let (ends, front) = bus::channel();
         let agent = Agent::start(settings, engine, from, ends.events).unwrap();
@@ -199,7 +200,11 @@ impl TestAgent {
     }
 
     pub async fn submit(&self, text: &str) {
-        self.send(UserCommand::Submit { text: text.into() }).await;
+        self.send(UserCommand::Submit {
+            text: text.into(),
+            attach: Vec::new(),
+        })
+        .await;
     }
 
     /// Waits for an event matching `pred` (the timeout is only a guard) and returns it.
