@@ -21,6 +21,7 @@ pub mod cli;
 pub mod config;
 pub mod content;
 pub mod exec;
+pub mod finder;
 pub mod launch;
 pub mod llm;
 pub mod models;

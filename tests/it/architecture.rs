@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("session_log", 1),
     ("checkpoint", 1),
     ("config", 1),
+    ("finder", 1),
     ("web", 1),
     // 2: the loop.
     ("agent", 2),
