@@ -57,6 +57,7 @@ fn main() {
             writable: vec![std::env::temp_dir()],
             network: false,
             unix_sockets: Vec::new(),
+            deny_read: cairn::secret_stores::SecretStores::from_env(&[], &[]).unwrap_or_default(),
         }),
         ..BashSettings::default()
     };

@@ -56,7 +56,13 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     }
     let model =
         HttpModel::new(config.provider.clone()).wrap_err("setting up the provider client")?;
-    let sandbox = sandbox_policy(&config, &workspace, &mut notices);
+    // The one list of secret stores, for the file tools, the classifier and the sandbox.
+    let secrets = SecretStores::from_env(
+        &crate::tools::places::own_dirs(),
+        config.sandbox.deny_read.as_deref().unwrap_or_default(),
+    )
+    .map_err(|err| UsageError(err.to_string()))?;
+    let sandbox = sandbox_policy(&config, &workspace, &secrets, &mut notices);
     let bash = BashSettings {
         hidden_env: config.key_env.iter().cloned().collect(),
         allowed_env: config.pass_env.clone(),
@@ -64,12 +70,6 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         ..BashSettings::default()
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
-    // The one list of secret stores, for the file tools, the classifier and the sandbox.
-    let secrets = SecretStores::from_env(
-        &crate::tools::places::own_dirs(),
-        config.sandbox.deny_read.as_deref().unwrap_or_default(),
-    )
-    .map_err(|err| UsageError(err.to_string()))?;
     let files = FilePolicy::from_env(&readable).with_secrets(secrets.clone());
     let tools = ToolEnv::with_files(workspace.clone(), bash, files);
     let store = TrustStore::in_data_dir(sessions_dir.parent().unwrap_or(&sessions_dir));
@@ -252,6 +252,7 @@ pub struct SandboxSetup {
 pub fn sandbox_policy(
     config: &Config,
     workspace: &std::path::Path,
+    secrets: &SecretStores,
     notices: &mut Vec<String>,
 ) -> SandboxSetup {
     if !config.sandbox.enabled.unwrap_or(true) {
@@ -285,6 +286,7 @@ pub fn sandbox_policy(
                         .flatten()
                         .map(|socket| expand_home(socket))
                         .collect(),
+                    deny_read: secrets.clone(),
                 }),
                 missing: false,
                 status_note: None,

@@ -17,6 +17,7 @@ mod revert_undo;
 mod rewind;
 mod sandbox;
 mod sandbox_protected;
+mod sandbox_secrets;
 mod sandbox_sockets;
 mod stream_fixtures;
 mod support;

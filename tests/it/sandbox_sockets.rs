@@ -235,6 +235,7 @@ async fn a_command_refused_a_socket_asks_again_and_u_runs_it_outside_the_sandbox
             writable: Vec::new(),
             network: false,
             unix_sockets: vec![listed.clone()],
+            deny_read: cairn::secret_stores::SecretStores::from_env(&[], &[]).unwrap(),
         }),
         ..BashSettings::default()
     };

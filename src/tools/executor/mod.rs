@@ -8,6 +8,7 @@ mod gitconfig;
 mod group;
 pub mod protect;
 mod protect_fs;
+mod read_grants;
 pub mod reaper;
 pub mod sandbox;
 mod seccomp;

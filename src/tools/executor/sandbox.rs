@@ -31,8 +31,10 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 
+use super::read_grants;
 use super::seccomp::{self, UnixSockets};
 use super::unix_supervisor::{self, Channel, Reach as SocketReach, Supervisor};
+use crate::secret_stores::SecretStores;
 
 /// What the configuration lets sandboxed commands do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +48,8 @@ pub struct SandboxPolicy {
     /// Unix sockets (or directories of them) every sandboxed command may connect to, as
     /// configured (`sandbox.allow_unix_sockets`, e.g. Docker's).
     pub unix_sockets: Vec<PathBuf>,
+    /// The secret stores no grant may contain (`[sandbox] deny_read` and the defaults).
+    pub deny_read: SecretStores,
 }
 
 impl SandboxPolicy {
@@ -218,7 +222,7 @@ impl Prepared {
         }
         let mut created = ruleset.create()?;
         let read = AccessFs::from_read(ABI::V4);
-        created = grant_path(created, Path::new("/"), read)?;
+        created = grant_split(created, Path::new("/"), read, &policy.deny_read)?;
         let file_write: BitFlags<AccessFs> = AccessFs::from_file(ABI::V4);
         for sink in SINKS {
             created = grant_path(created, Path::new(sink), file_write)?;
@@ -229,10 +233,12 @@ impl Prepared {
                 created = grant_path(created, Path::new(dir), fs_all)?;
             }
             match reach {
-                Reach::Root => created = grant_path(created, &policy.workspace, handled)?,
+                Reach::Root => {
+                    created = grant_split(created, &policy.workspace, handled, &policy.deny_read)?
+                }
                 Reach::Entries => {
                     for entry in workspace_entries(&policy.workspace) {
-                        created = grant_path(created, &entry, handled)?;
+                        created = grant_split(created, &entry, handled, &policy.deny_read)?;
                     }
                 }
             }
@@ -246,7 +252,12 @@ impl Prepared {
                 .iter()
                 .filter(|dir| !policy.workspace.starts_with(dir))
             {
-                created = grant_path(created, dir, handled & !AccessFs::ResolveUnix)?;
+                created = grant_split(
+                    created,
+                    dir,
+                    handled & !AccessFs::ResolveUnix,
+                    &policy.deny_read,
+                )?;
             }
         }
         // Landlock tells socket paths apart from ABI 9 on: there it is a second wall behind
@@ -369,6 +380,27 @@ impl Entry {
     }
 }
 
+/// Grants `access` on `root` but not on the secret stores in it: a root that holds one is
+/// granted entry by entry (`read_grants`), its split directories only the right to list.
+fn grant_split(
+    mut created: landlock::RulesetCreated,
+    root: &Path,
+    access: BitFlags<AccessFs>,
+    stores: &SecretStores,
+) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
+    let split = read_grants::split(root, stores);
+    for path in &split.whole {
+        created = grant_path(created, path, access)?;
+    }
+    let list = access & AccessFs::ReadDir;
+    if !list.is_empty() {
+        for dir in &split.split {
+            created = grant_path(created, dir, list)?;
+        }
+    }
+    Ok(created)
+}
+
 fn grant_path(
     created: landlock::RulesetCreated,
     path: &Path,
@@ -435,6 +467,10 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
         writable: Vec::new(),
         network: false,
         unix_sockets: Vec::new(),
+        deny_read: SecretStores::new(
+            &crate::secret_stores::known_homes(),
+            &crate::tools::places::own_dirs(),
+        ),
     };
     let mut grant = Grant::WorkspaceWrite;
     let mut i = 0;

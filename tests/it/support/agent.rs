@@ -89,6 +89,7 @@ impl TestAgent {
                 writable: Vec::new(),
                 network: false,
                 unix_sockets: Vec::new(),
+                deny_read: cairn::secret_stores::SecretStores::from_env(&[], &[]).unwrap(),
             }),
             ..BashSettings::default()
         };
