@@ -67,6 +67,12 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         hidden_env: config.key_env.iter().cloned().collect(),
         allowed_env: config.pass_env.clone(),
         sandbox: sandbox.policy,
+        limits: crate::tools::executor::limits::CommandLimits::configured(
+            config.sandbox.max_processes,
+            config.sandbox.max_memory_mb,
+            config.sandbox.read_only_max_processes,
+            config.sandbox.read_only_max_memory_mb,
+        ),
         ..BashSettings::default()
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
@@ -125,7 +131,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         front,
         commands: engine_ends.commands,
         config,
-        sandbox_off: sandbox.status_note,
+        sandbox_off: with_limits_note(sandbox.status_note),
         pending_trust,
     })
 }
@@ -302,6 +308,14 @@ pub fn sandbox_policy(
                 status_note: Some("no sandbox".into()),
             }
         }
+    }
+}
+
+/// The status line's note, with what of the per-command limits does not bind here.
+fn with_limits_note(note: Option<String>) -> Option<String> {
+    match (note, crate::tools::executor::limits::binding()) {
+        (Some(note), Some(limits)) => Some(format!("{note} · {limits}")),
+        (note, limits) => note.or(limits),
     }
 }
 

@@ -49,8 +49,11 @@ pub struct CommandRun {
     #[serde(default, skip_serializing_if = "PutBack::is_empty")]
     pub put_back: PutBack,
     /// The Unix sockets the sandbox kept the command from (paths, or kinds of socket).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub refused_sockets: Vec<String>,
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
+    pub refused_sockets: RareList,
+    /// The per-command limits it hit, like `256 processes` or `1024 MiB of memory`.
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
+    pub limits_hit: RareList,
 }
 
 impl CommandRun {
@@ -68,6 +71,25 @@ impl CommandRun {
 pub struct PutBack(Option<Box<[String]>>);
 
 impl PutBack {
+    pub fn new(items: Vec<String>) -> Self {
+        Self((!items.is_empty()).then(|| items.into_boxed_slice()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items().is_empty()
+    }
+
+    pub fn items(&self) -> &[String] {
+        self.0.as_deref().unwrap_or_default()
+    }
+}
+
+/// A list that is almost always empty, boxed so that every result does not carry its room.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RareList(Option<Box<[String]>>);
+
+impl RareList {
     pub fn new(items: Vec<String>) -> Self {
         Self((!items.is_empty()).then(|| items.into_boxed_slice()))
     }

@@ -222,6 +222,7 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
         && failed
         && finished.ending == Ending::Exited
         && executor::sandbox::looks_refused(&stderr.text);
+    let limits_hit = finished.bounds.hits(&stderr.text);
     CommandRun {
         command,
         exit_code,
@@ -243,7 +244,8 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
         changes: Vec::new(),
         changes_note: None,
         put_back: crate::tool_output::PutBack::new(finished.put_back.clone()),
-        refused_sockets: finished.refused_sockets.clone(),
+        refused_sockets: crate::tool_output::RareList::new(finished.refused_sockets.clone()),
+        limits_hit: crate::tool_output::RareList::new(limits_hit),
     }
 }
 
@@ -302,6 +304,7 @@ mod tests {
             duration: Duration::from_millis(5),
             put_back: Vec::new(),
             refused_sockets: Vec::new(),
+            bounds: executor::limits::Bounds::none(),
         }
     }
 

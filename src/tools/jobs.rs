@@ -110,6 +110,8 @@ impl JobTable {
         // A foreground command promoted here keeps the sandbox it started with, the whole
         // workspace: its protected set is checked again when it ends.
         let protected = spawned.guard;
+        // Its limits bind as long as it runs; its cgroup goes when it ended.
+        let bounds = spawned.bounds;
         tokio::spawn(async move {
             let pid = child.id();
             let status = child.wait().await;
@@ -121,6 +123,7 @@ impl JobTable {
             executor::drain(&capture, &group).await;
             let put_back = executor::check(protected.as_ref());
             drop(sandbox);
+            drop(bounds);
             let end = match status {
                 Ok(status) => JobEnd {
                     exit_code: status.code(),

@@ -144,6 +144,8 @@ pub struct BashSettings {
     pub kill_grace: std::time::Duration,
     /// Whether commands run in the Landlock sandbox, and what it allows.
     pub sandbox: Option<executor::sandbox::SandboxPolicy>,
+    /// Process and memory limits per command.
+    pub limits: executor::limits::CommandLimits,
 }
 
 impl Default for BashSettings {
@@ -153,6 +155,7 @@ impl Default for BashSettings {
             allowed_env: Vec::new(),
             kill_grace: std::time::Duration::from_secs(3),
             sandbox: None,
+            limits: executor::limits::CommandLimits::default(),
         }
     }
 }

@@ -41,8 +41,14 @@ pub fn command_text(run: &CommandRun) -> String {
                 .to_owned(),
         );
     }
+    if !run.limits_hit.is_empty() {
+        markers.push(format!(
+            "[limit: the command hit its limit of {}; a fork or an allocation beyond it failed or was killed. `[sandbox]` max_processes / max_memory_mb (read_only_* for commands run unasked) set the limits]",
+            run.limits_hit.items().join(" and ")
+        ));
+    }
     if run.socket_denied() {
-        markers.push(socket_marker(&run.refused_sockets));
+        markers.push(socket_marker(run.refused_sockets.items()));
     }
     if !run.put_back.is_empty() {
         markers.push(super::executor::protect::marker(run.put_back.items()));

@@ -16,6 +16,7 @@ mod revert;
 mod revert_undo;
 mod rewind;
 mod sandbox;
+mod sandbox_limits;
 mod sandbox_protected;
 mod sandbox_secrets;
 mod sandbox_sockets;

@@ -4,8 +4,10 @@
 //! grace period) that leaves no child, grandchild or background leftover alive.
 
 pub mod capture;
+mod cgroup;
 mod gitconfig;
 mod group;
+pub mod limits;
 pub mod protect;
 mod protect_fs;
 mod read_grants;
@@ -65,6 +67,8 @@ pub struct Spawned {
     /// The protected set as it was before a foreground workspace-write command (which may
     /// write the whole workspace): checked and put back once nothing of it runs.
     pub guard: Option<protect::Record>,
+    /// Its process and memory limits (its cgroup is removed when this is dropped).
+    pub bounds: limits::Bounds,
 }
 
 /// Commands the sandbox refused in this session.
@@ -105,6 +109,8 @@ pub struct Finished {
     pub put_back: Vec<protect::PutBack>,
     /// The Unix sockets the sandbox refused it (paths, or kinds of socket).
     pub refused_sockets: Vec<String>,
+    /// Its limits, to tell which it hit (`Bounds::hits`).
+    pub bounds: limits::Bounds,
 }
 
 /// How long a command may live, which decides how its sandbox grants the workspace.
@@ -171,6 +177,14 @@ pub fn spawn(
         command.env("TMPDIR", sandbox.temp_dir());
     }
     let entry = sandbox.as_ref().map(Prepared::entry);
+    // Unsandboxed commands (sandbox off, or `u`) are bounded like workspace-write ones.
+    let grant = if sandbox.is_some() {
+        spec.grant
+    } else {
+        Grant::Unsandboxed
+    };
+    let bounds = limits::Bounds::prepare(spec.settings.limits.for_grant(grant));
+    let bounds_entry = bounds.entry();
     // SAFETY: setsid, prctl, getppid and the sandbox's raw system calls are async-signal-safe
     // and nothing here allocates or touches memory of the parent. A new session gives the
     // command its own process group (so the whole group can be signalled) and no controlling
@@ -197,6 +211,8 @@ pub fn spawn(
                     return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
             }
+            // Into its cgroup (or under its rlimits) before anything of the command runs.
+            bounds_entry.apply()?;
             // Last, so nothing above runs restricted; the command itself never runs outside.
             if let Some(entry) = &entry {
                 entry.enter()?;
@@ -233,6 +249,7 @@ pub fn spawn(
         start_ticks: reaper::start_time(pid),
         sandbox,
         guard,
+        bounds,
     })
 }
 
@@ -278,6 +295,7 @@ pub async fn run(
         sandbox,
         start_ticks,
         guard,
+        bounds,
     } = spawn(spec, tail.is_some(), Lifetime::Foreground)?;
     let pid = child.id();
     let protected = guard;
@@ -311,6 +329,7 @@ pub async fn run(
                 sandbox,
                 start_ticks,
                 guard: protected,
+                bounds,
             }),
             put_back,
         });
@@ -346,6 +365,7 @@ pub async fn run(
         duration: started.elapsed(),
         put_back,
         refused_sockets,
+        bounds,
     }))
 }
 
