@@ -6,6 +6,7 @@
 
 use tree_sitter::Node;
 
+use crate::permissions::arithmetic::{identifiers, scan_identifiers};
 use crate::permissions::classify::{Class, Walker, Word, text, word};
 use crate::permissions::commands::Judged;
 
@@ -80,32 +81,49 @@ const LOADER_VARIABLES: &[&str] = &[
 /// Prefixes of such variables (`LD_PRELOAD`, `GIT_CONFIG_KEY_0`, `GIT_TRACE=file`).
 const LOADER_PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG", "GIT_TRACE"];
 
-/// Variables bash sets itself to numbers: arithmetic on them runs nothing.
-const NUMERIC_SPECIALS: &[&str] = &[
-    "#",
-    "?",
-    "$",
-    "!",
-    "-",
-    "RANDOM",
-    "SRANDOM",
-    "LINENO",
-    "SECONDS",
-    "BASHPID",
-    "PPID",
-    "UID",
-    "EUID",
-    "COLUMNS",
-    "LINES",
-    "OPTIND",
-    "EPOCHSECONDS",
-    "SHLVL",
-    "HISTCMD",
+/// Why assigning `name` changes what later commands run: its value is a command line, or it
+/// decides what loads. `None` for other variables.
+pub(crate) fn sensitive_variable(name: &str) -> Option<String> {
+    if COMMAND_VARIABLES.contains(&name) || name.starts_with("GIT_CONFIG_VALUE_") {
+        Some(format!("sets {name}, a command line that programs run"))
+    } else if LOADER_VARIABLES.contains(&name)
+        || LOADER_PREFIXES.iter().any(|p| name.starts_with(p))
+        || name.starts_with("GIT_") && !HARMLESS_GIT_VARIABLES.contains(&name)
+    {
+        Some(format!("changes {name}, which decides what runs"))
+    } else {
+        None
+    }
+}
+
+/// git variables that only label or quiet what git does; every other `GIT_*` can point git
+/// at another repository (`GIT_COMMON_DIR`, `GIT_OBJECT_DIRECTORY`, `GIT_CEILING_DIRECTORIES`).
+const HARMLESS_GIT_VARIABLES: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_FLUSH",
+    "GIT_PROGRESS_DELAY",
 ];
 
 impl Walker {
     /// A `NAME=value` assignment, before a command, alone, in `env` or in `export`.
     pub(crate) fn variable(&mut self, name: &str, value: &Word) {
+        let name = self.referenced(name);
+        let name = name.as_str();
+        if self.integer_vars.iter().any(|v| v == name) {
+            // `declare -i n; n=$v`: the value is evaluated as arithmetic.
+            if value.literal {
+                self.arithmetic_text(&value.text);
+            } else {
+                self.arithmetic_names(std::slice::from_ref(&value.text));
+            }
+        }
         if value.literal && is_plain(&value.text) {
             self.plain_vars.push(name.to_string());
         } else {
@@ -116,6 +134,9 @@ impl Walker {
         } else {
             self.code_vars.retain(|v| v != name);
         }
+        let Some(why) = sensitive_variable(name) else {
+            return;
+        };
         if COMMAND_VARIABLES.contains(&name) || name.starts_with("GIT_CONFIG_VALUE_") {
             let code = if name.starts_with("PS") {
                 // A prompt: only its substitutions run.
@@ -124,20 +145,61 @@ impl Walker {
                 value.text.trim_start_matches(['|', '-']).to_string()
             };
             self.shell_string(&Word::literal(code), value.literal);
-            self.push(
-                vec![format!("{name}=")],
-                Class::Mutating,
-                format!("sets {name}, a command line that programs run"),
-            );
-        } else if LOADER_VARIABLES.contains(&name)
-            || LOADER_PREFIXES.iter().any(|p| name.starts_with(p))
-        {
-            self.push(
-                vec![format!("{name}=")],
-                Class::Mutating,
-                format!("changes {name}, which decides what runs"),
-            );
         }
+        self.push(vec![format!("{name}=")], Class::Mutating, why);
+    }
+
+    /// The variable an assignment to `name` sets: the target of a name reference
+    /// (`declare -n r=BASH_ENV; r=x` sets `BASH_ENV`).
+    pub(crate) fn referenced(&self, name: &str) -> String {
+        let mut name = name.to_string();
+        for _ in 0..8 {
+            match self.namerefs.iter().find(|(r, _)| *r == name) {
+                Some((_, target)) => name = target.clone(),
+                None => break,
+            }
+        }
+        name
+    }
+
+    /// A variable that a builtin assigns a value only known at run time (`read NAME`,
+    /// `mapfile NAME`, `printf -v NAME`, `getopts`): why that is not read-only, if it is not.
+    pub(crate) fn assigned_at_run_time(&mut self, target: &Word, by: &str) -> Option<String> {
+        let shown = &target.text;
+        if !target.literal {
+            return Some(format!(
+                "assigns to a variable named at run time ({by} {shown})"
+            ));
+        }
+        let (name, index) = match shown.split_once('[') {
+            Some((name, rest)) => (name, Some(rest.strip_suffix(']').unwrap_or(rest))),
+            None => (shown.as_str(), None),
+        };
+        if !is_identifier(name) {
+            return Some(format!("assigns to an odd variable name ({by} {shown})"));
+        }
+        let evaluated = index
+            .filter(|_| !self.assoc_vars.iter().any(|v| v == name))
+            .and_then(|index| {
+                let mut names = Vec::new();
+                scan_identifiers(index, &mut names);
+                self.arithmetic_concern(&names)
+            });
+        let name = self.referenced(name);
+        self.plain_vars.retain(|v| *v != name);
+        self.code_vars.retain(|v| *v != name);
+        if let Some(why) = sensitive_variable(&name) {
+            return Some(format!("{why} ({by} {shown})"));
+        }
+        if self.integer_vars.contains(&name) {
+            return Some(format!(
+                "assigns input to an integer variable, which bash evaluates as arithmetic \
+                 ({by} {shown})"
+            ));
+        }
+        evaluated.map(|_| {
+            format!("assigns to an array element whose index bash evaluates ({by} {shown})")
+        })
     }
 
     /// An assignment node of the grammar.
@@ -146,8 +208,11 @@ impl Walker {
             return;
         };
         let name = text(name, src).to_string();
-        let value = node
-            .child_by_field_name("value")
+        let value_node = node.child_by_field_name("value");
+        if let Some(array) = value_node.filter(|v| v.kind() == "array") {
+            self.array_elements(&name, array, src);
+        }
+        let value = value_node
             .map(|v| word(v, src))
             .unwrap_or_else(|| Word::literal(""));
         self.variable(&name, &value);
@@ -196,7 +261,11 @@ impl Walker {
                     }
                 }
             }
-            "expansion" if text(node, src).ends_with("@P}") => self.push(
+            "subscript" => self.subscript(node, src),
+            "expansion" if !text(node, src).ends_with("@P}") => {
+                self.expansion_arithmetic(node, src)
+            }
+            "expansion" => self.push(
                 Vec::new(),
                 Class::Dangerous,
                 format!(
@@ -215,40 +284,6 @@ impl Walker {
         }
         for child in node.named_children(&mut node.walk()) {
             self.visit_assignments(child, src);
-        }
-    }
-
-    /// Judges the variables an arithmetic context reads.
-    fn arithmetic(&mut self, node: Node, src: &str) {
-        let mut names = Vec::new();
-        identifiers(node, src, &mut names);
-        self.arithmetic_names(&names);
-    }
-
-    fn arithmetic_names(&mut self, names: &[String]) {
-        for name in names {
-            if self.code_vars.contains(name) {
-                self.push(
-                    Vec::new(),
-                    Class::Dangerous,
-                    format!("evaluates {name} as arithmetic, and its value holds code"),
-                );
-                return;
-            }
-            let known = self.plain_vars.contains(name)
-                || NUMERIC_SPECIALS.contains(&name.as_str())
-                || name.chars().all(|c| c.is_ascii_digit());
-            if !known {
-                self.push(
-                    Vec::new(),
-                    Class::Mutating,
-                    format!(
-                        "evaluates {name} as arithmetic; a value from outside can run commands \
-                         (a[$(cmd)])"
-                    ),
-                );
-                return;
-            }
         }
     }
 
@@ -294,26 +329,34 @@ impl Walker {
         }
     }
 
+    /// `declare`, `typeset`, `local`, `export`, `readonly`: their attributes change how later
+    /// assignments are taken (`-i` evaluates them as arithmetic, `-n` redirects them to another
+    /// variable), and a computed name could be any variable.
     fn declaration(&mut self, node: Node, src: &str) {
-        let mut integer = false;
+        let keyword = node
+            .child(0)
+            .map(|k| text(k, src).to_string())
+            .unwrap_or_default();
+        let flags: String = node
+            .named_children(&mut node.walk())
+            .filter(|c| c.kind() == "word")
+            .map(|c| text(c, src))
+            .filter_map(|t| t.strip_prefix('-'))
+            .collect();
+        let exported = keyword == "export" || flags.contains('x');
         for child in node.named_children(&mut node.walk()) {
-            match child.kind() {
-                "word" => {
-                    let t = text(child, src);
-                    integer |= t.starts_with('-') && t.contains('i');
-                }
-                "variable_name" => {}
+            let (name, value) = match child.kind() {
+                "word" => continue,
+                "variable_name" => (text(child, src).to_string(), None),
                 "variable_assignment" => {
-                    if integer && let Some(value) = child.child_by_field_name("value") {
-                        let w = word(value, src);
-                        let mut names = Vec::new();
-                        if w.literal {
-                            scan_identifiers(&w.text, &mut names);
-                        } else {
-                            names.push(w.text);
-                        }
-                        self.arithmetic_names(&names);
-                    }
+                    let Some(name) = child.child_by_field_name("name") else {
+                        continue;
+                    };
+                    let value = child.child_by_field_name("value").map(|v| word(v, src));
+                    (
+                        text(name, src).to_string(),
+                        Some(value.unwrap_or(Word::literal(""))),
+                    )
                 }
                 _ => {
                     let w = word(child, src);
@@ -322,35 +365,74 @@ impl Walker {
                         Class::Mutating,
                         format!("declares a variable named at run time ({})", w.text),
                     );
+                    continue;
                 }
+            };
+            if flags.contains('i') {
+                self.integer_vars.push(name.clone());
+            }
+            if flags.contains('A') {
+                self.assoc_vars.push(name.clone());
+            }
+            if flags.contains('n') {
+                self.name_reference(&keyword, &name, value.as_ref());
+            } else if exported
+                && value.is_none()
+                && let Some(why) = sensitive_variable(&self.referenced(&name))
+            {
+                // Its value may come from `read`, `printf -v` or the environment.
+                self.push(
+                    vec![format!("{keyword} {name}")],
+                    Class::Mutating,
+                    format!("{why} ({keyword} {name})"),
+                );
             }
         }
     }
 
-    /// Builtins judged by name: `printf -v`, `let`, `test -v`.
+    /// `declare -n NAME=TARGET`: later assignments to NAME set TARGET.
+    fn name_reference(&mut self, keyword: &str, name: &str, target: Option<&Word>) {
+        let Some(target) = target else {
+            self.push(
+                Vec::new(),
+                Class::Mutating,
+                format!(
+                    "declares a name reference ({keyword} -n {name}) that a later assignment \
+                     points at any variable"
+                ),
+            );
+            return;
+        };
+        let shown = &target.text;
+        if !(target.literal && is_identifier(shown)) {
+            let code = shown.contains("$(") || shown.contains('`');
+            self.push(
+                Vec::new(),
+                if code {
+                    Class::Dangerous
+                } else {
+                    Class::Mutating
+                },
+                format!("makes {name} a name for a variable only known at run time ({shown})"),
+            );
+            return;
+        }
+        self.namerefs.retain(|(r, _)| r != name);
+        self.namerefs.push((name.to_string(), shown.clone()));
+        if let Some(why) = sensitive_variable(&self.referenced(shown)) {
+            self.push(
+                Vec::new(),
+                Class::Mutating,
+                format!("makes {name} a name for {shown}: {why}"),
+            );
+        }
+    }
+
+    /// Builtins judged by name: those that assign (`read`, `printf -v`, ...), `let`, `test -v`.
     pub(crate) fn judge_builtin(&mut self, name: &str, args: &[Word]) -> Option<Judged> {
         match name {
-            "printf" => {
-                let target = args.iter().enumerate().find_map(|(i, a)| {
-                    if a.text == "-v" {
-                        args.get(i + 1).cloned()
-                    } else {
-                        a.text.strip_prefix("-v").map(|rest| Word {
-                            text: rest.to_string(),
-                            literal: a.literal,
-                        })
-                    }
-                });
-                Some(match target {
-                    Some(t) if !(t.literal && is_identifier(&t.text)) => Own(
-                        Class::Mutating,
-                        format!(
-                            "assigns to a variable named at run time (printf -v {})",
-                            t.text
-                        ),
-                    ),
-                    _ => Own(Class::ReadOnly, "only reads (printf)".into()),
-                })
+            "printf" | "read" | "mapfile" | "readarray" | "getopts" | "wait" => {
+                self.judge_assigning(name, args)
             }
             "let" => {
                 let mut names = Vec::new();
@@ -379,55 +461,6 @@ impl Walker {
                     })
             }
             _ => None,
-        }
-    }
-}
-
-/// The variable names an arithmetic expression reads (assigned ones included: `x=y` reads y,
-/// and `x` as a target is harmless only when plain).
-fn identifiers(node: Node, src: &str, out: &mut Vec<String>) {
-    match node.kind() {
-        "variable_name" | "word" => scan_identifiers(text(node, src), out),
-        "special_variable_name" | "number" | "command_substitution" => {}
-        "variable_assignment" => {
-            if let Some(value) = node.child_by_field_name("value") {
-                identifiers(value, src, out);
-            }
-        }
-        "subscript" => {
-            if let Some(name) = node.child_by_field_name("name") {
-                identifiers(name, src, out);
-            }
-            if let Some(index) = node.child_by_field_name("index") {
-                identifiers(index, src, out);
-            }
-        }
-        _ => {
-            for child in node.named_children(&mut node.walk()) {
-                identifiers(child, src, out);
-            }
-        }
-    }
-}
-
-/// Identifiers in arithmetic source text, except targets of plain `=`.
-fn scan_identifiers(source: &str, out: &mut Vec<String>) {
-    let bytes = source.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        if c.is_ascii_alphabetic() || c == b'_' {
-            let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                i += 1;
-            }
-            let assigned = bytes.get(i) == Some(&b'=') && bytes.get(i + 1) != Some(&b'=');
-            let preceded_by_digit = start > 0 && bytes[start - 1].is_ascii_digit();
-            if !assigned && !preceded_by_digit {
-                out.push(source[start..i].to_string());
-            }
-        } else {
-            i += 1;
         }
     }
 }

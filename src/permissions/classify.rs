@@ -249,6 +249,12 @@ pub(crate) struct Walker {
     pub plain_vars: Vec<String>,
     /// Variables assigned literal text that looks like code (`$(`, backticks, subscripts).
     pub code_vars: Vec<String>,
+    /// Variables declared integer (`declare -i`): assignments to them are arithmetic.
+    pub integer_vars: Vec<String>,
+    /// Associative arrays (`declare -A`): their subscripts are strings, not arithmetic.
+    pub assoc_vars: Vec<String>,
+    /// Name references (`declare -n NAME=TARGET`) and their targets.
+    pub namerefs: Vec<(String, String)>,
     /// Set while judging the payload of `xargs`, `find -exec`, `parallel`: its paths come
     /// from the input, so a deletion there is mass deletion.
     pub mass: Option<&'static str>,
@@ -269,6 +275,9 @@ impl Walker {
             protected: RefCell::new(Vec::new()),
             plain_vars: Vec::new(),
             code_vars: Vec::new(),
+            integer_vars: Vec::new(),
+            assoc_vars: Vec::new(),
+            namerefs: Vec::new(),
             mass: None,
         }
     }
@@ -368,10 +377,23 @@ impl Walker {
             | "declaration_command"
             | "unset_command"
             | "expansion"
+            | "subscript"
             | "for_statement"
             | "compound_statement"
                 if self.builtin_syntax(node, src) =>
             {
+                self.children(node, src)
+            }
+            "word" if text(node, src).contains("..") => {
+                self.brace_load(node, src);
+                self.children(node, src)
+            }
+            "brace_expression" | "concatenation" => {
+                let inside_word = node.kind() == "brace_expression"
+                    && node.parent().is_some_and(|p| p.kind() == "concatenation");
+                if !inside_word {
+                    self.brace_load(node, src);
+                }
                 self.children(node, src)
             }
             "comment" | "heredoc_body" => {}
@@ -566,3 +588,7 @@ mod hostile_tests;
 #[cfg(test)]
 #[path = "classify_redteam_tests.rs"]
 mod redteam_tests;
+
+#[cfg(test)]
+#[path = "classify_families_tests.rs"]
+mod families_tests;

@@ -222,7 +222,7 @@ impl Walker {
             findings.push((Class::Dangerous, why));
         }
         if words.first().and_then(program_name) == Some("ps")
-            && crate::permissions::mentions::ps_prints_environments(&words[1..])
+            && crate::permissions::ps::ps_prints_environments(&words[1..])
         {
             findings.push((
                 Class::Dangerous,

@@ -2,13 +2,15 @@
 //! workspace, the temp directory, or outside) decides between mutating and dangerous.
 //! Also `cd` (later relative paths move with it) and `find`/`fd` payloads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::permissions::classify::{Class, Location, Walker, Word, is_harmless_device};
 use crate::permissions::commands::{
     Judged, has_long, has_short, option_value, options, positionals,
 };
-use crate::permissions::opts::long_is;
+use crate::permissions::fan_out::is_input;
+use crate::permissions::load::sort_buffer;
+use crate::permissions::opts::{effectful_option, long_is, spec};
 use crate::permissions::text_tools::awk;
 
 use Judged::Own;
@@ -42,7 +44,18 @@ impl Walker {
             "find" => self.find(args),
             "fd" | "fdfind" => self.fd(args),
             // Other spellings of `-o` (attached, abbreviated) fall to the option check.
-            "sort" => self.write_verdict(&option_value(args, &["-o", "--output"])?, "sort -o"),
+            "sort" => {
+                let write = option_value(args, &["-o", "--output"])
+                    .map(|out| self.write_verdict(&out, "sort -o"));
+                // An option that runs a program (`--compress-program`) says more: the
+                // option check after this reports it.
+                let runs = spec("sort").and_then(|spec| effectful_option(spec, args));
+                match (write, sort_buffer(args)) {
+                    (Some(Own(class, why)), _) if class > Class::ReadOnly => Own(class, why),
+                    (_, Some(why)) if runs.is_none() => Own(Class::Mutating, why),
+                    _ => return None,
+                }
+            }
             "uniq" | "xxd" => match positionals(
                 args,
                 if name == "uniq" {
@@ -109,6 +122,11 @@ impl Walker {
     }
 
     fn expand_dir(&self, w: &Word) -> Option<PathBuf> {
+        self.path_from(self.cwd.as_deref()?, w)
+    }
+
+    /// The path a literal word names, relative ones resolved against `base` (`~` is home).
+    pub(crate) fn path_from(&self, base: &Path, w: &Word) -> Option<PathBuf> {
         if !w.literal {
             return None;
         }
@@ -119,11 +137,11 @@ impl Walker {
         } else {
             PathBuf::from(&w.text)
         };
-        if path.is_absolute() {
-            Some(path)
+        Some(if path.is_absolute() {
+            path
         } else {
-            self.cwd.as_ref().map(|c| c.join(path))
-        }
+            base.join(path)
+        })
     }
 
     fn rm(&mut self, args: &[Word]) -> Judged {
@@ -176,7 +194,9 @@ impl Walker {
 
     /// Commands whose every path argument is written (or deleted).
     pub(crate) fn targets(&mut self, name: &str, paths: &[&Word], verb: &str) -> Judged {
-        if paths.is_empty() && name != "tee" {
+        let from_input = paths.iter().any(|p| is_input(p));
+        let paths: Vec<&Word> = paths.iter().copied().filter(|p| !is_input(p)).collect();
+        if paths.is_empty() && (name != "tee" || from_input) {
             // Via `xargs` or `find -exec` the paths come from the input.
             if let Some(via) = self.mass.filter(|_| verb == "deletes") {
                 return Own(
@@ -366,6 +386,14 @@ impl Walker {
             .unwrap_or_else(|| ".".into());
         let mut class = Class::ReadOnly;
         let mut reason = "only reads (find)".to_string();
+        if let Some(arg) = run_time_find_argument(args) {
+            class = Class::Mutating;
+            reason = format!(
+                "runs find with an argument only known at run time ({}), which could be -exec \
+                 or -delete",
+                arg.text
+            );
+        }
         let mut i = 0;
         while i < args.len() {
             match args[i].text.as_str() {
@@ -386,7 +414,14 @@ impl Walker {
                         .collect();
                     if !payload.is_empty() {
                         let mass = self.mass.replace("find -exec");
+                        // `-execdir` runs the command in each found file's directory.
+                        let cwd = if args[i].text.ends_with("dir") {
+                            self.cwd.take()
+                        } else {
+                            self.cwd.clone()
+                        };
                         self.judge_and_push(&payload, Vec::new());
+                        self.cwd = cwd;
                         self.mass = mass;
                     }
                     reason = "runs a command on every file it finds (find -exec)".into();
@@ -557,6 +592,25 @@ impl Walker {
         }
         None
     }
+}
+
+/// A find argument only known at run time where find would take it as an expression
+/// (`find $x`, `find . "$test"`), or unquoted anywhere (it splits into several words).
+fn run_time_find_argument(args: &[Word]) -> Option<&Word> {
+    args.iter().enumerate().find_map(|(i, arg)| {
+        if arg.literal {
+            return None;
+        }
+        let quoted = arg.text.starts_with('"') && arg.text.ends_with('"');
+        let value_of_test = i > 0
+            && args[i - 1].literal
+            && args[i - 1].text.starts_with('-')
+            && !matches!(
+                args[i - 1].text.as_str(),
+                "-o" | "-a" | "-not" | "-or" | "-and"
+            );
+        (!(quoted && value_of_test)).then_some(arg)
+    })
 }
 
 fn is_remote(target: &str) -> bool {

@@ -4,9 +4,12 @@
 //! whose value is a command (judged as shell code), and the subcommands that rewrite history
 //! or discard work (dangerous).
 
-use crate::permissions::classify::{Class, Location, Walker, Word};
+use std::path::{Path, PathBuf};
+
+use crate::permissions::classify::{Class, Walker, Word};
 use crate::permissions::commands::{Judged, has_long, has_short, positionals};
-use crate::permissions::opts::long_is;
+use crate::permissions::git_repo::{foreign_repository, is_own_git_dir};
+use crate::permissions::opts::{could_be_option, long_is};
 
 use Judged::Own;
 
@@ -68,6 +71,10 @@ fn effectful_option(sub: &str, rest: &[Word]) -> Option<String> {
         let a = arg.text.as_str();
         if a == "--" {
             break;
+        }
+        if !arg.literal && could_be_option(arg) {
+            // `git log $opts`, `xargs git log`: could be `--output=FILE`.
+            return Some(a.to_string());
         }
         if a.starts_with("--") {
             let exact_prefix_of_allowed =
@@ -227,6 +234,7 @@ impl Walker {
                 own = Some((class, why));
             }
         };
+        let mut pointed = Pointed::new(self.cwd.clone());
         let mut i = 0;
         while i < args.len() {
             let a = args[i].text.as_str();
@@ -269,19 +277,22 @@ impl Walker {
                     i += 1;
                 }
                 "-C" | "--git-dir" | "--work-tree" => {
-                    if let Some(dir) = value(i) {
-                        self.git_elsewhere(&dir, &mut worse);
+                    if let Some(value) = value(i) {
+                        pointed.option(a, &value, self);
                     }
                     i += 2;
                 }
-                "--namespace" | "--super-prefix" => i += 2,
                 _ if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
-                    let dir = a.split_once('=').map(|(_, d)| d).unwrap_or_default();
-                    let dir = Word {
-                        text: dir.to_string(),
+                    let (option, value) = a.split_once('=').unwrap_or((a, ""));
+                    let value = Word {
+                        text: value.to_string(),
                         literal: args[i].literal,
                     };
-                    self.git_elsewhere(&dir, &mut worse);
+                    pointed.option(option, &value, self);
+                    i += 1;
+                }
+                "--bare" => {
+                    pointed.bare = true;
                     i += 1;
                 }
                 _ if a.starts_with("--exec-path=") => {
@@ -295,7 +306,6 @@ impl Walker {
                 | "--paginate"
                 | "-P"
                 | "--no-pager"
-                | "--bare"
                 | "--no-replace-objects"
                 | "--literal-pathspecs"
                 | "--glob-pathspecs"
@@ -322,17 +332,8 @@ impl Walker {
                 _ => break,
             }
         }
-        if self.cwd.is_none()
-            || self
-                .cwd
-                .as_ref()
-                .is_some_and(|c| !c.starts_with(&self.root))
-        {
-            worse(
-                Class::Mutating,
-                "runs git in a directory outside the workspace, whose settings can run commands"
-                    .into(),
-            );
+        if let Some(why) = self.repository_in_use(&pointed) {
+            worse(Class::Mutating, why);
         }
         let judged = match args.get(i) {
             None => Own(Class::ReadOnly, "only reads (git)".into()),
@@ -374,20 +375,91 @@ impl Walker {
         Some(format!("sets a git option that runs a command (-c {key})"))
     }
 
-    /// `-C DIR`, `--git-dir`, `--work-tree` outside the workspace: another repository's
-    /// settings (which a previous command may have planted) decide what git runs.
-    fn git_elsewhere(&self, dir: &Word, worse: &mut impl FnMut(Class, String)) {
-        if matches!(self.locate(dir), Location::Inside) {
-            return;
+    /// Why the repository git would use is not the workspace's own: planted settings
+    /// (`core.fsmonitor`, `core.pager`) run commands even for `git status`.
+    fn repository_in_use(&self, pointed: &Pointed) -> Option<String> {
+        let shown = |p: &Path| match p.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => p.display().to_string(),
+        };
+        let runs = "whose settings can run commands";
+        if let Some(dir) = &pointed.git_dir {
+            return match dir {
+                Some(dir) if is_own_git_dir(dir, &self.root) => None,
+                Some(dir) => Some(format!("uses the repository at {}, {runs}", shown(dir))),
+                None => Some(format!("uses a repository named at run time, {runs}")),
+            };
         }
-        worse(
-            Class::Mutating,
-            format!(
-                "uses the repository at {}, whose settings can run commands",
-                dir.text
-            ),
-        );
+        if let Some(tree) = &pointed.work_tree
+            && tree.as_deref() != Some(self.root.as_path())
+        {
+            let tree = tree.as_deref().map_or("a run-time path".into(), shown);
+            return Some(format!("uses the work tree at {tree}, {runs}"));
+        }
+        let Some(dir) = &pointed.dir else {
+            return Some(format!(
+                "runs git in a directory only known at run time, {runs}"
+            ));
+        };
+        if !dir.is_dir() {
+            // Not there yet: whatever is there when it runs is not checked.
+            return Some(format!("uses the repository at {}, {runs}", shown(dir)));
+        }
+        if pointed.bare {
+            return Some(format!(
+                "uses {} as a bare repository (git --bare), {runs}",
+                shown(dir)
+            ));
+        }
+        if !dir.starts_with(&self.root) {
+            return Some(format!(
+                "runs git in a directory outside the workspace, {runs}"
+            ));
+        }
+        foreign_repository(dir, &self.root)
+            .map(|repo| format!("uses the repository at {}, {runs}", shown(&repo)))
     }
+}
+
+/// Where git's own options point it: the directory it starts in (`-C`, after `cd`), and the
+/// repository and work tree named outright. `None` inside: only known at run time.
+struct Pointed {
+    dir: Option<PathBuf>,
+    git_dir: Option<Option<PathBuf>>,
+    work_tree: Option<Option<PathBuf>>,
+    bare: bool,
+}
+
+impl Pointed {
+    fn new(cwd: Option<PathBuf>) -> Self {
+        Self {
+            dir: cwd.map(|c| real(&c)),
+            git_dir: None,
+            work_tree: None,
+            bare: false,
+        }
+    }
+
+    /// `-C DIR` moves the start (relative to the previous one); `--git-dir` and
+    /// `--work-tree` resolve against it.
+    fn option(&mut self, option: &str, value: &Word, walker: &Walker) {
+        let resolved = self
+            .dir
+            .as_deref()
+            .and_then(|base| walker.path_from(base, value))
+            .map(|p| real(&p));
+        match option {
+            "-C" => self.dir = resolved,
+            "--git-dir" => self.git_dir = Some(resolved),
+            _ => self.work_tree = Some(resolved),
+        }
+    }
+}
+
+/// The real path of `path` where it exists (symlinks followed), else `path` itself.
+fn real(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The index of git's subcommand among its arguments, after git's own options

@@ -4,8 +4,6 @@
 //! through a glob (`~/.config/cai*/*`) or through a directory above it (`grep -r k ~/.config`),
 //! and `ps` printing other processes' environments.
 
-use crate::permissions::classify::Word;
-
 /// Spellings that name a protected path when they appear anywhere in an argument of a
 /// command that is not read-only: whatever the command does with them, it may write there.
 const PROTECTED_MENTIONS: &[&str] = &[".git/config", ".git/hooks", ".config/fish/", ".ssh/"];
@@ -80,24 +78,6 @@ fn component_matches(pattern: &str, name: &str) -> bool {
     Component::new(pattern).matches_listed(name)
 }
 
-/// `ps` with BSD's `e` option (`ps eww`, `ps auxe`) prints every process's environment, where
-/// the user's shell may hold API keys.
-pub(crate) fn ps_prints_environments(args: &[Word]) -> bool {
-    args.iter().enumerate().any(|(i, a)| {
-        let t = a.text.as_str();
-        // The value of an option (`-o user`, `--sort start`) is not a BSD option cluster.
-        let value = i > 0 && {
-            let prev = args[i - 1].text.as_str();
-            (prev.len() == 2 && prev.starts_with('-'))
-                || (prev.starts_with("--") && !prev.contains('='))
-        };
-        !value
-            && !t.starts_with('-')
-            && t.chars().all(|c| c.is_ascii_alphabetic())
-            && t.contains('e')
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,19 +90,6 @@ mod tests {
         assert!(component_matches("?airn", "cairn"));
         assert!(!component_matches("[!c]airn", "cairn"));
         assert!(!component_matches("cain*", "cairn"));
-        let words = |s: &str| -> Vec<Word> {
-            s.split(' ')
-                .map(|t| Word {
-                    text: t.into(),
-                    literal: true,
-                })
-                .collect()
-        };
-        assert!(ps_prints_environments(&words("eww")));
-        assert!(ps_prints_environments(&words("auxe")));
-        assert!(!ps_prints_environments(&words("aux")));
-        assert!(!ps_prints_environments(&words("-o user -p 1")));
-        assert!(!ps_prints_environments(&words("-ef")));
         assert!(!component_matches("*", "cairn"));
         assert!(!component_matches(".*", ".ssh"));
     }

@@ -1,19 +1,24 @@
 //! The permission gate: every call passes it before it runs. It turns the call's `Access`,
 //! the mode and the rules into run / ask / deny, with a reason a person can read.
-//! `classify` parses commands (with `commands`, `wrappers`, `file_commands`, `dev_commands`,
-//! `git`, `git_values`, `outward`, `text_tools`, `builtins`, `redirects`, `opts`, `words`,
-//! `locations`, `mentions`),
+//! `classify` parses commands (with `commands`, `wrappers`, `fan_out`, `file_commands`, `dev_commands`,
+//! `git`, `git_repo`, `git_values`, `outward`, `text_tools`, `builtins`, `arithmetic`, `assigning`, `redirects`, `opts`, `words`,
+//! `locations`, `mentions`, `load`, `ps`),
 //! `rules` holds prefix rules (`prefixes`: what approving offers), `policy` is the gate. The
 //! sandbox commands run in lives with the bash executor (`tools::executor::sandbox`).
 
+mod arithmetic;
+mod assigning;
 mod builtins;
 pub mod classify;
 mod commands;
 mod dev_commands;
+mod fan_out;
 pub mod file_access;
 mod file_commands;
 mod git;
+mod git_repo;
 mod git_values;
+mod load;
 mod locations;
 mod mentions;
 mod opts;
@@ -21,6 +26,7 @@ mod outward;
 pub mod policy;
 mod prefixes;
 mod project_file;
+mod ps;
 mod redirects;
 pub mod rules;
 mod text_tools;

@@ -369,7 +369,10 @@ fn takes_value(spec: &Spec, arg: &Word) -> bool {
 /// Whether a word only known at run time could expand to an option.
 pub(crate) fn could_be_option(arg: &Word) -> bool {
     let t = arg.text.trim_start_matches('"');
-    t.starts_with('$') || t.starts_with('`') || t.starts_with('-')
+    t.starts_with('$')
+        || t.starts_with('`')
+        || t.starts_with('-')
+        || crate::permissions::fan_out::is_input(arg)
 }
 
 /// A GNU long option `typed` (`--out=x`) abbreviates or names `full` (`--output`).
