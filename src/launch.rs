@@ -87,7 +87,14 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
             sandbox: tools.bash.sandbox.clone(),
             places: crate::permissions::classify::Places::from_env().with_secrets(secrets),
         })
-        .asking_unsandboxed(sandbox.missing),
+        .asking_unsandboxed(sandbox.missing)
+        .with_run_later(
+            config
+                .permissions
+                .run_later
+                .clone()
+                .unwrap_or_else(crate::permissions::run_later::default_run_later),
+        ),
     );
     // Untrusted project rules: the TUI asks; a headless run leaves them out and says so.
     let pending_trust = match untrusted {

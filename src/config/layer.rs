@@ -102,6 +102,7 @@ impl ConfigFile {
                 ask: b.ask.or(a.ask),
                 deny: b.deny.or(a.deny),
                 readable: b.readable.or(a.readable),
+                run_later: b.run_later.or(a.run_later),
             }),
             prices: merge_table(self.prices, over.prices, |a, mut b| {
                 let mut models = a.models;

@@ -48,4 +48,7 @@ pub struct PermissionsFile {
     pub deny: Option<Vec<String>>,
     /// Directories outside the workspace the file tools read without asking (`~/` allowed).
     pub readable: Option<Vec<PathBuf>>,
+    /// Files the user's tools run later (`.envrc`, `.vscode/`): file-tool writes to them ask
+    /// in `ask` and `auto-edit`. Replaces the built-in list.
+    pub run_later: Option<Vec<String>>,
 }

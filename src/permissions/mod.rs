@@ -29,6 +29,7 @@ mod project_file;
 mod ps;
 mod redirects;
 pub mod rules;
+pub mod run_later;
 mod text_tools;
 pub mod trust;
 mod words;

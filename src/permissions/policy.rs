@@ -2,6 +2,7 @@
 //! into run / ask / deny. The agent runtime asks it before every call; `cairn policy check`
 //! asks `explain` for the same answer with its reasons.
 
+use crate::permissions::run_later::{default_run_later, runs_later};
 use crate::sync::RwLockExt;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -75,6 +76,8 @@ pub struct PolicyGate {
     /// No sandbox on this system: commands that are not read-only ask even where the mode
     /// would run them.
     asking_unsandboxed: bool,
+    /// Files the user's own tools run later (`run_later::DEFAULT_RUN_LATER`).
+    run_later: Vec<String>,
 }
 
 impl PolicyGate {
@@ -85,7 +88,19 @@ impl PolicyGate {
             sandbox: settings.sandbox,
             rules: RwLock::new(settings.rules),
             asking_unsandboxed: false,
+            run_later: default_run_later(),
         }
+    }
+
+    /// The workspace's real path (file-tool paths are real paths).
+    fn root(&self) -> PathBuf {
+        std::fs::canonicalize(&self.workspace).unwrap_or_else(|_| self.workspace.clone())
+    }
+
+    /// Replaces the list of files that run later (`[permissions] run_later`).
+    pub fn with_run_later(mut self, patterns: Vec<String>) -> Self {
+        self.run_later = patterns;
+        self
     }
 
     /// With `missing`, commands that are not read-only ask (unless a rule allows them): the
@@ -158,6 +173,15 @@ impl PolicyGate {
                 };
             }
             _ => {}
+        }
+        if inside
+            && matches!(mode, Mode::Ask | Mode::AutoEdit)
+            && let Some(why) = runs_later(path, &self.root(), &self.run_later)
+        {
+            return Verdict::Ask {
+                why: format!("{why}; this asks in `ask` and `auto-edit`"),
+                prefix: format!("{tool} {}", path.display()),
+            };
         }
         match (inside, mode) {
             (_, Mode::Never) => Verdict::Run,

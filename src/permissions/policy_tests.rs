@@ -284,3 +284,78 @@ fn approving_a_wrapped_command_approves_it_with_its_wrapper() {
         );
     }
 }
+
+#[test]
+fn files_that_run_later_ask_in_ask_and_auto_edit_in_every_spelling() {
+    let (ws, gate) = gate(RuleSet::default());
+    std::fs::create_dir_all(ws.path().join("sub/.vscode")).unwrap();
+    std::fs::write(ws.path().join("real-envrc"), "").unwrap();
+    std::os::unix::fs::symlink("real-envrc", ws.path().join("link")).unwrap();
+    std::os::unix::fs::symlink(".envrc", ws.path().join("to-envrc")).unwrap();
+    for raw in [
+        ".envrc",
+        "./.envrc",
+        "sub/../.envrc",
+        ".ENVRC",
+        "to-envrc",
+        "sub/.vscode/tasks.json",
+        ".vscode/settings.json",
+        ".husky/pre-commit",
+        ".cargo/config.toml",
+        ".github/workflows/ci.yml",
+        ".gitattributes",
+        "evil.git/config",
+    ] {
+        let path = paths::resolve(ws.path(), raw).unwrap();
+        let write = Access::Write {
+            path,
+            display: raw.into(),
+        };
+        for mode in [Mode::Ask, Mode::AutoEdit] {
+            let verdict = gate.check("write_file", &write, mode);
+            let Verdict::Ask { why, .. } = &verdict else {
+                panic!("{raw} in {mode:?}: {verdict:?}")
+            };
+            assert!(why.contains("later"), "{raw}: {why}");
+        }
+        assert_eq!(
+            gate.check("write_file", &write, Mode::Auto),
+            Verdict::Run,
+            "{raw}"
+        );
+        assert_eq!(
+            gate.check("write_file", &write, Mode::Never),
+            Verdict::Run,
+            "{raw}"
+        );
+    }
+    for plain in ["src/lib.rs", "Makefile", "link", "envrc.md"] {
+        let write = Access::Write {
+            path: paths::resolve(ws.path(), plain).unwrap(),
+            display: plain.into(),
+        };
+        assert_eq!(
+            gate.check("write_file", &write, Mode::AutoEdit),
+            Verdict::Run,
+            "{plain}"
+        );
+    }
+}
+
+#[test]
+fn the_run_later_list_is_configurable() {
+    let (ws, gate) = gate(RuleSet::default());
+    let gate = gate.with_run_later(vec!["Makefile".into()]);
+    let at = |raw: &str| Access::Write {
+        path: paths::resolve(ws.path(), raw).unwrap(),
+        display: raw.into(),
+    };
+    assert_eq!(
+        outcome(&gate.check("write_file", &at("Makefile"), Mode::AutoEdit)),
+        Outcome::Ask
+    );
+    assert_eq!(
+        outcome(&gate.check("write_file", &at(".envrc"), Mode::AutoEdit)),
+        Outcome::Run
+    );
+}
