@@ -25,6 +25,9 @@ pub enum Mode {
     Auto,
     /// Nothing asks, everything runs (the sandbox still applies when enabled).
     Never,
+    /// Planning: reads and read-only commands run, every write and every other command is
+    /// refused with an error naming `exit_plan_mode`, which proposes the plan to the user.
+    Plan,
 }
 
 impl Mode {
@@ -34,6 +37,18 @@ impl Mode {
             Mode::AutoEdit => "auto-edit",
             Mode::Auto => "auto",
             Mode::Never => "never",
+            Mode::Plan => "plan",
+        }
+    }
+
+    /// The mode Shift+Tab switches to: ask → auto-edit → auto → plan → ask. `never` is not in
+    /// the cycle (it is chosen on purpose, by name); from it the cycle starts again at `ask`.
+    pub fn next_in_cycle(self) -> Mode {
+        match self {
+            Mode::Ask => Mode::AutoEdit,
+            Mode::AutoEdit => Mode::Auto,
+            Mode::Auto => Mode::Plan,
+            Mode::Plan | Mode::Never => Mode::Ask,
         }
     }
 }
@@ -52,8 +67,9 @@ impl std::str::FromStr for Mode {
             "auto-edit" | "auto_edit" => Ok(Mode::AutoEdit),
             "auto" => Ok(Mode::Auto),
             "never" => Ok(Mode::Never),
+            "plan" => Ok(Mode::Plan),
             other => Err(format!(
-                "unknown mode `{other}` (ask, auto-edit, auto, never)"
+                "unknown mode `{other}` (ask, auto-edit, auto, plan, never)"
             )),
         }
     }
@@ -113,8 +129,12 @@ pub enum Decision {
     ApproveForProject { prefix: String },
     /// Run this command once outside the sandbox (full file system and network access).
     ApproveUnsandboxed,
-    /// Do not run it; the model is told, with the user's message when there is one.
+    /// Do not run it; the model is told, with the user's message when there is one. For a
+    /// plan (`exit_plan_mode`) this is the user's feedback: planning goes on.
     Deny { message: Option<String> },
+    /// The plan `exit_plan_mode` proposed is approved: the session switches to `mode`.
+    /// Answers only an `exit_plan_mode` call; for any other call it counts as a denial.
+    ApprovePlan { mode: Mode },
 }
 
 /// A change the diff pane shows: what a tool call did, or what an earlier revert did.

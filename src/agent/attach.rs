@@ -287,9 +287,10 @@ impl Agent {
                     arguments: args.to_string(),
                 };
                 let why = format!("the prompt attaches {what}: {why}");
-                match self.ask(&call, access, why, prefix, None, cancel).await {
+                let subject = super::calls::subject_of(&call, access);
+                match self.ask(&call, subject, why, prefix, None, cancel).await {
                     None => Err(EndReason::Interrupted),
-                    Some(Decision::Deny { .. }) => {
+                    Some(Decision::Deny { .. } | Decision::ApprovePlan { .. }) => {
                         self.warn_not_attached(what, "you declined; it stays plain text");
                         Ok(false)
                     }

@@ -42,6 +42,26 @@ struct Ready {
     grant: Grant,
 }
 
+/// What an approval prompt shows as the held thing: a command, a path, or a plan.
+pub(super) struct Subject {
+    pub text: String,
+    pub is_command: bool,
+}
+
+pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> Subject {
+    let text = match access {
+        Access::Command { command, .. } => command.clone(),
+        Access::Write { display, .. }
+        | Access::WriteProtected { display, .. }
+        | Access::ReadGuarded { display, .. } => display.clone(),
+        Access::Read | Access::Session => call.name.clone(),
+    };
+    Subject {
+        text,
+        is_command: matches!(access, Access::Command { .. }),
+    }
+}
+
 enum Plan {
     Run(Ready),
     Done {
@@ -118,6 +138,20 @@ impl Agent {
             Err(panic) => return done(ToolResult::error(panic)),
         };
         let mode = self.shared.mode();
+        // Plan mode refuses before the gate and its rules: no rule lets a change through.
+        if mode == crate::permissions::Mode::Plan
+            && let Some(text) =
+                crate::permissions::plan::refusal(&call.name, &access, &self.settings.workspace)
+        {
+            return done(ToolResult::error(text));
+        }
+        // The plan is answered by the user; a headless run (nobody to ask) runs the tool,
+        // which says so.
+        if call.name == crate::tools::EXIT_PLAN_MODE
+            && (mode != crate::permissions::Mode::Plan || self.settings.interactive)
+        {
+            return done(self.answer_plan(call, &args, mode, cancel).await);
+        }
         let verdict = match guarded(&call.name, || {
             self.engine.gate.check(&call.name, &access, mode)
         }) {
@@ -176,7 +210,8 @@ impl Agent {
                 let preview = guarded(&call.name, || tool.preview(&args, &cx))
                     .ok()
                     .flatten();
-                let decision = self.ask(call, &access, why, prefix, preview, cancel).await;
+                let subject = subject_of(call, &access);
+                let decision = self.ask(call, subject, why, prefix, preview, cancel).await;
                 let decision = decision.map(|d| self.no_rule_for_danger(d, &access));
                 match decision {
                     None => return done(ToolResult::cancelled()),
@@ -191,6 +226,11 @@ impl Agent {
                         self.save_project_rule(&prefix);
                         self.record(&Record::SessionRule { prefix });
                     }
+                    Some(Decision::ApprovePlan { .. }) => {
+                        return done(ToolResult::error(
+                            "this call was not approved (the answer given was for a plan). Do not retry it; ask the user.",
+                        ));
+                    }
                     Some(Decision::Deny { message }) => {
                         let text = match message.filter(|m| !m.trim().is_empty()) {
                             Some(m) => format!("the user denied this call and said: {m}"),
@@ -200,6 +240,11 @@ impl Agent {
                     }
                 }
             }
+        }
+        // While planning an approved command still runs read-only (`u` is the user's own
+        // choice to let it out).
+        if mode == crate::permissions::Mode::Plan && matches!(grant, Grant::WorkspaceWrite) {
+            grant = Grant::ReadOnly;
         }
         Plan::Run(Ready {
             call: call.id.clone(),
@@ -261,7 +306,7 @@ impl Agent {
     pub(super) async fn ask(
         &mut self,
         call: &AssembledCall,
-        access: &Access,
+        subject: Subject,
         why: String,
         prefix: String,
         diff: Option<crate::tools::FileChange>,
@@ -269,14 +314,8 @@ impl Agent {
     ) -> Option<Decision> {
         let (tx, rx) = oneshot::channel();
         self.shared.park_approval(call.id.clone(), tx);
-        let subject = match access {
-            Access::Command { command, .. } => command.clone(),
-            Access::Write { display, .. }
-            | Access::WriteProtected { display, .. }
-            | Access::ReadGuarded { display, .. } => display.clone(),
-            Access::Read | Access::Session => call.name.clone(),
-        };
-        let sandboxed = matches!(access, Access::Command { .. }) && self.engine.gate.sandboxed();
+        let sandboxed = subject.is_command && self.engine.gate.sandboxed();
+        let subject = subject.text;
         self.emit(AgentEvent::Tool(ToolEvent::AwaitingApproval {
             call: call.id.clone(),
             name: call.name.clone(),
@@ -441,18 +480,12 @@ impl Agent {
                 name: ready.name.clone(),
                 arguments: ready.args.to_string(),
             };
+            let subject = subject_of(&call, &ready.access);
             let decision = self
-                .ask(
-                    &call,
-                    &ready.access,
-                    why.clone(),
-                    String::new(),
-                    None,
-                    cancel,
-                )
+                .ask(&call, subject, why.clone(), String::new(), None, cancel)
                 .await;
             match decision {
-                Some(Decision::Deny { .. }) => self.finish(
+                Some(Decision::Deny { .. } | Decision::ApprovePlan { .. }) => self.finish(
                     ready.call,
                     ready.name,
                     ToolResult::error("the user chose not to run this change without a checkpoint. Do not retry it until the user says so."),

@@ -10,6 +10,7 @@ mod context;
 mod conversation;
 pub mod history;
 mod local_time;
+mod plan;
 pub mod prompt;
 mod revert;
 mod revert_locate;

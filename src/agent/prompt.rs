@@ -99,6 +99,10 @@ fn mode_meaning(mode: Mode) -> &'static str {
         Mode::AutoEdit => "edits in the workspace run; commands that change things ask",
         Mode::Auto => "only dangerous commands ask",
         Mode::Never => "nothing asks",
+        Mode::Plan => {
+            "planning: only reads and read-only commands run; nothing may change until you \
+             call exit_plan_mode with your plan and the user approves it"
+        }
     }
 }
 

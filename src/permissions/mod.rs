@@ -23,6 +23,7 @@ mod locations;
 mod mentions;
 mod opts;
 mod outward;
+pub mod plan;
 pub mod policy;
 mod prefixes;
 mod project_file;

@@ -11,6 +11,7 @@ pub mod edit_file;
 mod edit_match;
 pub mod encoding;
 pub mod executor;
+pub mod exit_plan_mode;
 mod file_render;
 mod file_store;
 pub mod glob;
@@ -53,6 +54,9 @@ use write_queue::WriteQueue;
 
 /// The model's face of a tool, a wire type of the request (`llm::wire`).
 pub use crate::llm::wire::ToolSpec;
+
+/// The tool that ends plan mode by proposing the plan (see `exit_plan_mode`).
+pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
 
 /// What a call would touch. The gate decides on it; the runtime schedules by it.
 #[derive(Debug, Clone, PartialEq, Eq)]

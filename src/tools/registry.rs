@@ -40,6 +40,7 @@ pub fn standard_tools() -> Vec<Box<dyn Tool>> {
         Box::new(super::job_tools::JobOutput),
         Box::new(super::job_tools::JobKill),
         Box::new(super::todo_write::TodoWrite),
+        Box::new(super::exit_plan_mode::ExitPlanMode),
     ]
 }
 

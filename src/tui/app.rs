@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use ratatui::layout::Rect;
 
 use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
+use crate::permissions::Mode;
 use crate::tool_output::ToolOutput;
 use crate::tui::TuiOptions;
 use crate::tui::approval::{ApprovalPrompt, Held};
@@ -23,6 +24,17 @@ use crate::tui::status::{Activity, Status};
 use crate::tui::todos::TodoPane;
 use crate::tui::transcript::Transcript;
 use crate::tui::transcript::entry::NoticeLevel;
+
+/// What a mode means, in the words of its transcript line.
+fn mode_summary(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Ask => "every change and command asks",
+        Mode::AutoEdit => "edits run, commands that change things ask",
+        Mode::Auto => "only dangerous commands ask",
+        Mode::Never => "nothing asks (the sandbox still applies)",
+        Mode::Plan => "reads only; the model proposes a plan to approve (exit_plan_mode)",
+    }
+}
 
 /// Smallest terminal the layout is drawn in.
 pub const MIN_WIDTH: u16 = 40;
@@ -81,6 +93,9 @@ pub struct App {
     pub(crate) read_only: bool,
     /// The agent is working on a request (from our submit until `Idle`).
     pub(crate) busy: bool,
+    /// Modes the user switched to that the agent has not confirmed yet (`ModeChanged`), in
+    /// order: the status line shows the latest at once, the confirmations change nothing.
+    pub(crate) modes_sent: VecDeque<Mode>,
     /// Messages typed while busy, sent one per `Idle`.
     pub(crate) queued: VecDeque<String>,
     pub(crate) commands: Vec<UserCommand>,
@@ -119,6 +134,7 @@ impl App {
             read_only: options.read_only,
             busy: false,
             queued: VecDeque::new(),
+            modes_sent: VecDeque::new(),
             commands: Vec::new(),
             intents: Vec::new(),
             now,
@@ -212,6 +228,36 @@ impl App {
         self.transcript.push_notice(text, level);
     }
 
+    /// The user switches the mode (Shift+Tab, `/mode`): the status line follows at once, a
+    /// line in the transcript says so, and the agent is told.
+    pub(crate) fn switch_mode(&mut self, mode: Mode) {
+        self.modes_sent.push_back(mode);
+        self.commands.push(UserCommand::SetMode { mode });
+        self.show_mode(mode);
+    }
+
+    fn show_mode(&mut self, mode: Mode) {
+        if self.status.mode == mode {
+            return;
+        }
+        self.status.mode = mode;
+        self.notice(
+            &format!("mode → {mode}: {}", mode_summary(mode)),
+            NoticeLevel::Info,
+        );
+    }
+
+    /// The agent's word on the mode: a confirmation of a switch the user made, or a switch
+    /// of its own (an approved plan, a resumed session).
+    fn mode_changed(&mut self, mode: Mode) {
+        if self.modes_sent.front() == Some(&mode) {
+            self.modes_sent.pop_front();
+            return;
+        }
+        self.modes_sent.clear();
+        self.show_mode(mode);
+    }
+
     /// Sends a message now, or queues it while the agent works.
     pub(crate) fn send_message(&mut self, text: String) {
         if self.busy {
@@ -292,7 +338,7 @@ impl App {
             }
             AgentEvent::Usage(usage) => self.status.add_usage(usage),
             AgentEvent::Tool(tool) => self.apply_tool(tool),
-            AgentEvent::ModeChanged { mode } => self.status.mode = *mode,
+            AgentEvent::ModeChanged { mode } => self.mode_changed(*mode),
             AgentEvent::ModelChanged { model } => self.status.model.clone_from(model),
             AgentEvent::Warning { message } => {
                 // The agent answers a rewind's plan with a warning when there is nothing to

@@ -21,7 +21,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::bus::{CallId, Decision};
+use crate::permissions::Mode;
 use crate::permissions::classify::Class;
+use crate::permissions::plan::EXIT_PLAN_MODE;
 use crate::tool_output::FileChange;
 use crate::tui::{diffs, highlight, theme, wrap};
 
@@ -34,6 +36,9 @@ pub const TYPING_PAUSE: Duration = Duration::from_millis(500);
 /// Once the typing stopped, the prompt stays held back at least this long after it opened, so
 /// the user sees it before a key counts.
 pub const OPEN_GUARD: Duration = Duration::from_millis(250);
+
+/// The modes an approved plan can be carried out in, in the order ←/→ offer them.
+const PLAN_MODES: [Mode; 3] = [Mode::AutoEdit, Mode::Auto, Mode::Ask];
 
 /// The message a denial by Esc sends, so the model knows nobody approved and why.
 const ESC_DENIAL: &str = "the user closed the approval prompt (Esc) without approving";
@@ -57,11 +62,18 @@ struct Entry {
     dangers: Vec<String>,
 }
 
+impl Held {
+    /// The call proposes a plan (`exit_plan_mode`): approving it switches the mode.
+    pub fn is_plan(&self) -> bool {
+        self.name == EXIT_PLAN_MODE
+    }
+}
+
 impl Entry {
     /// "Always" rules are not offered for a dangerous command, nor when there is no prefix
     /// to make one of.
     fn offers_rules(&self) -> bool {
-        self.dangers.is_empty() && !self.held.prefix.trim().is_empty()
+        self.dangers.is_empty() && !self.held.prefix.trim().is_empty() && !self.held.is_plan()
     }
 }
 
@@ -78,6 +90,8 @@ pub struct ApprovalPrompt {
     last_key: Option<Instant>,
     /// While set, the current call takes no key before this instant: the user was typing.
     held_back_until: Option<Instant>,
+    /// For a plan: which of `PLAN_MODES` approving it switches to.
+    plan_choice: usize,
 }
 
 impl ApprovalPrompt {
@@ -123,6 +137,7 @@ impl ApprovalPrompt {
 
     /// A call became the one shown at `now`: held back when the user is typing.
     fn arm(&mut self, now: Instant) {
+        self.plan_choice = 0;
         self.held_back_until = self
             .last_key
             .filter(|at| self.is_open() && now.saturating_duration_since(*at) < TYPING_PAUSE)
@@ -181,6 +196,7 @@ impl ApprovalPrompt {
         let entry = self.held.front()?;
         let offers_rules = entry.offers_rules();
         let held = &entry.held;
+        let is_plan = held.is_plan();
         if let Some(message) = &mut self.message {
             match key.code {
                 KeyCode::Enter => {
@@ -207,6 +223,9 @@ impl ApprovalPrompt {
         {
             return None;
         }
+        if is_plan {
+            return self.plan_key(key);
+        }
         match key.code {
             KeyCode::Char('y' | 'Y') => self.decide(Decision::Approve),
             KeyCode::Char('a' | 'A') if offers_rules => {
@@ -222,6 +241,39 @@ impl ApprovalPrompt {
             }
             KeyCode::Char('n' | 'N') => self.decide(Decision::Deny { message: None }),
             KeyCode::Char('m' | 'M') => {
+                self.message = Some(String::new());
+                None
+            }
+            KeyCode::Up => {
+                self.scroll = self.scroll.saturating_sub(1);
+                None
+            }
+            KeyCode::Down => {
+                self.scroll = (self.scroll + 1).min(self.max_scroll.get());
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// The keys of a plan: approve into the chosen mode, choose it, answer with feedback.
+    fn plan_key(&mut self, key: KeyEvent) -> Option<(CallId, Decision)> {
+        let n = PLAN_MODES.len();
+        match key.code {
+            KeyCode::Char('y' | 'Y') | KeyCode::Enter => {
+                let mode = PLAN_MODES[self.plan_choice % n];
+                self.decide(Decision::ApprovePlan { mode })
+            }
+            KeyCode::Left => {
+                self.plan_choice = (self.plan_choice + n - 1) % n;
+                None
+            }
+            KeyCode::Right => {
+                self.plan_choice = (self.plan_choice + 1) % n;
+                None
+            }
+            KeyCode::Char('n' | 'N') => self.decide(Decision::Deny { message: None }),
+            KeyCode::Char('m' | 'M' | 'f' | 'F') => {
                 self.message = Some(String::new());
                 None
             }
@@ -257,6 +309,16 @@ impl ApprovalPrompt {
 
     /// The command (or path), highlighted and wrapped to `width`.
     fn command_lines(held: &Held, width: usize) -> Vec<Line<'static>> {
+        if held.is_plan() {
+            let indent = [Span::raw("  ")];
+            return held
+                .subject
+                .lines()
+                .flat_map(|line| {
+                    wrap::wrap(&[Span::raw(line.to_string())], width, &indent, &indent)
+                })
+                .collect();
+        }
         let lang = if held.name == "bash" {
             "bash"
         } else {
@@ -453,7 +515,12 @@ impl ApprovalPrompt {
             );
         }
         if let Some(message) = &self.message {
-            let label = [Span::styled("tell the model: ", theme::bold())];
+            let label = if held.is_plan() {
+                "feedback (planning goes on): "
+            } else {
+                "tell the model: "
+            };
+            let label = [Span::styled(label, theme::bold())];
             let mut lines = wrap::wrap(&[Span::raw(format!("{message}▏"))], width, &label, &[]);
             lines.push(Line::styled(
                 "Enter deny with this message · Esc back",
@@ -462,6 +529,21 @@ impl ApprovalPrompt {
             return lines;
         }
         let key = |k: &'static str| Span::styled(format!(" {k} "), theme::key());
+        if held.is_plan() {
+            let mode = PLAN_MODES[self.plan_choice % PLAN_MODES.len()];
+            let items = vec![
+                vec![
+                    key("y"),
+                    Span::raw(" approve, then work in "),
+                    Span::styled(mode.as_str(), theme::bold()),
+                ],
+                vec![key("←/→"), Span::raw(" mode")],
+                vec![key("m"), Span::raw(" feedback, keep planning")],
+                vec![key("n"), Span::raw(" reject")],
+                vec![key("Esc"), Span::raw(" close (reject)")],
+            ];
+            return lay_out(items, width);
+        }
         let prefix = wrap::truncate(&held.prefix, width.saturating_sub(30).max(8));
         let mut items = vec![vec![key("y"), Span::raw(" approve once")]];
         if entry.offers_rules() {
@@ -480,22 +562,7 @@ impl ApprovalPrompt {
         if held.name == "bash" && held.sandboxed {
             items.insert(1, vec![key("u"), Span::raw(" run without sandbox")]);
         }
-        // Lay the keys out on as few lines as the width allows.
-        let mut lines = Vec::new();
-        let mut line: Vec<Span<'static>> = Vec::new();
-        for item in items {
-            let w: usize = item.iter().map(|s| wrap::width(&s.content)).sum();
-            let used: usize = line.iter().map(|s| wrap::width(&s.content)).sum();
-            if !line.is_empty() && used + 3 + w > width {
-                lines.push(Line::from(std::mem::take(&mut line)));
-            }
-            if !line.is_empty() {
-                line.push(Span::raw("   "));
-            }
-            line.extend(item);
-        }
-        lines.push(Line::from(line));
-        lines
+        lay_out(items, width)
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
@@ -513,7 +580,11 @@ impl ApprovalPrompt {
         } else {
             String::new()
         };
-        let title = format!(" Allow {}? ", held.name);
+        let title = if held.is_plan() {
+            " Plan: approve it? ".to_string()
+        } else {
+            format!(" Allow {}? ", held.name)
+        };
         let inner = crate::tui::layers::modal_frame(
             area,
             width,
@@ -528,6 +599,25 @@ impl ApprovalPrompt {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
         }
     }
+}
+
+/// Key items on as few lines as the width allows.
+fn lay_out(items: Vec<Vec<Span<'static>>>, width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let mut line: Vec<Span<'static>> = Vec::new();
+    for item in items {
+        let w: usize = item.iter().map(|s| wrap::width(&s.content)).sum();
+        let used: usize = line.iter().map(|s| wrap::width(&s.content)).sum();
+        if !line.is_empty() && used + 3 + w > width {
+            lines.push(Line::from(std::mem::take(&mut line)));
+        }
+        if !line.is_empty() {
+            line.push(Span::raw("   "));
+        }
+        line.extend(item);
+    }
+    lines.push(Line::from(line));
+    lines
 }
 
 /// Every dangerous part of a held command, as `words — reason`, so none hides in a long

@@ -200,6 +200,10 @@ impl App {
             Action::Interrupt => self.escape(),
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(-1),
+            Action::CycleMode if !self.read_only => {
+                let next = self.status.mode.next_in_cycle();
+                self.switch_mode(next);
+            }
             Action::ToggleMouse => self.toggle_mouse(),
             Action::Copy => self.copy(),
             Action::OpenEditor if !self.read_only => self.intents.push(AppIntent::OpenEditor),
@@ -378,7 +382,7 @@ impl App {
             SlashAction::New => self.commands.push(UserCommand::NewSession),
             SlashAction::Resume => self.commands.push(UserCommand::ListSessions),
             SlashAction::Mode => match arg.parse::<Mode>() {
-                Ok(mode) => self.commands.push(UserCommand::SetMode { mode }),
+                Ok(mode) => self.switch_mode(mode),
                 Err(e) => self.notice(&e, NoticeLevel::Error),
             },
             SlashAction::Model if !arg.is_empty() => self.commands.push(UserCommand::SetModel {

@@ -52,6 +52,7 @@ pub enum Action {
     QuitTwice,
     FocusNext,
     FocusPrev,
+    CycleMode,
     ToggleMouse,
     Copy,
     OpenEditor,
@@ -205,9 +206,15 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         S::Anywhere,
-        &[key(K::BackTab)],
+        &[ctrl('o')],
         A::FocusPrev,
         "focus the other way",
+    ),
+    bind(
+        S::Anywhere,
+        &[key(K::BackTab)],
+        A::CycleMode,
+        "mode: ask → auto-edit → auto → plan (never: /mode never)",
     ),
     bind(
         S::Anywhere,
@@ -651,7 +658,9 @@ mod tests {
         let y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
         assert_eq!(action(Scope::Anywhere, &y), None);
         let back = KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT);
-        assert_eq!(action(Scope::Anywhere, &back), Some(Action::FocusPrev));
+        assert_eq!(action(Scope::Anywhere, &back), Some(Action::CycleMode));
+        let ctrl_o = KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL);
+        assert_eq!(action(Scope::Anywhere, &ctrl_o), Some(Action::FocusPrev));
     }
 
     #[test]

@@ -177,10 +177,7 @@ fn narrow_terminal_shows_side_panes_as_tabs() {
     app.handle_input(&key(KeyCode::Tab));
     assert_eq!(app.focus(), Focus::Diffs);
     insta::assert_snapshot!("narrow_diffs_tab", draw(&app, 80, 24));
-    app.handle_input(&Event::Key(KeyEvent::new(
-        KeyCode::BackTab,
-        KeyModifiers::SHIFT,
-    )));
+    app.handle_input(&ctrl('o'));
     insta::assert_snapshot!("narrow_todos_tab", draw(&app, 80, 24));
 }
 
@@ -479,6 +476,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
 
 mod code;
 mod keys;
+mod plan;
 
 #[test]
 fn at_the_minimum_size_a_long_held_command_keeps_its_end_reason_and_keys() {

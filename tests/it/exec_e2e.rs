@@ -582,3 +582,37 @@ async fn with_the_sandbox_on_a_command_cannot_write_outside_and_the_model_is_tol
     let result = llm.tool_result(1, "c1").unwrap();
     assert!(result.contains("[sandbox:"), "{result}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_in_plan_mode_changes_nothing_and_the_plan_is_the_answer() {
+    let sb = Sandbox::new().file("notes.txt", "hello world\n");
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([
+            MockCall::new(
+                "c1",
+                "write_file",
+                json!({"path": "notes.txt", "content": "gone\n"}),
+            ),
+            MockCall::new("c2", "bash", json!({"command": "echo x > f"})),
+            MockCall::new("c3", "bash", json!({"command": "cat notes.txt"})),
+        ]),
+        Script::tool_call("c4", "exit_plan_mode", json!({"plan": "1. rename"})),
+        Script::text("Plan: 1. rename"),
+    ])
+    .await;
+    let run: Run = sb
+        .exec(&llm.url(), &["--mode", "plan", "plan the rename"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout.trim(), "Plan: 1. rename");
+    assert_eq!(sb.read("notes.txt"), "hello world\n");
+    assert!(!sb.path("f").exists());
+    for call in ["c1", "c2"] {
+        let told = llm.tool_result(1, call).unwrap();
+        assert!(told.contains("exit_plan_mode"), "{call}: {told}");
+    }
+    let cat = llm.tool_result(1, "c3").unwrap();
+    assert!(cat.contains("hello world"), "read-only commands run: {cat}");
+    let plan = llm.tool_result(2, "c4").unwrap();
+    assert!(plan.contains("nobody can approve"), "{plan}");
+}

@@ -115,3 +115,64 @@ async fn tui_pty_ctrl_c_stops_the_agent_and_keeps_the_draft() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_plan_mode_changes_nothing_until_the_plan_is_approved() {
+    let sb = Sandbox::new().file("notes.txt", "hello world\n");
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([
+            cairn::testing::MockCall::new(
+                "c1",
+                "edit_file",
+                json!({"path": "notes.txt", "old_string": "world", "new_string": "cairn"}),
+            ),
+            cairn::testing::MockCall::new("c2", "bash", json!({"command": "echo x > f"})),
+            cairn::testing::MockCall::new("c3", "bash", json!({"command": "rg foo"})),
+        ]),
+        Script::tool_call(
+            "c4",
+            "exit_plan_mode",
+            json!({"plan": "1. rename world to cairn\n2. run the tests"}),
+        ),
+        Script::text("Starting on the plan."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "plan", 100, 30);
+    tui.wait_for_text("│ plan │").await;
+    tui.submit("rename world").await;
+    let card = tui.wait_for_text("Plan: approve it?").await;
+    assert!(card.contains("rename world to cairn"), "{card}");
+    assert!(card.contains("run the tests"), "{card}");
+    // Nothing changed on disk, and the model was told how to go on.
+    assert_eq!(sb.read("notes.txt"), "hello world\n");
+    assert!(!sb.path("f").exists());
+    for call in ["c1", "c2"] {
+        let told = llm.tool_result(1, call).unwrap();
+        assert!(
+            told.contains("plan mode") && told.contains("exit_plan_mode"),
+            "{call}: {told}"
+        );
+    }
+    let rg = llm.tool_result(1, "c3").unwrap();
+    assert!(!rg.contains("plan mode"), "a read-only command runs: {rg}");
+    // Approving switches the mode (auto-edit is the first choice, → picks auto).
+    tui.wait_for_text("approve, then work in").await;
+    tui.send("\x1b[C");
+    tui.wait_for_text("approve, then work in auto ").await;
+    tui.send("y");
+    let screen = tui.wait_for_text("Starting on the plan.").await;
+    assert!(screen.contains("│ auto │"), "{screen}");
+    assert!(screen.contains("mode → auto"), "{screen}");
+    let approved = llm.tool_result(2, "c4").unwrap();
+    assert!(
+        approved.contains("approved") && approved.contains("auto"),
+        "{approved}"
+    );
+    tui.wait_for_text("idle").await;
+    // Shift+Tab cycles ask → auto-edit → auto → plan, and the status line follows.
+    for mode in ["plan", "ask", "auto-edit", "auto"] {
+        tui.send("\x1b[Z");
+        tui.wait_for_text(&format!("│ {mode} │")).await;
+    }
+    tui.quit().await;
+}
