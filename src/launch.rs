@@ -13,6 +13,7 @@ use crate::cli::{RunArgs, UsageError};
 use crate::config::{Config, ConfigError, FlagLayer};
 use crate::llm::client::HttpModel;
 use crate::models::discover::WindowProbe;
+use crate::net::{Network, NetworkSettings};
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::permissions::trust::{self, PendingTrust, ProjectRules, TrustStore};
@@ -54,8 +55,12 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     if let (Some(name), Some(key)) = (&config.key_env, &config.provider.api_key) {
         crate::secrets::remember(name, key);
     }
-    let model =
-        HttpModel::new(config.provider.clone()).wrap_err("setting up the provider client")?;
+    // The one HTTP stack, built before any request: the model client and discovery share it.
+    let network = network_stack(&config)?;
+    notices.extend(network.warnings().iter().cloned());
+    let model = HttpModel::with_network(config.provider.clone(), &network)
+        .wrap_err("setting up the provider client")?
+        .with_key_env(config.key_env.clone());
     // The one list of secret stores, for the file tools, the classifier and the sandbox.
     let secrets = SecretStores::from_env(
         &crate::tools::places::own_dirs(),
@@ -122,7 +127,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         mode: args.mode.unwrap_or(config.mode),
         max_steps: args.max_steps.unwrap_or(config.max_steps),
         context_window: config.context_window,
-        context: context_settings(&config, &sessions_dir),
+        context: context_settings(&config, &sessions_dir, &network),
         interactive,
         sessions_dir,
         vision: config.vision,
@@ -145,7 +150,11 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
 
 /// How the agent manages the window: the config's threshold and prices, and where to ask the
 /// provider for the window (cached next to the sessions directory).
-fn context_settings(config: &Config, sessions_dir: &std::path::Path) -> ContextSettings {
+fn context_settings(
+    config: &Config,
+    sessions_dir: &std::path::Path,
+    network: &Network,
+) -> ContextSettings {
     let cache = sessions_dir
         .parent()
         .unwrap_or(sessions_dir)
@@ -161,11 +170,21 @@ fn context_settings(config: &Config, sessions_dir: &std::path::Path) -> ContextS
             model: config.provider.model.clone(),
             cache,
             timeout: Duration::from_secs(3),
+            http: Some(network.client()),
         }),
         window_fixed: config.context_window_set,
         prices: config.prices.clone(),
         configured_model: config.provider.model.clone(),
     }
+}
+
+/// The HTTP stack of the run, from `[network]` and the environment as it was at start-up
+/// (`secrets::var` still holds a proxy URL with a password that the scrubber took out).
+/// A malformed proxy or an unreadable `ca_file` stops the start with the reason.
+pub fn network_stack(config: &Config) -> Result<Network> {
+    let settings = NetworkSettings::from_config(&config.network, &crate::secrets::var)
+        .wrap_err("reading the network settings")?;
+    Network::new(settings).wrap_err("setting up the network")
 }
 
 /// The user's rules from the config, then the project's from `.cairn/config.toml` when the

@@ -25,6 +25,7 @@ pub mod finder;
 pub mod launch;
 pub mod llm;
 pub mod models;
+pub mod net;
 pub mod permissions;
 pub mod policy_cmd;
 pub mod secret_stores;

@@ -33,6 +33,7 @@ pub struct ConfigFile {
     pub sandbox: Option<SandboxFile>,
     pub permissions: Option<PermissionsFile>,
     pub prices: Option<PricesFile>,
+    pub network: Option<crate::net::NetworkFile>,
 }
 
 impl ConfigFile {
@@ -104,6 +105,7 @@ impl ConfigFile {
                 readable: b.readable.or(a.readable),
                 run_later: b.run_later.or(a.run_later),
             }),
+            network: merge_table(self.network, over.network, crate::net::NetworkFile::merge),
             prices: merge_table(self.prices, over.prices, |a, mut b| {
                 let mut models = a.models;
                 models.append(&mut b.models);

@@ -79,6 +79,8 @@ pub struct Config {
     pub pass_env: Vec<String>,
     pub sandbox: SandboxFile,
     pub permissions: PermissionsFile,
+    /// The `[network]` table: CAs, proxy, timeouts (the stack is built from it at launch).
+    pub network: crate::net::NetworkFile,
     /// The user config file that was read, if any (named in error messages).
     pub config_path: PathBuf,
 }
@@ -230,6 +232,7 @@ impl Config {
             pass_env: file.bash.and_then(|b| b.pass_env).unwrap_or_default(),
             sandbox: file.sandbox.unwrap_or_default(),
             permissions: file.permissions.unwrap_or_default(),
+            network: file.network.unwrap_or_default(),
             config_path,
         })
     }

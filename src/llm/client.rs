@@ -13,16 +13,17 @@ use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use tokio_util::bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
-use super::retry::retry_after;
+use super::retry::{proxy_retried, retry_after};
 use super::stream::{Progress, StreamDecoder, cut, error_message};
 use super::{
     ChatModel, ChatRequest, Completion, DeltaSink, LlmError, ProviderSettings, ReplyLimits,
     StreamDelta,
 };
+use crate::net::{FailureKind, NetFailure, Network, NetworkSettings};
 
-/// A TCP/TLS handshake slower than this means the host is unreachable, however long the
-/// idle timeout allows a busy provider to think.
-const MAX_CONNECT: Duration = Duration::from_secs(30);
+/// The wait before the one retry of a refused connection: a server being restarted is back
+/// within it; a wrong port or URL is never, and is reported at once after.
+const QUICK_RETRY: Duration = Duration::from_millis(250);
 
 /// Largest error body read from a failed response; the message shown is cut much shorter.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -31,8 +32,12 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 pub struct HttpModel {
     settings: ProviderSettings,
     endpoint: String,
+    url: reqwest::Url,
     model: RwLock<String>,
     http: reqwest::Client,
+    network: Network,
+    /// The variable the API key came from, named when the provider refuses it.
+    key_env: Option<String>,
 }
 
 impl std::fmt::Debug for HttpModel {
@@ -50,40 +55,94 @@ enum Failure {
         error: LlmError,
         reason: String,
         wait: Option<Duration>,
+        /// Causes that rarely pass (a refused connection, a server that never answered): one
+        /// retry in the whole request, not `max_retries`.
+        once: bool,
     },
     Fatal(LlmError),
 }
 
+impl Failure {
+    /// A retry of a passing condition (a drop, a 5xx), with backoff.
+    fn retry(error: LlmError, reason: String, wait: Option<Duration>) -> Failure {
+        Failure::Retry {
+            error,
+            reason,
+            wait,
+            once: false,
+        }
+    }
+}
+
 impl HttpModel {
-    /// Refuses a base URL that is not an http(s) URL.
+    /// Refuses a base URL that is not an http(s) URL. Uses a stack with the bundled and system
+    /// roots and no proxy; cairn itself builds one `Network` at launch (`with_network`).
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
+        let network = Network::new(NetworkSettings::default())
+            .map_err(|e| LlmError::Connection(e.to_string()))?;
+        Self::with_network(settings, &network)
+    }
+
+    /// The client on the run's HTTP stack: its roots, proxies and timeouts.
+    pub fn with_network(settings: ProviderSettings, network: &Network) -> Result<Self, LlmError> {
         let base = settings.base_url.trim_end_matches('/');
         let endpoint = format!("{base}/chat/completions");
         let url = match reqwest::Url::parse(&endpoint) {
             Ok(url) if matches!(url.scheme(), "http" | "https") => url,
             Ok(_) | Err(_) => {
                 return Err(LlmError::Connection(format!(
-                    "invalid base URL `{}`: expected something like http://localhost:11434/v1",
+                    "invalid base URL `{}` (--base-url / base_url): expected something like http://localhost:11434/v1",
                     settings.base_url
                 )));
             }
         };
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(settings.idle_timeout.min(MAX_CONNECT))
-            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")));
-        // A local server (Ollama, llama.cpp, the test mock) is never behind the user's proxy.
-        if is_loopback(&url) {
-            builder = builder.no_proxy();
-        }
-        let http = builder
-            .build()
-            .map_err(|e| LlmError::Connection(format!("could not set up the HTTP client: {e}")))?;
         Ok(Self {
             model: RwLock::new(settings.model.clone()),
             settings,
             endpoint,
-            http,
+            url,
+            http: network.client(),
+            network: network.clone(),
+            key_env: None,
         })
+    }
+
+    /// Names the variable the key came from, for the text of a 401 or 403.
+    pub fn with_key_env(mut self, key_env: Option<String>) -> Self {
+        self.key_env = key_env;
+        self
+    }
+
+    /// One cheap request (`GET {base_url}/models`) to see whether the endpoint answers: `Ok`
+    /// when any HTTP answer came (a 404 still means a server is there), else what a chat
+    /// request would have said, without retries. For a start-up check that warns before the
+    /// first message.
+    pub async fn check_endpoint(&self, timeout: Duration) -> Result<(), LlmError> {
+        let base = self.settings.base_url.trim_end_matches('/');
+        let url = reqwest::Url::parse(&format!("{base}/models"))
+            .map_err(|e| LlmError::Connection(format!("invalid base URL: {e}")))?;
+        let mut request = self.http.get(url.clone()).timeout(timeout);
+        if let Some(key) = self.settings.api_key.as_deref().filter(|k| !k.is_empty()) {
+            request = request.bearer_auth(key);
+        }
+        match request.send().await {
+            Ok(response) => match response.status().as_u16() {
+                401 | 403 => Err(LlmError::Status {
+                    status: response.status().as_u16(),
+                    message: self.auth_message(response.status().as_u16(), ""),
+                }),
+                407 => Err(LlmError::Connection(self.proxy_auth_message())),
+                _ => Ok(()),
+            },
+            Err(e) if e.is_timeout() => Err(LlmError::Connection(format!(
+                "the model server at {} did not answer within {}s; check --base-url / base_url",
+                self.endpoint,
+                timeout.as_secs_f64()
+            ))),
+            Err(e) => Err(LlmError::Connection(
+                self.connection_text(&self.network.explain(&url, &e)),
+            )),
+        }
     }
 
     /// The JSON body sent for `request`, exactly as POSTed: what `serde_json::to_vec` writes
@@ -128,19 +187,22 @@ impl HttpModel {
             .request_pieces(request)
             .map_err(|e| LlmError::Protocol(format!("could not encode the request: {e}")))?;
         let mut retry = 0;
+        let mut once_used = false;
         loop {
-            let (error, reason, hint) = match self.attempt(&body, &mut *on_delta).await {
+            let (error, reason, hint, once) = match self.attempt(&body, &mut *on_delta).await {
                 Ok(completion) => return Ok(completion),
                 Err(Failure::Fatal(error)) => return Err(error),
                 Err(Failure::Retry {
                     error,
                     reason,
                     wait,
-                }) => (error, reason, wait),
+                    once,
+                }) => (error, reason, wait, once),
             };
-            if retry >= self.settings.max_retries {
+            if retry >= self.settings.max_retries || (once && once_used) {
                 return Err(error);
             }
+            once_used |= once;
             retry += 1;
             let wait = self.backoff(retry, hint);
             tracing::info!(retry, wait_ms = wait.as_millis() as u64, %reason, "retrying the model request");
@@ -174,10 +236,15 @@ impl HttpModel {
     ) -> Result<Completion, Failure> {
         let idle = self.settings.idle_timeout;
         let limits = self.settings.limits;
+        let started = Instant::now();
+        let deadline = started + limits.request_timeout;
+        let first_byte = self.network.first_byte_timeout(&self.url);
         let clock = Clock {
             idle,
             timeout: limits.request_timeout,
-            deadline: Instant::now() + limits.request_timeout,
+            deadline,
+            first_byte,
+            first_byte_deadline: first_byte.map_or(deadline, |fb| (started + fb).min(deadline)),
         };
         let mut request = self
             .http
@@ -191,16 +258,9 @@ impl HttpModel {
             request = request.bearer_auth(key);
         }
         tracing::debug!(endpoint = %self.endpoint, model = %self.model(), "model request");
-        let response = match timeout_at(clock.next(Instant::now()), request.send()).await {
-            Err(_) => return Err(no_data(idle.min(limits.request_timeout))),
-            Ok(Err(e)) => {
-                let message = connection_message(&e);
-                return Err(Failure::Retry {
-                    reason: format!("connection failed: {message}"),
-                    error: LlmError::Connection(message),
-                    wait: None,
-                });
-            }
+        let response = match timeout_at(clock.first_byte_deadline, request.send()).await {
+            Err(_) => return Err(self.silent(&clock)),
+            Ok(Err(e)) => return Err(self.send_failure(&e)),
             Ok(Ok(response)) => response,
         };
         if !response.status().is_success() {
@@ -230,10 +290,15 @@ impl HttpModel {
     async fn status_failure(&self, response: reqwest::Response) -> Failure {
         let status = response.status().as_u16();
         let wait = retry_after(response.headers(), SystemTime::now());
+        let retried_by_proxy = proxy_retried(response.headers());
         let body = read_error_body(response, self.settings.idle_timeout).await;
+        if status == 407 {
+            // Only a proxy sends 407: its page is not the provider's message.
+            return Failure::Fatal(LlmError::Connection(self.proxy_auth_message()));
+        }
         let mut message = error_body_message(&body, status);
-        if status == 401 && self.settings.api_key.is_none() {
-            message.push_str(" (no API key is configured)");
+        if matches!(status, 401 | 403) {
+            message = self.auth_message(status, &message);
         }
         let lower = body.to_lowercase();
         let quota = [
@@ -247,22 +312,127 @@ impl HttpModel {
         if status == 402 || (status == 429 && quota) {
             return Failure::Fatal(LlmError::QuotaExhausted { message });
         }
+        let retryable = matches!(status, 408 | 409 | 429 | 500..=599);
+        if retryable && let Some(retries) = retried_by_proxy {
+            // The proxy in front of the provider (LiteLLM) has retried already: retrying on
+            // top multiplies the attempts upstream (3 × 6 = 18) for a failure that stayed.
+            message.push_str(&format!(
+                " (the proxy in front of the provider already retried {retries} time(s); not retried again)"
+            ));
+            return Failure::Fatal(LlmError::Status { status, message });
+        }
         let error = LlmError::Status {
             status,
             message: message.clone(),
         };
         match status {
-            429 => Failure::Retry {
-                error,
-                reason: format!("rate limited (429): {message}"),
-                wait,
-            },
-            408 | 409 | 500..=599 => Failure::Retry {
-                error,
-                reason: format!("server error {status}: {message}"),
-                wait,
-            },
+            429 => Failure::retry(error, format!("rate limited (429): {message}"), wait),
+            408 | 409 | 500..=599 => {
+                Failure::retry(error, format!("server error {status}: {message}"), wait)
+            }
             _ => Failure::Fatal(error),
+        }
+    }
+
+    /// A 401 or 403, naming the provider and where the key came from.
+    fn auth_message(&self, status: u16, message: &str) -> String {
+        let provider = &self.settings.provider;
+        let said = if message.is_empty() {
+            String::new()
+        } else {
+            format!(": {message}")
+        };
+        let has_key = self
+            .settings
+            .api_key
+            .as_deref()
+            .is_some_and(|k| !k.is_empty());
+        match (&self.key_env, has_key) {
+            (Some(var), true) if status == 401 => format!(
+                "{provider} did not accept the API key from {var}{said}. Check the value of {var} (or `api_key_env` in the config)"
+            ),
+            (Some(var), true) => format!(
+                "{provider} refused the request made with the API key from {var}{said}. The key may lack access to model `{}`",
+                self.model()
+            ),
+            (Some(var), false) => format!(
+                "{provider} wants an API key{said}, and none is set: set {var} (or `api_key_env` in the config to name another variable)"
+            ),
+            (None, true) => format!("{provider} did not accept the API key{said}"),
+            (None, false) => format!(
+                "{provider} wants an API key{said} (no API key is configured: set CAIRN_API_KEY, or `api_key_env` in the config)"
+            ),
+        }
+    }
+
+    fn proxy_auth_message(&self) -> String {
+        match self.network.proxy_for(&self.url) {
+            Some(proxy) if proxy.has_credentials => format!(
+                "the proxy at {} (from {}) refused the credentials in its URL (407); check the user name and password",
+                proxy.host_port(),
+                proxy.source
+            ),
+            Some(proxy) => format!(
+                "the proxy at {} (from {}) asks for credentials (407); put them in the proxy URL: scheme://user:password@host:port",
+                proxy.host_port(),
+                proxy.source
+            ),
+            None => "a proxy between cairn and the provider asks for credentials (407); set HTTPS_PROXY or `proxy` under [network] to scheme://user:password@host:port".to_string(),
+        }
+    }
+
+    /// A request that could not be sent, or whose answer never began: retried by cause.
+    fn send_failure(&self, error: &reqwest::Error) -> Failure {
+        let failure = self.network.explain(&self.url, error);
+        tracing::debug!(kind = ?failure.kind, detail = %failure.detail, "model request failed");
+        let text = self.connection_text(&failure);
+        let error = LlmError::Connection(text.clone());
+        match failure.kind {
+            FailureKind::Refused => Failure::Retry {
+                error,
+                reason: failure.summary,
+                wait: Some(QUICK_RETRY),
+                once: true,
+            },
+            kind if kind.is_retryable() => Failure::retry(error, failure.summary, None),
+            _ => Failure::Fatal(error),
+        }
+    }
+
+    /// The text a user reads for a connection failure: who failed, what to check (the URL
+    /// and `--base-url` when it is the server's address that is wrong), then the library's
+    /// own words.
+    fn connection_text(&self, failure: &NetFailure) -> String {
+        let check_url = failure.proxy.is_none()
+            && matches!(
+                failure.kind,
+                FailureKind::Refused
+                    | FailureKind::NameNotFound
+                    | FailureKind::ConnectTimeout
+                    | FailureKind::Invalid
+            );
+        let advice = if check_url {
+            format!(
+                "; check --base-url / base_url (now {})",
+                self.settings.base_url
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "could not reach the model server at {}: {}{advice} (cause: {})",
+            self.endpoint, failure.summary, failure.detail
+        )
+    }
+
+    /// The server took the request and sent nothing within the first-byte timeout.
+    fn silent(&self, clock: &Clock) -> Failure {
+        let reason = clock.expired(clock.first_byte_deadline, false);
+        Failure::Retry {
+            error: LlmError::Connection(format!("the model server at {} {reason}", self.endpoint)),
+            reason,
+            wait: None,
+            once: true,
         }
     }
 }
@@ -294,30 +464,45 @@ impl ChatModel for HttpModel {
     }
 }
 
-/// The two clocks of one attempt: the idle timer, which only data restarts, and the overall
-/// deadline, which nothing does.
+/// The clocks of one attempt: the first-byte timer, until the first data arrives; then the
+/// idle timer, which only data restarts; and the overall deadline, which nothing does.
 #[derive(Debug, Clone, Copy)]
 struct Clock {
     idle: Duration,
     timeout: Duration,
     deadline: Instant,
+    /// `[network] first_byte_timeout_secs` for this server (`None`: only the deadline).
+    first_byte: Option<Duration>,
+    first_byte_deadline: Instant,
 }
 
 impl Clock {
-    /// When to give up waiting if the last data arrived at `last_data`.
-    fn next(&self, last_data: Instant) -> Instant {
-        (last_data + self.idle).min(self.deadline)
+    /// When to give up waiting: before any data, at the first-byte deadline; after, when the
+    /// last data arrived at `last_data` plus the idle timeout.
+    fn next(&self, last_data: Option<Instant>) -> Instant {
+        match last_data {
+            None => self.first_byte_deadline,
+            Some(at) => (at + self.idle).min(self.deadline),
+        }
     }
 
     /// Why a wait that ended at `at` gave up.
-    fn expired(&self, at: Instant) -> String {
+    fn expired(&self, at: Instant, had_data: bool) -> String {
         if at >= self.deadline {
             format!(
-                "the request took longer than {}s (request_timeout_secs)",
+                "took longer than {}s (request_timeout_secs)",
                 self.timeout.as_secs_f64()
             )
+        } else if !had_data && let Some(first_byte) = self.first_byte {
+            format!(
+                "sent nothing within {}s of the request (first_byte_timeout_secs under [network])",
+                first_byte.as_secs_f64()
+            )
         } else {
-            format!("no data for {}s", self.idle.as_secs_f64())
+            format!(
+                "sent no data for {}s (request_idle_timeout_secs)",
+                self.idle.as_secs_f64()
+            )
         }
     }
 }
@@ -352,7 +537,7 @@ async fn read_stream(
     on_delta: DeltaSink<'_>,
 ) -> Result<Completion, Failure> {
     let mut decoder = StreamDecoder::with_limits(limits);
-    let mut last_data = Instant::now();
+    let mut last_data = None;
     loop {
         let until = clock.next(last_data);
         // `timeout_at` only looks at the clock when the read would wait; a server that
@@ -362,13 +547,13 @@ async fn read_stream(
         } else {
             timeout_at(until, response.chunk()).await.map_err(|_| until)
         };
-        let failure = match read {
+        let (failure, stalled) = match read {
             Ok(Ok(Some(bytes))) => {
                 let seen = decoder.data_lines_seen();
                 match decoder.feed(&bytes, &mut *on_delta) {
                     Ok(Progress::More) => {
                         if decoder.data_lines_seen() != seen {
-                            last_data = Instant::now();
+                            last_data = Some(Instant::now());
                         }
                         continue;
                     }
@@ -381,28 +566,38 @@ async fn read_stream(
                 }
             }
             Ok(Ok(None)) => break,
-            Ok(Err(e)) => format!("the connection dropped: {}", connection_message(&e)),
-            Err(at) => clock.expired(at),
+            Ok(Err(e)) => (
+                format!("the connection dropped: {}", connection_message(&e)),
+                false,
+            ),
+            Err(at) => (
+                format!("the server {}", clock.expired(at, last_data.is_some())),
+                true,
+            ),
         };
         if decoder.has_content() {
             return Err(Failure::Fatal(decoder.truncated(failure)));
         }
+        // Nothing was shown (at most a tool call was half sent, and nothing runs before the
+        // reply is whole): the same request again is safe.
         return Err(Failure::Retry {
             error: LlmError::Connection(failure.clone()),
             reason: failure,
             wait: None,
+            // A server silent from the start rarely wakes up: one more try, not `max_retries`.
+            once: stalled && last_data.is_none(),
         });
     }
     let had_content = decoder.has_content();
     match decoder.finish(&mut *on_delta) {
         Ok(completion) => Ok(completion),
         Err(LlmError::Truncated { .. }) if !had_content => {
-            let reason = "the connection closed before the response began".to_string();
-            Err(Failure::Retry {
-                error: LlmError::Connection(reason.clone()),
+            let reason = "the stream ended before the reply was complete".to_string();
+            Err(Failure::retry(
+                LlmError::Connection(reason.clone()),
                 reason,
-                wait: None,
-            })
+                None,
+            ))
         }
         Err(e) => Err(stream_error(e, had_content)),
     }
@@ -416,11 +611,14 @@ fn stream_error(error: LlmError, had_content: bool) -> Failure {
         LlmError::Provider {
             ref message,
             transient: true,
-        } if !had_content => Failure::Retry {
-            reason: format!("the provider reported an error before answering: {message}"),
-            error,
-            wait: None,
-        },
+        } if !had_content => Failure::retry(
+            LlmError::Provider {
+                message: message.clone(),
+                transient: true,
+            },
+            format!("the provider reported an error before answering: {message}"),
+            None,
+        ),
         other => Failure::Fatal(other),
     }
 }
@@ -435,7 +633,7 @@ async fn read_whole_answer(
 ) -> Result<Completion, Failure> {
     let max = limits.max_event_bytes();
     let mut body = Vec::new();
-    let mut last_data = Instant::now();
+    let mut last_data = None;
     loop {
         let until = clock.next(last_data);
         match timeout_at(until, response.chunk()).await {
@@ -447,30 +645,32 @@ async fn read_whole_answer(
                     }));
                 }
                 body.extend_from_slice(&bytes);
-                last_data = Instant::now();
-                if last_data >= clock.deadline {
-                    let reason = clock.expired(clock.deadline);
-                    return Err(Failure::Retry {
-                        error: LlmError::Connection(reason.clone()),
+                let now = Instant::now();
+                last_data = Some(now);
+                if now >= clock.deadline {
+                    let reason = format!("the server {}", clock.expired(clock.deadline, true));
+                    return Err(Failure::retry(
+                        LlmError::Connection(reason.clone()),
                         reason,
-                        wait: None,
-                    });
+                        None,
+                    ));
                 }
             }
             Ok(Ok(None)) => break,
             Ok(Err(e)) => {
                 let reason = format!("the connection dropped: {}", connection_message(&e));
-                return Err(Failure::Retry {
-                    error: LlmError::Connection(reason.clone()),
+                return Err(Failure::retry(
+                    LlmError::Connection(reason.clone()),
                     reason,
-                    wait: None,
-                });
+                    None,
+                ));
             }
             Err(_) => {
-                let reason = clock.expired(until);
+                let reason = format!("the server {}", clock.expired(until, last_data.is_some()));
                 return Err(Failure::Retry {
                     error: LlmError::Connection(reason.clone()),
                     reason,
+                    once: last_data.is_none(),
                     wait: None,
                 });
             }
@@ -484,34 +684,9 @@ async fn read_whole_answer(
     decoder.finish(&mut *on_delta).map_err(Failure::Fatal)
 }
 
-fn is_loopback(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or("");
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
-fn no_data(idle: Duration) -> Failure {
-    let reason = format!("no response within {}s", idle.as_secs_f64());
-    Failure::Retry {
-        error: LlmError::Connection(reason.clone()),
-        reason,
-        wait: None,
-    }
-}
-
 /// The error and its causes, which is where reqwest keeps the useful part.
 fn connection_message(error: &reqwest::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
+    crate::net::failure::chain_text(error)
 }
 
 async fn read_error_body(mut response: reqwest::Response, idle: Duration) -> String {

@@ -86,7 +86,7 @@ fn endpoint_and_debug_output_hide_the_key() {
         ("https://api.deepseek.com", false),
     ] {
         assert_eq!(
-            is_loopback(&reqwest::Url::parse(url).unwrap()),
+            crate::net::is_loopback_host(reqwest::Url::parse(url).unwrap().host_str().unwrap()),
             local,
             "{url}"
         );

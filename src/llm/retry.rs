@@ -38,6 +38,17 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     rate_limit_reset(&header)
 }
 
+/// How many times a proxy in front of the provider already retried this request, when it
+/// says so and did: LiteLLM's `x-litellm-attempted-retries` (beside `x-litellm-max-retries`).
+/// Retrying such a failure again multiplies the upstream attempts.
+pub fn proxy_retried(headers: &HeaderMap) -> Option<u32> {
+    headers
+        .get("x-litellm-attempted-retries")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|retries| *retries > 0)
+}
+
 /// `x-ratelimit-reset-{requests,tokens}`: when the limit that is used up resets. A limit whose
 /// `x-ratelimit-remaining-…` is 0 is the one that bit; without that information the later
 /// reset is the safe wait.

@@ -28,6 +28,9 @@ pub struct WindowProbe {
     /// The cache file.
     pub cache: PathBuf,
     pub timeout: Duration,
+    /// A client of the run's HTTP stack (its CAs and proxies; loopback direct). `None`: a
+    /// direct connection.
+    pub http: Option<reqwest::Client>,
 }
 
 impl std::fmt::Debug for WindowProbe {
@@ -112,10 +115,12 @@ impl WindowProbe {
     }
 
     async fn ask(&self) -> Option<u64> {
-        let client = reqwest::Client::builder()
-            .timeout(self.timeout)
-            .build()
-            .ok()?;
+        let client = match &self.http {
+            Some(client) => client.clone(),
+            // Never reqwest's own reading of the proxy variables: a server on loopback is
+            // reached directly, whatever HTTP_PROXY says.
+            None => reqwest::Client::builder().no_proxy().build().ok()?,
+        };
         let root = self.base_url.trim_end_matches('/');
         match self.provider.as_str() {
             "ollama" => self.ollama_show(&client, root).await,
@@ -292,6 +297,7 @@ mod tests {
             model: "qwen".into(),
             cache: dir.path().join("models.json"),
             timeout: Duration::from_secs(5),
+            http: None,
         };
         assert_eq!(probe.window().await, Some(24_576));
         assert_eq!(probe.window().await, Some(24_576));
@@ -309,6 +315,7 @@ mod tests {
             model: "m".into(),
             cache: dir.path().join("models.json"),
             timeout: Duration::from_millis(500),
+            http: None,
         };
         assert_eq!(probe.window().await, None);
         assert_eq!(probe.cached(), Some(None));

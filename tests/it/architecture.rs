@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("config", 1),
     ("finder", 1),
     ("web", 1),
+    ("net", 1),
     // 2: the loop.
     ("agent", 2),
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).
@@ -96,6 +97,13 @@ const FORBIDDEN: &[(&str, &str, &str, &str)] = &[
         "",
         "the TUI talks to the agent over the bus",
     ),
+    (
+        "tui",
+        "crate::net",
+        "",
+        "the TUI does not reach the network",
+    ),
+    ("exec", "crate::net", "", "exec does not reach the network"),
     ("exec", "crate::tools", "", "exec runs no tool"),
     ("exec", "crate::llm", "", "exec does not reach the network"),
     (

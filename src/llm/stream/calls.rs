@@ -83,7 +83,8 @@ impl StreamAssembler {
             self.by_index.insert(index, at);
         }
         self.last_call = Some(at);
-        self.content_seen = true;
+        // Not `content_seen`: a tool call is not shown while it streams and nothing runs
+        // before the reply is whole, so a stream cut in the middle of one can be sent again.
 
         if self.calls[at].provider_id.is_none() {
             self.calls[at].provider_id = id;
