@@ -9,6 +9,7 @@ mod exec_e2e;
 mod guarded_e2e;
 mod llm_client;
 mod mock_llm;
+mod network;
 mod policy;
 mod project_trust;
 mod resume;

@@ -3,4 +3,5 @@
 pub mod agent;
 pub mod cairn_cmd;
 pub mod git_state;
+pub mod net_servers;
 pub mod strict_json;
