@@ -361,6 +361,21 @@ impl Walker {
             }
             "function_definition" => self.function(node, src),
             "subshell" | "command_substitution" | "process_substitution" => {
+                // `$(<file)` reads the file with no command to judge: judged as `cat file`.
+                if node.kind() == "command_substitution" {
+                    for child in node.named_children(&mut node.walk()) {
+                        if child.kind() == "file_redirect"
+                            && let Some(target) =
+                                crate::permissions::redirects::read_target(child, src)
+                        {
+                            let cat = Word {
+                                text: "cat".into(),
+                                ..target.clone()
+                            };
+                            self.judge_and_push(&[cat, target], Vec::new());
+                        }
+                    }
+                }
                 let cwd = self.cwd.clone();
                 let stdin = std::mem::replace(&mut self.stdin, Stdin::Inherited);
                 self.children(node, src);
@@ -592,3 +607,7 @@ mod redteam_tests;
 #[cfg(test)]
 #[path = "classify_families_tests.rs"]
 mod families_tests;
+
+#[cfg(test)]
+#[path = "classify_secrets_tests.rs"]
+mod secrets_tests;

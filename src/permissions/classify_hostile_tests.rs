@@ -346,7 +346,7 @@ pub(super) const HOSTILE: &[(&str, Class, &str)] = &[
     ("exec 3>~/.bashrc; echo x >&3", D, "protected path"),
     ("printf x >| ~/.bashrc", D, "protected path"),
     ("cat x | tee -a ~/.bashrc", D, "protected path"),
-    ("some-wrapper rm -rf ~", M, "not known to be read-only"),
+    ("some-wrapper rm -rf ~", D, "walks ~"),
     // Paths through /proc and /dev/fd.
     (
         concat!("echo x > /dev/fd/../", "root/home/u/.bashrc"),

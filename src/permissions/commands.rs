@@ -218,7 +218,12 @@ impl Walker {
     /// Judges one simple command (after quote removal) and records it, merged with what its
     /// redirections write.
     pub(crate) fn judge_and_push(&mut self, words: &[Word], mut findings: Vec<(Class, String)>) {
-        if let Some(why) = words.iter().skip(1).find_map(|w| self.secret_argument(w)) {
+        if let Some(why) = words
+            .iter()
+            .skip(1)
+            .find_map(|w| self.secret_argument(w))
+            .or_else(|| self.reaches_store(words))
+        {
             findings.push((Class::Dangerous, why));
         }
         if words.first().and_then(program_name) == Some("ps")
@@ -476,7 +481,42 @@ fn kill(args: &[Word]) -> Judged {
     Own(Class::Mutating, "sends a signal to a process (kill)".into())
 }
 
+/// Commands that never descend into a directory they are given (`ls` only with `-R`).
+const NON_DESCENDING: &[&str] = &[
+    "cd", "pushd", "ls", "stat", "file", "test", "[", "echo", "printf", "realpath", "readlink",
+    "dirname", "basename", "mkdir", "pwd", "type", "which", "command", "touch", "git",
+];
+
 impl Walker {
+    /// A path argument whose real path is inside a store through a glob (`~/.*/id_rsa`,
+    /// `/root/.config/*/hosts.yml`), or a directory above one (`~`, `$HOME`, `/`, `../..`)
+    /// given to a command that may walk it (`grep -r`, `rg`, `find`, `du`, `tar c`, `cp -r`).
+    fn reaches_store(&self, words: &[Word]) -> Option<String> {
+        let program = words.first().and_then(program_name)?;
+        let recursive_ls = program == "ls"
+            && words[1..].iter().any(|w| {
+                w.text == "--recursive"
+                    || (w.text.starts_with('-')
+                        && !w.text.starts_with("--")
+                        && w.text.contains('R'))
+            });
+        let walks = recursive_ls || !NON_DESCENDING.contains(&program);
+        words[1..]
+            .iter()
+            .filter(|w| !w.text.starts_with('-'))
+            .find_map(|w| match self.store_reach(w)? {
+                (true, store) => Some(format!(
+                    "{} may name the secret store {store}, where keys or credentials live",
+                    w.text
+                )),
+                (false, store) if walks => Some(format!(
+                    "walks {}, which holds the secret store {store}",
+                    w.text
+                )),
+                _ => None,
+            })
+    }
+
     /// A path argument that reads another process's secrets (`/proc/$PPID/environ`), also
     /// relative to a `cd` into `/proc`.
     fn secret_argument(&self, word: &Word) -> Option<String> {

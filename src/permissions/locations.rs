@@ -69,6 +69,22 @@ impl Walker {
         }
     }
 
+    /// How the path a word names relates to the secret stores (`~`, `/`, `..` climbing into
+    /// the home hold them; `~/.*/id_rsa` may be inside one); `None` when unrelated or only
+    /// known at run time.
+    pub(crate) fn store_reach(&self, raw: &Word) -> Option<(bool, String)> {
+        let text = raw.text.as_str();
+        let pathlike = text.starts_with(['/', '~', '.', '$']) || text.contains('/');
+        if !pathlike && self.cwd.as_ref() == Some(&self.root) {
+            return None;
+        }
+        let real = self.real_path(raw)?;
+        match self.places.secrets.reach(&real)? {
+            crate::secret_stores::Reach::Inside(store) => Some((true, store.spelled.clone())),
+            crate::secret_stores::Reach::Above(store) => Some((false, store.spelled.clone())),
+        }
+    }
+
     /// The real path a word names; `None` when only known at run time. Paths through
     /// `/proc/*/` and `/dev/fd/` count as unknown: `/dev/fd/..` leads anywhere, and
     /// `/proc/self` during the judgement is not the command's.

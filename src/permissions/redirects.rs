@@ -183,6 +183,14 @@ impl Walker {
 /// The word a redirection writes to or reads from. The grammar sometimes splits one shell
 /// word in two (a redirection from another process's root directory and its `environ`); pieces with no blank between them
 /// are one word to bash, so they are joined here.
+/// The file a `<` redirection reads (`$(<~/.ssh/id_rsa)`), or `None` for other redirections.
+pub(crate) fn read_target(redirect: Node, src: &str) -> Option<Word> {
+    operator(redirect, src)
+        .starts_with('<')
+        .then(|| destination(redirect, src))
+        .flatten()
+}
+
 fn destination(redirect: Node, src: &str) -> Option<Word> {
     let dest = redirect.child_by_field_name("destination")?;
     let mut target = word(dest, src);

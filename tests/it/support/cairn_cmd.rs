@@ -233,6 +233,18 @@ pub fn processes_in_group(pgid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// This process's user id, from `/proc/self/status`.
+fn current_uid() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        })
+        .unwrap_or_else(|| "0".into())
+}
+
 /// A directory outside every temp directory (sandboxed commands may write those): the build's
 /// tmp dir, or the home directory's cache when the checkout itself lives in a temp directory.
 pub fn dir_outside_temp() -> tempfile::TempDir {
@@ -247,10 +259,20 @@ pub fn dir_outside_temp() -> tempfile::TempDir {
             .any(|t| path.starts_with(std::fs::canonicalize(t).unwrap_or_else(|_| t.clone())))
     };
     let home_cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/cairn-tests"));
+    // A build farm puts the checkout, the target dir and HOME under the temp directory: then
+    // a directory made elsewhere (the user's runtime dir, /run, /var/cache) stands in.
+    let uid = current_uid();
+    let elsewhere = [
+        std::env::var_os("XDG_RUNTIME_DIR").map(|d| PathBuf::from(d).join("cairn-tests")),
+        Some(PathBuf::from(format!("/run/user/{uid}/cairn-tests"))),
+        Some(PathBuf::from("/run/cairn-tests")),
+        Some(PathBuf::from("/var/cache/cairn-tests")),
+    ];
     let base = std::iter::once(PathBuf::from(env!("CARGO_TARGET_TMPDIR")))
         .chain(home_cache)
-        .find(|candidate| !in_temp(candidate))
-        .expect("tests need a directory outside the temp directories (target or $HOME)");
-    std::fs::create_dir_all(&base).unwrap();
+        .chain(elsewhere.into_iter().flatten())
+        .filter(|candidate| !in_temp(candidate) && !candidate.starts_with("/dev"))
+        .find(|candidate| std::fs::create_dir_all(candidate).is_ok())
+        .expect("tests need a directory outside the temp directories (target, $HOME, /run or /var/cache)");
     tempfile::tempdir_in(base).unwrap()
 }
