@@ -85,6 +85,7 @@ pub struct App {
     pub(crate) todos: TodoPane,
     pub(crate) approval: ApprovalPrompt,
     pub(crate) composer: Composer,
+    pub(crate) mention_finder: crate::tui::mention_finder::MentionFinder,
     pub(crate) status: Status,
     /// Help, the session picker and the approval prompt, in the order they opened.
     pub(crate) layers: Layers,
@@ -117,6 +118,7 @@ impl App {
             todos: TodoPane::default(),
             approval: ApprovalPrompt::default(),
             composer: Composer::default(),
+            mention_finder: Default::default(),
             status: Status::new(
                 options.provider.clone(),
                 options.model.clone(),

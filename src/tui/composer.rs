@@ -42,6 +42,21 @@ impl Composer {
         self.text.is_empty()
     }
 
+    /// Byte offset of the cursor in the text.
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// Puts `with` in place of `range` (a chosen `@` file) and the cursor after it.
+    pub fn replace_range(&mut self, range: std::ops::Range<usize>, with: &str) {
+        if range.end > self.text.len() || !self.text.is_char_boundary(range.start) {
+            return;
+        }
+        self.text.replace_range(range.clone(), with);
+        self.cursor = range.start + with.len();
+        self.browsing = None;
+    }
+
     pub fn set_text(&mut self, text: &str) {
         self.text = text.to_string();
         self.cursor = self.text.len();

@@ -84,6 +84,17 @@ impl App {
             self.handle_global_key(key);
             return;
         }
+        // The `@` finder's keys come before the global ones (Tab, Esc) while it is open.
+        if self.focus == Focus::Input
+            && self.mention_finder.is_open()
+            && matches!(
+                key.code,
+                KeyCode::Tab | KeyCode::Up | KeyCode::Down | KeyCode::Esc
+            )
+        {
+            self.handle_input_key(key);
+            return;
+        }
         if self.handle_global_key(key) {
             return;
         }
@@ -353,9 +364,17 @@ impl App {
                 _ => {}
             }
         }
+        if let Some(pick) = self.mention_finder.handle_key(&key) {
+            if let Some(pick) = pick {
+                self.composer.replace_range(pick.range, &pick.text);
+            }
+            return;
+        }
         if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
             self.submitted(text);
         }
+        self.mention_finder
+            .update(self.composer.text(), self.composer.cursor());
     }
 
     fn submitted(&mut self, text: String) {

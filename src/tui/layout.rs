@@ -50,6 +50,9 @@ impl App {
             title,
             self.read_only,
         );
+        if self.focus == Focus::Input && !self.read_only {
+            self.mention_finder.render(input, buf);
+        }
         let hint = self.flash.as_ref().map(|(text, _)| text.as_str());
         self.status.render(status, buf, self.now, hint);
         for layer in self.layers.iter() {

@@ -35,6 +35,7 @@ mod input;
 pub mod keymap;
 pub mod layers;
 mod layout;
+pub mod mention_finder;
 pub mod picker;
 pub mod revert;
 pub mod rewind;

@@ -476,6 +476,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
 
 mod code;
 mod keys;
+mod mention_finder;
 mod plan;
 
 #[test]

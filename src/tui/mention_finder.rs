@@ -1,0 +1,159 @@
+//! The `@` finder popup: while the word at the cursor starts with `@`, the best files of the
+//! workspace for what follows are listed above the input; Up/Down choose, Tab puts the
+//! chosen path in place of the word (quoted when it has spaces), Esc closes. The index is the
+//! `finder`'s, built on a background thread the first time `@` is typed and walked again each
+//! time the popup opens, so typing never waits for it and new files appear.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Clear, Widget};
+
+use crate::finder::FileIndex;
+use crate::tui::theme;
+
+/// Files listed at most.
+const SHOWN: usize = 8;
+
+#[derive(Debug, Default)]
+pub struct MentionFinder {
+    /// `None` until the first `@`: most sessions never need the walk.
+    index: Option<FileIndex>,
+    open: Option<Open>,
+}
+
+#[derive(Debug)]
+struct Open {
+    /// The `@word` being completed.
+    word: Range<usize>,
+    matches: Vec<String>,
+    selected: usize,
+}
+
+/// What choosing a file does to the input: `range` becomes `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pick {
+    pub range: Range<usize>,
+    pub text: String,
+}
+
+impl MentionFinder {
+    pub fn is_open(&self) -> bool {
+        self.open
+            .as_ref()
+            .is_some_and(|open| !open.matches.is_empty())
+    }
+
+    /// Follows the input after an edit: opens, updates or closes the popup.
+    pub fn update(&mut self, text: &str, cursor: usize) {
+        let Some(word) = mention_word(text, cursor) else {
+            self.open = None;
+            return;
+        };
+        let query = text[word.start + 1..word.end].to_string();
+        let opening = self.open.is_none();
+        let index = self.index.get_or_insert_with(|| {
+            FileIndex::start(&std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
+        });
+        if opening {
+            index.refresh();
+        }
+        let matches = index.matches(&query, SHOWN);
+        let selected = self
+            .open
+            .as_ref()
+            .map_or(0, |open| open.selected.min(matches.len().saturating_sub(1)));
+        self.open = Some(Open {
+            word,
+            matches,
+            selected,
+        });
+    }
+
+    /// A key while the popup is open; `None` when it is not the popup's.
+    pub fn handle_key(&mut self, key: &KeyEvent) -> Option<Option<Pick>> {
+        let open = self.open.as_mut().filter(|open| !open.matches.is_empty())?;
+        match key.code {
+            KeyCode::Up => open.selected = open.selected.saturating_sub(1),
+            KeyCode::Down => open.selected = (open.selected + 1).min(open.matches.len() - 1),
+            KeyCode::Esc => self.open = None,
+            KeyCode::Tab => {
+                let path = open.matches.get(open.selected)?.clone();
+                let range = open.word.clone();
+                self.open = None;
+                return Some(Some(Pick {
+                    range,
+                    text: format!("{} ", crate::content::mentions::spelling(&path)),
+                }));
+            }
+            _ => return None,
+        }
+        Some(None)
+    }
+
+    /// Draws the list just above `input`.
+    pub fn render(&self, input: Rect, buf: &mut Buffer) {
+        let Some(open) = self.open.as_ref().filter(|open| !open.matches.is_empty()) else {
+            return;
+        };
+        let height = (open.matches.len() as u16 + 2).min(input.y);
+        if height < 3 {
+            return;
+        }
+        let area = Rect {
+            x: input.x,
+            y: input.y - height,
+            width: input.width.min(72),
+            height,
+        };
+        Clear.render(area, buf);
+        let block = Block::bordered().title(" @ files · Tab inserts ");
+        let inner = block.inner(area);
+        block.render(area, buf);
+        for (row, path) in open.matches.iter().enumerate().take(inner.height as usize) {
+            let line = if row == open.selected {
+                Line::styled(path.as_str(), theme::selected())
+            } else {
+                Line::raw(path.as_str())
+            };
+            line.render(
+                Rect {
+                    y: inner.y + row as u16,
+                    height: 1,
+                    ..inner
+                },
+                buf,
+            );
+        }
+    }
+}
+
+/// The `@word` that ends at `cursor`, when the word starts with `@` at a word boundary.
+fn mention_word(text: &str, cursor: usize) -> Option<Range<usize>> {
+    let before = text.get(..cursor)?;
+    let start = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let word = &before[start..];
+    (word.starts_with('@') && !word.starts_with("@\"")).then_some(start..cursor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_word_starting_with_at_opens_the_finder() {
+        assert_eq!(mention_word("see @src/li", 11), Some(4..11));
+        assert_eq!(mention_word("@", 1), Some(0..1));
+        assert_eq!(mention_word("mail a@b", 8), None);
+        assert_eq!(mention_word("see @src now", 12), None);
+        assert_eq!(mention_word("@\"quoted", 8), None);
+    }
+}
