@@ -17,11 +17,16 @@ use crate::net::{Network, NetworkSettings};
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::permissions::trust::{self, PendingTrust, ProjectRules, TrustStore};
+use crate::permissions::web_hosts;
 use crate::secret_stores::SecretStores;
 use crate::session_log;
 use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::tools::places::FilePolicy;
+use crate::tools::registry::web_tools;
 use crate::tools::{BashSettings, Registry, Tool, ToolEnv, registry::standard_tools};
+use crate::web::WebEnv;
+use crate::web::client::DirectStack;
+use crate::web::resolve::SystemResolver;
 
 /// A started engine and the front end's ends of its bus.
 pub struct Launched {
@@ -82,7 +87,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
     let files = FilePolicy::from_env(&readable).with_secrets(secrets.clone());
-    let tools = ToolEnv::with_files(workspace.clone(), bash, files);
+    let tools = ToolEnv::with_web(workspace.clone(), bash, files, Some(web_env(&config)?));
     let store = TrustStore::in_data_dir(sessions_dir.parent().unwrap_or(&sessions_dir));
     let (rules, untrusted) = load_rules(&config, &workspace, args.trust_project, &store)?;
     let gate = Arc::new(
@@ -117,7 +122,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     };
     let engine = Engine {
         model: Arc::new(model),
-        registry: Arc::new(Registry::with_tools(tools_for(config.vision))),
+        registry: Arc::new(Registry::with_tools(session_tools(&config))),
         tool_env: tools,
         gate,
     };
@@ -146,6 +151,29 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         sandbox_off: with_limits_note(sandbox.status_note),
         pending_trust,
     })
+}
+
+/// The tools of a session: decided here, once, so the tools array stays byte-identical.
+pub fn session_tools(config: &Config) -> Vec<Box<dyn Tool>> {
+    let mut tools = tools_for(config.vision);
+    tools.extend(web_tools(config.web.search.is_some()));
+    tools
+}
+
+/// The web tools' egress client: the system resolver, the one HTTP stack. The search key
+/// is remembered so that it is redacted wherever a tool's output would show it.
+pub fn web_env(config: &Config) -> Result<Arc<WebEnv>> {
+    if let Some(search) = &config.web.search
+        && let (Some(name), Some(key)) = (&search.key_env, &search.api_key)
+    {
+        crate::secrets::remember(name, key);
+    }
+    WebEnv::new(
+        config.web.clone(),
+        Arc::new(SystemResolver),
+        Arc::new(DirectStack),
+    )
+    .map_err(|message| eyre!(message))
 }
 
 /// How the agent manages the window: the config's threshold and prices, and where to ask the
@@ -197,10 +225,16 @@ pub fn load_rules(
     store: &TrustStore,
 ) -> Result<(RuleSet, Option<ProjectRules>)> {
     let permissions = &config.permissions;
+    // `[web] allow`/`deny` are host rules, kept with the command rules they rank with.
+    let with_hosts = |rules: Option<&Vec<String>>, hosts: &[String]| -> Vec<String> {
+        let mut all = rules.cloned().unwrap_or_default();
+        all.extend(hosts.iter().map(|host| web_hosts::host_rule(host)));
+        all
+    };
     let mut rules = RuleSet::from_config(
-        permissions.allow.as_deref().unwrap_or_default(),
+        &with_hosts(permissions.allow.as_ref(), &config.web.allow),
         permissions.ask.as_deref().unwrap_or_default(),
-        permissions.deny.as_deref().unwrap_or_default(),
+        &with_hosts(permissions.deny.as_ref(), &config.web.deny),
     );
     match ProjectRules::load(workspace)? {
         Some(project) if trust_project || store.is_trusted(workspace, &project.hash) => {

@@ -174,7 +174,10 @@ pub fn tool_list_json() -> Result<String> {
 /// Runs one tool in the current directory, as the model would, without the permission gate
 /// (the user is the one asking). Files are treated as just read, so writes and edits work.
 pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32)> {
-    let registry = Registry::with_tools(standard_tools());
+    let web = crate::config::load_web_settings()?;
+    let mut tools = standard_tools();
+    tools.extend(crate::tools::registry::web_tools(web.search.is_some()));
+    let registry = Registry::with_tools(tools);
     let tool = registry.get(name).ok_or_else(|| {
         eyre!(
             "unknown tool `{name}`; the tools are: {}",
@@ -184,7 +187,18 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     let args: serde_json::Value =
         serde_json::from_str(args).wrap_err("the arguments are not valid JSON")?;
     let workspace = std::env::current_dir()?;
-    let env = ToolEnv::new(workspace, BashSettings::default());
+    let web = crate::web::WebEnv::new(
+        web,
+        Arc::new(crate::web::resolve::SystemResolver),
+        Arc::new(crate::web::client::DirectStack),
+    )
+    .map_err(|message| eyre!(message))?;
+    let env = ToolEnv::with_web(
+        workspace,
+        BashSettings::default(),
+        crate::tools::places::FilePolicy::from_env(&[]),
+        Some(web),
+    );
     let cx = ToolCx::new(Arc::clone(&env));
     if let (Some(path), Some(reader), false) = (
         args.get("path"),

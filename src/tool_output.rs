@@ -247,6 +247,8 @@ pub enum ToolOutput {
     Todos { todos: Vec<TodoItem> },
     Job(JobReport),
     Image(ImageView),
+    WebPage(WebPage),
+    WebSearch(WebSearch),
 }
 
 /// An image a tool read for the model to see. The log keeps what it is; the bytes go to the
@@ -269,4 +271,64 @@ pub struct ImageView {
     /// The bytes, between the tool and the store; never logged.
     #[serde(skip)]
     pub data: Vec<u8>,
+}
+
+/// A redirect a fetch went through (or did not follow).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebHop {
+    pub status: u16,
+    pub to: String,
+}
+
+/// A part of a fetched page, as `web_fetch` returned it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebPage {
+    /// The URL asked for, normalised.
+    pub url: String,
+    /// Where the content came from after redirects.
+    pub final_url: String,
+    pub status: u16,
+    pub content_type: Option<String>,
+    /// Bytes downloaded.
+    pub bytes: u64,
+    /// The download stopped at `[web] max_bytes`: the page is longer than what was kept.
+    pub capped: bool,
+    /// `markdown`, `text` or `raw`.
+    pub format: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redirects: Vec<WebHop>,
+    /// A redirect that was not followed (its host is not allowed yet): nothing of it was fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfollowed: Option<WebHop>,
+    /// Character offset of `content` in the whole converted text.
+    pub offset: usize,
+    /// Characters of the whole converted text.
+    pub total_chars: usize,
+    /// The part shown (at most `max_chars` characters from `offset`).
+    pub content: String,
+    /// Served from the copy fetched earlier in this session (no download).
+    #[serde(default)]
+    pub cached: bool,
+    pub duration_ms: u64,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub title: String,
+    pub url: String,
+    pub snippet: String,
+}
+
+/// What `web_search` found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebSearch {
+    pub query: String,
+    /// `searxng`, `brave` or `tavily`.
+    pub backend: String,
+    pub hits: Vec<SearchHit>,
+    /// Results the domain filters removed.
+    #[serde(default)]
+    pub filtered: usize,
+    pub duration_ms: u64,
 }

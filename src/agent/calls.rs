@@ -21,7 +21,7 @@ use crate::permissions::Verdict;
 use crate::permissions::trust::TrustStore;
 use crate::session_log::Record;
 use crate::tools::executor::Grant;
-use crate::tools::{Access, Registry, TailSink, ToolCx, ToolEnv, ToolError};
+use crate::tools::{Access, HostCheck, Registry, TailSink, ToolCx, ToolEnv, ToolError};
 
 /// What the request does after this step's calls.
 #[derive(Debug, PartialEq, Eq)]
@@ -54,6 +54,7 @@ pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> Subject {
         Access::Write { display, .. }
         | Access::WriteProtected { display, .. }
         | Access::ReadGuarded { display, .. } => display.clone(),
+        Access::Network { url, .. } => url.clone(),
         Access::Read | Access::Session => call.name.clone(),
     };
     Subject {
@@ -291,10 +292,16 @@ impl Agent {
         // the user had not trusted: those must not become trusted along with the new one.
         let saved = store.save_rule(workspace, prefix);
         let message = match saved {
-            Ok(path) => format!(
-                "saved: commands starting with `{prefix}` now run without asking in this project ({})",
-                path.display()
-            ),
+            Ok(path) => match prefix.strip_prefix("web_fetch ") {
+                Some(host) => format!(
+                    "saved: {host} is now fetched without asking in this project ({})",
+                    path.display()
+                ),
+                None => format!(
+                    "saved: commands starting with `{prefix}` now run without asking in this project ({})",
+                    path.display()
+                ),
+            },
             Err(err) => format!(
                 "could not save the rule for `{prefix}` (it applies to this session only): {err}"
             ),
@@ -414,7 +421,7 @@ impl Agent {
                 Arc::clone(&self.engine.registry),
                 Arc::clone(&self.engine.tool_env),
                 &ready,
-                cancel.child_token(),
+                (cancel.child_token(), self.host_check()),
                 self.tail_sink(&ready.call),
                 order,
                 started,
@@ -495,6 +502,19 @@ impl Agent {
             }
         }
         kept
+    }
+
+    /// What a fetch's redirect may follow: a host the gate would run unasked in this mode.
+    fn host_check(&self) -> HostCheck {
+        let gate = Arc::clone(&self.engine.gate);
+        let mode = self.shared.mode();
+        Arc::new(move |host: &str, url: &str| {
+            let access = Access::Network {
+                host: host.to_string(),
+                url: url.to_string(),
+            };
+            gate.check("web_fetch", &access, mode) == Verdict::Run
+        })
     }
 
     fn tail_sink(&self, call: &CallId) -> TailSink {
@@ -660,7 +680,7 @@ fn spawn_tool(
     registry: Arc<Registry>,
     env: Arc<ToolEnv>,
     ready: &Ready,
-    cancel: CancellationToken,
+    (cancel, hosts): (CancellationToken, HostCheck),
     tail: TailSink,
     order: Option<Order>,
     started: impl FnOnce() + Send + 'static,
@@ -673,6 +693,7 @@ fn spawn_tool(
         tail: Some(tail),
         grant: ready.grant,
         passed: Some(ready.access.clone()),
+        hosts: Some(hosts),
     };
     let checked = ready.access.clone();
     tokio::spawn(async move {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{BashFile, ConfigError, PermissionsFile, PriceFile, PricesFile, SandboxFile};
+use super::{BashFile, ConfigError, PermissionsFile, PriceFile, PricesFile, SandboxFile, WebFile};
 use crate::permissions::Mode;
 
 /// One layer of configuration: every key optional, unknown keys refused.
@@ -34,6 +34,7 @@ pub struct ConfigFile {
     pub permissions: Option<PermissionsFile>,
     pub prices: Option<PricesFile>,
     pub network: Option<crate::net::NetworkFile>,
+    pub web: Option<WebFile>,
 }
 
 impl ConfigFile {
@@ -118,6 +119,7 @@ impl ConfigFile {
                     models,
                 }
             }),
+            web: merge_table(self.web, over.web, WebFile::merge),
         }
     }
 

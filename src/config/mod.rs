@@ -10,6 +10,7 @@ mod limits;
 mod presets;
 mod prices;
 mod tables;
+mod web;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,6 +19,7 @@ pub use layer::ConfigFile;
 pub use presets::{CUSTOM_KEY_ENV, PRESETS, Preset};
 pub use prices::{PriceFile, PricesFile};
 pub use tables::{BashFile, PermissionsFile, SandboxFile};
+pub use web::{SearchFile, WebFile};
 
 use crate::llm::ProviderSettings;
 use crate::permissions::Mode;
@@ -81,6 +83,8 @@ pub struct Config {
     pub permissions: PermissionsFile,
     /// The `[network]` table: CAs, proxy, timeouts (the stack is built from it at launch).
     pub network: crate::net::NetworkFile,
+    /// `[web]` and `[web.search]`, resolved (the search key read from its variable).
+    pub web: crate::web::WebSettings,
     /// The user config file that was read, if any (named in error messages).
     pub config_path: PathBuf,
 }
@@ -103,6 +107,21 @@ pub fn default_config_path() -> PathBuf {
     directories::ProjectDirs::from("", "", "cairn")
         .map(|dirs| dirs.config_dir().join("config.toml"))
         .unwrap_or_else(|| PathBuf::from(".cairn").join("config.toml"))
+}
+
+/// Only `[web]` of the user's config file, `--config`-less, with keys from the environment:
+/// for `cairn tool run`, which needs no provider (and so no provider key).
+pub fn load_web_settings() -> Result<crate::web::WebSettings, ConfigError> {
+    let path = default_config_path();
+    let file = if path.is_file() {
+        ConfigFile::load(&path)?
+    } else {
+        ConfigFile::default()
+    };
+    file.web
+        .unwrap_or_default()
+        .resolve(&crate::secrets::var)
+        .map_err(|message| ConfigError::File { path, message })
 }
 
 impl Config {
@@ -233,6 +252,14 @@ impl Config {
             sandbox: file.sandbox.unwrap_or_default(),
             permissions: file.permissions.unwrap_or_default(),
             network: file.network.unwrap_or_default(),
+            web: file
+                .web
+                .unwrap_or_default()
+                .resolve(env)
+                .map_err(|message| ConfigError::File {
+                    path: config_path.clone(),
+                    message,
+                })?,
             config_path,
         })
     }

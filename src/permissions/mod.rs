@@ -33,6 +33,7 @@ pub mod rules;
 pub mod run_later;
 mod text_tools;
 pub mod trust;
+pub mod web_hosts;
 mod words;
 mod wrappers;
 

@@ -10,11 +10,11 @@ use std::sync::RwLock;
 use serde::{Deserialize, Serialize};
 
 use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
-use crate::permissions::file_access;
 use crate::permissions::rules::{
     Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, part_prefix,
 };
 use crate::permissions::{Mode, PermissionGate, Verdict};
+use crate::permissions::{file_access, web_hosts};
 use crate::tools::Access;
 use crate::tools::executor::sandbox::{Grant, SandboxPolicy};
 
@@ -311,6 +311,9 @@ impl PermissionGate for PolicyGate {
     fn check(&self, tool: &str, access: &Access, mode: Mode) -> Verdict {
         match access {
             Access::Read | Access::Session => Verdict::Run,
+            Access::Network { host, url } => {
+                web_hosts::check_host(&self.rules.read_locked(), host, url, mode)
+            }
             Access::Command { command, .. } => {
                 let decision = self.explain(command, mode);
                 match decision.decision {

@@ -35,6 +35,9 @@ pub mod text;
 pub mod todo_write;
 mod walk;
 mod walk_rules;
+pub mod web_fetch;
+mod web_render;
+pub mod web_search;
 pub mod write_file;
 pub mod write_queue;
 
@@ -85,6 +88,9 @@ pub enum Access {
     Command { command: String, background: bool },
     /// Touches only session state (todos, job bookkeeping).
     Session,
+    /// Reaches a web host through the egress client: the gate asks per host. `url` is the
+    /// whole normalised URL (the approval prompt shows it).
+    Network { host: String, url: String },
 }
 
 /// Errors a tool reports to the model as an `is_error` result. Messages say what to do next.
@@ -167,7 +173,11 @@ impl Default for BashSettings {
 impl Access {
     /// Whether the call only reads (it may run beside other reads).
     pub fn is_read(&self) -> bool {
-        matches!(self, Access::Read | Access::ReadGuarded { .. })
+        // A fetch changes nothing here: it runs beside reads and is dropped on interrupt.
+        matches!(
+            self,
+            Access::Read | Access::ReadGuarded { .. } | Access::Network { .. }
+        )
     }
     /// The path written, for a write.
     pub fn written(&self) -> Option<&RealPath> {
@@ -190,6 +200,8 @@ pub struct ToolEnv {
     pub refused: executor::Refused,
     /// Sensitive and protected places, readable roots.
     pub files: FilePolicy,
+    /// The egress client, settings and page cache of the web tools (none: they refuse).
+    pub web: Option<Arc<crate::web::WebEnv>>,
 }
 
 impl ToolEnv {
@@ -200,6 +212,16 @@ impl ToolEnv {
     }
 
     pub fn with_files(workspace: PathBuf, bash: BashSettings, files: FilePolicy) -> Arc<Self> {
+        Self::with_web(workspace, bash, files, None)
+    }
+
+    /// With the web tools' egress client and page cache (a new session gets a new cache).
+    pub fn with_web(
+        workspace: PathBuf,
+        bash: BashSettings,
+        files: FilePolicy,
+        web: Option<Arc<crate::web::WebEnv>>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             workspace,
             reads: ReadTracker::default(),
@@ -208,6 +230,7 @@ impl ToolEnv {
             bash,
             refused: executor::Refused::default(),
             files,
+            web,
         })
     }
 }
@@ -228,7 +251,13 @@ pub struct ToolCx {
     /// the readable roots is only touched when it is the one passed here, so a symlink swapped
     /// in after the check cannot turn an unasked call into one that reaches outside.
     pub passed: Option<Access>,
+    /// Whether the gate would let a fetch of this host run unasked now: a redirect to a host
+    /// it would not is returned to the model instead of followed. None: no host is.
+    pub hosts: Option<HostCheck>,
 }
+
+/// Asks the gate (with the call's mode) whether a host may be fetched without asking.
+pub type HostCheck = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
 
 impl ToolCx {
     pub fn new(env: Arc<ToolEnv>) -> Self {
@@ -238,6 +267,7 @@ impl ToolCx {
             tail: None,
             grant: executor::Grant::default(),
             passed: None,
+            hosts: None,
         }
     }
     /// The same context with `access` as what the gate passed.

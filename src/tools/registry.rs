@@ -44,6 +44,16 @@ pub fn standard_tools() -> Vec<Box<dyn Tool>> {
     ]
 }
 
+/// The web tools: `web_fetch` always, `web_search` only when a backend is configured (the
+/// tools array is decided once, at session start).
+pub fn web_tools(search_configured: bool) -> Vec<Box<dyn Tool>> {
+    let mut tools: Vec<Box<dyn Tool>> = vec![Box::new(super::web_fetch::WebFetch)];
+    if search_configured {
+        tools.push(Box::new(super::web_search::WebSearchTool));
+    }
+    tools
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -62,6 +72,19 @@ mod tests {
             let bytes = serde_json::to_string(&spec).unwrap().len();
             assert!(bytes <= 900, "{} schema is {bytes} bytes", spec.name);
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+        }
+    }
+
+    #[test]
+    fn web_search_is_offered_only_with_a_backend() {
+        let names = |tools: Vec<Box<dyn Tool>>| -> Vec<&'static str> {
+            tools.iter().map(|t| t.spec().name).collect()
+        };
+        assert_eq!(names(web_tools(false)), ["web_fetch"]);
+        assert_eq!(names(web_tools(true)), ["web_fetch", "web_search"]);
+        for tool in web_tools(true) {
+            let bytes = serde_json::to_string(&tool.spec()).unwrap().len();
+            assert!(bytes <= 900, "{} schema is {bytes} bytes", tool.spec().name);
         }
     }
 

@@ -256,6 +256,8 @@ impl crate::tool_output::ToolOutput {
             Self::Todos { todos } => todos_text(todos),
             Self::Job(report) => job_text(report),
             Self::Image(image) => image_text(image),
+            Self::WebPage(page) => super::web_render::page_text(page),
+            Self::WebSearch(search) => super::web_render::search_text(search),
         }
     }
 }

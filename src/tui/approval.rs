@@ -545,16 +545,24 @@ impl ApprovalPrompt {
             return lay_out(items, width);
         }
         let prefix = wrap::truncate(&held.prefix, width.saturating_sub(30).max(8));
+        // A fetch's rule is its host: the keys say so instead of showing the rule's words.
+        let (session, project) = match held.prefix.strip_prefix("web_fetch ") {
+            Some(host) if held.name == "web_fetch" => {
+                let host = wrap::truncate(host, width.saturating_sub(30).max(8));
+                (
+                    format!(" allow {host} for this session"),
+                    format!(" always allow {host} in this project"),
+                )
+            }
+            _ => (
+                format!(" allow `{prefix}` for this session"),
+                format!(" always allow `{prefix}` in this project"),
+            ),
+        };
         let mut items = vec![vec![key("y"), Span::raw(" approve once")]];
         if entry.offers_rules() {
-            items.push(vec![
-                key("a"),
-                Span::raw(format!(" allow `{prefix}` for this session")),
-            ]);
-            items.push(vec![
-                key("p"),
-                Span::raw(format!(" always allow `{prefix}` in this project")),
-            ]);
+            items.push(vec![key("a"), Span::raw(session)]);
+            items.push(vec![key("p"), Span::raw(project)]);
         }
         items.push(vec![key("n"), Span::raw(" deny")]);
         items.push(vec![key("m"), Span::raw(" deny with a message")]);

@@ -190,6 +190,10 @@ impl ToolCard {
         match &result.output {
             Some(ToolOutput::Command(run)) => command_lines(run, width, out),
             Some(ToolOutput::FileChanged(change)) => self.change_lines(change, width, out),
+            Some(ToolOutput::WebPage(page)) => super::web_cards::page_lines(page, width, out),
+            Some(ToolOutput::WebSearch(search)) => {
+                super::web_cards::search_lines(search, width, out)
+            }
             Some(other) => out.push(clip(&bar, &output_summary(other), theme::dim(), width)),
             None => {
                 let style = if result.is_error {
@@ -392,6 +396,8 @@ fn output_summary(output: &ToolOutput) -> String {
             i.width,
             i.height
         ),
+        ToolOutput::WebPage(page) => super::web_cards::page_summary(page),
+        ToolOutput::WebSearch(search) => super::web_cards::search_summary(search),
     }
 }
 
@@ -429,6 +435,11 @@ pub fn summarize_args(name: &str, args: &Value) -> String {
             .and_then(Value::as_array)
             .map(|t| format!("{} items", t.len())),
         "job_output" | "job_kill" => field("job_id"),
+        "web_fetch" => field("url").map(|url| match args.get("offset").and_then(Value::as_u64) {
+            Some(offset) if offset > 0 => format!("{url}  from {offset}"),
+            _ => url,
+        }),
+        "web_search" => field("query"),
         _ => None,
     };
     let text = summary.unwrap_or_else(|| args.to_string());

@@ -46,6 +46,7 @@ pub mod theme;
 pub mod todos;
 pub mod transcript;
 pub mod trust;
+mod web_cards;
 pub mod wrap;
 
 /// How the agent starts the TUI.

@@ -76,7 +76,7 @@ pub struct Hop {
 #[derive(Debug)]
 pub enum Reply {
     /// A response whose body is read with `read_body`.
-    Response(Opened),
+    Response(Box<Opened>),
     /// A redirect the caller did not let the client follow; `to` is its target.
     Unfollowed { hops: Vec<Hop>, to: Target },
 }
@@ -88,6 +88,8 @@ pub struct Opened {
     pub status: u16,
     pub content_type: Option<String>,
     pub content_length: Option<u64>,
+    /// The `Retry-After` header, as sent.
+    pub retry_after: Option<String>,
     pub hops: Vec<Hop>,
     response: reqwest::Response,
 }
@@ -103,7 +105,7 @@ pub struct Body {
 impl Opened {
     /// Reads the body, stopping at `max_bytes`: the connection is dropped there, so nothing
     /// beyond the cap is downloaded.
-    pub async fn read_body(mut self, max_bytes: u64) -> Result<Body, EgressError> {
+    pub async fn read_body(mut self: Box<Self>, max_bytes: u64) -> Result<Body, EgressError> {
         let url = self.final_target.url.to_string();
         let mut bytes = Vec::new();
         let cap = usize::try_from(max_bytes).unwrap_or(usize::MAX);
@@ -187,7 +189,7 @@ impl EgressClient {
                 .and_then(|value| value.to_str().ok())
                 .map(str::to_string);
             let Some(location) = location.filter(|_| status.is_redirection()) else {
-                return Ok(Reply::Response(opened(target, hops, response)));
+                return Ok(Reply::Response(Box::new(opened(target, hops, response))));
             };
             let next = next_hop(&target, &location, hops.len())?;
             hops.push(Hop {
@@ -270,6 +272,7 @@ fn opened(final_target: Target, hops: Vec<Hop>, response: reqwest::Response) -> 
         status: response.status().as_u16(),
         content_type: header(reqwest::header::CONTENT_TYPE),
         content_length: header(reqwest::header::CONTENT_LENGTH).and_then(|v| v.parse().ok()),
+        retry_after: header(reqwest::header::RETRY_AFTER),
         final_target,
         hops,
         response,

@@ -6,13 +6,18 @@
 //! `tools::web_search`) and the permission gate (per host) sit on top.
 
 pub mod address;
+pub mod cache;
 pub mod client;
 pub mod egress;
+pub mod fetch;
 pub mod page;
 pub mod resolve;
+pub mod search;
 pub mod target;
 
 use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// What stops a request before or while it runs. Messages say what to do next.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -48,4 +53,81 @@ pub enum EgressError {
     Timeout { secs: u64 },
     #[error("{}", crate::bus::CANCELLED)]
     Cancelled,
+    #[error(
+        "{url} is {content_type} ({size}), not text; web_fetch reads web pages and other text \
+         (a PDF or an image cannot be read this way)"
+    )]
+    NotText {
+        url: String,
+        content_type: String,
+        size: String,
+    },
+}
+
+/// `[web]` as resolved from the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSettings {
+    /// Exact `host:port` pairs whose local or private addresses may be fetched.
+    pub allow_private: Vec<String>,
+    /// Host rules (`docs.rs`, `*.example.org`): fetched without asking / never fetched.
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    /// The download of one page stops here.
+    pub max_bytes: u64,
+    /// The whole fetch (every redirect and the body) must finish within this.
+    pub timeout: Duration,
+    /// The search backend; none: `web_search` is not offered.
+    pub search: Option<search::SearchSettings>,
+}
+
+pub const DEFAULT_MAX_BYTES: u64 = 10 * 1024 * 1024;
+pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
+
+impl Default for WebSettings {
+    fn default() -> Self {
+        Self {
+            allow_private: Vec::new(),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            max_bytes: DEFAULT_MAX_BYTES,
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+            search: None,
+        }
+    }
+}
+
+/// What the web tools of one session share: the egress client, the settings and the pages
+/// fetched so far (so `offset` continues from the copy, never a new download).
+#[derive(Debug)]
+pub struct WebEnv {
+    pub client: client::EgressClient,
+    pub settings: WebSettings,
+    pub pages: cache::PageCache,
+}
+
+impl WebEnv {
+    /// The web tools with `settings`, resolving names with `resolver` and connecting through
+    /// `stack`. A malformed `allow_private` entry is an error naming it.
+    pub fn new(
+        settings: WebSettings,
+        resolver: Arc<dyn resolve::Resolve>,
+        stack: Arc<dyn client::HttpStack>,
+    ) -> Result<Arc<WebEnv>, String> {
+        let policy = egress::EgressPolicy::new(&settings.allow_private)
+            .map_err(|err| format!("[web] allow_private: {err}"))?;
+        Ok(Arc::new(WebEnv {
+            client: client::EgressClient::new(policy, resolver, stack),
+            settings,
+            pages: cache::PageCache::default(),
+        }))
+    }
+
+    /// The same client and settings with an empty page cache, for a new session.
+    pub fn fresh(&self) -> Arc<WebEnv> {
+        Arc::new(WebEnv {
+            client: self.client.clone(),
+            settings: self.settings.clone(),
+            pages: cache::PageCache::default(),
+        })
+    }
 }

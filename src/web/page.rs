@@ -20,7 +20,9 @@ pub enum BodyKind {
 }
 
 /// How the model wants a page.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// HTML as markdown of its main content; other text as it is.

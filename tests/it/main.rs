@@ -29,4 +29,5 @@ mod tools_jobs;
 mod tools_search;
 mod tui_pty;
 mod undo;
+mod web;
 mod write_queue;
