@@ -16,7 +16,10 @@ pub use crate::tools::EXIT_PLAN_MODE;
 /// Why `tool` may not run in plan mode, as the error the model gets; `None` when it may.
 pub fn refusal(tool: &str, access: &Access, workspace: &Path) -> Option<String> {
     let what = match access {
-        Access::Read | Access::ReadGuarded { .. } | Access::Session => return None,
+        // A fetch changes nothing here; the gate still asks per host.
+        Access::Read | Access::ReadGuarded { .. } | Access::Session | Access::Network { .. } => {
+            return None;
+        }
         Access::Command { command, .. } => {
             let verdict = classify::analyze(command, workspace).classification();
             if verdict.class == Class::ReadOnly {

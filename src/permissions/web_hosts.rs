@@ -77,7 +77,7 @@ pub fn check_host(rules: &RuleSet, host: &str, url: &str, mode: Mode) -> Verdict
     }
     match mode {
         Mode::Auto | Mode::Never => Verdict::Run,
-        Mode::Ask | Mode::AutoEdit => Verdict::Ask {
+        Mode::Ask | Mode::AutoEdit | Mode::Plan => Verdict::Ask {
             why: format!(
                 "fetches {url} from {host}, a host not allowed yet (add it to [web] allow to fetch it without asking)"
             ),
