@@ -136,6 +136,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         interactive,
         sessions_dir,
         vision: config.vision,
+        checkpoints: crate::agent::CheckpointSettings::from_config(&config.checkpoints),
     };
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)

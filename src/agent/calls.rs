@@ -396,6 +396,11 @@ impl Agent {
             batch
         };
         let mut commands = 0;
+        // What the batch's file tools write: looked at directly by the checkpoint after it.
+        let written: Vec<PathBuf> = batch
+            .iter()
+            .filter_map(|r| r.access.written().map(|p| p.key()))
+            .collect();
         let mut running = Vec::with_capacity(batch.len());
         // The last call of this batch writing each real path: a later write of the same path
         // starts only once it is done, so same-path writes keep the model's order.
@@ -448,7 +453,7 @@ impl Agent {
             self.finish(ready.call, ready.name, result);
         }
         if before.is_some() && commands == 0 {
-            self.checkpoint(crate::checkpoint::CheckpointKind::After)
+            self.checkpoint_with(crate::checkpoint::CheckpointKind::After, written)
                 .await;
         }
     }

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Agent;
 use crate::bus::{AgentEvent, ToolResult};
-use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_changes};
+use crate::checkpoint::{
+    CheckpointId, CheckpointKind, CheckpointStore, StoreOptions, file_changes,
+};
 use crate::session_log::Record;
 use crate::tools::ToolOutput;
 
@@ -38,13 +40,20 @@ impl Checkpoints {
 
 impl Agent {
     pub(super) fn checkpoint_store(&mut self) -> Option<Arc<CheckpointStore>> {
-        if self.checkpoints.unavailable {
+        if self.checkpoints.unavailable || !self.settings.checkpoints.enabled {
             return None;
         }
         if self.checkpoints.store.is_none() {
             let data_dir = crate::checkpoint::data_dir_of(&self.settings.sessions_dir);
-            match CheckpointStore::open(&data_dir, &self.settings.workspace) {
-                Ok(store) => self.checkpoints.store = Some(Arc::new(store)),
+            let options = StoreOptions {
+                session_start: true,
+                notifications: self.settings.checkpoints.notifications,
+            };
+            match CheckpointStore::open_with(&data_dir, &self.settings.workspace, options) {
+                Ok(store) => {
+                    let store = store.with_budget(self.settings.checkpoints.budget);
+                    self.checkpoints.store = Some(Arc::new(store));
+                }
                 Err(err) => {
                     self.checkpoints.unavailable = true;
                     self.emit(AgentEvent::Warning {
@@ -60,10 +69,23 @@ impl Agent {
     /// Records the workspace now; None when checkpoints are off or the snapshot failed (said
     /// once as a warning).
     pub(super) async fn checkpoint(&mut self, kind: CheckpointKind) -> Option<CheckpointId> {
+        self.checkpoint_with(kind, Vec::new()).await
+    }
+
+    /// Like `checkpoint`, also looking at `written` (paths file tools just wrote), so a batch
+    /// of writes needs no scan where notifications are off.
+    pub(super) async fn checkpoint_with(
+        &mut self,
+        kind: CheckpointKind,
+        written: Vec<std::path::PathBuf>,
+    ) -> Option<CheckpointId> {
         let store = self.checkpoint_store()?;
         let snapshot = {
             let store = Arc::clone(&store);
-            tokio::task::spawn_blocking(move || store.snapshot())
+            tokio::task::spawn_blocking(move || {
+                let written: Vec<&std::path::Path> = written.iter().map(|p| p.as_path()).collect();
+                store.snapshot_paths(&written)
+            })
         };
         // A workspace too big to snapshot quickly (a home directory, a monorepo) must not hold
         // up every call of the session: checkpoints go off for it, once, with a warning.
@@ -131,9 +153,19 @@ impl Agent {
             return;
         }
         let running = Arc::clone(&self.checkpoints.maintaining);
+        let events = self.events.clone();
         tokio::task::spawn_blocking(move || {
             if let Err(err) = store.maintain() {
                 tracing::warn!("packing the checkpoint store: {err}");
+            }
+            match store.keep_to_budget() {
+                Ok(Some(pruned)) => {
+                    let _ = events.send(AgentEvent::Warning {
+                        message: pruned_message(&pruned),
+                    });
+                }
+                Ok(None) => {}
+                Err(err) => tracing::warn!("keeping the checkpoint store to its budget: {err}"),
             }
             running.store(false, Ordering::Release);
         });
@@ -195,4 +227,24 @@ impl Agent {
         run.changes = changes;
         run.changes_note = note;
     }
+}
+
+/// What the user is told when the budget dropped checkpoints.
+fn pruned_message(pruned: &crate::checkpoint::Pruned) -> String {
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    if pruned.dropped == 0 {
+        return format!(
+            "the checkpoint store was over its {:.0} MiB budget ({:.1} MiB); packing brought it to {:.1} MiB",
+            mib(pruned.budget),
+            mib(pruned.bytes_before),
+            mib(pruned.bytes_after)
+        );
+    }
+    format!(
+        "the checkpoint store was over its {:.0} MiB budget ({:.1} MiB): the {} oldest checkpoints were dropped ({:.1} MiB now); undo cannot go back past them ([checkpoints] max_store_mb sets the budget)",
+        mib(pruned.budget),
+        mib(pruned.bytes_before),
+        pruned.dropped,
+        mib(pruned.bytes_after)
+    )
 }

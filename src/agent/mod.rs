@@ -57,6 +57,40 @@ pub struct AgentSettings {
     /// Whether the configured model takes images (config `vision`, else the known-models
     /// table); `None`: unknown. A model switched to later is looked up in the table.
     pub vision: Option<bool>,
+    pub checkpoints: CheckpointSettings,
+}
+
+/// How the session's checkpoints are kept (`[checkpoints]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckpointSettings {
+    /// Off: no checkpoints, no undo (the benches' switch, and `enabled = false`).
+    pub enabled: bool,
+    pub notifications: bool,
+    /// The store's size budget, in bytes.
+    pub budget: u64,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            notifications: true,
+            budget: crate::checkpoint::DEFAULT_BUDGET_MB * 1024 * 1024,
+        }
+    }
+}
+
+impl CheckpointSettings {
+    pub fn from_config(file: &crate::config::CheckpointsFile) -> Self {
+        let default = Self::default();
+        Self {
+            enabled: file.enabled.unwrap_or(default.enabled),
+            notifications: file.notifications.unwrap_or(default.notifications),
+            budget: file
+                .max_store_mb
+                .map_or(default.budget, |mb| mb.saturating_mul(1024 * 1024)),
+        }
+    }
 }
 
 /// Where the conversation comes from.

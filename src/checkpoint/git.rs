@@ -1,11 +1,8 @@
-//! Running `git` against the shadow repository only: `GIT_DIR`, `GIT_WORK_TREE` and
-//! `GIT_INDEX_FILE` point at the shadow store and the workspace, no user or system config is
-//! read, hooks and fsmonitor are off, so nothing of the user's own repository is read or
+//! Running `git` against the shadow repository, for maintenance only (packing, pruning; in
+//! the background, never per step): `GIT_DIR` points at the shadow store, every other `GIT_*`
+//! variable is removed, no user or system config is read, hooks and fsmonitor are off, and it
+//! runs in the store, not the workspace, so nothing of the user's own repository is read or
 //! written (its index, refs, stash, config and hooks stay byte-identical).
-//!
-//! The shadow index keeps git's caches on: its stat cache (what `git status` refreshes) and
-//! the untracked cache (directories whose mtime did not move are not read again), both
-//! written back by `git status`, so a snapshot after the first costs about a `git status`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,11 +14,8 @@ use super::store::CheckpointError;
 #[derive(Debug, Clone)]
 pub(super) struct Git {
     pub git_dir: PathBuf,
+    /// The workspace (never given to git).
     pub work_tree: PathBuf,
-    pub index: PathBuf,
-    /// Trust directory mtimes to say a directory's entries did not change (git's untracked
-    /// cache): true but on network and FUSE file systems, which may not keep them.
-    pub untracked_cache: bool,
 }
 
 impl Git {
@@ -47,19 +41,6 @@ impl Git {
             "-c",
             "maintenance.auto=false",
             "-c",
-            if self.untracked_cache {
-                "core.untrackedCache=true"
-            } else {
-                "core.untrackedCache=false"
-            },
-            "-c",
-            // The untracked cache serves `status -uall` only when it was built for it.
-            "status.showUntrackedFiles=all",
-            "-c",
-            // No checksum over the whole index on each write (a third of what updating a
-            // 20,000-entry index costs); git reads it either way.
-            "index.skipHash=true",
-            "-c",
             // No reflogs: the checkpoints' history is the commits' parents.
             "core.logAllRefUpdates=false",
             "-c",
@@ -82,19 +63,11 @@ impl Git {
             }
         }
         cmd.env("GIT_DIR", &self.git_dir)
-            .env("GIT_WORK_TREE", &self.work_tree)
-            .env("GIT_INDEX_FILE", &self.index)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_TERMINAL_PROMPT", "0")
-            // `git status` writes its refreshed stat and untracked caches back to the shadow
-            // index (the store's own lock keeps two cairns from racing on it).
-            .env("GIT_OPTIONAL_LOCKS", "1")
-            .env("GIT_LITERAL_PATHSPECS", "0")
-            .env("GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z")
-            .env("GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z")
             .env("LC_ALL", "C")
-            .current_dir(&self.work_tree)
+            .current_dir(&self.git_dir)
             .stdin(Stdio::null());
         cmd
     }
@@ -127,19 +100,6 @@ impl Git {
         }
         let output = child.wait_with_output().map_err(CheckpointError::NoGit)?;
         finish(args, output)
-    }
-
-    /// Creates the shadow repository (bare: the work tree is given on each call; no template,
-    /// so no sample hooks or description take room in the store).
-    pub fn init(&self) -> Result<(), CheckpointError> {
-        let mut cmd = self.command(&["init", "-q", "--bare", "--template="]);
-        cmd.env_remove("GIT_WORK_TREE").env_remove("GIT_INDEX_FILE");
-        let output = cmd.output().map_err(CheckpointError::NoGit)?;
-        finish(&["init"], output).map(|_| ())
-    }
-
-    pub fn run_str(&self, args: &[&str]) -> Result<String, CheckpointError> {
-        Ok(String::from_utf8_lossy(&self.run(args)?).trim().to_string())
     }
 }
 

@@ -3,8 +3,24 @@
 //! the versions of a file against each other: what keeps a long session of small edits near
 //! the size of its files. `--geometric` merges small packs into bigger ones only as their
 //! sizes require, so the cost follows what is new, not the size of the workspace.
+//!
+//! The size budget: when the store takes more room than its budget (`[checkpoints]
+//! max_store_mb`), the oldest checkpoints are dropped (their refs, then everything only they
+//! kept: `git repack -a -d` and `git prune`) until it fits; the newest is always kept. Both run
+//! in the background, after a turn, with `git` (the one place cairn still runs it).
 
-use super::store::{CheckpointError, CheckpointStore};
+use super::snapshot::REFS_FILE;
+use super::store::{CheckpointError, CheckpointStore, HEAD_REF, io_err};
+
+/// What keeping to the budget did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    /// Checkpoints dropped, oldest first.
+    pub dropped: usize,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub budget: u64,
+}
 
 /// Loose objects from which `maintain` packs them (a snapshot that changed one file writes
 /// about three: the file, its directories' trees, the commit).
@@ -55,5 +71,72 @@ impl CheckpointStore {
             })
             .map(|d| std::fs::read_dir(d.path()).map_or(0, |files| files.count()))
             .sum()
+    }
+}
+
+impl CheckpointStore {
+    /// Drops the oldest checkpoints while the store is over its budget; None when it was
+    /// within it (or another process is maintaining it).
+    pub fn keep_to_budget(&self) -> Result<Option<Pruned>, CheckpointError> {
+        let bytes_before = self.disk_usage();
+        if bytes_before <= self.budget {
+            return Ok(None);
+        }
+        let Some(_maintaining) = self.lock_file("cairn-maintain.lock", false)? else {
+            return Ok(None);
+        };
+        // No snapshot meanwhile: `prune` would take its objects for unreachable ones.
+        let _snapshots = self.lock()?;
+        let path = self.git_dir().join(REFS_FILE);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let head = std::fs::read_to_string(self.git_dir().join(HEAD_REF)).unwrap_or_default();
+        let head = head.trim();
+        let mut kept: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(" refs/cairn/cp/"))
+            .collect();
+        let mut dropped = 0;
+        loop {
+            self.git.run(&[
+                "-c",
+                "pack.threads=1",
+                "-c",
+                "pack.writeReverseIndex=false",
+                "-c",
+                "repack.updateServerInfo=false",
+                "repack",
+                "-a",
+                "-d",
+                "-q",
+                "--no-write-bitmap-index",
+            ])?;
+            self.git.run(&["prune", "--expire=now"])?;
+            let others = kept.iter().filter(|l| !l.starts_with(head)).count();
+            if self.disk_usage() <= self.budget || others == 0 {
+                break;
+            }
+            // A quarter of the rest at a time (at least one), never the newest.
+            let mut drop = (others / 4).max(1);
+            kept.retain(|line| {
+                if drop > 0 && !line.starts_with(head) {
+                    drop -= 1;
+                    dropped += 1;
+                    false
+                } else {
+                    true
+                }
+            });
+            let mut out = kept.join("\n");
+            out.push('\n');
+            let temp = path.with_extension("tmp");
+            std::fs::write(&temp, out).map_err(io_err(&temp))?;
+            std::fs::rename(&temp, &path).map_err(io_err(&path))?;
+        }
+        Ok(Some(Pruned {
+            dropped,
+            bytes_before,
+            bytes_after: self.disk_usage(),
+            budget: self.budget,
+        }))
     }
 }

@@ -5,7 +5,10 @@
 mod changes;
 mod git;
 mod maintain;
+mod objects;
 mod restore;
+mod rules;
+mod scan;
 mod snapshot;
 mod store;
 #[cfg(test)]
@@ -14,7 +17,11 @@ mod tests;
 mod tests_hostile;
 #[cfg(test)]
 mod tests_snapshot;
+#[cfg(test)]
+mod tests_watch;
+mod tree;
 pub mod undo;
+mod watch;
 
 /// Why a checkpoint was taken (kept in the session log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -44,7 +51,8 @@ pub fn data_dir_of(sessions_dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 pub use changes::{MAX_FILES, file_changes};
-pub use maintain::LOOSE_LIMIT;
+pub use maintain::{LOOSE_LIMIT, Pruned};
 pub use store::{
-    ChangeKind, CheckpointError, CheckpointId, CheckpointStore, PathChange, Skipped, Snapshot,
+    ChangeKind, CheckpointError, CheckpointId, CheckpointStore, DEFAULT_BUDGET_MB, PathChange,
+    Skipped, Snapshot, StoreOptions,
 };

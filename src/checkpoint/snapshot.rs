@@ -1,312 +1,261 @@
-//! Taking a snapshot. One `git status` (one walk of the workspace, served by the shadow
-//! index's stat cache and untracked cache, which it writes back) says what changed since the
-//! last checkpoint; only those paths are hashed into the shadow index (`update-index`), then
-//! `write-tree`, `commit-tree` and `update-ref` record it. A workspace where nothing changed
-//! costs that one `git status`, and only the changed paths are checked for the size limit.
+//! Taking a snapshot, in-process. The store keeps the workspace as the last checkpoint
+//! recorded it (`Manifest`: path → blob, with the stat data it was hashed from). A snapshot
+//! looks only at what may have changed since: the paths file notifications named (and those
+//! a file tool says it wrote), or, where notifications are unavailable or lost, the whole tree
+//! by stat (a file whose stat did not move is not read). Changed files are hashed into blobs,
+//! the trees of changed directories rewritten, one commit and two small ref writes record it.
+//! A workspace where nothing changed costs one empty read of the notification queue.
 //!
-//! Many changed paths at once (the first snapshot, a command that touched thousands of files)
-//! go through one `git add -A` instead, which writes them into one pack rather than a file per
-//! object (far less disk and time for tens of thousands of files).
+//! Crash safety: objects are written whole under temp names before any ref names them, and
+//! the checkpoint's refs are written last (a `.lock` renamed into place), so a cairn killed
+//! mid-snapshot leaves the previous checkpoint intact; the checkpoint before a batch is in the
+//! session log before the batch runs, so `cairn undo` after a crash takes the workspace back
+//! to it (the files as they are now are snapshotted then).
 
 use std::ffi::OsStr;
 use std::fs::File;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use nix::fcntl::{Flock, FlockArg};
 
+use super::objects::{Kind, Oid, hex, parse_hex};
+use super::rules::Rules;
+use super::scan::{LeftOut, Scanner};
 use super::store::{
-    CheckpointError, CheckpointId, CheckpointStore, HEAD_REF, MAX_FILE_BYTES, SKIPPED_DIRS,
-    Skipped, Snapshot, io_err,
+    CheckpointError, CheckpointId, CheckpointStore, HEAD_REF, SKIPPED_DIRS, Skipped, Snapshot,
+    StoreOptions, io_err,
 };
+use super::tree::{self, Manifest};
+use super::watch::Watcher;
+use crate::tools::confined::DirHandle;
 
-/// More changed paths than this are added by one `git add -A` of the whole workspace.
-const BULK_PATHS: usize = 500;
+/// Where each checkpoint's own ref is kept (so packing keeps every one, and the size budget
+/// can drop the oldest): one line `<id> refs/cairn/cp/<id>` per checkpoint, oldest first.
+pub(super) const REFS_FILE: &str = "packed-refs";
 
-/// The last checkpoint this store wrote and its tree (`<commit> <tree>`): saves asking git.
-const TIP_FILE: &str = "cairn-tip";
-
-/// What `git status --porcelain=v2` said about the shadow index.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct Status {
-    /// The last checkpoint; None before the first.
-    pub head: Option<String>,
-    /// Paths whose content, mode or presence in the workspace differ from the shadow index.
-    pub changed: Vec<Changed>,
-    /// The shadow index differs from the last checkpoint (a snapshot was interrupted).
-    pub index_ahead: bool,
+/// What the store knows of the workspace between snapshots.
+#[derive(Debug)]
+pub(crate) struct Live {
+    manifest: Manifest,
+    /// The last checkpoint and its tree.
+    head: Option<(Oid, Oid)>,
+    rules: Rules,
+    left_out: LeftOut,
+    watcher: Option<Watcher>,
+    /// The whole tree was looked at in this process (before that, only a scan knows).
+    scanned: bool,
+    /// How many snapshots walked the whole tree (the tests' window on the fallback).
+    pub(super) full_scans: usize,
 }
 
-#[derive(Debug, PartialEq, Eq)]
-pub(super) struct Changed {
-    /// Relative to the workspace, as git spells it (bytes: a name need not be UTF-8); a
-    /// trailing `/` marks a repository nested in the workspace.
-    pub path: Vec<u8>,
-    /// In the shadow index already (else new to it).
-    pub tracked: bool,
-}
-
-/// Parses `git status --porcelain=v2 -z --branch --no-renames`.
-pub(super) fn parse_status(out: &[u8]) -> Result<Status, CheckpointError> {
-    let bad = || CheckpointError::Parse("status");
-    let mut status = Status::default();
-    let mut fields = out.split(|&b| b == 0).filter(|f| !f.is_empty());
-    while let Some(field) = fields.next() {
-        let Some(&kind) = field.first() else {
-            continue;
+impl Live {
+    pub(super) fn open(
+        git_dir: &Path,
+        workspace: &Path,
+        options: StoreOptions,
+        notifications_work: bool,
+    ) -> Self {
+        let rules = if options.session_start {
+            Rules::default()
+        } else {
+            Rules::load(git_dir).unwrap_or_default()
         };
-        match kind {
-            b'#' => {
-                if let Some(oid) = field.strip_prefix(b"# branch.oid ")
-                    && oid != b"(initial)"
-                {
-                    status.head = Some(String::from_utf8_lossy(oid).into_owned());
-                }
-            }
-            b'?' => {
-                let path = field.strip_prefix(b"? ").ok_or_else(bad)?;
-                status.changed.push(Changed {
-                    path: path.to_vec(),
-                    tracked: false,
-                });
-            }
-            // `1 XY sub mH mI mW hH hI path`; `2 …` (a rename, not asked for) adds a score
-            // field and the old path in the next field; `u …` (unmerged) has three stages.
-            b'1' | b'2' | b'u' => {
-                let count = match kind {
-                    b'1' => 9,
-                    b'2' => 10,
-                    _ => 11,
-                };
-                let parts: Vec<&[u8]> = field.splitn(count, |&b| b == b' ').collect();
-                if parts.len() != count {
-                    return Err(bad());
-                }
-                if kind == b'2' {
-                    fields.next();
-                }
-                // A submodule's gitlink (left by an earlier version): not ours to follow.
-                if parts[2].first() == Some(&b'S') {
-                    continue;
-                }
-                let (x, y) = (parts[1].first(), parts[1].get(1));
-                if x != Some(&b'.') {
-                    status.index_ahead = true;
-                }
-                if y != Some(&b'.') {
-                    status.changed.push(Changed {
-                        path: parts[count - 1].to_vec(),
-                        tracked: true,
-                    });
-                }
-            }
-            b'!' => {}
-            _ => return Err(bad()),
+        let watcher = (options.notifications && notifications_work)
+            .then(|| Watcher::new(workspace))
+            .flatten();
+        Self {
+            manifest: Manifest::default(),
+            head: None,
+            rules,
+            left_out: LeftOut::new(),
+            watcher,
+            scanned: false,
+            full_scans: 0,
         }
     }
-    Ok(status)
-}
-
-fn nul_joined<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
-    let mut out = Vec::new();
-    for path in paths {
-        out.extend_from_slice(path);
-        out.push(0);
-    }
-    out
 }
 
 impl CheckpointStore {
     /// Records the workspace as it is now. A workspace unchanged since the last snapshot gets
     /// the same id back.
     pub fn snapshot(&self) -> Result<Snapshot, CheckpointError> {
+        self.snapshot_with(&[])
+    }
+
+    /// Like `snapshot`, also looking at `written` (paths beneath the workspace a file tool
+    /// just wrote): where notifications are off, a batch of file-tool writes costs those
+    /// paths, not a scan.
+    pub fn snapshot_paths(&self, written: &[&Path]) -> Result<Snapshot, CheckpointError> {
+        let rel: Vec<Vec<u8>> = written
+            .iter()
+            .filter_map(|p| p.strip_prefix(self.workspace()).ok())
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(|p| p.as_os_str().as_bytes().to_vec())
+            .collect();
+        self.snapshot_with(&rel)
+    }
+
+    /// Whether this store learns of changes by notifications (else it scans).
+    pub fn watching(&self) -> bool {
+        self.live().watcher.is_some()
+    }
+
+    /// How many snapshots of this store walked the whole workspace.
+    #[cfg(test)]
+    pub(super) fn full_scans(&self) -> usize {
+        self.live().full_scans
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn snapshot_with(&self, written: &[Vec<u8>]) -> Result<Snapshot, CheckpointError> {
         // Two cairns in one workspace share its store: one snapshot at a time.
         let _lock = self.lock()?;
-        // Holding the lock, no git of ours works on the index: a lock file left on it is
-        // from a git that was killed, and would fail every snapshot from now on.
-        let _ = std::fs::remove_file(self.git.index.with_extension("lock"));
-        let status = parse_status(&self.git.run(&[
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--branch",
-            "--untracked-files=all",
-            "--no-renames",
-            "--ignore-submodules=all",
-        ])?)?;
-        let mut skipped = self.skipped_dirs();
-        let mut update: Vec<&[u8]> = Vec::new();
-        // Left out of the snapshot: huge files and nested repositories.
-        let mut left_out: Vec<&Changed> = Vec::new();
-        for changed in &status.changed {
-            let name = String::from_utf8_lossy(&changed.path).into_owned();
-            if changed.path.ends_with(b"/") {
-                skipped.push(Skipped {
-                    path: name,
-                    why: "a repository of its own".to_string(),
-                });
-                left_out.push(changed);
-                continue;
-            }
-            let full = self.git.work_tree.join(OsStr::from_bytes(&changed.path));
-            match std::fs::symlink_metadata(&full) {
-                // FIFOs, sockets and devices have no content to record (and a FIFO would
-                // block the reader): left out, like git leaves them out.
-                Ok(meta) if !(meta.is_file() || meta.is_symlink() || meta.is_dir()) => {
-                    skipped.push(Skipped {
-                        path: name,
-                        why: "not a regular file (a FIFO, socket or device)".to_string(),
-                    });
-                    left_out.push(changed);
-                }
-                Ok(meta) if meta.is_file() && meta.len() > MAX_FILE_BYTES => {
-                    skipped.push(Skipped {
-                        path: name,
-                        why: format!("{} MiB, over the 5 MiB limit", meta.len() / (1024 * 1024)),
-                    });
-                    left_out.push(changed);
-                }
-                _ => update.push(&changed.path),
-            }
-        }
-        // A file that grew past the limit leaves the snapshot instead of keeping its old
-        // content there.
-        let dropped: Vec<&[u8]> = left_out
-            .iter()
-            .filter(|c| c.tracked)
-            .map(|c| c.path.as_slice())
-            .collect();
-        if let Some(head) = &status.head
-            && update.is_empty()
-            && dropped.is_empty()
-            && !status.index_ahead
-        {
-            return Ok(Snapshot {
-                id: CheckpointId(head.clone()),
-                skipped,
+        let mut guard = self.live();
+        let live = &mut *guard;
+        let on_disk = self.read_head()?;
+        // Another process moved the head (`cairn undo`): its restores are files like any, but
+        // only a scan is sure to have seen everything.
+        let moved = on_disk != live.head.map(|(c, _)| c);
+        if live.head.is_none() && on_disk.is_some() {
+            live.head = on_disk.and_then(|c| {
+                let tree = tree::tree_of_commit(&self.db, &c).ok().flatten()?;
+                Some((c, tree))
             });
         }
-        if !dropped.is_empty() {
-            self.git.run_with_input(
-                &["update-index", "--force-remove", "-z", "--stdin"],
-                Some(&nul_joined(dropped)),
-            )?;
-        }
-        if update.len() > BULK_PATHS {
-            self.add_all(&left_out, true)?;
-        } else if !update.is_empty() {
-            let input = nul_joined(update.iter().copied());
-            let added = self.git.run_with_input(
-                &[
-                    "update-index",
-                    "--add",
-                    "--remove",
-                    "--replace",
-                    "-z",
-                    "--stdin",
-                ],
-                Some(&input),
-            );
-            if added.is_err() {
-                // update-index stops at a path it cannot take (an unreadable file, a path
-                // under a directory now a symbolic link) and writes nothing; `git add` copes
-                // with those, at the cost of walking the workspace again.
-                self.add_all(&left_out, false)?;
-            }
-        }
-        let tree = self.git.run_str(&["write-tree"])?;
-        if let Some(parent) = &status.head
-            && self.tree_of(parent)? == tree
+        let drained = live.watcher.as_mut().map(Watcher::drain);
+        let full = !live.scanned
+            || moved
+            || live.watcher.is_none() && written.is_empty()
+            || drained.as_ref().is_some_and(|d| d.lost);
+        let mut paths: Vec<Vec<u8>> = drained
+            .map(|d| d.paths.into_iter().collect())
+            .unwrap_or_default();
+        paths.extend(written.iter().cloned());
+        if !full
+            && paths.is_empty()
+            && let Some((commit, _)) = live.head
         {
-            return Ok(Snapshot {
-                id: CheckpointId(parent.clone()),
-                skipped,
-            });
+            return Ok(self.result(live, commit));
         }
-        let mut args = vec!["commit-tree", tree.as_str(), "-m", "cairn checkpoint"];
-        if let Some(parent) = &status.head {
-            args.extend(["-p", parent.as_str()]);
+        let root = DirHandle::open_root(self.workspace()).map_err(io_err(self.workspace()))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let mut scanner = Scanner {
+            root: &root,
+            workspace: self.workspace(),
+            db: &self.db,
+            rules: &mut live.rules,
+            manifest: &mut live.manifest,
+            left_out: &mut live.left_out,
+            watcher: live.watcher.as_mut(),
+            now,
+        };
+        let looked = if full {
+            // Many objects may be new: packed together rather than a file each.
+            self.db.begin_bulk();
+            let scanned = scanner.scan_dir(b"");
+            self.db.end_bulk().map_err(io_err(self.git_dir()))?;
+            scanned
+        } else {
+            paths.sort();
+            paths.dedup();
+            paths.iter().try_for_each(|p| scanner.refresh(p))
+        };
+        looked.map_err(io_err(self.workspace()))?;
+        if full {
+            live.scanned = true;
+            live.full_scans += 1;
         }
-        let commit = self.git.run_str(&args)?;
+        if !live.rules.frozen {
+            live.rules.frozen = true;
+            let _ = live.rules.save(self.git_dir());
+        }
+        let tree = live
+            .manifest
+            .write_trees(&self.db)
+            .map_err(io_err(self.git_dir()))?;
+        if let Some((commit, head_tree)) = live.head
+            && head_tree == tree
+        {
+            return Ok(self.result(live, commit));
+        }
+        let previous = live.head.map(|(c, _)| c);
+        let commit = self
+            .db
+            .write(Kind::Commit, &tree::commit_bytes(&tree, previous.as_ref()))
+            .map_err(io_err(self.git_dir()))?;
+        self.add_ref(&commit)?;
         self.set_head(&commit)?;
-        let tip = self.git.git_dir.join(TIP_FILE);
-        // Only a shortcut: without it the next snapshot asks git for the tree.
-        let _ = std::fs::write(&tip, format!("{commit} {tree}\n"));
-        Ok(Snapshot {
-            id: CheckpointId(commit),
+        live.head = Some((commit, tree));
+        Ok(self.result(live, commit))
+    }
+
+    fn result(&self, live: &Live, commit: Oid) -> Snapshot {
+        let mut skipped = self.skipped_dirs();
+        skipped.extend(live.left_out.iter().map(|(path, why)| Skipped {
+            path: String::from_utf8_lossy(path).into_owned(),
+            why: why.clone(),
+        }));
+        Snapshot {
+            id: CheckpointId(hex(&commit)),
             skipped,
-        })
+        }
     }
 
-    /// `git add -A` of the whole workspace but what `left_out` names; `bulk` writes the new
-    /// objects into one pack.
-    fn add_all(&self, left_out: &[&Changed], bulk: bool) -> Result<(), CheckpointError> {
-        let mut spec = b".\0".to_vec();
-        for changed in left_out {
-            let path = changed.path.strip_suffix(b"/").unwrap_or(&changed.path);
-            spec.extend_from_slice(b":(exclude,literal)");
-            spec.extend_from_slice(path);
-            spec.push(0);
-        }
-        let mut args = vec![];
-        if bulk {
-            // Every file is "big": git streams them all into one pack instead of writing a
-            // loose object file each.
-            args.extend(["-c", "core.bigFileThreshold=1", "-c", "core.compression=1"]);
-        }
-        args.extend([
-            "add",
-            "-A",
-            "--ignore-errors",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-        ]);
-        match self.git.run_with_input(&args, Some(&spec)) {
-            Ok(_) => Ok(()),
-            // `--ignore-errors` still exits 1 after skipping an unreadable file; the rest
-            // is in the index.
-            Err(CheckpointError::Git { ref stderr, .. })
-                if stderr.contains("adding files failed") =>
-            {
-                Ok(())
+    /// The last checkpoint as the ref on disk says (another process may have moved it).
+    fn read_head(&self) -> Result<Option<Oid>, CheckpointError> {
+        let path = self.git_dir().join(HEAD_REF);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(parse_hex(text.trim())),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                // Packed by an earlier version's maintenance.
+                let packed =
+                    std::fs::read_to_string(self.git_dir().join(REFS_FILE)).unwrap_or_default();
+                Ok(packed.lines().find_map(|line| {
+                    let (id, name) = line.split_once(' ')?;
+                    (name == HEAD_REF).then(|| parse_hex(id)).flatten()
+                }))
             }
-            Err(other) => Err(other),
+            Err(err) => Err(io_err(&path)(err)),
         }
     }
 
-    /// The tree of checkpoint `commit`.
-    fn tree_of(&self, commit: &str) -> Result<String, CheckpointError> {
-        let tip = std::fs::read_to_string(self.git.git_dir.join(TIP_FILE)).unwrap_or_default();
-        if let Some((tip_commit, tree)) = tip.trim().split_once(' ')
-            && tip_commit == commit
-        {
-            return Ok(tree.to_string());
-        }
-        self.git
-            .run_str(&["rev-parse", &format!("{commit}^{{tree}}")])
-    }
-
-    /// Points `HEAD_REF` at `commit`. With git's files ref backend (what `git init` makes
-    /// unless told otherwise) that is one small file, written as git writes it (a `.lock`
-    /// renamed into place; the store's lock keeps out other writers), which saves starting
-    /// `git update-ref` for each checkpoint.
-    fn set_head(&self, commit: &str) -> Result<(), CheckpointError> {
-        if !self.files_refs {
-            return self.git.run(&["update-ref", HEAD_REF, commit]).map(|_| ());
-        }
-        let path = self.git.git_dir.join(HEAD_REF);
+    /// Points `HEAD_REF` at `commit`: one small file, written as git writes it (a `.lock`
+    /// renamed into place; the store's lock keeps out other writers).
+    fn set_head(&self, commit: &Oid) -> Result<(), CheckpointError> {
+        let path = self.git_dir().join(HEAD_REF);
         let lock = path.with_extension("lock");
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
-        std::fs::write(&lock, format!("{commit}\n")).map_err(io_err(&lock))?;
+        std::fs::write(&lock, format!("{}\n", hex(commit))).map_err(io_err(&lock))?;
         std::fs::rename(&lock, &path).map_err(io_err(&path))
+    }
+
+    /// Keeps `commit` by a ref of its own (appended: the file lists checkpoints oldest first).
+    fn add_ref(&self, commit: &Oid) -> Result<(), CheckpointError> {
+        let path = self.git_dir().join(REFS_FILE);
+        let id = hex(commit);
+        let mut file = File::options()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        file.write_all(format!("{id} refs/cairn/cp/{id}\n").as_bytes())
+            .map_err(io_err(&path))
     }
 
     /// Dependency and build directories at the top of the workspace, which snapshots skip.
     fn skipped_dirs(&self) -> Vec<Skipped> {
         SKIPPED_DIRS
             .iter()
-            .filter(|dir| self.git.work_tree.join(dir).is_dir())
+            .filter(|dir| self.workspace().join(OsStr::new(dir)).is_dir())
             .map(|dir| Skipped {
                 path: format!("{dir}/"),
                 why: "dependency or build directory".to_string(),
@@ -321,7 +270,7 @@ impl CheckpointStore {
         name: &str,
         wait: bool,
     ) -> Result<Option<Flock<File>>, CheckpointError> {
-        let path = self.git.git_dir.join(name);
+        let path = self.git_dir().join(name);
         let file = File::options()
             .create(true)
             .truncate(false)
@@ -340,7 +289,7 @@ impl CheckpointStore {
         }
     }
 
-    fn lock(&self) -> Result<Option<Flock<File>>, CheckpointError> {
+    pub(super) fn lock(&self) -> Result<Option<Flock<File>>, CheckpointError> {
         self.lock_file("cairn.lock", true)
     }
 }

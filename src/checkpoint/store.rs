@@ -1,25 +1,31 @@
 //! The checkpoint store: one shadow git repository per workspace under cairn's data dir,
-//! driven through the `git` CLI (see `git`). The git CLI rather than `gix`: no new heavy
-//! dependency, and git's index caches (stat data, untracked directories) make a checkpoint of
-//! a large workspace after the first cost about a `git status` (see `snapshot`). Objects are
-//! content-addressed: an unchanged file costs nothing; `maintain` packs them with deltas.
+//! written and read in-process (`objects`, `tree`): a checkpoint costs no process, and a real
+//! git repository stays behind (`git log`, `git show` and `git repack` work on it). What
+//! changed since the last checkpoint comes from file notifications (`watch`) where they can
+//! be trusted, else from a scan comparing stat data (`scan`); only changed files are read.
+//! Objects are content-addressed: an unchanged file costs nothing; `maintain` packs them
+//! with deltas, and drops the oldest checkpoints beyond the store's size budget.
 //!
 //! This file: the store's types, opening it, and reading checkpoints back (`diff`, `blobs`).
 //! Taking them: `snapshot`; putting files back: `restore`; packing: `maintain`.
 //!
-//! What is left out: everything the workspace's `.gitignore` files ignore, dependency and
-//! build directories (`SKIPPED_DIRS`), files over `MAX_FILE_BYTES`, and repositories nested in
-//! the workspace (submodules included: their files are theirs, never recorded nor restored); a
-//! snapshot names what it left out so the user can be told.
+//! What is left out: what the session's starting `.gitignore` files ignore (`rules`),
+//! dependency and build directories (`SKIPPED_DIRS`), cairn's own `.cairn/`, files over
+//! `MAX_FILE_BYTES`, FIFOs, sockets and devices, and repositories nested in the workspace
+//! (submodules included: their files are theirs, never recorded nor restored); a snapshot
+//! names what it left out so the user can be told.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use super::git::{self, Git};
+use super::objects::{ObjectDb, Oid, hex, parse_hex};
+use super::snapshot::Live;
+use super::tree;
 
 /// Files larger than this are not recorded.
 pub const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
@@ -58,6 +64,10 @@ pub enum CheckpointError {
     Parse(&'static str),
     #[error("refusing to write {0}: a parent directory is a symbolic link")]
     SymlinkParent(String),
+    #[error(
+        "checkpoint {0} is no longer in the store (the oldest checkpoints are dropped to keep the store within its size budget, [checkpoints] max_store_mb)"
+    )]
+    Missing(String),
 }
 
 pub(super) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
@@ -115,49 +125,74 @@ pub struct PathChange {
     pub after: Option<Blob>,
 }
 
+/// How a session opens its store (by default as `cairn undo` does: the last session's rules,
+/// scans).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreOptions {
+    /// This is the start of a session: the workspace's `.gitignore` files are read afresh
+    /// (at the first snapshot) and kept for the session. Otherwise (`cairn undo`) the rules
+    /// the last session started with are used.
+    pub session_start: bool,
+    /// Learn what changed from file notifications where they work (else: scan each time).
+    pub notifications: bool,
+}
+
 /// The shadow repository of one workspace.
 #[derive(Debug, Clone)]
 pub struct CheckpointStore {
+    /// For maintenance only (repack, prune), in the background.
     pub(super) git: Git,
-    /// Refs are files (not reftable): a snapshot may write its ref itself.
-    pub(super) files_refs: bool,
+    pub(super) db: ObjectDb,
+    pub(super) live: Arc<Mutex<Live>>,
+    /// The store's size budget in bytes (`maintain` drops the oldest checkpoints beyond it).
+    pub(super) budget: u64,
 }
 
+/// The default size budget of a workspace's store.
+pub const DEFAULT_BUDGET_MB: u64 = 512;
+
 impl CheckpointStore {
-    /// Opens (creating on first use) the store of `workspace` under `data_dir/checkpoints`.
+    /// Opens (creating on first use) the store of `workspace` under `data_dir/checkpoints`,
+    /// as `cairn undo` does (the rules of the last session, scans).
     pub fn open(data_dir: &Path, workspace: &Path) -> Result<Self, CheckpointError> {
+        Self::open_with(data_dir, workspace, StoreOptions::default())
+    }
+
+    pub fn open_with(
+        data_dir: &Path,
+        workspace: &Path,
+        options: StoreOptions,
+    ) -> Result<Self, CheckpointError> {
         let workspace = workspace.canonicalize().map_err(io_err(workspace))?;
         let root = data_dir.join("checkpoints");
         let git_dir = root.join(store_key(&workspace));
-        let mut store = CheckpointStore {
-            git: Git {
-                index: git_dir.join("cairn-index"),
-                git_dir: git_dir.clone(),
-                untracked_cache: git::mtimes_trusted(&workspace),
-                work_tree: workspace.clone(),
-            },
-            files_refs: false,
-        };
         if !git::exists(&git_dir) {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&git_dir)
-                .map_err(io_err(&git_dir))?;
-            store.git.init()?;
-            let path = git_dir.join("cairn-workspace");
-            std::fs::write(&path, workspace.display().to_string()).map_err(io_err(&path))?;
+            init(&git_dir, &workspace)?;
         }
         write_info(&git_dir)?;
-        let config = std::fs::read_to_string(git_dir.join("config")).unwrap_or_default();
-        store.files_refs =
-            !config.is_empty() && !config.to_ascii_lowercase().contains("refstorage");
-        // HEAD names the checkpoints' ref (stores made by earlier versions left it unborn).
-        let head = std::fs::read(git_dir.join("HEAD")).unwrap_or_default();
-        if head != format!("ref: {HEAD_REF}\n").as_bytes() {
-            store.git.run(&["symbolic-ref", "HEAD", HEAD_REF])?;
+        let head_file = git_dir.join("HEAD");
+        let head = format!("ref: {HEAD_REF}\n");
+        if std::fs::read(&head_file).ok().as_deref() != Some(head.as_bytes()) {
+            std::fs::write(&head_file, head).map_err(io_err(&head_file))?;
         }
-        Ok(store)
+        let trusted = git::mtimes_trusted(&workspace);
+        let db = ObjectDb::new(&git_dir.join("objects"));
+        let live = Live::open(&git_dir, &workspace, options, trusted);
+        Ok(CheckpointStore {
+            git: Git {
+                git_dir,
+                work_tree: workspace,
+            },
+            db,
+            live: Arc::new(Mutex::new(live)),
+            budget: DEFAULT_BUDGET_MB * 1024 * 1024,
+        })
+    }
+
+    /// Sets the size budget (bytes).
+    pub fn with_budget(mut self, bytes: u64) -> Self {
+        self.budget = bytes;
+        self
     }
 
     pub fn workspace(&self) -> &Path {
@@ -166,6 +201,15 @@ impl CheckpointStore {
 
     pub fn git_dir(&self) -> &Path {
         &self.git.git_dir
+    }
+
+    /// The tree of a checkpoint.
+    pub(super) fn tree(&self, id: &CheckpointId) -> Result<Oid, CheckpointError> {
+        let missing = || CheckpointError::Missing(id.0.clone());
+        let oid = parse_hex(&id.0).ok_or_else(missing)?;
+        tree::tree_of_commit(&self.db, &oid)
+            .map_err(io_err(self.git_dir()))?
+            .ok_or_else(missing)
     }
 
     /// The files that differ between two checkpoints, in path order.
@@ -177,75 +221,40 @@ impl CheckpointStore {
         if a == b {
             return Ok(Vec::new());
         }
-        let raw = self
-            .git
-            .run(&["diff-tree", "-r", "-z", "--no-renames", &a.0, &b.0])?;
-        let mut fields = split_nul(&raw);
-        let mut changes = Vec::new();
-        while let Some(meta) = fields.next() {
-            let path = fields.next().ok_or(CheckpointError::Parse("diff-tree"))?;
-            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-            let [old_mode, new_mode, old_id, new_id, status] = parts[..] else {
-                return Err(CheckpointError::Parse("diff-tree"));
-            };
-            // Embedded repositories appear as gitlinks; their content is not ours to restore.
-            if old_mode == "160000" || new_mode == "160000" {
-                continue;
-            }
-            let blob = |mode: &str, id: &str| {
-                (mode != "000000").then(|| Blob {
-                    id: id.to_string(),
-                    mode: mode.to_string(),
-                })
-            };
-            let kind = match status {
-                "A" => ChangeKind::Created,
-                "D" => ChangeKind::Deleted,
-                _ => ChangeKind::Changed,
-            };
-            changes.push(PathChange {
-                path: path.to_string(),
-                kind,
-                before: blob(old_mode, old_id),
-                after: blob(new_mode, new_id),
-            });
-        }
-        Ok(changes)
+        let (ta, tb) = (self.tree(a)?, self.tree(b)?);
+        let found = tree::diff_trees(&self.db, &ta, &tb).map_err(io_err(self.git_dir()))?;
+        let blob = |side: tree::Side| {
+            side.map(|(mode, oid)| Blob {
+                id: hex(&oid),
+                mode: format!("{mode:o}"),
+            })
+        };
+        Ok(found
+            .into_iter()
+            .map(|(path, before, after)| PathChange {
+                path: String::from_utf8_lossy(&path).into_owned(),
+                kind: match (&before, &after) {
+                    (None, _) => ChangeKind::Created,
+                    (_, None) => ChangeKind::Deleted,
+                    _ => ChangeKind::Changed,
+                },
+                before: blob(before),
+                after: blob(after),
+            })
+            .collect())
     }
 
     /// The contents of blobs, in the order asked.
     pub fn blobs(&self, ids: &[&str]) -> Result<Vec<Vec<u8>>, CheckpointError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut input = Vec::new();
-        for id in ids {
-            writeln!(input, "{id}").map_err(io_err(self.git_dir()))?;
-        }
-        let out = self
-            .git
-            .run_with_input(&["cat-file", "--batch"], Some(&input))?;
-        let mut rest = &out[..];
-        let mut contents = Vec::with_capacity(ids.len());
-        for _ in ids {
-            let end = rest
-                .iter()
-                .position(|&b| b == b'\n')
-                .ok_or(CheckpointError::Parse("cat-file"))?;
-            let header = String::from_utf8_lossy(&rest[..end]).to_string();
-            rest = &rest[end + 1..];
-            let size: usize = header
-                .rsplit(' ')
-                .next()
-                .and_then(|s| s.parse().ok())
-                .ok_or(CheckpointError::Parse("cat-file"))?;
-            if rest.len() < size + 1 {
-                return Err(CheckpointError::Parse("cat-file"));
-            }
-            contents.push(rest[..size].to_vec());
-            rest = &rest[size + 1..];
-        }
-        Ok(contents)
+        ids.iter()
+            .map(|id| {
+                let oid = parse_hex(id).ok_or(CheckpointError::Parse("a blob id"))?;
+                match self.db.read(&oid).map_err(io_err(self.git_dir()))? {
+                    Some((_, bytes)) => Ok(bytes),
+                    None => Err(CheckpointError::Missing(id.to_string())),
+                }
+            })
+            .collect()
     }
 
     /// The entries of `paths` in checkpoint `id` (absent paths are missing from the map).
@@ -254,29 +263,20 @@ impl CheckpointStore {
         id: &CheckpointId,
         paths: &[&str],
     ) -> Result<HashMap<String, Blob>, CheckpointError> {
-        let mut map = HashMap::new();
-        for chunk in paths.chunks(500) {
-            let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", id.0.as_str(), "--"];
-            let specs: Vec<String> = chunk.iter().map(|p| format!(":(literal){p}")).collect();
-            args.extend(specs.iter().map(String::as_str));
-            let out = self.git.run(&args)?;
-            for entry in split_nul(&out) {
-                let Some((meta, path)) = entry.split_once('\t') else {
-                    continue;
-                };
-                let parts: Vec<&str> = meta.split(' ').collect();
-                if let [mode, "blob", blob] = parts[..] {
-                    map.insert(
-                        path.to_string(),
-                        Blob {
-                            id: blob.to_string(),
-                            mode: mode.to_string(),
-                        },
-                    );
-                }
-            }
-        }
-        Ok(map)
+        let all = tree::flatten(&self.db, &self.tree(id)?).map_err(io_err(self.git_dir()))?;
+        Ok(paths
+            .iter()
+            .filter_map(|p| {
+                let (mode, oid) = all.get(p.as_bytes())?;
+                Some((
+                    p.to_string(),
+                    Blob {
+                        id: hex(oid),
+                        mode: format!("{mode:o}"),
+                    },
+                ))
+            })
+            .collect())
     }
 
     /// Bytes the store takes on disk.
@@ -295,6 +295,40 @@ impl CheckpointStore {
         }
         walk(self.git_dir())
     }
+}
+
+/// Creates the shadow repository as `git init --bare` would (no template: no sample hooks),
+/// with refs as files.
+fn init(git_dir: &Path, workspace: &Path) -> Result<(), CheckpointError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(git_dir)
+        .map_err(io_err(git_dir))?;
+    for dir in [
+        "objects/pack",
+        "objects/info",
+        "refs/heads",
+        "refs/tags",
+        "refs/cairn",
+    ] {
+        let path = git_dir.join(dir);
+        std::fs::create_dir_all(&path).map_err(io_err(&path))?;
+    }
+    let files = [
+        (
+            "config",
+            "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n".to_string(),
+        ),
+        ("cairn-workspace", workspace.display().to_string()),
+        // Written last: `git::exists` takes a store with a HEAD for a whole one.
+        ("HEAD", format!("ref: {HEAD_REF}\n")),
+    ];
+    for (name, text) in files {
+        let path = git_dir.join(name);
+        std::fs::write(&path, text).map_err(io_err(&path))?;
+    }
+    Ok(())
 }
 
 /// The store's own rules, written on every open (so stores made by earlier versions get them):
@@ -320,15 +354,6 @@ fn write_info(git_dir: &Path) -> Result<(), CheckpointError> {
         }
     }
     Ok(())
-}
-
-/// The fields of git's `-z` output. A name that is not UTF-8 comes out lossy rather than
-/// empty, so the fields after it stay in step.
-pub(super) fn split_nul(bytes: &[u8]) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
-    bytes
-        .split(|&b| b == 0)
-        .filter(|s| !s.is_empty())
-        .map(String::from_utf8_lossy)
 }
 
 /// A directory name for the workspace's store: readable, and unique by a stable hash (FNV-1a)

@@ -233,6 +233,10 @@ fn swap_in_a_loop(
                     }
                     let _ = std::fs::rename(&aside, &at);
                 }
+                // Some time in the real state too, so restores get through as well.
+                for _ in 0..20 {
+                    std::thread::yield_now();
+                }
             }
         }
         swaps
@@ -262,7 +266,10 @@ fn a_directory_swapped_for_a_link_while_restoring_never_gets_a_file_written_outs
         std::sync::Arc::clone(&stop),
     );
     let mut restored = 0;
-    for round in 0..300 {
+    let mut round = 0;
+    // Hundreds of rounds, and on until some restores got through between the swaps.
+    while round < 300 || (restored == 0 && round < 5000) {
+        round += 1;
         let (to, paths): (&CheckpointId, &[&str]) = if round % 2 == 0 {
             (&first.id, &["src/d/f.txt", "src/d/made.txt", "src/top.txt"])
         } else {

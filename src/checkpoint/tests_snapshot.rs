@@ -6,7 +6,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use super::snapshot::{Changed, Status, parse_status};
 use super::tests::{store, write};
 use super::*;
 
@@ -299,24 +298,23 @@ fn maintain_packs_a_session_into_less_room_and_keeps_every_checkpoint() {
 }
 
 #[test]
-fn an_interrupted_snapshot_is_completed_by_the_next() {
+fn an_interrupted_snapshot_leaves_the_last_checkpoint_and_the_next_completes() {
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     write(ws.path(), "a.txt", "a\n");
     let store = store(data.path(), ws.path());
     let first = store.snapshot().unwrap();
-    // The shadow index took the new file, then the snapshot stopped before its commit.
+    // A cairn killed mid-snapshot: an object half written under its temp name, the head's
+    // lock file left behind.
+    let objects = store.git_dir().join("objects/ab");
+    std::fs::create_dir_all(&objects).unwrap();
+    std::fs::write(objects.join("tmp_obj_0123456789abcdef"), "half").unwrap();
+    std::fs::write(store.git_dir().join("refs/cairn/head.lock"), "0000").unwrap();
     write(ws.path(), "b.txt", "b\n");
-    store
-        .git
-        .run_with_input(
-            &["update-index", "--add", "-z", "--stdin"],
-            Some(b"b.txt\0"),
-        )
-        .unwrap();
-    let second = store.snapshot().unwrap();
+    let again = super::tests::store(data.path(), ws.path());
+    let second = again.snapshot().unwrap();
     assert_eq!(
-        kinds(&store, &first.id, &second.id),
+        kinds(&again, &first.id, &second.id),
         [("b.txt".to_string(), ChangeKind::Created)]
     );
 }
@@ -339,37 +337,6 @@ fn snapshots_from_two_threads_at_once_both_succeed() {
 }
 
 #[test]
-fn status_records_are_read_with_any_byte_in_a_path() {
-    let out = b"# branch.oid 0123abcd\0# branch.head (null)\0\
-1 .M N... 100644 100644 100644 aa bb with space.txt\0\
-1 .D N... 100644 100644 000000 aa bb gone\0\
-1 M. N... 100644 100644 100644 aa bb staged\0\
-1 .M SC.. 160000 160000 160000 aa bb sub\0\
-? new\nline\0? nested/\0";
-    let status = parse_status(out).unwrap();
-    let changed = |path: &[u8], tracked| Changed {
-        path: path.to_vec(),
-        tracked,
-    };
-    assert_eq!(
-        status,
-        Status {
-            head: Some("0123abcd".to_string()),
-            changed: vec![
-                changed(b"with space.txt", true),
-                changed(b"gone", true),
-                changed(b"new\nline", false),
-                changed(b"nested/", false),
-            ],
-            index_ahead: true,
-        }
-    );
-    let initial = parse_status(b"# branch.oid (initial)\0").unwrap();
-    assert_eq!(initial.head, None);
-    assert!(parse_status(b"1 .M broken\0").is_err());
-}
-
-#[test]
 fn a_git_file_is_never_recorded_and_a_killed_git_does_not_stop_snapshots() {
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
@@ -382,8 +349,8 @@ fn a_git_file_is_never_recorded_and_a_killed_git_does_not_stop_snapshots() {
     write(ws.path(), "a.txt", "a\n");
     let store = store(data.path(), ws.path());
     let first = store.snapshot().unwrap();
-    // A git killed while it held the shadow index's lock.
-    std::fs::write(store.git_dir().join("cairn-index.lock"), "").unwrap();
+    // A snapshot killed while it held the head's lock.
+    std::fs::write(store.git_dir().join("refs/cairn/head.lock"), "").unwrap();
     write(ws.path(), "a.txt", "A\n");
     write(ws.path(), "sub/.git", "gitdir: nowhere\n");
     write(ws.path(), "sub/b.txt", "b\n");
@@ -398,13 +365,13 @@ fn a_git_file_is_never_recorded_and_a_killed_git_does_not_stop_snapshots() {
 }
 
 #[test]
-fn without_the_untracked_cache_new_files_are_still_found() {
+fn without_notifications_new_files_are_still_found_by_the_scan() {
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     write(ws.path(), "a.txt", "a\n");
-    let mut store = store(data.path(), ws.path());
-    // What a network or FUSE file system gets.
-    store.git.untracked_cache = false;
+    // What a network or FUSE file system gets: no notifications, a scan each time.
+    let store = store(data.path(), ws.path());
+    assert!(!store.watching());
     let first = store.snapshot().unwrap();
     write(ws.path(), "d/new.txt", "new\n");
     let second = store.snapshot().unwrap();

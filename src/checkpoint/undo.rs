@@ -422,7 +422,20 @@ pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Undo
         session: id.0.clone(),
         ..UndoReport::default()
     };
-    let ledger = Ledger::of(&loaded.records);
+    let mut records = loaded.records.clone();
+    if open_batch(&records) {
+        // The session ended (killed) between a batch's checkpoint before and the one after:
+        // what the batch did is the workspace now. Recorded so the turn can be undone.
+        let store = CheckpointStore::open(data_dir, Path::new(cwd))?;
+        let now = store.snapshot()?;
+        let closing = Record::Checkpoint {
+            commit: now.id,
+            kind: CheckpointKind::After,
+        };
+        SessionLog::open_append(log_path.to_path_buf())?.append(&closing)?;
+        records.push(closing);
+    }
+    let ledger = Ledger::of(&records);
     let turn = if redo {
         ledger.to_redo()
     } else {
@@ -457,6 +470,15 @@ pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Undo
     report.reverted = reverted;
     report.conflicts = conflicts;
     Ok(report)
+}
+
+/// Whether the last checkpoint record is a batch's `Before` with no `After` yet: the session
+/// stopped while the batch ran.
+fn open_batch(records: &[Record]) -> bool {
+    records.iter().rev().find_map(|r| match r {
+        Record::Checkpoint { kind, .. } => Some(*kind == CheckpointKind::Before),
+        _ => None,
+    }) == Some(true)
 }
 
 /// `cairn undo [SESSION] [--json]`: the text to print and the exit status (1 when there was

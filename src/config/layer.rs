@@ -5,7 +5,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{BashFile, ConfigError, PermissionsFile, PriceFile, PricesFile, SandboxFile, WebFile};
+use super::{
+    BashFile, CheckpointsFile, ConfigError, PermissionsFile, PriceFile, PricesFile, SandboxFile,
+    WebFile,
+};
 use crate::permissions::Mode;
 
 /// One layer of configuration: every key optional, unknown keys refused.
@@ -31,6 +34,7 @@ pub struct ConfigFile {
     pub max_tool_call_bytes: Option<usize>,
     pub bash: Option<BashFile>,
     pub sandbox: Option<SandboxFile>,
+    pub checkpoints: Option<CheckpointsFile>,
     pub permissions: Option<PermissionsFile>,
     pub prices: Option<PricesFile>,
     pub network: Option<crate::net::NetworkFile>,
@@ -98,6 +102,11 @@ impl ConfigFile {
                 max_memory_mb: b.max_memory_mb.or(a.max_memory_mb),
                 read_only_max_processes: b.read_only_max_processes.or(a.read_only_max_processes),
                 read_only_max_memory_mb: b.read_only_max_memory_mb.or(a.read_only_max_memory_mb),
+            }),
+            checkpoints: merge_table(self.checkpoints, over.checkpoints, |a, b| CheckpointsFile {
+                enabled: b.enabled.or(a.enabled),
+                notifications: b.notifications.or(a.notifications),
+                max_store_mb: b.max_store_mb.or(a.max_store_mb),
             }),
             permissions: merge_table(self.permissions, over.permissions, |a, b| PermissionsFile {
                 allow: b.allow.or(a.allow),

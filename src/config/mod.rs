@@ -18,7 +18,7 @@ use std::time::Duration;
 pub use layer::ConfigFile;
 pub use presets::{CUSTOM_KEY_ENV, PRESETS, Preset};
 pub use prices::{PriceFile, PricesFile};
-pub use tables::{BashFile, PermissionsFile, SandboxFile};
+pub use tables::{BashFile, CheckpointsFile, PermissionsFile, SandboxFile};
 pub use web::{SearchFile, WebFile};
 
 use crate::llm::ProviderSettings;
@@ -80,6 +80,7 @@ pub struct Config {
     pub prices: PricesFile,
     pub pass_env: Vec<String>,
     pub sandbox: SandboxFile,
+    pub checkpoints: CheckpointsFile,
     pub permissions: PermissionsFile,
     /// The `[network]` table: CAs, proxy, timeouts (the stack is built from it at launch).
     pub network: crate::net::NetworkFile,
@@ -250,6 +251,7 @@ impl Config {
             prices: file.prices.unwrap_or_default(),
             pass_env: file.bash.and_then(|b| b.pass_env).unwrap_or_default(),
             sandbox: file.sandbox.unwrap_or_default(),
+            checkpoints: file.checkpoints.unwrap_or_default(),
             permissions: file.permissions.unwrap_or_default(),
             network: file.network.unwrap_or_default(),
             web: file

@@ -39,6 +39,20 @@ pub struct SandboxFile {
     pub read_only_max_memory_mb: Option<u64>,
 }
 
+/// The `[checkpoints]` table: the shadow store behind undo, redo, rewind and revert.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsFile {
+    /// Default true: the workspace is checkpointed around every change (undo works).
+    pub enabled: Option<bool>,
+    /// Default true: what changed is learned from file notifications (inotify) where they
+    /// work; false scans the workspace at each checkpoint instead.
+    pub notifications: Option<bool>,
+    /// Default 512: the store's size budget per workspace, in MiB; beyond it the oldest
+    /// checkpoints are dropped (and cairn says so).
+    pub max_store_mb: Option<u64>,
+}
+
 /// The `[permissions]` table: command-prefix rules.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -281,6 +281,11 @@ impl DirHandle {
         Ok(())
     }
 
+    /// The target of the symbolic link `name` (read from this directory, not followed).
+    pub fn read_link(&self, name: &OsStr) -> io::Result<OsString> {
+        Ok(nix::fcntl::readlinkat(&self.fd, name)?)
+    }
+
     /// Creates the symbolic link `name` pointing at `target` (fails if the name exists).
     pub fn symlink(&self, target: &OsStr, name: &OsStr) -> io::Result<()> {
         nix::unistd::symlinkat(target, &self.fd, name)?;

@@ -163,6 +163,7 @@ impl TestAgent {
             interactive: true,
             sessions_dir: sessions.to_path_buf(),
             vision: None,
+            checkpoints: Default::default(),
         };
         let (ends, front) = bus::channel();
         let agent = Agent::start(settings, engine, from, ends.events).unwrap();

@@ -1,0 +1,596 @@
+//! The shadow repository's object database, read and written in-process: loose objects
+//! (`objects/xx/…`, zlib-compressed `<kind> <size>\0<bytes>`, named by their SHA-1) are
+//! written here exactly as git writes them, and read back together with the packs `git
+//! repack` makes in the background (index v2, whole and delta-compressed entries). No git
+//! process is involved, and no configuration, attribute or hook is read: only bytes.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use sha1::{Digest, Sha1};
+
+/// A git object id.
+pub(super) type Oid = [u8; 20];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Commit,
+    Tree,
+    Blob,
+    Tag,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Commit => "commit",
+            Kind::Tree => "tree",
+            Kind::Blob => "blob",
+            Kind::Tag => "tag",
+        }
+    }
+
+    fn of_name(name: &[u8]) -> Option<Self> {
+        Some(match name {
+            b"commit" => Kind::Commit,
+            b"tree" => Kind::Tree,
+            b"blob" => Kind::Blob,
+            b"tag" => Kind::Tag,
+            _ => return None,
+        })
+    }
+
+    fn of_pack_type(code: u8) -> Option<Self> {
+        Some(match code {
+            1 => Kind::Commit,
+            2 => Kind::Tree,
+            3 => Kind::Blob,
+            4 => Kind::Tag,
+            _ => return None,
+        })
+    }
+}
+
+pub(super) fn hex(oid: &Oid) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(40);
+    for b in oid {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+pub(super) fn parse_hex(text: &str) -> Option<Oid> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 40 {
+        return None;
+    }
+    let mut oid = [0u8; 20];
+    for (i, pair) in bytes.chunks(2).enumerate() {
+        let digit = |c: u8| (c as char).to_digit(16);
+        oid[i] = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
+    }
+    Some(oid)
+}
+
+/// The id git gives `bytes` as an object of `kind`.
+pub(super) fn hash(kind: Kind, bytes: &[u8]) -> Oid {
+    let mut hasher = Sha1::new();
+    hasher.update(format!("{} {}\0", kind.name(), bytes.len()).as_bytes());
+    hasher.update(bytes);
+    hasher.finalize().into()
+}
+
+/// One repository's objects.
+#[derive(Debug, Clone)]
+pub(super) struct ObjectDb {
+    dir: PathBuf,
+    packs: Arc<Mutex<Packs>>,
+    /// While a scan may add many objects: they go into one pack instead of a file each.
+    bulk: Arc<Mutex<Option<Bulk>>>,
+}
+
+/// Objects written during a bulk: the first few kept back (a scan that found little writes
+/// them loose), the rest streamed into a new pack.
+#[derive(Debug, Default)]
+struct Bulk {
+    held: Vec<(Kind, Vec<u8>)>,
+    pack: Option<PackWriter>,
+    ids: std::collections::HashSet<Oid>,
+}
+
+/// More new objects than this in one bulk go into a pack.
+const BULK_LOOSE: usize = 64;
+
+#[derive(Debug, Default)]
+struct Packs {
+    /// By the pack's file name, so a rescan keeps what is loaded.
+    loaded: HashMap<PathBuf, Arc<Pack>>,
+}
+
+impl ObjectDb {
+    pub fn new(objects: &Path) -> Self {
+        Self {
+            dir: objects.to_path_buf(),
+            packs: Arc::default(),
+            bulk: Arc::default(),
+        }
+    }
+
+    fn bulk(&self) -> std::sync::MutexGuard<'_, Option<Bulk>> {
+        self.bulk.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// From now until `end_bulk`, new objects may be packed together.
+    pub fn begin_bulk(&self) {
+        *self.bulk() = Some(Bulk::default());
+    }
+
+    /// Writes out what the bulk held: a pack, or loose objects when there were few.
+    pub fn end_bulk(&self) -> io::Result<()> {
+        let Some(bulk) = self.bulk().take() else {
+            return Ok(());
+        };
+        for (kind, bytes) in &bulk.held {
+            self.write_loose(*kind, bytes)?;
+        }
+        if let Some(pack) = bulk.pack {
+            pack.finish(&self.dir.join("pack"))?;
+        }
+        Ok(())
+    }
+
+    fn loose_path(&self, oid: &Oid) -> PathBuf {
+        let name = hex(oid);
+        self.dir.join(&name[..2]).join(&name[2..])
+    }
+
+    /// Writes `bytes` as an object of `kind` (nothing when it is there already).
+    pub fn write(&self, kind: Kind, bytes: &[u8]) -> io::Result<Oid> {
+        let oid = hash(kind, bytes);
+        let mut guard = self.bulk();
+        if let Some(bulk) = guard.as_mut() {
+            if bulk.ids.contains(&oid) || self.contains(&oid) {
+                return Ok(oid);
+            }
+            bulk.ids.insert(oid);
+            if bulk.pack.is_none() && bulk.held.len() < BULK_LOOSE {
+                bulk.held.push((kind, bytes.to_vec()));
+                return Ok(oid);
+            }
+            let pack = match bulk.pack.as_mut() {
+                Some(pack) => pack,
+                None => bulk.pack.insert(PackWriter::new(&self.dir.join("pack"))?),
+            };
+            for (kind, bytes) in std::mem::take(&mut bulk.held) {
+                pack.add(kind, &bytes, hash(kind, &bytes))?;
+            }
+            pack.add(kind, bytes, oid)?;
+            return Ok(oid);
+        }
+        drop(guard);
+        if self.contains(&oid) {
+            return Ok(oid);
+        }
+        self.write_loose(kind, bytes)
+    }
+
+    fn write_loose(&self, kind: Kind, bytes: &[u8]) -> io::Result<Oid> {
+        let oid = hash(kind, bytes);
+        if self.loose_path(&oid).exists() {
+            return Ok(oid);
+        }
+        let path = self.loose_path(&oid);
+        let dir = path.parent().unwrap_or(&self.dir);
+        std::fs::create_dir_all(dir)?;
+        let mut encoder =
+            flate2::write::ZlibEncoder::new(Vec::with_capacity(bytes.len() / 2 + 64), level(bytes));
+        encoder.write_all(format!("{} {}\0", kind.name(), bytes.len()).as_bytes())?;
+        encoder.write_all(bytes)?;
+        let compressed = encoder.finish()?;
+        // Written whole under a temp name, then renamed: a reader (or a crash) never sees half
+        // an object under its id.
+        let temp = dir.join(format!("tmp_obj_{:016x}", fastrand::u64(..)));
+        std::fs::write(&temp, compressed)?;
+        std::fs::rename(&temp, &path)?;
+        Ok(oid)
+    }
+
+    pub fn contains(&self, oid: &Oid) -> bool {
+        self.loose_path(oid).exists() || self.find_packed(oid).is_some()
+    }
+
+    /// Reads an object; Ok(None) when the store does not have it.
+    pub fn read(&self, oid: &Oid) -> io::Result<Option<(Kind, Vec<u8>)>> {
+        match std::fs::read(self.loose_path(oid)) {
+            Ok(compressed) => return decode_loose(&compressed).map(Some),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+        match self.find_packed(oid) {
+            Some((pack, offset)) => pack.read_at(offset, self).map(Some),
+            // A pack `git repack` wrote since, while the loose copy was being removed.
+            None => match std::fs::read(self.loose_path(oid)) {
+                Ok(compressed) => decode_loose(&compressed).map(Some),
+                Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(err) => Err(err),
+            },
+        }
+    }
+
+    fn find_packed(&self, oid: &Oid) -> Option<(Arc<Pack>, u64)> {
+        let found = |packs: &Packs| {
+            packs
+                .loaded
+                .values()
+                .find_map(|p| p.offset_of(oid).map(|o| (Arc::clone(p), o)))
+        };
+        let mut packs = self.packs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = found(&packs) {
+            return Some(hit);
+        }
+        // Packs appear (repack) and vanish (repack -d): look again on a miss.
+        let pack_dir = self.dir.join("pack");
+        let mut now: HashMap<PathBuf, Arc<Pack>> = HashMap::new();
+        for entry in std::fs::read_dir(&pack_dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "idx") {
+                continue;
+            }
+            if let Some(pack) = packs.loaded.get(&path) {
+                now.insert(path, Arc::clone(pack));
+            } else if let Ok(pack) = Pack::open(&path) {
+                now.insert(path, Arc::new(pack));
+            }
+        }
+        packs.loaded = now;
+        found(&packs)
+    }
+}
+
+/// Fast compression for big files (they dominate the time), better for the small ones.
+fn level(bytes: &[u8]) -> flate2::Compression {
+    if bytes.len() > 256 * 1024 {
+        flate2::Compression::fast()
+    } else {
+        flate2::Compression::new(6)
+    }
+}
+
+fn corrupt(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("corrupt object: {what}"),
+    )
+}
+
+fn decode_loose(compressed: &[u8]) -> io::Result<(Kind, Vec<u8>)> {
+    let mut raw = Vec::new();
+    flate2::read::ZlibDecoder::new(compressed).read_to_end(&mut raw)?;
+    let nul = memchr::memchr(0, &raw).ok_or_else(|| corrupt("no header"))?;
+    let header = &raw[..nul];
+    let space = memchr::memchr(b' ', header).ok_or_else(|| corrupt("header"))?;
+    let kind = Kind::of_name(&header[..space]).ok_or_else(|| corrupt("kind"))?;
+    Ok((kind, raw[nul + 1..].to_vec()))
+}
+
+/// A pack and its index (version 2).
+#[derive(Debug)]
+struct Pack {
+    data: File,
+    ids: Vec<Oid>,
+    offsets: Vec<u64>,
+}
+
+impl Pack {
+    fn open(idx_path: &Path) -> io::Result<Self> {
+        let idx = std::fs::read(idx_path)?;
+        let data = File::open(idx_path.with_extension("pack"))?;
+        if idx.len() < 8 + 256 * 4 || idx[..8] != [0xff, b't', b'O', b'c', 0, 0, 0, 2] {
+            return Err(corrupt("pack index"));
+        }
+        let be32 = |at: usize| -> io::Result<u32> {
+            idx.get(at..at + 4)
+                .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                .ok_or_else(|| corrupt("pack index"))
+        };
+        let count = be32(8 + 255 * 4)? as usize;
+        let ids_at = 8 + 256 * 4;
+        let offsets_at = ids_at + count * 20 + count * 4;
+        let large_at = offsets_at + count * 4;
+        let mut ids = Vec::with_capacity(count);
+        for i in 0..count {
+            let at = ids_at + i * 20;
+            let bytes = idx.get(at..at + 20).ok_or_else(|| corrupt("pack index"))?;
+            let mut oid = [0u8; 20];
+            oid.copy_from_slice(bytes);
+            ids.push(oid);
+        }
+        let mut offsets = Vec::with_capacity(count);
+        for i in 0..count {
+            let small = be32(offsets_at + i * 4)?;
+            offsets.push(if small & 0x8000_0000 == 0 {
+                u64::from(small)
+            } else {
+                let at = large_at + (small & 0x7fff_ffff) as usize * 8;
+                let bytes = idx.get(at..at + 8).ok_or_else(|| corrupt("pack index"))?;
+                let mut b = [0u8; 8];
+                b.copy_from_slice(bytes);
+                u64::from_be_bytes(b)
+            });
+        }
+        Ok(Self { data, ids, offsets })
+    }
+
+    fn offset_of(&self, oid: &Oid) -> Option<u64> {
+        self.ids.binary_search(oid).ok().map(|i| self.offsets[i])
+    }
+
+    /// The object at `offset`, deltas resolved (a base in another pack or loose: from `db`).
+    fn read_at(&self, offset: u64, db: &ObjectDb) -> io::Result<(Kind, Vec<u8>)> {
+        let mut chain = Vec::new();
+        let mut at = offset;
+        // Follow the delta chain down to a whole object, then apply the deltas back up.
+        let (kind, mut bytes) = loop {
+            if chain.len() > 10_000 {
+                return Err(corrupt("delta chain"));
+            }
+            let mut reader = AtReader {
+                file: &self.data,
+                at,
+            };
+            let mut byte = read_byte(&mut reader)?;
+            let code = (byte >> 4) & 7;
+            while byte & 0x80 != 0 {
+                byte = read_byte(&mut reader)?;
+            }
+            match code {
+                6 => {
+                    byte = read_byte(&mut reader)?;
+                    let mut back = u64::from(byte & 0x7f);
+                    while byte & 0x80 != 0 {
+                        byte = read_byte(&mut reader)?;
+                        back = ((back + 1) << 7) | u64::from(byte & 0x7f);
+                    }
+                    chain.push(inflate(&mut reader)?);
+                    at = at
+                        .checked_sub(back)
+                        .ok_or_else(|| corrupt("delta offset"))?;
+                }
+                7 => {
+                    let mut base = [0u8; 20];
+                    reader.read_exact(&mut base)?;
+                    chain.push(inflate(&mut reader)?);
+                    if let Some(next) = self.offset_of(&base) {
+                        at = next;
+                    } else {
+                        break db
+                            .read(&base)?
+                            .ok_or_else(|| corrupt("missing delta base"))?;
+                    }
+                }
+                code => {
+                    let kind = Kind::of_pack_type(code).ok_or_else(|| corrupt("pack type"))?;
+                    break (kind, inflate(&mut reader)?);
+                }
+            }
+        };
+        while let Some(delta) = chain.pop() {
+            bytes = apply_delta(&bytes, &delta)?;
+        }
+        Ok((kind, bytes))
+    }
+}
+
+/// Reads a file from a position without moving a shared cursor.
+struct AtReader<'a> {
+    file: &'a File,
+    at: u64,
+}
+
+impl Read for AtReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+fn read_byte(reader: &mut impl Read) -> io::Result<u8> {
+    let mut b = [0u8; 1];
+    reader.read_exact(&mut b)?;
+    Ok(b[0])
+}
+
+fn inflate(reader: &mut AtReader<'_>) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    flate2::bufread::ZlibDecoder::new(io::BufReader::with_capacity(64 * 1024, reader))
+        .read_to_end(&mut out)?;
+    Ok(out)
+}
+
+fn delta_size(delta: &[u8], at: &mut usize) -> io::Result<usize> {
+    let mut size = 0usize;
+    let mut shift = 0;
+    loop {
+        let byte = *delta.get(*at).ok_or_else(|| corrupt("delta"))?;
+        *at += 1;
+        size |= usize::from(byte & 0x7f) << shift;
+        shift += 7;
+        if byte & 0x80 == 0 || shift > 56 {
+            return Ok(size);
+        }
+    }
+}
+
+fn apply_delta(base: &[u8], delta: &[u8]) -> io::Result<Vec<u8>> {
+    let mut at = 0;
+    if delta_size(delta, &mut at)? != base.len() {
+        return Err(corrupt("delta base size"));
+    }
+    let size = delta_size(delta, &mut at)?;
+    let mut out = Vec::with_capacity(size);
+    while at < delta.len() {
+        let op = delta[at];
+        at += 1;
+        if op & 0x80 != 0 {
+            let mut field = |bits: u8, count: usize| -> io::Result<usize> {
+                let mut value = 0usize;
+                for i in 0..count {
+                    if bits & (1 << i) != 0 {
+                        let byte = *delta.get(at).ok_or_else(|| corrupt("delta"))?;
+                        at += 1;
+                        value |= usize::from(byte) << (8 * i);
+                    }
+                }
+                Ok(value)
+            };
+            let offset = field(op & 0x0f, 4)?;
+            let mut len = field((op >> 4) & 0x07, 3)?;
+            if len == 0 {
+                len = 0x10000;
+            }
+            let chunk = base
+                .get(offset..offset + len)
+                .ok_or_else(|| corrupt("delta copy"))?;
+            out.extend_from_slice(chunk);
+        } else if op != 0 {
+            let len = usize::from(op);
+            let chunk = delta
+                .get(at..at + len)
+                .ok_or_else(|| corrupt("delta insert"))?;
+            out.extend_from_slice(chunk);
+            at += len;
+        } else {
+            return Err(corrupt("delta op 0"));
+        }
+    }
+    if out.len() != size {
+        return Err(corrupt("delta result size"));
+    }
+    Ok(out)
+}
+
+/// Writes a pack (version 2, whole objects only) and its index as `git index-pack` would.
+#[derive(Debug)]
+struct PackWriter {
+    temp: PathBuf,
+    file: io::BufWriter<File>,
+    offset: u64,
+    /// (id, CRC-32 of the entry as stored, offset)
+    entries: Vec<(Oid, u32, u64)>,
+}
+
+impl PackWriter {
+    fn new(pack_dir: &Path) -> io::Result<Self> {
+        std::fs::create_dir_all(pack_dir)?;
+        let temp = pack_dir.join(format!("tmp_pack_{:016x}", fastrand::u64(..)));
+        let file = io::BufWriter::new(File::create(&temp)?);
+        let mut writer = Self {
+            temp,
+            file,
+            offset: 0,
+            entries: Vec::new(),
+        };
+        // The object count is patched in at the end.
+        writer.put(b"PACK\0\0\0\x02\0\0\0\0")?;
+        Ok(writer)
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn add(&mut self, kind: Kind, bytes: &[u8], oid: Oid) -> io::Result<()> {
+        let code: u8 = match kind {
+            Kind::Commit => 1,
+            Kind::Tree => 2,
+            Kind::Blob => 3,
+            Kind::Tag => 4,
+        };
+        let mut size = bytes.len();
+        let mut header = vec![(code << 4) | (size & 0x0f) as u8];
+        size >>= 4;
+        while size > 0 {
+            if let Some(last) = header.last_mut() {
+                *last |= 0x80;
+            }
+            header.push((size & 0x7f) as u8);
+            size >>= 7;
+        }
+        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), level(bytes));
+        encoder.write_all(bytes)?;
+        let data = encoder.finish()?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&header);
+        crc.update(&data);
+        self.entries.push((oid, crc.finalize(), self.offset));
+        self.put(&header)?;
+        self.put(&data)
+    }
+
+    fn finish(self, pack_dir: &Path) -> io::Result<()> {
+        let Self {
+            temp,
+            file,
+            mut entries,
+            ..
+        } = self;
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        // The count, then the checksum of everything (read back: the count changed the head).
+        let count = entries.len() as u32;
+        file.write_all_at(&count.to_be_bytes(), 8)?;
+        drop(file);
+        let mut hasher = Sha1::new();
+        hasher.update(std::fs::read(&temp)?);
+        let sum: Oid = hasher.finalize().into();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&temp)?
+            .write_all(&sum)?;
+        entries.sort_by_key(|e| e.0);
+        let mut idx = vec![0xff, b't', b'O', b'c', 0, 0, 0, 2];
+        let mut fanout = [0u32; 256];
+        for (oid, _, _) in &entries {
+            fanout[usize::from(oid[0])] += 1;
+        }
+        let mut total = 0;
+        for slot in fanout {
+            total += slot;
+            idx.extend_from_slice(&total.to_be_bytes());
+        }
+        for (oid, _, _) in &entries {
+            idx.extend_from_slice(oid);
+        }
+        for (_, crc, _) in &entries {
+            idx.extend_from_slice(&crc.to_be_bytes());
+        }
+        let mut large = Vec::new();
+        for (_, _, offset) in &entries {
+            if *offset < 0x8000_0000 {
+                idx.extend_from_slice(&(*offset as u32).to_be_bytes());
+            } else {
+                idx.extend_from_slice(&(0x8000_0000 | (large.len() / 8) as u32).to_be_bytes());
+                large.extend_from_slice(&offset.to_be_bytes());
+            }
+        }
+        idx.extend_from_slice(&large);
+        idx.extend_from_slice(&sum);
+        let mut hasher = Sha1::new();
+        hasher.update(&idx);
+        let idx_sum: Oid = hasher.finalize().into();
+        idx.extend_from_slice(&idx_sum);
+        let name = format!("pack-{}", hex(&sum));
+        std::fs::rename(&temp, pack_dir.join(format!("{name}.pack")))?;
+        // The index last: a reader finds a pack only once both are whole.
+        let idx_temp = pack_dir.join(format!("tmp_idx_{:016x}", fastrand::u64(..)));
+        std::fs::write(&idx_temp, idx)?;
+        std::fs::rename(&idx_temp, pack_dir.join(format!("{name}.idx")))
+    }
+}
