@@ -97,6 +97,8 @@ pub struct App {
     /// Modes the user switched to that the agent has not confirmed yet (`ModeChanged`), in
     /// order: the status line shows the latest at once, the confirmations change nothing.
     pub(crate) modes_sent: VecDeque<Mode>,
+    /// What the `/` palette offers.
+    pub(crate) palette: Vec<crate::tui::palette::Entry>,
     /// Messages typed while busy, sent one per `Idle`.
     pub(crate) queued: VecDeque<String>,
     pub(crate) commands: Vec<UserCommand>,
@@ -137,6 +139,7 @@ impl App {
             busy: false,
             queued: VecDeque::new(),
             modes_sent: VecDeque::new(),
+            palette: crate::tui::palette::builtin_entries(),
             commands: Vec::new(),
             intents: Vec::new(),
             now,

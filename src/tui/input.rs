@@ -78,6 +78,16 @@ impl App {
             }
             return;
         }
+        if self.layers.is_empty()
+            && self.focus == Focus::Input
+            && key.code == KeyCode::Tab
+            && key.modifiers.is_empty()
+            && let Some(done) = crate::tui::palette::complete(&self.palette, self.composer.text())
+        {
+            // Tab completes a `/command` being typed; elsewhere it cycles the focus.
+            self.composer.set_text(&done);
+            return;
+        }
         // What falls through an open modal reaches the global keys, never the panes: nothing
         // is typed into the hidden input.
         if !self.layers.is_empty() {
@@ -400,6 +410,13 @@ impl App {
         match action {
             SlashAction::New => self.commands.push(UserCommand::NewSession),
             SlashAction::Resume => self.commands.push(UserCommand::ListSessions),
+            SlashAction::Mode if arg.is_empty() => self.notice(
+                &format!(
+                    "mode: {} — change it with /mode ask|auto-edit|auto|plan|never, or Shift+Tab (ask → auto-edit → auto → plan)",
+                    self.status.mode
+                ),
+                NoticeLevel::Info,
+            ),
             SlashAction::Mode => match arg.parse::<Mode>() {
                 Ok(mode) => self.switch_mode(mode),
                 Err(e) => self.notice(&e, NoticeLevel::Error),

@@ -450,13 +450,13 @@ pub const BINDINGS: &[Binding] = &[
         S::Approval,
         &[ch('a')],
         A::Widget,
-        "approve for the session (the shown prefix; not for dangerous commands)",
+        "approve for the session (the shown prefix; not dangerous ones)",
     ),
     bind(
         S::Approval,
         &[ch('p')],
         A::Widget,
-        "approve for the project (saved to the project rules; not for dangerous commands)",
+        "approve for the project (saved as a project rule; not dangerous ones)",
     ),
     bind(
         S::Approval,
@@ -475,7 +475,7 @@ pub const BINDINGS: &[Binding] = &[
         S::Approval,
         &[key(K::Esc)],
         A::Widget,
-        "close the prompt, denying what it holds (the turn goes on, the model is told)",
+        "close the prompt as a denial (the turn goes on)",
     ),
     bind(
         S::Approval,
@@ -546,7 +546,7 @@ pub const SLASH_COMMANDS: &[Slash] = &[
     },
     Slash {
         names: &["/mode"],
-        args: "ask|auto-edit|auto|never",
+        args: "[ask|auto-edit|auto|plan|never]",
         action: SlashAction::Mode,
         help: "change the permission mode",
     },
@@ -563,16 +563,16 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         help: "focus the diff pane",
     },
     Slash {
-        names: &["/continue"],
-        args: "",
-        action: SlashAction::Continue,
-        help: "ask for the rest of an answer cut at the output limit",
-    },
-    Slash {
         names: &["/compact"],
         args: "[FOCUS]",
         action: SlashAction::Compact,
         help: "free the context window (a summary; FOCUS says what to keep)",
+    },
+    Slash {
+        names: &["/continue"],
+        args: "",
+        action: SlashAction::Continue,
+        help: "ask for the rest of an answer cut at the output limit",
     },
     Slash {
         names: &["/undo"],

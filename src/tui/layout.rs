@@ -53,6 +53,14 @@ impl App {
         if self.focus == Focus::Input && !self.read_only {
             self.mention_finder.render(input, buf);
         }
+        if self.focus == Focus::Input && !self.read_only && self.layers.is_empty() {
+            let text = self.composer.text();
+            let want = crate::tui::palette::height(&self.palette, text).min(main.height);
+            if want > 0 {
+                let palette = Rect::new(input.x, input.y.saturating_sub(want), input.width, want);
+                crate::tui::palette::render(&self.palette, text, palette, buf);
+            }
+        }
         let hint = self.flash.as_ref().map(|(text, _)| text.as_str());
         self.status.render(status, buf, self.now, hint);
         for layer in self.layers.iter() {

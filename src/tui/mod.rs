@@ -36,6 +36,7 @@ pub mod keymap;
 pub mod layers;
 mod layout;
 pub mod mention_finder;
+pub mod palette;
 pub mod picker;
 pub mod revert;
 pub mod rewind;

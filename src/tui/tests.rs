@@ -346,7 +346,7 @@ fn help_overlay_lists_the_bindings() {
     let mut app = app(Instant::now());
     app.handle_input(&key(KeyCode::Char('?')));
     // Tall enough for every row: the snapshot is the whole table.
-    let (w, h) = (120, 94);
+    let (w, h) = (120, 100);
     insta::assert_snapshot!(draw(&app, w, h));
     let screen = screen_text(&app, w, h);
     for binding in BINDINGS {

@@ -110,3 +110,28 @@ fn shift_tab_cycles_the_modes_without_never_and_each_switch_is_a_line() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_slash_palette_lists_matches_and_tab_completes_at_80_and_160_columns() {
+    let mut app = app(Instant::now());
+    type_text(&mut app, "/co");
+    let narrow = screen_text(&app, 80, 24);
+    assert!(
+        narrow.contains("/compact") && narrow.contains("/cost"),
+        "{narrow}"
+    );
+    insta::assert_snapshot!("palette_80x24", draw(&app, 80, 24));
+    insta::assert_snapshot!("palette_160x30", draw(&app, 160, 30));
+    app.handle_input(&key(KeyCode::Tab));
+    assert_eq!(app.composer.text(), "/compact ");
+    assert!(
+        !screen_text(&app, 80, 24).contains(" commands "),
+        "arguments: palette closed"
+    );
+    // `/mode` alone says the mode and how to change it, not an error.
+    app.composer.set_text("/mode");
+    app.handle_input(&key(KeyCode::Enter));
+    let screen = screen_text(&app, 100, 30);
+    assert!(screen.contains("mode: auto-edit"), "{screen}");
+    assert!(!screen.contains("unknown mode"), "{screen}");
+}

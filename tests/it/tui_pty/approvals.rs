@@ -176,3 +176,25 @@ async fn tui_pty_plan_mode_changes_nothing_until_the_plan_is_approved() {
     }
     tui.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_slash_opens_the_palette_and_tab_completes_co_to_compact() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![]).await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
+    tui.wait_for_text("What should we work on?").await;
+    tui.send("/");
+    let screen = tui.wait_for_text(" commands ").await;
+    assert!(
+        screen.contains("/compact") && screen.contains("/undo"),
+        "{screen}"
+    );
+    tui.send("co");
+    tui.wait_for_text("/cost").await;
+    tui.send("\t");
+    tui.wait_for("the input completed to /compact", |s| {
+        s.contains("/compact ") && !s.contains(" commands ")
+    })
+    .await;
+    tui.quit().await;
+}

@@ -1,0 +1,188 @@
+//! The `/` palette: while the input holds a `/word` (and nothing after it), a list of the
+//! matching commands shows above the input, fuzzy-ranked, each with its argument hint and
+//! description; Tab completes the first. It is built over a list of entries (name,
+//! description, argument hint, origin), so commands from elsewhere (the user's own, once
+//! skills land) join the built-in ones by adding entries.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Widget};
+
+use crate::tui::keymap::SLASH_COMMANDS;
+use crate::tui::{theme, wrap};
+
+/// Rows of matches shown at most.
+pub const MAX_ROWS: usize = 8;
+
+/// Where a command comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    BuiltIn,
+    /// A command the user (or the project) defined.
+    User,
+}
+
+/// One command the palette offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// With its leading `/`.
+    pub name: String,
+    pub description: String,
+    pub args: String,
+    pub origin: Origin,
+}
+
+/// The entries of the built-in slash commands (every alias is its own entry).
+pub fn builtin_entries() -> Vec<Entry> {
+    SLASH_COMMANDS
+        .iter()
+        .flat_map(|slash| {
+            slash.names.iter().map(|name| Entry {
+                name: (*name).to_string(),
+                description: slash.help.to_string(),
+                args: slash.args.to_string(),
+                origin: Origin::BuiltIn,
+            })
+        })
+        .collect()
+}
+
+/// The word being typed, when the input is a palette query: `/` and no space yet.
+pub fn query(input: &str) -> Option<&str> {
+    (input.starts_with('/') && !input.contains(char::is_whitespace)).then_some(input)
+}
+
+/// How well `query` matches `name` (both with their `/`): `None` when its characters do not
+/// all appear in order. Lower is better: a prefix beats a scattered match (then the list's
+/// own order, which puts the commands used most first).
+fn score(query: &str, name: &str) -> Option<(u8, usize)> {
+    let q = query.to_lowercase();
+    let n = name.to_lowercase();
+    if n.starts_with(&q) {
+        return Some((0, 0));
+    }
+    let mut gaps = 0;
+    let mut rest = n.chars().peekable();
+    for c in q.chars() {
+        loop {
+            match rest.next() {
+                Some(x) if x == c => break,
+                Some(_) => gaps += 1,
+                None => return None,
+            }
+        }
+    }
+    Some((1, gaps))
+}
+
+/// The entries matching `query`, best first.
+pub fn matches<'a>(entries: &'a [Entry], query: &str) -> Vec<&'a Entry> {
+    let mut found: Vec<((u8, usize), usize, &Entry)> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| score(query, &e.name).map(|s| (s, i, e)))
+        .collect();
+    found.sort_by_key(|(s, i, _)| (*s, *i));
+    found.into_iter().map(|(_, _, e)| e).collect()
+}
+
+/// What Tab makes of the input: the best match, with a space when it takes arguments.
+pub fn complete(entries: &[Entry], input: &str) -> Option<String> {
+    let query = query(input)?;
+    let best = matches(entries, query).into_iter().next()?;
+    let space = if best.args.is_empty() { "" } else { " " };
+    Some(format!("{}{space}", best.name))
+}
+
+/// The palette's height for `input`: 0 when it is not shown.
+pub fn height(entries: &[Entry], input: &str) -> u16 {
+    match query(input) {
+        Some(q) => {
+            let n = matches(entries, q).len().clamp(1, MAX_ROWS);
+            n as u16 + 2
+        }
+        None => 0,
+    }
+}
+
+/// Draws the matches of `input` in `area` (a box above the input).
+pub fn render(entries: &[Entry], input: &str, area: Rect, buf: &mut Buffer) {
+    let Some(q) = query(input) else {
+        return;
+    };
+    Clear.render(area, buf);
+    let found = matches(entries, q);
+    let block = Block::bordered()
+        .border_style(theme::modal_border())
+        .title(Span::styled(" commands ", theme::bold()))
+        .title_bottom(Line::styled(" Tab completes ", theme::dim()).right_aligned());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let width = usize::from(inner.width);
+    if found.is_empty() {
+        let line = Line::styled(format!("no command matches {q}"), theme::dim());
+        buf.set_line(inner.x, inner.y, &line, inner.width);
+        return;
+    }
+    let name_width = found
+        .iter()
+        .map(|e| wrap::width(&e.name) + 1 + wrap::width(&e.args))
+        .max()
+        .unwrap_or(0)
+        .min(width / 2);
+    for (i, entry) in found.iter().take(usize::from(inner.height)).enumerate() {
+        let head = format!("{} {}", entry.name, entry.args);
+        let head = wrap::truncate(&head, name_width);
+        let pad = name_width.saturating_sub(wrap::width(&head));
+        let origin = match entry.origin {
+            Origin::BuiltIn => "",
+            Origin::User => " (yours)",
+        };
+        let description = format!("{}{origin}", entry.description);
+        let rest = width.saturating_sub(name_width + 2);
+        let style = if i == 0 { theme::bold() } else { theme::base() };
+        let line = Line::from(vec![
+            Span::styled(head, style),
+            Span::raw(" ".repeat(pad + 2)),
+            Span::styled(wrap::truncate(&description, rest), theme::dim()),
+        ]);
+        buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tab_completes_co_to_compact_and_takes_a_prefix_over_a_scattered_match() {
+        let entries = builtin_entries();
+        assert_eq!(complete(&entries, "/co").as_deref(), Some("/compact "));
+        assert_eq!(complete(&entries, "/und").as_deref(), Some("/undo"));
+        let names: Vec<&str> = matches(&entries, "/rw")
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        assert!(names.contains(&"/rewind"), "{names:?}");
+        assert_eq!(complete(&entries, "/zzz"), None);
+        assert_eq!(
+            complete(&entries, "/compact now"),
+            None,
+            "arguments: no palette"
+        );
+        assert_eq!(query("hello /co"), None);
+    }
+
+    #[test]
+    fn user_entries_join_the_builtin_ones() {
+        let mut entries = builtin_entries();
+        entries.push(Entry {
+            name: "/deploy-docs".into(),
+            description: "publish the docs".into(),
+            args: String::new(),
+            origin: Origin::User,
+        });
+        assert_eq!(complete(&entries, "/dep").as_deref(), Some("/deploy-docs"));
+    }
+}
