@@ -186,7 +186,7 @@ async fn tui_pty_slash_opens_the_palette_and_tab_completes_co_to_compact() {
     tui.send("/");
     let screen = tui.wait_for_text(" commands ").await;
     assert!(
-        screen.contains("/compact") && screen.contains("/undo"),
+        screen.contains("/compact") && screen.contains("/new") && screen.contains("Tab completes"),
         "{screen}"
     );
     tui.send("co");
