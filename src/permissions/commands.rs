@@ -489,7 +489,7 @@ const NON_DESCENDING: &[&str] = &[
 
 impl Walker {
     /// A path argument whose real path is inside a store through a glob (`~/.*/id_rsa`,
-    /// `/root/.config/*/hosts.yml`), or a directory above one (`~`, `$HOME`, `/`, `../..`)
+    /// `~root/.config/*/hosts.yml`), or a directory above one (`~`, `$HOME`, `/`, `../..`)
     /// given to a command that may walk it (`grep -r`, `rg`, `find`, `du`, `tar c`, `cp -r`).
     fn reaches_store(&self, words: &[Word]) -> Option<String> {
         let program = words.first().and_then(program_name)?;

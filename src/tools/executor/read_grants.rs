@@ -3,7 +3,7 @@
 //! `/tmp` when the home lives under it) is never granted as a whole: it is split into its
 //! entries, an entry that holds a store is split again, and the stores themselves are left
 //! out. What is left out cannot be read through any spelling, glob or walk, since Landlock
-//! checks the file reached, not the path written (`~/.*/id_rsa`, `/proc/self/root/…`, `..`).
+//! checks the file reached, not the path written (`~/.*/id_rsa`, `/proc/self/root`…, `..`).
 //!
 //! The directories that were split keep the right to be listed (Landlock has no "this
 //! directory but not below it"): `ls ~/.ssh` shows the names in a store, never what they hold.
