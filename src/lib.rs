@@ -38,4 +38,5 @@ pub mod testing;
 pub mod tool_output;
 pub mod tools;
 pub mod tui;
+pub mod visible;
 pub mod web;

@@ -25,7 +25,8 @@ use crate::permissions::Mode;
 use crate::permissions::classify::Class;
 use crate::permissions::plan::EXIT_PLAN_MODE;
 use crate::tool_output::FileChange;
-use crate::tui::{diffs, highlight, theme, wrap};
+use crate::tui::{diffs, highlight, marked, theme, wrap};
+use crate::visible;
 
 /// Diff lines shown inside the prompt at most.
 const DIFF_ROWS: usize = 12;
@@ -60,6 +61,8 @@ pub struct Held {
 struct Entry {
     held: Held,
     dangers: Vec<String>,
+    /// What was made visible in the command, its reason or its rule, in one line.
+    notice: Option<String>,
 }
 
 impl Held {
@@ -106,7 +109,12 @@ impl ApprovalPrompt {
     pub fn hold(&mut self, held: Held, now: Instant) {
         if !self.held.iter().any(|e| e.held.call == held.call) {
             let dangers = dangerous_parts(&held);
-            self.held.push_back(Entry { held, dangers });
+            let notice = hidden_notice(&held);
+            self.held.push_back(Entry {
+                held,
+                dangers,
+                notice,
+            });
             if self.held.len() == 1 {
                 self.arm(now);
             }
@@ -309,10 +317,10 @@ impl ApprovalPrompt {
 
     /// The command (or path), highlighted and wrapped to `width`.
     fn command_lines(held: &Held, width: usize) -> Vec<Line<'static>> {
+        let subject = visible::shown(&held.subject).text;
         if held.is_plan() {
             let indent = [Span::raw("  ")];
-            return held
-                .subject
+            return subject
                 .lines()
                 .flat_map(|line| {
                     wrap::wrap(&[Span::raw(line.to_string())], width, &indent, &indent)
@@ -326,8 +334,8 @@ impl ApprovalPrompt {
         };
         let prompt = [Span::styled("  ", theme::base())];
         let mut lines = Vec::new();
-        for code in highlight::highlight(&held.subject, lang) {
-            let mut spans = code;
+        for code in highlight::highlight(&subject, lang) {
+            let mut spans = marked::style_markers(code, theme::hidden_marker());
             spans
                 .iter_mut()
                 .for_each(|s| s.style = s.style.add_modifier(ratatui::style::Modifier::BOLD));
@@ -339,7 +347,10 @@ impl ApprovalPrompt {
     fn why_lines(held: &Held, width: usize) -> Vec<Line<'static>> {
         let why = [Span::styled("why: ", theme::bold())];
         wrap::wrap(
-            &[Span::styled(held.why.clone(), theme::warning())],
+            &[Span::styled(
+                visible::shown(&held.why).text,
+                theme::warning(),
+            )],
             width,
             &why,
             &[Span::raw("     ")],
@@ -388,6 +399,16 @@ impl ApprovalPrompt {
         let keys = self.key_lines(entry, width);
         let why = Self::why_lines(held, width);
         let command = Self::command_lines(held, width);
+        let notice: Vec<Line<'static>> = entry
+            .notice
+            .iter()
+            .map(|n| {
+                Line::from(vec![
+                    Span::styled("  ⚠ ", theme::danger()),
+                    Span::styled(wrap::truncate(n, width.saturating_sub(4)), theme::warning()),
+                ])
+            })
+            .collect();
         let dangers: Vec<Line<'static>> = entry
             .dangers
             .iter()
@@ -423,6 +444,7 @@ impl ApprovalPrompt {
         let n_why = take(why.len().min(left.saturating_sub(1).max(1)), &mut left);
         // One row of the command (its end) comes before the dangers, two more after them.
         let cmd_first = take(command.len().min(1), &mut left);
+        let n_notice = take(notice.len(), &mut left);
         let n_dangers = take(dangers.len(), &mut left);
         let cmd_min = cmd_first + take(command.len().min(3) - cmd_first, &mut left);
         let n_sandbox = take(usize::from(sandbox.is_some()), &mut left);
@@ -439,6 +461,7 @@ impl ApprovalPrompt {
         let mut out = self.command_view(command, n_command, width);
         out.extend(std::iter::repeat_n(Line::default(), gap_why));
         out.extend(why.into_iter().take(n_why));
+        out.extend(notice.into_iter().take(n_notice));
         if n_dangers < dangers.len() && n_dangers > 0 {
             let hidden = dangers.len() - n_dangers + 1;
             out.extend(dangers.into_iter().take(n_dangers - 1));
@@ -544,9 +567,10 @@ impl ApprovalPrompt {
             ];
             return lay_out(items, width);
         }
-        let prefix = wrap::truncate(&held.prefix, width.saturating_sub(30).max(8));
+        let rule = visible::shown_line(&held.prefix).text;
+        let prefix = wrap::truncate(&rule, width.saturating_sub(30).max(8));
         // A fetch's rule is its host: the keys say so instead of showing the rule's words.
-        let (session, project) = match held.prefix.strip_prefix("web_fetch ") {
+        let (session, project) = match rule.strip_prefix("web_fetch ") {
             Some(host) if held.name == "web_fetch" => {
                 let host = wrap::truncate(host, width.saturating_sub(30).max(8));
                 (
@@ -591,7 +615,7 @@ impl ApprovalPrompt {
         let title = if held.is_plan() {
             " Plan: approve it? ".to_string()
         } else {
-            format!(" Allow {}? ", held.name)
+            format!(" Allow {}? ", visible::name(&held.name))
         };
         let inner = crate::tui::layers::modal_frame(
             area,
@@ -643,15 +667,29 @@ fn dangerous_parts(held: &Held) -> Vec<String> {
         .filter(|p| p.class == Class::Dangerous)
     {
         let text = if part.words.is_empty() {
-            part.reason.clone()
+            visible::name(&part.reason)
         } else {
-            format!("{} — {}", part.words.join(" "), part.reason)
+            visible::name(&format!("{} — {}", part.words.join(" "), part.reason))
         };
         if !found.contains(&text) {
             found.push(text);
         }
     }
     found
+}
+
+/// One line naming the characters the command, its reason or its rule hold that would not
+/// have shown (they are shown as `<U+…>` in the prompt); None when there are none.
+fn hidden_notice(held: &Held) -> Option<String> {
+    let mut all = visible::shown(&held.subject);
+    for part in [visible::shown(&held.why), visible::shown_line(&held.prefix)] {
+        for hidden in part.hidden {
+            if !all.hidden.contains(&hidden) {
+                all.hidden.push(hidden);
+            }
+        }
+    }
+    all.note()
 }
 
 #[cfg(test)]

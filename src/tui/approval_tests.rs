@@ -288,3 +288,177 @@ fn esc_denies_every_held_call_and_leaves_nothing_waiting() {
     );
     assert!(!prompt.is_open());
 }
+
+/// A held command with characters that would not show.
+fn hiding(subject: &str, prefix: &str) -> Held {
+    Held {
+        call: CallId::new("hidden"),
+        name: "bash".into(),
+        subject: subject.into(),
+        why: "changes files".into(),
+        sandboxed: true,
+        prefix: prefix.into(),
+        diff: None,
+    }
+}
+
+/// Draws the prompt and checks that nothing in it can move the terminal's cursor or stack
+/// out of its cell: every cell holds at most one base character and a few marks, none that
+/// would not show, and both borders stand on every row of the box.
+fn draw_checked(prompt: &ApprovalPrompt, w: u16, h: u16) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h))
+        .unwrap_or_else(|e| panic!("{e}"));
+    terminal
+        .draw(|f| prompt.render(f.area(), f.buffer_mut()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let buffer = terminal.backend().buffer().clone();
+    let screen = terminal.backend().to_string();
+    let mut top = None;
+    for y in 0..h {
+        for x in 0..w {
+            let symbol = buffer[(x, y)].symbol();
+            assert!(
+                symbol
+                    .chars()
+                    .all(|c| crate::visible::always_hidden(c).is_none()),
+                "cell ({x},{y}) holds {symbol:?}:\n{screen}"
+            );
+            assert!(
+                symbol.chars().count() <= 4,
+                "cell ({x},{y}) holds {symbol:?}"
+            );
+            if symbol == "┌" && top.is_none() {
+                top = Some((x, y));
+            }
+        }
+    }
+    let (left, top) = top.unwrap_or_else(|| panic!("no box:\n{screen}"));
+    let right = (left..w)
+        .find(|&x| buffer[(x, top)].symbol() == "┐")
+        .unwrap_or_else(|| panic!("no right corner:\n{screen}"));
+    let bottom = (top..h)
+        .find(|&y| buffer[(left, y)].symbol() == "└")
+        .unwrap_or_else(|| panic!("no bottom:\n{screen}"));
+    for y in top + 1..bottom {
+        assert_eq!(
+            buffer[(left, y)].symbol(),
+            "│",
+            "left border, row {y}:\n{screen}"
+        );
+        assert_eq!(
+            buffer[(right, y)].symbol(),
+            "│",
+            "right border, row {y}:\n{screen}"
+        );
+    }
+    assert_eq!(buffer[(right, bottom)].symbol(), "┘", "{screen}");
+    screen
+}
+
+#[test]
+fn characters_that_would_not_show_are_shown_and_named_and_keep_the_box_whole() {
+    let zalgo = format!("touch e{}.txt", "\u{301}".repeat(50));
+    let cases = [
+        (
+            "zero_width_space",
+            "touch safe\u{200b}.txt",
+            "<U+200B>",
+            "U+200B zero-width",
+        ),
+        (
+            "bidi_override",
+            "cat notes\u{202e}txt.exe",
+            "<U+202E>",
+            "U+202E bidi control",
+        ),
+        (
+            "zwj",
+            "touch a\u{200d}b 👩\u{200d}💻",
+            "<U+200D>",
+            "U+200D zero-width",
+        ),
+        (
+            "line_separator",
+            "echo ok\u{2028}rm -rf build",
+            "<U+2028>",
+            "U+2028 line break",
+        ),
+        (
+            "combining_marks",
+            zalgo.as_str(),
+            "<U+0301 ×50>",
+            "U+0301 combining mark",
+        ),
+    ];
+    for (name, command, marker, note) in cases {
+        let mut prompt = ApprovalPrompt::default();
+        let prefix = command.split(' ').take(2).collect::<Vec<_>>().join(" ");
+        prompt.hold(hiding(command, &prefix), Instant::now());
+        for (w, h) in [(80, 16), (44, 14), (36, 16)] {
+            let screen = draw_checked(&prompt, w, h);
+            assert!(
+                screen.contains("invisible characters"),
+                "{name} {w}x{h}:\n{screen}"
+            );
+        }
+        let screen = draw_checked(&prompt, 80, 16);
+        assert!(screen.contains(marker), "{name}: the command\n{screen}");
+        assert!(screen.contains(note), "{name}: the note\n{screen}");
+        // The rule offered shows it too.
+        let keys = legend(&prompt);
+        if prefix.contains(|c| crate::visible::always_hidden(c).is_some()) {
+            assert!(keys.contains(marker), "{name}: the rule {keys}");
+        }
+        insta::assert_snapshot!(format!("hidden_{name}"), screen);
+    }
+}
+
+#[test]
+fn the_rule_offered_shows_what_it_would_match() {
+    let mut prompt = ApprovalPrompt::default();
+    prompt.hold(
+        hiding("touch safe\u{200b}.txt", "touch safe\u{200b}.txt"),
+        Instant::now(),
+    );
+    let keys = legend(&prompt);
+    assert!(
+        keys.contains("allow `touch safe<U+200B>.txt` for this session"),
+        "{keys}"
+    );
+    // What the key approves is the rule itself, not its visible form.
+    assert_eq!(
+        prompt.handle_key(key('a')),
+        Some((
+            CallId::new("hidden"),
+            Decision::ApproveForSession {
+                prefix: "touch safe\u{200b}.txt".into()
+            }
+        ))
+    );
+}
+
+#[test]
+fn plain_commands_carry_no_note() {
+    let mut prompt = ApprovalPrompt::default();
+    prompt.hold(hiding("touch café.txt 日本", "touch"), Instant::now());
+    let screen = draw_checked(&prompt, 80, 16);
+    assert!(!screen.contains("invisible"), "{screen}");
+    assert!(screen.contains("café.txt"), "{screen}");
+}
+
+#[test]
+fn a_held_write_shows_its_path_in_its_visible_form() {
+    let mut prompt = ApprovalPrompt::default();
+    prompt.hold(
+        Held {
+            name: "write_file".into(),
+            subject: "notes\u{202e}txt.exe".into(),
+            prefix: String::new(),
+            ..hiding("", "")
+        },
+        Instant::now(),
+    );
+    let screen = draw_checked(&prompt, 80, 16);
+    assert!(screen.contains("notes<U+202E>txt.exe"), "{screen}");
+    assert!(screen.contains("U+202E bidi control"), "{screen}");
+}

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::bus::{CallId, Decision, ToolResult};
 use crate::tool_output::{CommandRun, FileChange, ToolOutput};
 use crate::tui::{highlight, theme, wrap};
+use crate::visible;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Live tail kept in memory per running command, in bytes.
@@ -213,7 +214,7 @@ impl ToolCard {
         let verb = if change.created { "created" } else { "edited" };
         out.push(Line::from(vec![
             bar.clone(),
-            Span::raw(format!("{verb} {} ", change.path)),
+            Span::raw(format!("{verb} {} ", visible::name(&change.path))),
             Span::styled(format!("+{}", change.added), theme::added()),
             Span::raw(" "),
             Span::styled(format!("-{}", change.removed), theme::removed()),
@@ -359,16 +360,26 @@ fn output_summary(output: &ToolOutput) -> String {
             let last = s.offset + s.lines.len().saturating_sub(1);
             format!(
                 "read {} lines {}-{last} of {}",
-                s.path, s.offset, s.total_lines
+                visible::name(&s.path),
+                s.offset,
+                s.total_lines
             )
         }
         ToolOutput::Listing(l) => {
             let more = if l.truncated { " (capped)" } else { "" };
-            format!("{} entries in {}{more}", l.entries.len(), l.root)
+            format!(
+                "{} entries in {}{more}",
+                l.entries.len(),
+                visible::name(&l.root)
+            )
         }
         ToolOutput::Matches(m) => {
             let more = if m.truncated { " (capped)" } else { "" };
-            format!("{} matches for `{}`{more}", m.total_matches, m.pattern)
+            format!(
+                "{} matches for `{}`{more}",
+                m.total_matches,
+                visible::name(&m.pattern)
+            )
         }
         ToolOutput::Todos { todos } => {
             let done = todos
@@ -387,11 +398,13 @@ fn output_summary(output: &ToolOutput) -> String {
             };
             format!("job {} {state}", job.job_id)
         }
-        ToolOutput::Command(run) => run.command.clone(),
-        ToolOutput::FileChanged(c) => format!("{} +{} -{}", c.path, c.added, c.removed),
+        ToolOutput::Command(run) => visible::shown(&run.command).text.replace('\n', " ⏎ "),
+        ToolOutput::FileChanged(c) => {
+            format!("{} +{} -{}", visible::name(&c.path), c.added, c.removed)
+        }
         ToolOutput::Image(i) => format!(
             "image {} ({}, {}×{})",
-            i.path,
+            visible::name(&i.path),
             crate::content::human_bytes(i.bytes),
             i.width,
             i.height
@@ -442,8 +455,9 @@ pub fn summarize_args(name: &str, args: &Value) -> String {
         "web_search" => field("query"),
         _ => None,
     };
+    // What the card shows is what runs: characters that would not show are `<U+…>`.
     let text = summary.unwrap_or_else(|| args.to_string());
-    text.replace('\n', " ⏎ ")
+    visible::shown(&text).text.replace('\n', " ⏎ ")
 }
 
 /// `0.4s`, `12.0s`, `3m 07s`.
@@ -464,6 +478,33 @@ mod tests {
     fn a_progress_bar_shows_its_last_state() {
         assert_eq!(last_redraw("10%\r50%\r100%\r"), "100%");
         assert_eq!(last_redraw("plain"), "plain");
+    }
+
+    #[test]
+    fn cards_show_commands_and_paths_in_their_visible_form() {
+        let now = Instant::now();
+        let card = |name: &str, args| ToolCard::new(CallId::new("c"), name.into(), &args, now);
+        let bash = card(
+            "bash",
+            serde_json::json!({"command": "touch safe\u{200b}.txt\necho \u{1b}]52;c;eA==\u{7}"}),
+        );
+        assert_eq!(
+            bash.summary,
+            "touch safe<U+200B>.txt ⏎ echo <U+001B>]52;c;eA==<U+0007>"
+        );
+        let write = card(
+            "write_file",
+            serde_json::json!({"path": "notes\u{202e}txt.exe", "content": ""}),
+        );
+        assert_eq!(write.summary, "notes<U+202E>txt.exe");
+        let change = FileChange {
+            path: "a\u{2028}b".into(),
+            ..FileChange::default()
+        };
+        assert_eq!(
+            output_summary(&ToolOutput::FileChanged(change)),
+            "a<U+2028>b +0 -0"
+        );
     }
 
     #[test]

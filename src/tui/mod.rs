@@ -35,6 +35,7 @@ mod input;
 pub mod keymap;
 pub mod layers;
 mod layout;
+mod marked;
 pub mod mention_finder;
 pub mod palette;
 pub mod picker;

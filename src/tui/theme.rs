@@ -83,6 +83,11 @@ pub fn danger() -> Style {
         .add_modifier(Modifier::BOLD)
 }
 
+/// A character shown as `<U+…>` because it would not have shown by itself.
+pub fn hidden_marker() -> Style {
+    Style::default().fg(Color::Black).bg(Color::Yellow)
+}
+
 pub fn tool_name() -> Style {
     Style::default()
         .fg(Color::LightCyan)

@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("secret_stores", 0),
     ("models", 0),
     ("content", 0),
+    ("visible", 0),
     // 1: the services the agent drives.
     ("tools", 1),
     ("llm", 1),
