@@ -30,7 +30,7 @@ fn rss_mib() -> Option<f64> {
 fn events(i: usize) -> Vec<AgentEvent> {
     let call = CallId::new(format!("c{i}"));
     match i % 4 {
-        0 => vec![AgentEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests") }],
+        0 => vec![AgentEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests"), images: vec![] }],
         1 => vec![AgentEvent::AssistantMessage {
             turn: TurnId(i as u64),
             text: format!(

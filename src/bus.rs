@@ -216,6 +216,16 @@ pub enum RevertPlan {
     Refused { reason: String },
 }
 
+/// What the user sees of an image sent with a message: name, stored size and dimensions
+/// (after any downscaling).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageChip {
+    pub name: String,
+    pub bytes: u64,
+    pub width: u32,
+    pub height: u32,
+}
+
 /// An image the user attached apart from the prompt's text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -494,9 +504,12 @@ pub enum AgentEvent {
         context_window: u64,
         resumed: bool,
     },
-    /// A user message entered the conversation (also replayed on resume).
+    /// A user message entered the conversation (also replayed on resume), with the images
+    /// attached to it (from `@`, a paste, Ctrl+V or `--image`), for their chips.
     UserMessage {
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageChip>,
     },
     /// A user request began: one `RequestEnded` follows, after all its steps.
     RequestStarted,

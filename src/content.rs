@@ -42,14 +42,33 @@ pub struct ImageRef {
 impl ImageRef {
     /// What the user and a text-only projection see of it: `shot.png (1.2 MB, 2048×1536)`.
     pub fn label(&self) -> String {
-        format!(
-            "{} ({}, {}×{})",
-            self.name,
-            human_bytes(self.bytes),
-            self.width,
-            self.height
-        )
+        image_label(&self.name, self.bytes, self.width, self.height)
     }
+}
+
+/// The images among `parts`.
+pub fn images(parts: &[Part]) -> impl Iterator<Item = &ImageRef> {
+    parts.iter().filter_map(|part| match part {
+        Part::Image(image) => Some(image),
+        Part::Text { .. } => None,
+    })
+}
+
+/// How an image is named to people, wherever it is shown (a chip in the composer before it
+/// is sent, the transcript after): `shot.png (1.2 MB, 2048×1536)`.
+pub fn image_label(name: &str, bytes: u64, width: u32, height: u32) -> String {
+    format!("{name} ({}, {width}×{height})", human_bytes(bytes))
+}
+
+/// Whether a file's name says image: `@shot.png` and a pasted `shot.png` are attached as
+/// images, not as text (the bytes decide later whether it really is one).
+pub fn is_image_path(path: &std::path::Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        matches!(
+            e.to_ascii_lowercase().as_str(),
+            "png" | "jpg" | "jpeg" | "gif" | "webp"
+        )
+    })
 }
 
 /// `812 B`, `14.2 KB`, `1.3 MB`.

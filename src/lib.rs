@@ -26,6 +26,7 @@ pub mod launch;
 pub mod llm;
 pub mod models;
 pub mod net;
+pub mod paste;
 pub mod permissions;
 pub mod policy_cmd;
 pub mod secret_stores;

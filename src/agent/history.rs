@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId, Usage};
+use crate::bus::{AgentEvent, CallId, ImageChip, ToolEvent, ToolResult, TurnId, Usage};
 use crate::content::{ImageRef, Part, ReasoningPart};
 use crate::llm::{ChatMessage, UserContent, WireToolCall};
 use crate::session_log::{LoggedCall, Record, ToldState};
@@ -105,6 +105,18 @@ pub fn rebuild_all(records: &[Record]) -> Rebuilt {
 }
 
 /// A user message as sent: its text, then its parts (an image whose bytes are gone is a note).
+/// What the user sees of the images among a message's parts: their chips.
+pub fn image_chips(parts: &[Part]) -> Vec<ImageChip> {
+    crate::content::images(parts)
+        .map(|image| ImageChip {
+            name: image.name.clone(),
+            bytes: image.bytes,
+            width: image.width,
+            height: image.height,
+        })
+        .collect()
+}
+
 pub fn user_message(text: &str, parts: &[Part], images: ImageBytes<'_>) -> ChatMessage {
     let mut content = UserContent::from(text);
     for part in parts {
@@ -141,8 +153,10 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 users += 1;
                 out.request_text.clone_from(text);
                 out.messages.push(user_message(text, parts, images));
-                out.events
-                    .push(AgentEvent::UserMessage { text: text.clone() });
+                out.events.push(AgentEvent::UserMessage {
+                    text: text.clone(),
+                    images: image_chips(parts),
+                });
             }
             Record::Assistant {
                 text,

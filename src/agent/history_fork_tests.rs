@@ -47,7 +47,7 @@ fn user_events(events: &[AgentEvent]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::UserMessage { text } => Some(text.clone()),
+            AgentEvent::UserMessage { text, .. } => Some(text.clone()),
             AgentEvent::Rewound { at, .. } => Some(format!("<rewound to {at}>")),
             _ => None,
         })

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use super::Agent;
 use super::calls::CallsOutcome;
 use super::compact::{Why, is_context_overflow, window_in_error};
-use super::history::{assistant_message, user_message};
+use super::history::{assistant_message, image_chips, user_message};
 use crate::bus::{AgentEvent, Attachment, EndReason, TurnId};
 use crate::content::ReasoningPart;
 use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
@@ -35,7 +35,10 @@ impl Agent {
             }
         };
         self.record(&Record::user_with(text.clone(), parts.clone()));
-        self.emit(AgentEvent::UserMessage { text: text.clone() });
+        self.emit(AgentEvent::UserMessage {
+            text: text.clone(),
+            images: image_chips(&parts),
+        });
         self.session.request_text.clone_from(&text);
         let store = self.image_store();
         let message = user_message(&text, &parts, &|image| store.get(&image.hash).ok());

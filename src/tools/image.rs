@@ -4,7 +4,6 @@
 //! every read decodes the file as it is now.
 
 use std::io::{Cursor, Read};
-use std::path::Path;
 
 use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 
@@ -32,15 +31,7 @@ pub struct Prepared {
     pub original_height: u32,
 }
 
-/// Whether the name says image (`@shot.png` is attached as an image, not as text).
-pub fn is_image_path(path: &Path) -> bool {
-    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-        matches!(
-            e.to_ascii_lowercase().as_str(),
-            "png" | "jpg" | "jpeg" | "gif" | "webp"
-        )
-    })
-}
+pub use crate::content::is_image_path;
 
 fn media_type(format: ImageFormat) -> Option<&'static str> {
     match format {
@@ -233,7 +224,7 @@ mod tests {
                 "{err}"
             );
         }
-        assert!(is_image_path(Path::new("a/B.PNG")));
-        assert!(!is_image_path(Path::new("a/png")));
+        assert!(is_image_path(std::path::Path::new("a/B.PNG")));
+        assert!(!is_image_path(std::path::Path::new("a/png")));
     }
 }

@@ -65,9 +65,19 @@ pub enum Tab {
 pub enum AppIntent {
     /// Put this text on the clipboard (OSC 52).
     Copy(String),
+    /// Read the system clipboard (Ctrl+V) off the UI thread and hand the result to
+    /// `App::clipboard_read`; an image on it is called `name`.
+    ReadClipboard { name: String },
     SetMouseCapture(bool),
     /// Suspend the screen and edit the message in `$EDITOR`.
     OpenEditor,
+}
+
+/// A message waiting for the agent to be idle, with the images attached to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    pub text: String,
+    pub images: Vec<crate::paste::PendingImage>,
 }
 
 /// Where the panes were drawn last frame (mouse hit-testing).
@@ -100,7 +110,9 @@ pub struct App {
     /// What the `/` palette offers.
     pub(crate) palette: Vec<crate::tui::palette::Entry>,
     /// Messages typed while busy, sent one per `Idle`.
-    pub(crate) queued: VecDeque<String>,
+    pub(crate) queued: VecDeque<Queued>,
+    /// A Ctrl+V is reading the clipboard (off the UI thread); its result is still to come.
+    pub(crate) reading_clipboard: bool,
     pub(crate) commands: Vec<UserCommand>,
     pub(crate) intents: Vec<AppIntent>,
     pub(crate) now: Instant,
@@ -138,6 +150,7 @@ impl App {
             read_only: options.read_only,
             busy: false,
             queued: VecDeque::new(),
+            reading_clipboard: false,
             modes_sent: VecDeque::new(),
             palette: crate::tui::palette::builtin_entries(),
             commands: Vec::new(),
@@ -265,12 +278,21 @@ impl App {
 
     /// Sends a message now, or queues it while the agent works.
     pub(crate) fn send_message(&mut self, text: String) {
+        self.send_with_images(text, Vec::new());
+    }
+
+    /// Sends a message with the images attached to it, or queues both while the agent works.
+    pub(crate) fn send_with_images(
+        &mut self,
+        text: String,
+        images: Vec<crate::paste::PendingImage>,
+    ) {
         if self.busy {
-            self.queued.push_back(text);
+            self.queued.push_back(Queued { text, images });
         } else {
             self.commands.push(UserCommand::Submit {
                 text,
-                attach: Vec::new(),
+                attach: images.into_iter().map(|image| image.attachment).collect(),
             });
             self.busy = true;
             self.status.activity = Activity::Thinking;
@@ -303,7 +325,7 @@ impl App {
                     self.notice(&format!("resumed session {session}"), NoticeLevel::Info);
                 }
             }
-            AgentEvent::UserMessage { text } => self.transcript.push_user(text),
+            AgentEvent::UserMessage { text, images } => self.transcript.push_user(text, images),
             AgentEvent::RequestStarted | AgentEvent::StepEnded { .. } => {}
             AgentEvent::StepStarted { .. } => {
                 self.busy = true;
@@ -483,9 +505,18 @@ impl App {
         if self.queued.is_empty() {
             return;
         }
-        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        let mut parts = Vec::new();
+        let mut images = Vec::new();
+        for queued in self.queued.drain(..) {
+            parts.push(queued.text);
+            images.extend(queued.images);
+        }
         if !self.composer.is_empty() {
             parts.push(self.composer.text().to_string());
+        }
+        images.extend(self.composer.take_images());
+        for image in images {
+            self.composer.attach(image);
         }
         self.composer.set_text(&parts.join("\n\n"));
         self.flash("queued messages are back in the input");
@@ -496,7 +527,7 @@ impl App {
         self.status.activity = Activity::Idle;
         self.transcript.end_streaming();
         if let Some(next) = self.queued.pop_front() {
-            self.send_message(next);
+            self.send_with_images(next.text, next.images);
         }
     }
 

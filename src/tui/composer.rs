@@ -1,6 +1,8 @@
 //! The input box: multi-line text with a cursor, history on Up/Down, and paste kept whole.
 //! Enter sends; Alt+Enter, Shift+Enter or Ctrl+J insert a newline. The app decides what a sent
-//! message becomes (a slash command, a submit, or a queued message).
+//! message becomes (a slash command, a submit, or a queued message). Images attached to the
+//! message (Ctrl+V, a pasted image path) wait above the text as chips, one a row; Backspace at
+//! the start of the text removes the last one.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -9,10 +11,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 use unicode_width::UnicodeWidthChar;
 
+use crate::paste::PendingImage;
 use crate::tui::theme;
 
 /// Rows of text the box grows to before it scrolls.
 const MAX_ROWS: usize = 8;
+/// Image chips shown at most; more are summed up on the last chip row.
+const MAX_CHIP_ROWS: usize = 3;
 
 #[derive(Debug, Default)]
 pub struct Composer {
@@ -23,6 +28,8 @@ pub struct Composer {
     /// Position in `history` while browsing it; `None` when editing the draft.
     browsing: Option<usize>,
     draft: String,
+    /// Images attached to the message being written, in the order attached.
+    images: Vec<PendingImage>,
 }
 
 /// What a key did to the composer.
@@ -40,6 +47,20 @@ impl Composer {
 
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
+    }
+
+    /// Attaches an image to the message being written (a chip above the text).
+    pub fn attach(&mut self, image: PendingImage) {
+        self.images.push(image);
+    }
+
+    pub fn images(&self) -> &[PendingImage] {
+        &self.images
+    }
+
+    /// The images of the message being sent; the composer has none after.
+    pub fn take_images(&mut self) -> Vec<PendingImage> {
+        std::mem::take(&mut self.images)
     }
 
     /// Byte offset of the cursor in the text.
@@ -88,6 +109,10 @@ impl Composer {
                 return ComposerAction::Ignored;
             }
             KeyCode::Char(c) => self.insert(c.encode_utf8(&mut [0; 4])),
+            // At the start of the text there is nothing to delete but the chip above it.
+            KeyCode::Backspace if self.cursor == 0 && !self.images.is_empty() => {
+                self.images.pop();
+            }
             KeyCode::Backspace => {
                 if let Some(prev) = self.prev_boundary() {
                     self.text.drain(prev..self.cursor);
@@ -123,8 +148,10 @@ impl Composer {
         self.browsing = None;
     }
 
+    /// Sends the text; an image alone is a message too (its text is empty). The app takes
+    /// the images with `take_images` (a `/command` leaves them for the next message).
     fn submit(&mut self) -> ComposerAction {
-        if self.text.trim().is_empty() {
+        if self.text.trim().is_empty() && self.images.is_empty() {
             return ComposerAction::Ignored;
         }
         let text = std::mem::take(&mut self.text);
@@ -273,7 +300,38 @@ impl Composer {
     /// Rows the box needs at `width` (borders included).
     pub fn wanted_height(&self, width: u16) -> u16 {
         let (rows, _) = self.rows(usize::from(width.saturating_sub(2)));
-        rows.len().clamp(1, MAX_ROWS) as u16 + 2
+        (rows.len().clamp(1, MAX_ROWS) + self.chip_rows()) as u16 + 2
+    }
+
+    fn chip_rows(&self) -> usize {
+        self.images.len().min(MAX_CHIP_ROWS)
+    }
+
+    /// The chips, one a row: `[image] shot.png (1.2 MB, 800×600)`; the last row says how to
+    /// remove one (and how many more there are when they do not all fit).
+    fn chip_lines(&self) -> Vec<Line<'static>> {
+        let shown = self.chip_rows();
+        let mut lines: Vec<Line<'static>> = self
+            .images
+            .iter()
+            .take(shown)
+            .map(|image| {
+                Line::from(vec![
+                    Span::styled("[image]", theme::bold()),
+                    Span::raw(format!(" {}", image.label())),
+                ])
+            })
+            .collect();
+        if let Some(last) = lines.last_mut() {
+            let more = self.images.len() - shown;
+            let hint = if more > 0 {
+                format!("  +{more} more · Backspace at the start removes the last")
+            } else {
+                "  · Backspace at the start removes it".to_string()
+            };
+            last.push_span(Span::styled(hint, theme::dim()));
+        }
+        lines
     }
 
     /// Draws the box; returns where the terminal cursor goes when it has focus.
@@ -306,6 +364,17 @@ impl Composer {
             buf.set_line(inner.x, inner.y, &line, inner.width);
             return None;
         }
+        let chips = self.chip_lines();
+        // The text keeps at least one row; chips take what is left above it.
+        let chip_rows = chips.len().min(usize::from(inner.height.saturating_sub(1)));
+        for (i, line) in chips.iter().take(chip_rows).enumerate() {
+            buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
+        }
+        let inner = Rect {
+            y: inner.y + chip_rows as u16,
+            height: inner.height - chip_rows as u16,
+            ..inner
+        };
         if self.text.is_empty() {
             let hint = "Ask cairn… Enter send · Alt+Enter newline · /help · ? keys";
             buf.set_line(

@@ -374,6 +374,9 @@ impl App {
                 _ => {}
             }
         }
+        if keymap::action(Scope::Input, &key) == Some(Action::PasteClipboard) {
+            return self.read_clipboard();
+        }
         if let Some(pick) = self.mention_finder.handle_key(&key) {
             if let Some(pick) = pick {
                 self.composer.replace_range(pick.range, &pick.text);
@@ -391,9 +394,11 @@ impl App {
         self.transcript.follow();
         let trimmed = text.trim();
         if trimmed.starts_with('/') && !trimmed.contains('\n') {
+            // The images wait for the message after the command.
             self.slash_command(trimmed);
         } else {
-            self.send_message(text);
+            let images = self.composer.take_images();
+            self.send_with_images(text, images);
         }
     }
 
@@ -528,7 +533,7 @@ impl App {
         }
         if !self.read_only {
             self.set_focus(Focus::Input);
-            self.composer.paste(text);
+            self.paste_into_input(text);
         }
     }
 

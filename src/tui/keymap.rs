@@ -56,6 +56,7 @@ pub enum Action {
     ToggleMouse,
     Copy,
     OpenEditor,
+    PasteClipboard,
     PageUp,
     PageDown,
     PrevDiff,
@@ -297,6 +298,18 @@ pub const BINDINGS: &[Binding] = &[
         &[ctrl('u'), ctrl('w')],
         A::Widget,
         "delete to the line start / the word before",
+    ),
+    bind(
+        S::Input,
+        &[ctrl('v')],
+        A::PasteClipboard,
+        "attach the clipboard's image (text on it is pasted as text)",
+    ),
+    bind(
+        S::Input,
+        &[key(K::Backspace)],
+        A::Widget,
+        "delete; at the start of the message, remove the last image chip",
     ),
     bind(
         S::Input,

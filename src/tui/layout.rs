@@ -184,7 +184,7 @@ impl App {
     }
 
     fn render_queued(&self, area: Rect, buf: &mut Buffer) {
-        for (i, text) in self
+        for (i, queued) in self
             .queued
             .iter()
             .take(usize::from(area.height))
@@ -195,7 +195,15 @@ impl App {
             } else {
                 String::new()
             };
-            let text = format!("⏳ queued: {}{more}", text.replace('\n', " ⏎ "));
+            let images = match queued.images.len() {
+                0 => String::new(),
+                1 => " [+1 image]".to_string(),
+                n => format!(" [+{n} images]"),
+            };
+            let text = format!(
+                "⏳ queued: {}{images}{more}",
+                queued.text.replace('\n', " ⏎ ")
+            );
             let line = Line::styled(
                 wrap::truncate(&text, usize::from(area.width)),
                 theme::queued(),

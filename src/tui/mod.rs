@@ -23,6 +23,7 @@ use crate::bus::{AgentEvent, FrontEnds, UserCommand};
 
 pub mod app;
 pub mod approval;
+mod attach;
 pub mod cards;
 pub mod composer;
 pub mod cost;
@@ -98,6 +99,8 @@ async fn main_loop(
     frames.request(Instant::now());
     let mut input = EventStream::new();
     let mut events_open = true;
+    // Clipboard reads (Ctrl+V) run on a blocking thread; their results come back here.
+    let (clipboard_done, mut clipboard_results) = mpsc::unbounded_channel();
     // Killed or hung up: stop the engine (and what it runs) and give the terminal back.
     let mut terminate = signal(SignalKind::terminate());
     let mut hangup = signal(SignalKind::hangup());
@@ -112,6 +115,13 @@ async fn main_loop(
                     terminal::copy_osc52(&text).wrap_err("copying to the clipboard")?
                 }
                 AppIntent::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,
+                AppIntent::ReadClipboard { name } => {
+                    let done = clipboard_done.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let mut clipboard = crate::paste::clipboard::SystemClipboard::default();
+                        let _ = done.send(crate::paste::clipboard::read(&mut clipboard, &name));
+                    });
+                }
                 AppIntent::OpenEditor => {
                     drop(input);
                     let edited =
@@ -156,6 +166,11 @@ async fn main_loop(
                         app.engine_stopped();
                     }
                 }
+                frames.request(Instant::now());
+            }
+            Some(read) = clipboard_results.recv() => {
+                app.set_now(Instant::now());
+                app.clipboard_read(read);
                 frames.request(Instant::now());
             }
             () = next_signal(&mut terminate) => {

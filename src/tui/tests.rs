@@ -116,7 +116,7 @@ fn scripted_session(t0: Instant) -> App {
             context_window: 64_000,
             resumed: false,
         },
-        AgentEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into() },
+        AgentEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into(), images: vec![] },
         AgentEvent::StepStarted { turn },
         AgentEvent::ReasoningDelta { turn, text: "The user wants a greet function next to add.".into() },
         AgentEvent::TextDelta { turn, text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n".into() },
@@ -195,6 +195,7 @@ fn streaming_text_with_an_open_code_block() {
     let turn = TurnId(1);
     app.apply(&AgentEvent::UserMessage {
         text: "show me a loop".into(),
+        images: vec![],
     });
     app.apply(&AgentEvent::StepStarted { turn });
     app.apply(&AgentEvent::TextDelta {
@@ -474,6 +475,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
     assert!(screen.contains("cache hits 90% of input"), "{screen}");
 }
 
+mod attach;
 mod code;
 mod keys;
 mod mention_finder;

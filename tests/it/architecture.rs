@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("checkpoint", 1),
     ("config", 1),
     ("finder", 1),
+    ("paste", 1),
     ("web", 1),
     ("net", 1),
     // 2: the loop.

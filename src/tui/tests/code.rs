@@ -20,6 +20,7 @@ fn answered() -> crate::tui::app::App {
     let turn = TurnId(1);
     app.apply(&AgentEvent::UserMessage {
         text: "Show me the config in TypeScript and TOML".into(),
+        images: vec![],
     });
     app.apply(&AgentEvent::StepStarted { turn });
     app.apply(&AgentEvent::AssistantMessage {

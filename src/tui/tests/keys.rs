@@ -257,6 +257,7 @@ fn replay_is_read_only_and_says_so() {
     let mut app = App::new(&opts, Instant::now());
     app.apply(&AgentEvent::UserMessage {
         text: "old question".into(),
+        images: vec![],
     });
     app.apply(&AgentEvent::AssistantMessage {
         turn: TurnId(1),

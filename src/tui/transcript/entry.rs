@@ -26,6 +26,8 @@ pub enum NoticeLevel {
 pub enum EntryKind {
     User {
         text: String,
+        /// Chips of the images sent with it: `shot.png (1.2 MB, 2048×1536)`.
+        images: Vec<String>,
     },
     Assistant {
         turn: TurnId,
@@ -114,7 +116,16 @@ impl Entry {
     fn head_lines(&self, key: LayoutKey, now: Instant) -> Vec<Line<'static>> {
         let width = key.width;
         match &self.kind {
-            EntryKind::User { text } => render::plain(text, width, theme::user()),
+            EntryKind::User { text, images } => {
+                let mut lines = render::plain(text, width, theme::user());
+                lines.extend(images.iter().map(|label| {
+                    Line::from(vec![
+                        Span::styled("[image]", theme::bold()),
+                        Span::styled(format!(" {label}"), theme::user()),
+                    ])
+                }));
+                lines
+            }
             EntryKind::Assistant {
                 reasoning,
                 text,
@@ -219,7 +230,7 @@ impl Entry {
     /// The entry as plain text, for the clipboard.
     pub fn copy_text(&self) -> String {
         match &self.kind {
-            EntryKind::User { text } | EntryKind::Notice { text, .. } => text.clone(),
+            EntryKind::User { text, .. } | EntryKind::Notice { text, .. } => text.clone(),
             EntryKind::Assistant { text, .. } => text.text(),
             EntryKind::Tool(card) => card.copy_text(),
         }

@@ -98,9 +98,14 @@ impl Transcript {
         }
     }
 
-    pub fn push_user(&mut self, text: &str) {
+    /// A user message, with a chip for each image sent with it.
+    pub fn push_user(&mut self, text: &str, images: &[crate::bus::ImageChip]) {
         self.push(EntryKind::User {
             text: text.to_string(),
+            images: images
+                .iter()
+                .map(|i| crate::content::image_label(&i.name, i.bytes, i.width, i.height))
+                .collect(),
         });
     }
 

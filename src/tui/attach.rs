@@ -1,0 +1,84 @@
+//! Images attached in the input before a message is sent: Ctrl+V reads the clipboard (the
+//! main loop does the reading, off the UI thread, and hands the result to `clipboard_read`),
+//! and a paste that is the path of an image file attaches the file instead of typing its
+//! path. Both end up as chips in the composer (see `composer`), sent with the message.
+
+use std::path::PathBuf;
+
+use crate::bus::Attachment;
+use crate::paste::clipboard::{ClipboardError, Clipped};
+use crate::paste::path::Pasted;
+use crate::paste::PendingImage;
+use crate::tui::app::{App, AppIntent};
+use crate::tui::transcript::entry::NoticeLevel;
+
+impl App {
+    /// Ctrl+V: asks the main loop to read the clipboard, once at a time.
+    pub(crate) fn read_clipboard(&mut self) {
+        if self.reading_clipboard {
+            self.flash("still reading the clipboard…");
+            return;
+        }
+        self.reading_clipboard = true;
+        let earlier = self
+            .composer
+            .images()
+            .iter()
+            .filter(|image| matches!(image.attachment, Attachment::ImageBytes { .. }))
+            .count();
+        let name = match earlier {
+            0 => "clipboard.png".to_string(),
+            n => format!("clipboard-{}.png", n + 1),
+        };
+        self.intents.push(AppIntent::ReadClipboard { name });
+        self.flash("reading the clipboard…");
+    }
+
+    /// What the clipboard held at Ctrl+V: an image becomes a chip, text is pasted (as a
+    /// bracketed paste would be), and an empty or missing clipboard is explained.
+    pub fn clipboard_read(&mut self, read: Result<Clipped, ClipboardError>) {
+        self.reading_clipboard = false;
+        if self.read_only {
+            return;
+        }
+        match read {
+            Ok(Clipped::Image(image)) => self.attach_image(image),
+            Ok(Clipped::Text(text)) => self.paste_into_input(&text),
+            Ok(Clipped::Empty) => self.notice(
+                "the clipboard is empty: nothing was attached (copy an image first, or paste \
+                 an image file's path)",
+                NoticeLevel::Warning,
+            ),
+            Err(err) => self.notice(&err.to_string(), NoticeLevel::Warning),
+        }
+    }
+
+    /// Pasted text goes into the input, unless it is nothing but paths of image files: then
+    /// the files are attached.
+    pub(crate) fn paste_into_input(&mut self, text: &str) {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        match crate::paste::path::classify(text, &cwd, home.as_deref()) {
+            Pasted::Images(images) => {
+                for image in images {
+                    self.attach_image(image);
+                }
+                return;
+            }
+            Pasted::NotAnImage { path, why } => self.notice(
+                &format!("{path} was pasted as text, not attached: {why}"),
+                NoticeLevel::Warning,
+            ),
+            Pasted::Text => {}
+        }
+        self.composer.paste(text);
+    }
+
+    fn attach_image(&mut self, image: PendingImage) {
+        self.flash(format!(
+            "attached {} · Backspace at the start removes it",
+            image.label()
+        ));
+        self.composer.attach(image);
+    }
+}
