@@ -204,7 +204,9 @@ mod tests {
     }
 
     fn png(width: u32, height: u32) -> Vec<u8> {
-        let image = RgbaImage::from_fn(width, height, |x, y| image::Rgba([x as u8, y as u8, 9, 255]));
+        let image = RgbaImage::from_fn(width, height, |x, y| {
+            image::Rgba([x as u8, y as u8, 9, 255])
+        });
         let mut out = Vec::new();
         DynamicImage::ImageRgba8(image)
             .write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
@@ -230,7 +232,11 @@ mod tests {
                 bytes
             }
         );
-        assert!(image.label().starts_with("clipboard.png ("), "{}", image.label());
+        assert!(
+            image.label().starts_with("clipboard.png ("),
+            "{}",
+            image.label()
+        );
         assert!(image.label().ends_with(", 40×30)"), "{}", image.label());
     }
 
@@ -274,7 +280,10 @@ mod tests {
     #[test]
     fn text_is_handed_back_as_text_and_nothing_is_empty() {
         let mut source = Fixed(Ok(ClipboardContent::Text("hello".into())));
-        assert_eq!(read(&mut source, "c.png").unwrap(), Clipped::Text("hello".into()));
+        assert_eq!(
+            read(&mut source, "c.png").unwrap(),
+            Clipped::Text("hello".into())
+        );
         let mut source = Fixed(Ok(ClipboardContent::Text(String::new())));
         assert_eq!(read(&mut source, "c.png").unwrap(), Clipped::Empty);
         let mut source = Fixed(Ok(ClipboardContent::Empty));
@@ -299,7 +308,13 @@ mod tests {
         });
         let text = ssh.read().unwrap_err().to_string();
         assert!(text.contains("SSH session"), "{text}");
-        assert_eq!(unavailable(&|name| (name == "WAYLAND_DISPLAY").then(|| "wayland-0".into())), None);
-        assert_eq!(unavailable(&|name| (name == "DISPLAY").then(|| ":0".into())), None);
+        assert_eq!(
+            unavailable(&|name| (name == "WAYLAND_DISPLAY").then(|| "wayland-0".into())),
+            None
+        );
+        assert_eq!(
+            unavailable(&|name| (name == "DISPLAY").then(|| ":0".into())),
+            None
+        );
     }
 }

@@ -149,7 +149,9 @@ fn shell_words(text: &str) -> Option<Vec<String>> {
 /// A pasted word as a path: a `file://` URI decoded, `~/` from `home`, relative from `cwd`.
 fn to_path(word: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     if word.starts_with("file://")
-        && let Ok(path) = url::Url::parse(word).map_err(drop).and_then(|url| url.to_file_path())
+        && let Ok(path) = url::Url::parse(word)
+            .map_err(drop)
+            .and_then(|url| url.to_file_path())
     {
         return path;
     }
@@ -235,7 +237,10 @@ mod tests {
         let shot = dir.path().join("My Shot (1).png");
         png(&shot, 30, 20);
         let full = shot.to_str().unwrap();
-        let escaped = full.replace(' ', "\\ ").replace('(', "\\(").replace(')', "\\)");
+        let escaped = full
+            .replace(' ', "\\ ")
+            .replace('(', "\\(")
+            .replace(')', "\\)");
         let uri = url::Url::from_file_path(&shot).unwrap().to_string();
         assert!(uri.contains("%20"), "{uri}");
         for pasted in [

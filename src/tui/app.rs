@@ -67,7 +67,9 @@ pub enum AppIntent {
     Copy(String),
     /// Read the system clipboard (Ctrl+V) off the UI thread and hand the result to
     /// `App::clipboard_read`; an image on it is called `name`.
-    ReadClipboard { name: String },
+    ReadClipboard {
+        name: String,
+    },
     SetMouseCapture(bool),
     /// Suspend the screen and edit the message in `$EDITOR`.
     OpenEditor,

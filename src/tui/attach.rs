@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use crate::bus::Attachment;
+use crate::paste::PendingImage;
 use crate::paste::clipboard::{ClipboardError, Clipped};
 use crate::paste::path::Pasted;
-use crate::paste::PendingImage;
 use crate::tui::app::{App, AppIntent};
 use crate::tui::transcript::entry::NoticeLevel;
 

@@ -148,7 +148,10 @@ fn a_pasted_image_path_becomes_a_chip_and_is_sent_as_a_file_attachment() {
     let [image] = app.composer.images() else {
         panic!("one chip");
     };
-    assert_eq!(image.label(), format!("Screen Shot.png ({} B, 30×20)", image.bytes));
+    assert_eq!(
+        image.label(),
+        format!("Screen Shot.png ({} B, 30×20)", image.bytes)
+    );
     assert!(screen_text(&app, 100, 20).contains("[image] Screen Shot.png ("));
     type_text(&mut app, "see");
     app.handle_input(&key(KeyCode::Enter));
@@ -175,15 +178,16 @@ fn other_pastes_stay_text_and_a_fake_image_is_pasted_as_text_with_a_warning() {
     assert_eq!(app.composer.text(), fake.to_str().unwrap());
     assert!(app.composer.images().is_empty());
     let screen = screen_text(&app, 160, 30);
-    assert!(screen.contains("was pasted as text, not attached"), "{screen}");
+    assert!(
+        screen.contains("was pasted as text, not attached"),
+        "{screen}"
+    );
 }
 
 #[test]
 fn backspace_at_the_start_removes_the_last_chip_and_elsewhere_deletes_text() {
     let mut app = app(Instant::now());
-    let mut clipboard = TestClipboard(ClipboardContent::Image(ClipboardImage::Encoded(png(
-        4, 4,
-    ))));
+    let mut clipboard = TestClipboard(ClipboardContent::Image(ClipboardImage::Encoded(png(4, 4))));
     ctrl_v(&mut app, &mut clipboard);
     ctrl_v(&mut app, &mut clipboard);
     type_text(&mut app, "ab");
@@ -207,9 +211,7 @@ fn an_image_waits_with_its_queued_message_and_a_command_leaves_it_for_the_next()
     type_text(&mut app, "first");
     app.handle_input(&key(KeyCode::Enter));
     submitted(&mut app);
-    let mut clipboard = TestClipboard(ClipboardContent::Image(ClipboardImage::Encoded(png(
-        4, 4,
-    ))));
+    let mut clipboard = TestClipboard(ClipboardContent::Image(ClipboardImage::Encoded(png(4, 4))));
     ctrl_v(&mut app, &mut clipboard);
     type_text(&mut app, "/cost");
     app.handle_input(&key(KeyCode::Enter));
@@ -241,7 +243,5 @@ fn a_sent_image_shows_as_a_chip_under_its_message_in_the_transcript() {
         }],
     });
     insta::assert_snapshot!(draw(&app, 70, 12));
-    assert!(
-        screen_text(&app, 70, 12).contains("[image] clipboard.png (1.2 MB, 2048×1536)")
-    );
+    assert!(screen_text(&app, 70, 12).contains("[image] clipboard.png (1.2 MB, 2048×1536)"));
 }
