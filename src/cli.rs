@@ -88,6 +88,10 @@ pub enum Command {
         /// Put back what the last undo took away (until a later turn changed files).
         #[arg(long)]
         redo: bool,
+        /// Do it without showing what would change and asking first (needed when standard
+        /// input is not a terminal).
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// The tools as the model sees them.
     #[command(subcommand)]

@@ -10,6 +10,14 @@ use color_eyre::eyre::{Result, WrapErr};
 use crate::bus::{AgentEvent, CONTINUE_PROMPT, EndReason, ToolEvent, UserCommand};
 use crate::cli::{ExecArgs, UsageError};
 use crate::launch;
+use crate::visible::terminal;
+
+/// A line of progress on stderr, through the terminal sanitiser (it quotes the model).
+macro_rules! progress {
+    ($($arg:tt)*) => {
+        eprintln!("{}", terminal::clean(&format!($($arg)*)))
+    };
+}
 
 /// Exit statuses scripts can rely on.
 pub mod status {
@@ -170,38 +178,38 @@ impl Printer {
         match event {
             AgentEvent::AssistantMessage { text, .. } => self.answer.clone_from(text),
             AgentEvent::Tool(ToolEvent::Requested { name, args, .. }) => {
-                eprintln!("→ {name} {}", summarize_args(args));
+                progress!("→ {name} {}", summarize_args(args));
             }
             AgentEvent::Tool(ToolEvent::Finished { result, .. }) if result.is_error => {
-                eprintln!("  {}", first_line(&result.text));
+                progress!("  {}", first_line(&result.text));
             }
             AgentEvent::Retrying {
                 attempt,
                 wait_ms,
                 reason,
             } => {
-                eprintln!(
+                progress!(
                     "retrying in {:.1}s (attempt {attempt}): {reason}",
                     *wait_ms as f64 / 1000.0
                 );
             }
-            AgentEvent::Warning { message } => eprintln!("warning: {message}"),
+            AgentEvent::Warning { message } => progress!("warning: {message}"),
             AgentEvent::Compacted { before, after, .. } => {
-                eprintln!("context compacted: {before} → {after} tokens");
+                progress!("context compacted: {before} → {after} tokens");
             }
             AgentEvent::RequestEnded { reason, .. } => match reason {
                 EndReason::Completed => {}
-                EndReason::Failed(message) => eprintln!("error: {message}"),
+                EndReason::Failed(message) => progress!("error: {message}"),
                 EndReason::Denied => {
-                    eprintln!(
+                    progress!(
                         "error: a call needed approval, which a headless run cannot give; use --mode auto or never, or a rule in the config"
                     )
                 }
-                EndReason::StepLimit => eprintln!("error: the step limit ended the run"),
-                EndReason::OutputLimit => eprintln!(
+                EndReason::StepLimit => progress!("error: the step limit ended the run"),
+                EndReason::OutputLimit => progress!(
                     "warning: the answer was cut at the output limit (finish_reason \"length\"); raise max_tokens, or continue it with: cairn exec --continue /continue"
                 ),
-                EndReason::Interrupted => eprintln!("interrupted"),
+                EndReason::Interrupted => progress!("interrupted"),
             },
             _ => {}
         }
@@ -216,7 +224,9 @@ impl Printer {
         // answer cut at the output limit is printed (the warning on stderr and the exit
         // status say it is incomplete).
         if !self.json && !self.answer.is_empty() && (self.exit == Some(status::OK) || self.cut) {
-            let _ = writeln!(self.out, "{}", self.answer.trim_end());
+            // The model's answer: no escape sequence in it reaches the terminal (`--json` keeps
+            // it exact, escaped by JSON).
+            let _ = writeln!(self.out, "{}", terminal::clean(self.answer.trim_end()));
         }
         self.flush();
     }

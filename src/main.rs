@@ -12,6 +12,7 @@ use cairn::config::ConfigError;
 use cairn::exec::status;
 use cairn::session_log::LogError;
 use cairn::tools::executor::{reaper, sandbox};
+use cairn::visible::terminal;
 use cairn::{exec, secrets, subcommands};
 
 fn main() -> ExitCode {
@@ -59,7 +60,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => exit_code(code),
         Err(err) => {
-            eprintln!("cairn: {err:#}");
+            // An error may quote a file name, a session or the model's words.
+            eprintln!("cairn: {}", terminal::clean(&format!("{err:#}")));
             exit_code(status_of(&err))
         }
     }
@@ -83,7 +85,7 @@ async fn dispatch(cli: Cli) -> Result<i32> {
         None => subcommands::run_tui(cli.run).await,
         Some(Command::Exec(args)) => exec::run(args).await,
         Some(Command::Sessions { json }) => {
-            print!("{}", subcommands::sessions_text(json));
+            print_out(&subcommands::sessions_text(json), json);
             Ok(status::OK)
         }
         Some(Command::Replay { id }) => subcommands::replay(&id).await,
@@ -91,10 +93,10 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             session,
             json,
             redo,
+            yes,
         }) => {
-            let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
-            let (text, code) = cairn::checkpoint::undo::run(session.as_deref(), json, redo, &cwd)?;
-            print!("{text}");
+            let (text, code) = subcommands::undo(session.as_deref(), json, redo, yes)?;
+            print_out(&text, json);
             Ok(code)
         }
         Some(Command::Tool(ToolCommand::List)) => {
@@ -103,7 +105,7 @@ async fn dispatch(cli: Cli) -> Result<i32> {
         }
         Some(Command::Tool(ToolCommand::Run { name, args, json })) => {
             let (text, code) = subcommands::tool_run(&name, &args, json).await?;
-            print!("{text}");
+            print_out(&text, json);
             Ok(code)
         }
         Some(Command::Policy(PolicyCommand::Check {
@@ -115,10 +117,21 @@ async fn dispatch(cli: Cli) -> Result<i32> {
         })) => {
             let (text, code) =
                 subcommands::policy_check(&command, mode, json, config, trust_project)?;
-            print!("{text}");
+            print_out(&text, json);
             Ok(code)
         }
         Some(Command::Sandbox { .. }) => Ok(status::USAGE),
+    }
+}
+
+/// Prints a subcommand's answer: JSON exactly as made (control characters in it are already
+/// escaped), text through the one terminal sanitiser, so no file name, session title or
+/// command output can drive the user's terminal.
+fn print_out(text: &str, json: bool) {
+    if json {
+        print!("{text}");
+    } else {
+        print!("{}", terminal::clean(text));
     }
 }
 

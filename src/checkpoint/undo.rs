@@ -18,6 +18,7 @@ use serde::Serialize;
 use super::CheckpointKind;
 use super::store::{ChangeKind, CheckpointError, CheckpointId, CheckpointStore, PathChange};
 use crate::session_log::{self, LogError, Record, SessionLog};
+use crate::visible;
 
 /// What `cairn undo` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -411,6 +412,41 @@ pub fn redo_turn(
 /// Undoes the last turn of the session at `log_path` (or, with `redo`, puts back what the
 /// last undo took away); `data_dir` holds the checkpoint stores.
 pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<UndoReport, UndoError> {
+    match prepare(log_path, data_dir, redo)? {
+        Prepared::Nothing(report) => Ok(report),
+        Prepared::Ready(pending) => finish(*pending),
+    }
+}
+
+/// What `cairn undo` found to do, before anything changed.
+#[derive(Debug)]
+pub enum Prepared {
+    /// No turn to undo (or undo to redo): the report says so.
+    Nothing(UndoReport),
+    Ready(Box<Pending>),
+}
+
+/// An undo (or redo) worked out and not yet done: what it would change, for the user to
+/// confirm. Nothing was written for it, not even to the session log.
+#[derive(Debug)]
+pub struct Pending {
+    log_path: PathBuf,
+    data_dir: PathBuf,
+    cwd: PathBuf,
+    redo: bool,
+    session: String,
+    turn: Turn,
+    /// A batch the session was killed in is closed by this record (appended when it runs).
+    closing: Option<CheckpointId>,
+    /// The turn's prompt, for the preview.
+    prompt: Option<String>,
+    /// The files it would move, and the ones it would leave alone.
+    pub changes: Vec<Reverted>,
+    pub conflicts: Vec<Conflict>,
+}
+
+/// Works out the undo (or redo) of the session at `log_path` without changing anything.
+pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared, UndoError> {
     let loaded = session_log::read_log(log_path)?;
     let Some(Record::Meta { id, cwd, .. }) = loaded.records.first() else {
         return Err(LogError::NoMeta {
@@ -418,22 +454,23 @@ pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Undo
         }
         .into());
     };
-    let mut report = UndoReport {
+    let nothing = UndoReport {
         session: id.0.clone(),
         ..UndoReport::default()
     };
     let mut records = loaded.records.clone();
+    let mut closing = None;
     if open_batch(&records) {
         // The session ended (killed) between a batch's checkpoint before and the one after:
-        // what the batch did is the workspace now. Recorded so the turn can be undone.
+        // what the batch did is the workspace now, recorded (when the undo runs) so the turn
+        // can be undone.
         let store = CheckpointStore::open(data_dir, Path::new(cwd))?;
         let now = store.snapshot()?;
-        let closing = Record::Checkpoint {
-            commit: now.id,
+        records.push(Record::Checkpoint {
+            commit: now.id.clone(),
             kind: CheckpointKind::After,
-        };
-        SessionLog::open_append(log_path.to_path_buf())?.append(&closing)?;
-        records.push(closing);
+        });
+        closing = Some(now.id);
     }
     let ledger = Ledger::of(&records);
     let turn = if redo {
@@ -441,35 +478,145 @@ pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Undo
     } else {
         ledger.to_undo()
     };
-    let Some(Turn {
-        before,
-        after,
-        hops,
-        own_after,
-        ..
-    }) = turn
-    else {
-        return Ok(report);
+    let Some(turn) = turn else {
+        return Ok(Prepared::Nothing(nothing));
     };
     let store = CheckpointStore::open(data_dir, Path::new(cwd))?;
-    let (reverted, conflicts) = if redo {
-        redo_turn(&store, &before, &after, own_after.as_ref())?
+    let (from, to, since) = if redo {
+        (&turn.before, &turn.after, "since the undo")
     } else {
-        undo_turn(&store, &before, &after, &hops)?
+        (&turn.after, &turn.before, "since the turn")
     };
-    let mut log = SessionLog::open_append(log_path.to_path_buf())?;
+    let hops: &[Hop] = if redo { &[] } else { &turn.hops };
+    let planned = plan_move(&store, from, to, hops, since)?;
+    let own_after = if redo { turn.own_after.as_ref() } else { None };
+    let (apply, conflicts) = within(&store, planned, from, own_after)?;
+    let prompt = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::User { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .nth(turn.user);
+    Ok(Prepared::Ready(Box::new(Pending {
+        log_path: log_path.to_path_buf(),
+        data_dir: data_dir.to_path_buf(),
+        cwd: PathBuf::from(cwd),
+        redo,
+        session: id.0.clone(),
+        turn,
+        closing,
+        prompt,
+        changes: apply
+            .iter()
+            .map(|c| Reverted {
+                path: c.path.clone(),
+                action: action_of(c.kind),
+            })
+            .collect(),
+        conflicts,
+    })))
+}
+
+/// Does what `prepare` worked out. The files are judged again as they are now: one changed
+/// while the user read the preview is a conflict, left alone.
+pub fn finish(pending: Pending) -> Result<UndoReport, UndoError> {
+    let Pending {
+        log_path,
+        data_dir,
+        cwd,
+        redo,
+        session,
+        turn,
+        closing,
+        ..
+    } = pending;
+    let mut log = SessionLog::open_append(log_path)?;
+    if let Some(commit) = closing {
+        log.append(&Record::Checkpoint {
+            commit,
+            kind: CheckpointKind::After,
+        })?;
+    }
+    let store = CheckpointStore::open(&data_dir, &cwd)?;
+    let (reverted, conflicts) = if redo {
+        redo_turn(&store, &turn.before, &turn.after, turn.own_after.as_ref())?
+    } else {
+        undo_turn(&store, &turn.before, &turn.after, &turn.hops)?
+    };
     log.append(&Record::Checkpoint {
-        commit: before.clone(),
+        commit: turn.before.clone(),
         kind: if redo {
             CheckpointKind::Redone
         } else {
             CheckpointKind::Undone
         },
     })?;
-    report.checkpoint = Some(if redo { &after.0 } else { &before.0 }.clone());
-    report.reverted = reverted;
-    report.conflicts = conflicts;
-    Ok(report)
+    Ok(UndoReport {
+        session,
+        checkpoint: Some(if redo { &turn.after.0 } else { &turn.before.0 }.clone()),
+        reverted,
+        conflicts,
+    })
+}
+
+impl Pending {
+    /// Whether it would change any file.
+    pub fn changes_files(&self) -> bool {
+        !self.changes.is_empty()
+    }
+
+    /// What it would do, for the user to read before confirming: the turn (its prompt), the
+    /// checkpoint the files go to, then each file and what happens to it. Names are escaped.
+    pub fn preview(&self) -> String {
+        let target = if self.redo {
+            &self.turn.after
+        } else {
+            &self.turn.before
+        };
+        let short = &target.0[..target.0.len().min(12)];
+        let what = if self.redo {
+            "put back the last undone turn"
+        } else {
+            "take back the last turn"
+        };
+        let prompt = self
+            .prompt
+            .as_deref()
+            .map(|p| {
+                let line: String = p.trim().chars().take(60).collect();
+                let more = if p.trim().chars().count() > 60 {
+                    "…"
+                } else {
+                    ""
+                };
+                format!(" (\"{}{more}\")", visible::name(&line))
+            })
+            .unwrap_or_default();
+        let mut out = format!(
+            "cairn undo will {what} of session {}{prompt}, to checkpoint {short}:\n",
+            visible::name(&self.session)
+        );
+        for change in &self.changes {
+            let verb = match change.action {
+                "removed" => "remove",
+                "recreated" => "recreate",
+                _ => "restore",
+            };
+            out.push_str(&format!("  {verb:<9} {}\n", visible::name(&change.path)));
+        }
+        if self.changes.is_empty() {
+            out.push_str("  no file would change\n");
+        }
+        for c in &self.conflicts {
+            out.push_str(&format!(
+                "  leave     {}: {}\n",
+                visible::name(&c.path),
+                visible::name(&c.why)
+            ));
+        }
+        out
+    }
 }
 
 /// Whether the last checkpoint record is a batch's `Before` with no `After` yet: the session
@@ -481,26 +628,30 @@ fn open_batch(records: &[Record]) -> bool {
     }) == Some(true)
 }
 
-/// `cairn undo [SESSION] [--json]`: the text to print and the exit status (1 when there was
-/// nothing to undo or a file was left alone).
-pub fn run(
-    session: Option<&str>,
-    json: bool,
-    redo: bool,
-    cwd: &Path,
-) -> color_eyre::Result<(String, i32)> {
+/// The log of the session `cairn undo [SESSION]` works on: the named one, or the latest of
+/// `cwd`; and the directory of the checkpoint stores.
+pub fn session_paths(session: Option<&str>, cwd: &Path) -> color_eyre::Result<(PathBuf, PathBuf)> {
     let sessions = session_log::sessions_dir();
     let data_dir: PathBuf = super::data_dir_of(&sessions);
     let log_path = match session {
         Some(id) => session_log::find_session(&sessions, id)?,
         None => session_log::latest_in(&sessions, cwd)?,
     };
-    let report = undo_session(&log_path, &data_dir, redo)?;
+    Ok((log_path, data_dir))
+}
+
+/// What `cairn undo` prints for a report, and its exit status (1 when there was nothing to
+/// undo or a file was left alone).
+pub fn report_output(
+    report: &UndoReport,
+    json: bool,
+    redo: bool,
+) -> color_eyre::Result<(String, i32)> {
     let code = i32::from(report.checkpoint.is_none() || !report.conflicts.is_empty());
     if json {
-        return Ok((format!("{}\n", serde_json::to_string(&report)?), code));
+        return Ok((format!("{}\n", serde_json::to_string(report)?), code));
     }
-    Ok((report_text(&report, redo), code))
+    Ok((report_text(report, redo), code))
 }
 
 fn report_text(report: &UndoReport, redo: bool) -> String {
@@ -528,14 +679,20 @@ fn report_text(report: &UndoReport, redo: bool) -> String {
             report.session
         )
     };
+    // Names escaped one by one: a name holding a newline or an escape sequence cannot forge
+    // a line of this report or drive the terminal.
     for r in &report.reverted {
-        out.push_str(&format!("  {:<9} {}\n", r.action, r.path));
+        out.push_str(&format!("  {:<9} {}\n", r.action, visible::name(&r.path)));
     }
     if report.reverted.is_empty() {
         out.push_str("  no file was changed\n");
     }
     for c in &report.conflicts {
-        out.push_str(&format!("  conflict  {}: {}\n", c.path, c.why));
+        out.push_str(&format!(
+            "  conflict  {}: {}\n",
+            visible::name(&c.path),
+            visible::name(&c.why)
+        ));
     }
     out
 }

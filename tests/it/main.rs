@@ -23,6 +23,7 @@ mod sandbox_secrets;
 mod sandbox_sockets;
 mod stream_fixtures;
 mod support;
+mod terminal_text;
 mod tools_bash;
 mod tools_files;
 mod tools_jobs;

@@ -36,7 +36,7 @@ fn sandbox() -> Sandbox {
 }
 
 fn undo_json(sb: &Sandbox) -> (i32, Value) {
-    let run = sb.exec_raw_sync(&["undo", "--json"]);
+    let run = sb.exec_raw_sync(&["undo", "--json", "--yes"]);
     let report = serde_json::from_str(run.1.trim()).unwrap_or(Value::Null);
     assert!(!report.is_null(), "undo printed {:?} / {:?}", run.1, run.2);
     (run.0, report)
@@ -136,14 +136,14 @@ async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
     assert!(report["checkpoint"].is_null(), "{report}");
 
     // --redo puts it all back, once; then undo takes it back again.
-    let run = sb.exec_raw_sync(&["undo", "--redo"]);
+    let run = sb.exec_raw_sync(&["undo", "--redo", "--yes"]);
     assert_eq!(run.0, 0, "{run:?}");
     assert!(run.1.contains("redid the last undone turn"), "{}", run.1);
     assert_eq!(sb.read("a.txt"), "one\nTWO\nthree\n");
     assert_eq!(sb.read("src/b.txt"), "changed\n");
     assert_eq!(sb.read("src/made.txt"), "made\n");
     assert!(!sb.path("src/c.txt").exists());
-    let run = sb.exec_raw_sync(&["undo", "--redo"]);
+    let run = sb.exec_raw_sync(&["undo", "--redo", "--yes"]);
     assert_eq!(run.0, 1, "{run:?}");
     assert!(run.1.contains("nothing to redo"), "{}", run.1);
     let (code, _) = undo_json(&sb);
@@ -169,7 +169,7 @@ async fn a_file_changed_after_the_turn_is_left_alone_and_named() {
     // The user edits the model's edit.
     std::fs::write(sb.path("a.txt"), "mine now\n").unwrap();
 
-    let run = sb.exec_raw_sync(&["undo"]);
+    let run = sb.exec_raw_sync(&["undo", "--yes"]);
     assert_eq!(run.0, 1, "{run:?}");
     assert!(
         run.1.contains("conflict  a.txt: changed since the turn"),
@@ -180,4 +180,87 @@ async fn a_file_changed_after_the_turn_is_left_alone_and_named() {
     assert_eq!(sb.read("src/b.txt"), "keep\n");
     assert_eq!(sb.read("src/c.txt"), "delete me\n");
     assert!(!sb.path("src/made.txt").exists());
+}
+
+/// Files and the session log, to show nothing moved.
+fn state(sb: &Sandbox) -> (Vec<(String, Vec<u8>)>, String) {
+    let mut files: Vec<(String, Vec<u8>)> = files_under(&sb.workspace());
+    files.sort();
+    (files, std::fs::read_to_string(sb.log_path()).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_without_a_terminal_shows_what_it_would_do_refuses_and_yes_does_it() {
+    let sb = sandbox();
+    let llm = MockLlm::start(session()).await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto", "change things"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let before = state(&sb);
+
+    for args in [&["undo"][..], &["undo", "--json"], &["undo", "--redo"]] {
+        let (code, stdout, stderr) = sb.exec_raw_sync(args);
+        if args.contains(&"--redo") {
+            // Nothing undone yet: nothing to redo, nothing asked.
+            assert_eq!(code, 1, "{stdout} / {stderr}");
+            assert!(stdout.contains("nothing to redo"), "{stdout}");
+            continue;
+        }
+        assert_eq!(code, 2, "a usage error: {stdout} / {stderr}");
+        assert!(stdout.is_empty(), "no report: {stdout}");
+        // What it would do, per file, for the turn and its checkpoint.
+        for line in [
+            "cairn undo will take back the last turn of session",
+            "(\"change things\")",
+            "to checkpoint ",
+            "restore   a.txt",
+            "restore   src/b.txt",
+            "recreate  src/c.txt",
+            "remove    src/made.txt",
+            "standard input is not a terminal",
+            "nothing was changed",
+            "--yes",
+        ] {
+            assert!(stderr.contains(line), "{line:?} in {stderr}");
+        }
+        assert_eq!(state(&sb), before, "{args:?} changed something");
+    }
+
+    let (code, stdout, stderr) = sb.exec_raw_sync(&["undo", "-y"]);
+    assert_eq!(code, 0, "{stdout} / {stderr}");
+    assert!(
+        stdout.contains("undid the last turn") && stderr.is_empty(),
+        "{stdout} / {stderr}"
+    );
+    assert_eq!(sb.read("a.txt"), "one\ntwo\nthree\n");
+    assert!(!sb.path("src/made.txt").exists());
+
+    // The redo asks the same way.
+    let (code, _, stderr) = sb.exec_raw_sync(&["undo", "--redo"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("put back the last undone turn") && stderr.contains("--redo --yes"));
+    assert!(!sb.path("src/made.txt").exists(), "nothing redone");
+    let (code, _, _) = sb.exec_raw_sync(&["undo", "--redo", "--yes"]);
+    assert_eq!(code, 0);
+    assert_eq!(sb.read("src/made.txt"), "made\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_preview_names_what_it_would_leave_alone() {
+    let sb = sandbox();
+    let llm = MockLlm::start(session()).await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto", "change things"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    std::fs::write(sb.path("a.txt"), "mine now\n").unwrap();
+    let (code, _, stderr) = sb.exec_raw_sync(&["undo"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("leave     a.txt: changed since the turn"),
+        "{stderr}"
+    );
+    assert_eq!(sb.read("a.txt"), "mine now\n");
+    assert!(sb.path("src/made.txt").exists(), "nothing undone");
 }

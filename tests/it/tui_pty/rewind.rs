@@ -128,7 +128,7 @@ async fn tui_pty_undo_takes_back_an_edit_and_a_commands_effects_then_redo_puts_t
     tui.quit().await;
 
     // Both are logged as `cairn undo` reads them: undoing now takes the redone turn back.
-    let run = sb.exec_raw_sync(&["undo"]);
+    let run = sb.exec_raw_sync(&["undo", "--yes"]);
     assert_eq!(run.0, 1, "notes.md is a conflict: {run:?}");
     assert_eq!(sb.read("a.txt"), "one\ntwo\nthree\n", "{run:?}");
     assert_eq!(
@@ -286,4 +286,45 @@ async fn tui_pty_rewind_to_the_first_message_restores_files_and_forks_the_conver
     );
     assert!(left < mark && mark < new, "{screen}");
     replay.quit().await;
+}
+
+/// `cairn undo` on a terminal: it shows what it would change and asks; `n` (or Enter)
+/// changes nothing, `y` undoes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_cairn_undo_on_a_terminal_shows_the_files_and_asks() {
+    let sb = Sandbox::new().file("a.txt", "one\n");
+    let llm = MockLlm::start(vec![
+        Script::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo two > a.txt && echo new > b.txt"}),
+        ),
+        Script::text("done"),
+    ])
+    .await;
+    let run = sb.exec(&llm.url(), &["--mode", "auto", "change"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let log_before = std::fs::read_to_string(sb.log_path()).unwrap();
+
+    for answer in ["n\r", "\r"] {
+        let mut undo = Tui::start_args(&sb, &["undo"], 100, 20);
+        let screen = undo.wait_for_text("Undo? [y/N]").await;
+        assert!(
+            screen.contains("restore   a.txt") && screen.contains("remove    b.txt"),
+            "{screen}"
+        );
+        undo.send(answer);
+        undo.wait_for_text("undo cancelled: nothing was changed")
+            .await;
+        assert_eq!(sb.read("a.txt"), "two\n");
+        assert!(sb.path("b.txt").exists());
+        assert_eq!(std::fs::read_to_string(sb.log_path()).unwrap(), log_before);
+    }
+
+    let mut undo = Tui::start_args(&sb, &["undo"], 100, 20);
+    undo.wait_for_text("Undo? [y/N]").await;
+    undo.send("y\r");
+    undo.wait_for_text("undid the last turn").await;
+    assert_eq!(sb.read("a.txt"), "one\n");
+    assert!(!sb.path("b.txt").exists());
 }
