@@ -1,6 +1,8 @@
 //! Checkpoint figures, run by hand: `cargo bench --bench checkpoint`.
 //! - a 20,000-file workspace (200 dirs × 100 files of ~1 KB, a git repository with all of it
-//!   committed): the first checkpoint, then the median checkpoint after editing one file,
+//!   committed): the first checkpoint, then the median checkpoint after a command that
+//!   changed nothing and after editing one file, as a session takes them (file notifications)
+//!   and as the scan fallback does (network file systems, an overflowed queue, `cairn undo`),
 //!   against `git status` on the same tree (what every git user already waits for);
 //! - a session editing 10 files, 100 checkpoints: the store's size on disk against the size
 //!   of the files and of all the versions written (with `maintain` after each checkpoint, as
@@ -11,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cairn::checkpoint::CheckpointStore;
+use cairn::checkpoint::{CheckpointStore, StoreOptions};
 
 const TREE_DIRS: usize = 200;
 const FILES_PER_DIR: usize = 100;
@@ -113,14 +115,52 @@ fn bench_large_workspace() {
         .map(|_| timed(|| git(root, &["status", "--porcelain"])))
         .collect();
 
-    let store = CheckpointStore::open(data.path(), root).unwrap();
+    let session = StoreOptions {
+        session_start: true,
+        notifications: true,
+    };
+    let store = CheckpointStore::open_with(data.path(), root, session).unwrap();
+    assert!(store.watching(), "file notifications unavailable here");
     let first = timed(|| {
         store.snapshot().unwrap();
     });
     // The next one re-checks entries the first recorded in the same second as their files.
     std::thread::sleep(Duration::from_millis(1100));
     store.snapshot().unwrap();
+    let (unchanged, edited) = steps(&store, root, 0);
+    println!("  git status --porcelain (baseline): {}", medians(status));
+    println!(
+        "  first checkpoint:                  {} (target < 2 s)",
+        medians(vec![first])
+    );
+    println!("  with file notifications (a session):");
+    println!(
+        "    after a command that changed nothing: {}",
+        medians(unchanged)
+    );
+    println!(
+        "    after a 1-file edit:                  {}",
+        medians(edited)
+    );
+    // As `cairn undo` and a workspace without notifications take them: by stat of every file.
+    let scanning = CheckpointStore::open(data.path(), root).unwrap();
+    scanning.snapshot().unwrap();
+    let (unchanged, edited) = steps(&scanning, root, RUNS);
+    println!("  scan fallback (no notifications):");
+    println!(
+        "    after a command that changed nothing: {}",
+        medians(unchanged)
+    );
+    println!(
+        "    after a 1-file edit:                  {} (target < 50 ms)",
+        medians(edited)
+    );
+    println!("  store size: {:.1} MB", store.disk_usage() as f64 / 1e6);
+}
 
+/// RUNS checkpoints with nothing changed, then RUNS each after a one-file edit.
+type Runs = Vec<(Duration, Duration)>;
+fn steps(store: &CheckpointStore, root: &Path, version: usize) -> (Runs, Runs) {
     let unchanged: Vec<_> = (0..RUNS)
         .map(|_| {
             timed(|| {
@@ -132,26 +172,13 @@ fn bench_large_workspace() {
         .map(|run| {
             let d = run * 7 % TREE_DIRS;
             let path = root.join(format!("src/m{d:03}/f001.rs"));
-            std::fs::write(&path, source_text(d, 1, run + 1)).unwrap();
+            std::fs::write(&path, source_text(d, 1, version + run + 1)).unwrap();
             timed(|| {
                 store.snapshot().unwrap();
             })
         })
         .collect();
-    println!("  git status --porcelain (baseline): {}", medians(status));
-    println!(
-        "  first checkpoint:                  {} (target < 2 s)",
-        medians(vec![first])
-    );
-    println!(
-        "  checkpoint, nothing changed:       {}",
-        medians(unchanged)
-    );
-    println!(
-        "  checkpoint after a 1-file edit:    {} (target < 50 ms)",
-        medians(edited)
-    );
-    println!("  store size: {:.1} MB", store.disk_usage() as f64 / 1e6);
+    (unchanged, edited)
 }
 
 fn bench_store_size() {

@@ -110,7 +110,14 @@ const BULK_LOOSE: usize = 64;
 struct Packs {
     /// By the pack's file name, so a rescan keeps what is loaded.
     loaded: HashMap<PathBuf, Arc<Pack>>,
+    /// The pack directory's mtime when it was last listed: a miss lists it again only when
+    /// it moved (a scan of 20,000 new files would otherwise list it 20,000 times).
+    listed_at: Option<std::time::SystemTime>,
 }
+
+/// A directory whose mtime is at least this old is trusted not to have changed within the
+/// same tick (git's racy rule): younger, it is listed again on every miss.
+const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl ObjectDb {
     pub fn new(objects: &Path) -> Self {
@@ -233,8 +240,15 @@ impl ObjectDb {
         if let Some(hit) = found(&packs) {
             return Some(hit);
         }
-        // Packs appear (repack) and vanish (repack -d): look again on a miss.
+        // Packs appear (repack) and vanish (repack -d): look again on a miss, unless the
+        // directory did not move since it was listed.
         let pack_dir = self.dir.join("pack");
+        let mtime = std::fs::metadata(&pack_dir).and_then(|m| m.modified()).ok();
+        let settled = mtime.is_some_and(|t| t.elapsed().is_ok_and(|age| age >= SETTLED));
+        if settled && mtime == packs.listed_at {
+            return None;
+        }
+        packs.listed_at = if settled { mtime } else { None };
         let mut now: HashMap<PathBuf, Arc<Pack>> = HashMap::new();
         for entry in std::fs::read_dir(&pack_dir).into_iter().flatten().flatten() {
             let path = entry.path();

@@ -1,12 +1,14 @@
 //! Test doubles other tests and demos drive cairn with: a scripted OpenAI-compatible server
 //! (`MockLlm`) that plays `Script`s and records what cairn sent.
 
+pub mod exec_count;
 pub mod mock_chunks;
 pub mod mock_llm;
 pub mod mock_script;
 pub mod mock_site;
 pub mod privileges;
 
+pub use exec_count::ExecCounter;
 pub use mock_chunks::token_text;
 pub use mock_llm::{
     MockLlm, MockOptions, NO_MORE_TURNS, RecordedRequest, Responder, context_length_exceeded_body,

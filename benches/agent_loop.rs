@@ -1,0 +1,252 @@
+//! The agent loop over the S1 mix (40 tool steps: 10 reads, 10 edits, 10 commands, 5 listings,
+//! 5 greps, one per reply) against the scripted mock, in this process, with checkpoints on and
+//! off (`[checkpoints] enabled`): the median time per step of each and their ratio, and then
+//! the programs each configuration starts (counted by a seccomp filter, see
+//! `cairn::testing::ExecCounter`), by name.
+//! Run with `cargo bench --bench agent_loop`; figures are printed, nothing is asserted.
+//! Commands run unsandboxed here (the sandbox's cost is the same on and off, and a process
+//! under the counting filter cannot install the sandbox's own supervised filter).
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use cairn::agent::{Agent, AgentSettings, CheckpointSettings, ContextSettings, Engine, StartFrom};
+use cairn::bus::{self, AgentEvent, Mode, UserCommand};
+use cairn::llm::ProviderSettings;
+use cairn::llm::client::HttpModel;
+use cairn::permissions::policy::{PolicyGate, PolicySettings};
+use cairn::permissions::rules::RuleSet;
+use cairn::testing::{ExecCounter, MockLlm, Script};
+use cairn::tools::places::FilePolicy;
+use cairn::tools::registry::standard_tools;
+use cairn::tools::{BashSettings, Registry, ToolEnv};
+
+/// Timed sessions per configuration (alternating on and off).
+const REPS: usize = 7;
+const STEPS: usize = 40;
+/// The workspace: 20 directories of 25 files.
+const DIRS: usize = 20;
+const FILES: usize = 25;
+
+fn main() {
+    println!(
+        "agent loop, S1 mix ({STEPS} steps), workspace of {} files; median of {REPS} sessions",
+        DIRS * FILES
+    );
+    let timings = {
+        let runtime = runtime();
+        let mut on = Vec::new();
+        let mut off = Vec::new();
+        // One of each first, unmeasured: page cache, connection pools, the bash binary.
+        runtime.block_on(session(true));
+        runtime.block_on(session(false));
+        for _ in 0..REPS {
+            on.push(runtime.block_on(session(true)));
+            off.push(runtime.block_on(session(false)));
+        }
+        (median(on), median(off))
+    };
+    let (on, off) = timings;
+    let per_step = |d: Duration| d / STEPS as u32;
+    println!(
+        "  checkpoints off: {:>7.2?} per step ({:.0?} a session)",
+        per_step(off),
+        off
+    );
+    println!(
+        "  checkpoints on:  {:>7.2?} per step ({:.0?} a session)  = {:.2}x off (target within 1.2x; absolute < 6 ms a step)",
+        per_step(on),
+        on,
+        on.as_secs_f64() / off.as_secs_f64()
+    );
+    println!(
+        "  cost of checkpoints: {:.2?} per step",
+        per_step(on.saturating_sub(off))
+    );
+
+    // From here on every program this process starts is counted: a new runtime, whose
+    // threads are all made under the filter.
+    let counter = ExecCounter::install_on_this_thread().unwrap();
+    let runtime = runtime();
+    for enabled in [true, false] {
+        let before = counter.count();
+        runtime.block_on(session(enabled));
+        let programs = &counter.programs()[before..];
+        let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
+        for program in programs {
+            let name = Path::new(program)
+                .file_name()
+                .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+            *by_name.entry(name).or_default() += 1;
+        }
+        println!(
+            "  programs started, checkpoints {}: {} in {STEPS} steps ({:.2} a step): {by_name:?}",
+            if enabled { "on" } else { "off" },
+            programs.len(),
+            programs.len() as f64 / STEPS as f64
+        );
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The S1 mix: per block, a read, an edit of the file read, a command, and a listing or a
+/// grep. Half the commands change files, half only look.
+fn script() -> Vec<Script> {
+    let mut steps = Vec::new();
+    for i in 0..STEPS / 4 {
+        let path = format!("src/d{i:02}/f{i:02}.rs");
+        steps.push(Script::tool_call(
+            &format!("r{i}"),
+            "read_file",
+            json!({"path": path}),
+        ));
+        steps.push(Script::tool_call(
+            &format!("e{i}"),
+            "edit_file",
+            json!({"path": path, "old_string": format!("fn item_{i}_{i}_3()"), "new_string": format!("fn edited_{i}()")}),
+        ));
+        let command = match i % 5 {
+            0 => format!("wc -l {path}"),
+            1 => format!("echo step {i} >> notes.txt"),
+            2 => "ls src".to_string(),
+            3 => format!("touch made_{i}.txt"),
+            _ => format!("sed -i 's/edited/done/' {path}"),
+        };
+        steps.push(Script::tool_call(
+            &format!("b{i}"),
+            "bash",
+            json!({"command": command}),
+        ));
+        if i % 2 == 0 {
+            steps.push(Script::tool_call(
+                &format!("l{i}"),
+                "list_dir",
+                json!({"path": format!("src/d{i:02}")}),
+            ));
+        } else {
+            steps.push(Script::tool_call(
+                &format!("g{i}"),
+                "grep",
+                json!({"pattern": format!("item_{i}_1"), "path": "src"}),
+            ));
+        }
+    }
+    steps.push(Script::text("done"));
+    steps
+}
+
+fn workspace(root: &Path) {
+    for d in 0..DIRS {
+        let dir = root.join(format!("src/d{d:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..FILES {
+            let mut text = String::new();
+            for line in 0..30 {
+                text.push_str(&format!("fn item_{d}_{f}_{line}() -> u64 {{ {line} }}\n"));
+            }
+            std::fs::write(dir.join(format!("f{f:02}.rs")), text).unwrap();
+        }
+    }
+}
+
+/// One session of the mix in a fresh workspace; the time from the prompt to the end of the
+/// request.
+async fn session(checkpoints: bool) -> Duration {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    workspace(ws.path());
+    let llm = MockLlm::start(script()).await;
+    let workspace = std::fs::canonicalize(ws.path()).unwrap();
+    let tools = ToolEnv::with_files(
+        workspace.clone(),
+        BashSettings::default(),
+        FilePolicy::from_env(&[]),
+    );
+    let engine = Engine {
+        model: Arc::new(HttpModel::new(provider(&llm.url())).unwrap()),
+        registry: Arc::new(Registry::with_tools(standard_tools())),
+        tool_env: tools,
+        gate: Arc::new(PolicyGate::new(PolicySettings {
+            rules: RuleSet::default(),
+            workspace: workspace.clone(),
+            sandbox: None,
+            places: cairn::permissions::classify::Places::from_env(),
+        })),
+    };
+    let settings = AgentSettings {
+        workspace,
+        provider: "custom".into(),
+        mode: Mode::Never,
+        max_steps: 100,
+        context_window: 1_000_000,
+        context: ContextSettings::default(),
+        interactive: false,
+        sessions_dir: data.path().join("sessions"),
+        vision: None,
+        checkpoints: CheckpointSettings {
+            enabled: checkpoints,
+            ..CheckpointSettings::default()
+        },
+    };
+    let (ends, mut front) = bus::channel();
+    let agent = Agent::start(settings, engine, StartFrom::New, ends.events).unwrap();
+    let task = tokio::spawn(agent.run(ends.commands));
+    let start = Instant::now();
+    front
+        .commands
+        .send(UserCommand::Submit {
+            text: "work".into(),
+            attach: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let mut errors = 0;
+    loop {
+        match front.events.recv().await.unwrap() {
+            AgentEvent::RequestEnded { .. } => break,
+            AgentEvent::Tool(bus::ToolEvent::Finished { result, name, .. }) if result.is_error => {
+                errors += 1;
+                println!("  ! {name}: {}", result.text);
+            }
+            _ => {}
+        }
+    }
+    let took = start.elapsed();
+    assert_eq!(errors, 0, "every step of the mix must succeed");
+    let _ = front.commands.send(UserCommand::Shutdown).await;
+    task.await.unwrap();
+    took
+}
+
+fn provider(url: &str) -> ProviderSettings {
+    ProviderSettings {
+        provider: "custom".into(),
+        base_url: url.to_string(),
+        api_key: None,
+        model: "mock-model".into(),
+        max_retries: 0,
+        initial_backoff: Duration::from_millis(5),
+        max_backoff: Duration::from_millis(50),
+        idle_timeout: Duration::from_secs(30),
+        max_tokens: None,
+        temperature: None,
+        limits: Default::default(),
+    }
+}
