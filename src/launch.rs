@@ -25,7 +25,6 @@ use crate::tools::places::FilePolicy;
 use crate::tools::registry::web_tools;
 use crate::tools::{BashSettings, Registry, Tool, ToolEnv, registry::standard_tools};
 use crate::web::WebEnv;
-use crate::web::client::DirectStack;
 use crate::web::resolve::SystemResolver;
 
 /// A started engine and the front end's ends of its bus.
@@ -61,7 +60,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         crate::secrets::remember(name, key);
     }
     // The one HTTP stack, built before any request: the model client and discovery share it.
-    let network = network_stack(&config)?;
+    let network = network_stack(&config.network)?;
     notices.extend(network.warnings().iter().cloned());
     let model = HttpModel::with_network(config.provider.clone(), &network)
         .wrap_err("setting up the provider client")?
@@ -87,7 +86,12 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
     let files = FilePolicy::from_env(&readable).with_secrets(secrets.clone());
-    let tools = ToolEnv::with_web(workspace.clone(), bash, files, Some(web_env(&config)?));
+    let tools = ToolEnv::with_web(
+        workspace.clone(),
+        bash,
+        files,
+        Some(web_env(&config, &network)?),
+    );
     let store = TrustStore::in_data_dir(sessions_dir.parent().unwrap_or(&sessions_dir));
     let (rules, untrusted) = load_rules(&config, &workspace, args.trust_project, &store)?;
     let gate = Arc::new(
@@ -161,9 +165,10 @@ pub fn session_tools(config: &Config) -> Vec<Box<dyn Tool>> {
     tools
 }
 
-/// The web tools' egress client: the system resolver, the one HTTP stack. The search key
-/// is remembered so that it is redacted wherever a tool's output would show it.
-pub fn web_env(config: &Config) -> Result<Arc<WebEnv>> {
+/// The web tools' egress client: the system resolver, the one HTTP stack (its proxies, CAs
+/// and connect timeout). The search key is remembered so that it is redacted wherever a
+/// tool's output would show it.
+pub fn web_env(config: &Config, network: &Network) -> Result<Arc<WebEnv>> {
     if let Some(search) = &config.web.search
         && let (Some(name), Some(key)) = (&search.key_env, &search.api_key)
     {
@@ -172,7 +177,7 @@ pub fn web_env(config: &Config) -> Result<Arc<WebEnv>> {
     WebEnv::new(
         config.web.clone(),
         Arc::new(SystemResolver),
-        Arc::new(DirectStack),
+        Arc::new(network.clone()),
     )
     .map_err(|message| eyre!(message))
 }
@@ -210,8 +215,8 @@ fn context_settings(
 /// The HTTP stack of the run, from `[network]` and the environment as it was at start-up
 /// (`secrets::var` still holds a proxy URL with a password that the scrubber took out).
 /// A malformed proxy or an unreadable `ca_file` stops the start with the reason.
-pub fn network_stack(config: &Config) -> Result<Network> {
-    let settings = NetworkSettings::from_config(&config.network, &crate::secrets::var)
+pub fn network_stack(file: &crate::net::NetworkFile) -> Result<Network> {
+    let settings = NetworkSettings::from_config(file, &crate::secrets::var)
         .wrap_err("reading the network settings")?;
     Network::new(settings).wrap_err("setting up the network")
 }

@@ -178,7 +178,7 @@ pub fn tool_list_json() -> Result<String> {
 /// Runs one tool in the current directory, as the model would, without the permission gate
 /// (the user is the one asking). Files are treated as just read, so writes and edits work.
 pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32)> {
-    let web = crate::config::load_web_settings()?;
+    let (web, network) = crate::config::load_web_settings()?;
     let mut tools = standard_tools();
     tools.extend(crate::tools::registry::web_tools(web.search.is_some()));
     let registry = Registry::with_tools(tools);
@@ -191,10 +191,12 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     let args: serde_json::Value =
         serde_json::from_str(args).wrap_err("the arguments are not valid JSON")?;
     let workspace = std::env::current_dir()?;
+    // The same proxy and CAs as a session: `[network]` and the environment.
+    let network = crate::launch::network_stack(&network)?;
     let web = crate::web::WebEnv::new(
         web,
         Arc::new(crate::web::resolve::SystemResolver),
-        Arc::new(crate::web::client::DirectStack),
+        Arc::new(network),
     )
     .map_err(|message| eyre!(message))?;
     let env = ToolEnv::with_web(

@@ -110,19 +110,23 @@ pub fn default_config_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".cairn").join("config.toml"))
 }
 
-/// Only `[web]` of the user's config file, `--config`-less, with keys from the environment:
-/// for `cairn tool run`, which needs no provider (and so no provider key).
-pub fn load_web_settings() -> Result<crate::web::WebSettings, ConfigError> {
+/// Only `[web]` and `[network]` of the user's config file, `--config`-less, with keys from the
+/// environment: for `cairn tool run`, which needs no provider (and so no provider key), but
+/// fetches through the same proxy and CAs as a session.
+pub fn load_web_settings() -> Result<(crate::web::WebSettings, crate::net::NetworkFile), ConfigError>
+{
     let path = default_config_path();
     let file = if path.is_file() {
         ConfigFile::load(&path)?
     } else {
         ConfigFile::default()
     };
-    file.web
+    let web = file
+        .web
         .unwrap_or_default()
         .resolve(&crate::secrets::var)
-        .map_err(|message| ConfigError::File { path, message })
+        .map_err(|message| ConfigError::File { path, message })?;
+    Ok((web, file.network.unwrap_or_default()))
 }
 
 impl Config {

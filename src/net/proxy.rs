@@ -47,6 +47,11 @@ impl ProxyTarget {
         }
     }
 
+    /// The proxy's host name or address (no credentials).
+    pub fn host(&self) -> &str {
+        self.url.host_str().unwrap_or_default()
+    }
+
     /// True for `socks5h://` and `socks4a://`: names are resolved by the proxy.
     pub fn resolves_names(&self) -> bool {
         matches!(self.url.scheme(), "socks5h" | "socks4a")

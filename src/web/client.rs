@@ -26,6 +26,16 @@ pub trait HttpStack: Send + Sync {
     fn builder(&self) -> reqwest::ClientBuilder;
     /// Whether a request to `url` goes through a proxy that resolves names itself.
     fn route(&self, url: &url::Url) -> Route;
+    /// The host of the proxy a request to `url` goes through: the one other name a hop's
+    /// client may resolve (normally: the user configured it).
+    fn proxy_host(&self, _url: &url::Url) -> Option<String> {
+        None
+    }
+    /// A failed request explained for the party that failed (the proxy, the certificate, the
+    /// server), when the stack knows more than reqwest's text.
+    fn explain(&self, _url: &url::Url, _error: &reqwest::Error) -> Option<String> {
+        None
+    }
 }
 
 /// reqwest's defaults without any proxy: for tests and tools that run before the stack exists.
@@ -181,7 +191,7 @@ impl EgressClient {
                 .policy
                 .check(&target, self.resolver.as_ref(), route, trusted)
                 .await?;
-            let response = self.send_hop(request, &target, addrs, route).await?;
+            let response = self.send_hop(request, &target, addrs).await?;
             let status = response.status();
             let location = response
                 .headers()
@@ -209,13 +219,12 @@ impl EgressClient {
         request: &EgressRequest,
         target: &Target,
         addrs: Vec<IpAddr>,
-        route: Route,
     ) -> Result<reqwest::Response, EgressError> {
         let url = target.url.to_string();
         let pinned = Pinned {
             host: target.host.clone(),
             addrs,
-            route,
+            proxy_host: self.stack.proxy_host(&target.url).map(|h| normal_name(&h)),
         };
         let client = self
             .stack
@@ -237,7 +246,16 @@ impl EgressClient {
         for (name, value) in &request.headers {
             builder = builder.header(*name, value);
         }
-        builder.send().await.map_err(|err| http_error(&url, &err))
+        builder
+            .send()
+            .await
+            .map_err(|err| match self.stack.explain(&target.url, &err) {
+                Some(why) => EgressError::Http {
+                    url: url.clone(),
+                    why,
+                },
+                None => http_error(&url, &err),
+            })
     }
 }
 
@@ -319,37 +337,44 @@ pub fn elapsed_ms(since: Instant) -> u64 {
 }
 
 /// The resolver of one hop's client: the checked addresses for the checked host and nothing
-/// else, so the connection goes exactly where the check looked. On a proxied route the proxy's
-/// own name is resolved normally (the user configured it).
+/// else, so the connection goes exactly where the check looked (also through a `socks5://`
+/// proxy, which is handed what this resolves). The proxy's own name is resolved normally (the
+/// user configured it); any other name is refused.
 struct Pinned {
     host: String,
     addrs: Vec<IpAddr>,
-    route: Route,
+    proxy_host: Option<String>,
+}
+
+fn normal_name(name: &str) -> String {
+    name.trim_end_matches('.').to_ascii_lowercase()
 }
 
 impl reqwest::dns::Resolve for Pinned {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let asked = name.as_str().trim_end_matches('.').to_ascii_lowercase();
+        let asked = normal_name(name.as_str());
         let pinned = (asked == self.host).then(|| self.addrs.clone());
-        let route = self.route;
+        let is_proxy = self.proxy_host.as_deref() == Some(asked.as_str());
         Box::pin(async move {
             let addrs: Vec<SocketAddr> = match pinned {
                 Some(addrs) if !addrs.is_empty() => {
                     addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect()
                 }
-                Some(_) => return Err(refused_lookup(&asked)),
-                None if route == Route::Proxy => tokio::net::lookup_host((asked.as_str(), 0))
+                _ if is_proxy => tokio::net::lookup_host((asked.as_str(), 0))
                     .await?
                     .collect(),
-                None => return Err(refused_lookup(&asked)),
+                _ => return Err(refused_lookup(&asked)),
             };
             Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
         })
     }
 }
 
+/// Said by `Pinned` when a name it was not given is asked for.
+pub const UNCHECKED_NAME: &str = "was not checked by the egress policy";
+
 fn refused_lookup(name: &str) -> Box<dyn std::error::Error + Send + Sync> {
-    format!("{name} was not checked by the egress policy").into()
+    format!("{name} {UNCHECKED_NAME}").into()
 }
 
 #[cfg(test)]

@@ -122,7 +122,7 @@ async fn the_pinned_resolver_answers_only_the_checked_host_with_the_checked_addr
     let pinned = Pinned {
         host: "example.org".into(),
         addrs: vec![IpAddr::V4(Ipv4Addr::new(93, 184, 216, 34))],
-        route: Route::Direct,
+        proxy_host: Some("localhost".into()),
     };
     let answer: Vec<SocketAddr> = pinned
         .resolve("Example.org.".parse().unwrap())
@@ -131,6 +131,25 @@ async fn the_pinned_resolver_answers_only_the_checked_host_with_the_checked_addr
         .collect();
     assert_eq!(answer, vec!["93.184.216.34:0".parse().unwrap()]);
     assert!(pinned.resolve("other.org".parse().unwrap()).await.is_err());
+    // The proxy's own name resolves normally; a name that only looks like it does not.
+    let proxy: Vec<SocketAddr> = pinned
+        .resolve("localhost".parse().unwrap())
+        .await
+        .unwrap()
+        .collect();
+    assert!(proxy.iter().all(|a| a.ip().is_loopback()), "{proxy:?}");
+    assert!(
+        pinned
+            .resolve("localhost.evil".parse().unwrap())
+            .await
+            .is_err()
+    );
+    let empty = Pinned {
+        host: "example.org".into(),
+        addrs: Vec::new(),
+        proxy_host: None,
+    };
+    assert!(empty.resolve("example.org".parse().unwrap()).await.is_err());
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ pub mod fetch;
 pub mod page;
 pub mod resolve;
 pub mod search;
+pub mod stack;
 pub mod target;
 
 use std::net::IpAddr;

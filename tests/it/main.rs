@@ -31,4 +31,5 @@ mod tools_search;
 mod tui_pty;
 mod undo;
 mod web;
+mod web_proxy;
 mod write_queue;
