@@ -47,6 +47,7 @@ impl HttpStack for Network {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::net::{NetworkFile, NetworkSettings};
