@@ -214,13 +214,20 @@ impl App {
         if let Some(at) = self.approval.takes_keys_at() {
             want(at);
         }
+        // The `@` popup follows its index: results of a walk that ends show without a key.
+        if self.mention_finder.waiting_for_index() {
+            want(self.now + Duration::from_millis(50));
+        }
         next
     }
 
-    /// Drops expired transient state (flash messages, a prompt's hold-back); true when
-    /// something changed.
+    /// Drops expired transient state (flash messages, a prompt's hold-back) and lets the `@`
+    /// popup catch up with its index; true when something changed.
     pub fn expire(&mut self) -> bool {
         let released = self.approval.expire(self.now);
+        let reranked = self
+            .mention_finder
+            .follow_index(self.composer.text(), self.composer.cursor());
         let flash_over = self
             .flash
             .as_ref()
@@ -228,7 +235,7 @@ impl App {
         if flash_over {
             self.flash = None;
         }
-        released || flash_over
+        released || flash_over || reranked
     }
 
     /// The engine closed its end of the bus: say so; browsing still works.

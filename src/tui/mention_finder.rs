@@ -2,7 +2,9 @@
 //! workspace for what follows are listed above the input; Up/Down choose, Tab puts the
 //! chosen path in place of the word (quoted when it has spaces), Esc closes. The index is the
 //! `finder`'s, built on a background thread the first time `@` is typed and walked again each
-//! time the popup opens, so typing never waits for it and new files appear.
+//! time the popup opens, so typing never waits for it and new files appear. While a walk runs
+//! under an open popup the app checks on it each tick (`waiting_for_index`), and the list is
+//! ranked again as soon as the walk is done (`follow_index`), without waiting for a key.
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -32,6 +34,8 @@ struct Open {
     word: Range<usize>,
     matches: Vec<String>,
     selected: usize,
+    /// The index's generation the matches were ranked from.
+    generation: u64,
 }
 
 /// What choosing a file does to the input: `range` becomes `text`.
@@ -42,6 +46,14 @@ pub struct Pick {
 }
 
 impl MentionFinder {
+    /// A finder over an index of the caller's (instead of the working directory's).
+    pub fn over(index: FileIndex) -> Self {
+        Self {
+            index: Some(index),
+            open: None,
+        }
+    }
+
     pub fn is_open(&self) -> bool {
         self.open
             .as_ref()
@@ -62,6 +74,7 @@ impl MentionFinder {
         if opening {
             index.refresh();
         }
+        let generation = index.generation();
         let matches = index.matches(&query, SHOWN);
         let selected = self
             .open
@@ -71,7 +84,32 @@ impl MentionFinder {
             word,
             matches,
             selected,
+            generation,
         });
+    }
+
+    /// Whether the popup is open over an index that is still being walked (or was walked
+    /// since it was ranked): the app then checks back on the next tick.
+    pub fn waiting_for_index(&self) -> bool {
+        match (&self.open, &self.index) {
+            (Some(open), Some(index)) => {
+                index.is_walking() || index.generation() != open.generation
+            }
+            _ => false,
+        }
+    }
+
+    /// Ranks the open popup's word again when a walk finished since it was ranked; true
+    /// when it did (the screen changed).
+    pub fn follow_index(&mut self, text: &str, cursor: usize) -> bool {
+        let walked = match (&self.open, &self.index) {
+            (Some(open), Some(index)) => index.generation() != open.generation,
+            _ => false,
+        };
+        if walked {
+            self.update(text, cursor);
+        }
+        walked
     }
 
     /// A key while the popup is open; `None` when it is not the popup's.

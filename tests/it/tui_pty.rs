@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod approvals;
+mod attachments;
 mod harness;
 mod revert;
 mod rewind;

@@ -37,3 +37,42 @@ fn typed_characters_all_arrive_while_the_index_builds_and_tab_inserts_the_chosen
     assert!(!app.mention_finder.is_open());
     assert_eq!(app.composer.text(), "look at @src/lib.rs @Cargo.to");
 }
+
+#[test]
+fn the_popup_shows_the_files_of_a_walk_that_ends_without_another_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+    let index = crate::finder::FileIndex::start(dir.path());
+    let mut app = app(Instant::now());
+    app.mention_finder = crate::tui::mention_finder::MentionFinder::over(index.clone());
+    type_text(&mut app, "@widg");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut settle = |app: &mut super::App| {
+        while app.mention_finder.waiting_for_index() {
+            assert!(Instant::now() < deadline, "the walk never ended");
+            assert!(
+                app.next_tick().is_some(),
+                "the loop comes back while it runs"
+            );
+            std::thread::yield_now();
+            app.expire();
+        }
+    };
+    settle(&mut app);
+    assert!(!screen_text(&app, 100, 30).contains("widget.rs"));
+    // A file appears and the index is walked again: no key is pressed after this, only the
+    // ticks the main loop runs bring it into the popup.
+    std::fs::write(dir.path().join("widget.rs"), "").unwrap();
+    index.refresh();
+    while !screen_text(&app, 100, 30).contains("widget.rs") {
+        assert!(
+            Instant::now() < deadline,
+            "the popup never showed the new walk's file"
+        );
+        std::thread::yield_now();
+        app.expire();
+    }
+    assert!(app.mention_finder.is_open());
+    assert_eq!(app.composer.text(), "@widg");
+    settle(&mut app);
+}

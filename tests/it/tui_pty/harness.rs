@@ -60,6 +60,11 @@ impl Tui {
             "CAIRN_MODE",
             "CAIRN_BASE_URL",
             "VISUAL",
+            // No clipboard: what Ctrl+V finds must not depend on the desktop the tests run on.
+            "DISPLAY",
+            "WAYLAND_DISPLAY",
+            "SSH_CONNECTION",
+            "SSH_TTY",
         ] {
             cmd.env_remove(key);
         }
