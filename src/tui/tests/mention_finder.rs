@@ -47,7 +47,7 @@ fn the_popup_shows_the_files_of_a_walk_that_ends_without_another_key() {
     app.mention_finder = crate::tui::mention_finder::MentionFinder::over(index.clone());
     type_text(&mut app, "@widg");
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut settle = |app: &mut super::App| {
+    let settle = |app: &mut super::App| {
         while app.mention_finder.waiting_for_index() {
             assert!(Instant::now() < deadline, "the walk never ended");
             assert!(
