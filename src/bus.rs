@@ -292,6 +292,11 @@ pub enum UserCommand {
         target: RevertTarget,
         stamp: String,
     },
+    /// Trust the project skill `name` as it is now (its content hash is remembered), so its
+    /// `allowed-tools` apply when it is active (`/skills trust NAME`).
+    TrustSkill {
+        name: String,
+    },
     Shutdown,
 }
 
@@ -489,6 +494,43 @@ pub enum ToolEvent {
     },
 }
 
+/// One skill of the session, as `/skills` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillLine {
+    pub name: String,
+    /// As the model's list shows it (shortened when the budget made it so).
+    pub description: String,
+    /// Its `SKILL.md`.
+    pub path: String,
+    /// Where it was found: `.cairn/skills`, `~/.claude/skills`, …
+    pub origin: String,
+    pub status: SkillStatus,
+}
+
+/// What became of a skill in the model's list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillStatus {
+    Listed,
+    /// Listed with its description cut to fit the budget.
+    Shortened,
+    /// Left out of the list: over the budget.
+    Omitted,
+    /// `disable-model-invocation`: never listed, `/name` only.
+    UserOnly,
+}
+
+impl SkillStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillStatus::Listed => "listed",
+            SkillStatus::Shortened => "shortened",
+            SkillStatus::Omitted => "omitted",
+            SkillStatus::UserOnly => "/name only",
+        }
+    }
+}
+
 /// What happened. Past tense or a state; never a request.
 // A finished command (its run and the files it changed) is the largest event; events are few
 // per second, so boxing it would buy nothing.
@@ -551,6 +593,12 @@ pub enum AgentEvent {
     /// Something the user should know that did not end the turn.
     Warning {
         message: String,
+    },
+    /// The session's skills and what became of each in the model's list (sent at the start of
+    /// a session; `/skills` shows it). `budget` is the characters the list may take.
+    Skills {
+        skills: Vec<SkillLine>,
+        budget: usize,
     },
     /// The request that `RequestStarted` opened is over; `turn` is its last step.
     RequestEnded {

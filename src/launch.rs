@@ -131,7 +131,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         gate,
     };
     let settings = AgentSettings {
-        workspace,
+        workspace: workspace.clone(),
         provider: config.provider.provider.clone(),
         mode: args.mode.unwrap_or(config.mode),
         max_steps: args.max_steps.unwrap_or(config.max_steps),
@@ -141,6 +141,10 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         sessions_dir,
         vision: config.vision,
         checkpoints: crate::agent::CheckpointSettings::from_config(&config.checkpoints),
+        skills: crate::agent::SkillSettings {
+            sources: crate::skills::Sources::from_env(&workspace),
+            trust_project: args.trust_project,
+        },
     };
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)

@@ -32,6 +32,7 @@ pub mod policy_cmd;
 pub mod secret_stores;
 pub mod secrets;
 pub mod session_log;
+pub mod skills;
 pub mod subcommands;
 pub mod sync;
 #[cfg(feature = "testing")]

@@ -130,6 +130,14 @@ pub enum Record {
         hash: String,
         note: String,
     },
+    /// A skill was loaded (the model's `skill` call, or the user's `/name`): what the model was
+    /// given, so a compaction can attach it again and a resume knows it (its directory stays
+    /// readable for the session).
+    SkillLoaded {
+        name: String,
+        dir: String,
+        text: String,
+    },
     /// The conversation was compacted: the tool results at the `stubs` indices were replaced
     /// by the stub text, then messages `..summarized` by one user message, `summary`. Kept as
     /// a change, not the result, so a long session's log grows by the stubs only. `usage` is

@@ -244,11 +244,23 @@ pub enum ToolOutput {
     FileChanged(FileChange),
     Listing(Listing),
     Matches(Matches),
-    Todos { todos: Vec<TodoItem> },
+    Todos {
+        todos: Vec<TodoItem>,
+    },
     Job(JobReport),
     Image(ImageView),
     WebPage(WebPage),
     WebSearch(WebSearch),
+    /// A skill the `skill` tool loaded: `text` is what the model reads.
+    Skill(SkillLoad),
+}
+
+/// A loaded skill: its name, directory and what the model is given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillLoad {
+    pub name: String,
+    pub dir: String,
+    pub text: String,
 }
 
 /// An image a tool read for the model to see. The log keeps what it is; the bytes go to the

@@ -153,6 +153,10 @@ impl Agent {
         {
             return done(self.answer_plan(call, &args, mode, cancel).await);
         }
+        // A skill loads from the session's own list (logged, so compaction and resume keep it).
+        if call.name == crate::skills::SKILL_TOOL {
+            return done(self.answer_skill(&args));
+        }
         let verdict = match guarded(&call.name, || {
             self.engine.gate.check(&call.name, &access, mode)
         }) {

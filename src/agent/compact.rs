@@ -159,6 +159,8 @@ impl Agent {
             pruned: outcome.pruned,
             summarized: outcome.summarized,
         });
+        // A loaded skill the compaction took out comes back (within a budget).
+        self.reattach_skills();
         self.report_context();
         true
     }

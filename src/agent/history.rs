@@ -35,6 +35,17 @@ pub struct Rebuilt {
     pub interrupted: Vec<CallId>,
     /// The user messages of the current branch, oldest first: what `/rewind` offers.
     pub users: Vec<BranchUser>,
+    /// The skills loaded on the current branch, in order (a skill loaded again comes again).
+    pub skills: Vec<LoadedSkill>,
+}
+
+/// A skill the model was given in this session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedSkill {
+    pub name: String,
+    pub dir: String,
+    /// What the model was given (the body, the arguments, the file list).
+    pub text: String,
 }
 
 /// A user message of the current branch.
@@ -271,6 +282,11 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 what: what.clone(),
                 changes: changes.clone(),
             }),
+            Record::SkillLoaded { name, dir, text } => out.skills.push(LoadedSkill {
+                name: name.clone(),
+                dir: dir.clone(),
+                text: text.clone(),
+            }),
             Record::Meta { .. } | Record::Checkpoint { .. } => {}
         }
     }
@@ -303,6 +319,7 @@ fn fork(out: &mut Rebuilt, before: &[Record], at: usize, keep_left: bool, images
     out.request_text = prefix.request_text;
     out.users = prefix.users;
     out.interrupted = prefix.interrupted;
+    out.skills = prefix.skills;
     if keep_left {
         out.events.push(AgentEvent::Rewound {
             at,

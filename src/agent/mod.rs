@@ -16,6 +16,7 @@ mod revert;
 mod revert_locate;
 mod revert_plan;
 mod rewind;
+mod skills;
 mod turn;
 
 use crate::sync::MutexExt;
@@ -23,6 +24,7 @@ pub use compact::{is_context_overflow, window_in_error};
 pub use context::ContextSettings;
 use context::WindowCell;
 use conversation::Conversation;
+pub use skills::SkillSettings;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -58,6 +60,8 @@ pub struct AgentSettings {
     /// table); `None`: unknown. A model switched to later is looked up in the table.
     pub vision: Option<bool>,
     pub checkpoints: CheckpointSettings,
+    /// Where skills and commands are found, and whether project skills are trusted.
+    pub skills: SkillSettings,
 }
 
 /// How the session's checkpoints are kept (`[checkpoints]`).
@@ -173,6 +177,8 @@ struct Session {
     request_text: String,
     /// Images `read_image` read in the running step, shown to the model after its results.
     seen_images: Vec<crate::content::ImageRef>,
+    /// The skills found when the session started, and those loaded since.
+    skills: skills::SessionSkills,
 }
 
 pub struct Agent {
@@ -200,8 +206,9 @@ impl Agent {
     ) -> Result<Self, LogError> {
         let shared = Arc::new(Shared::default());
         shared.set_mode(settings.mode);
-        let facts = WorkspaceFacts::gather(&settings.workspace);
-        let (session, history) = open_session(&settings, &engine, &facts, &from)?;
+        let (found, skill_warnings) = skills::discover(&settings.skills, settings.context_window);
+        let facts = WorkspaceFacts::gather(&settings.workspace).with_skills(&found.listing.text);
+        let (session, history) = open_session(&settings, &engine, &facts, &from, found)?;
         let window = Arc::new(WindowCell::new(settings.context_window));
         let tools_bytes = context::serialized_len(engine.registry.specs());
         let mut agent = Self {
@@ -218,6 +225,9 @@ impl Agent {
             checkpoints: Default::default(),
         };
         agent.announce(matches!(from, StartFrom::Resume(_)), history);
+        for message in skill_warnings {
+            agent.warn(&message);
+        }
         Ok(agent)
     }
 
@@ -247,6 +257,10 @@ impl Agent {
         });
         for event in history {
             self.emit(event);
+        }
+        self.announce_skills();
+        for skill in self.session.skills.loaded.clone() {
+            self.open_skill_dir(&skill.dir);
         }
         self.report_context();
         if resumed {
@@ -351,6 +365,7 @@ impl Agent {
                         }),
                     }
                 }
+                UserCommand::TrustSkill { name } => self.trust_skill(&name),
                 UserCommand::Shutdown => break,
                 UserCommand::Interrupt | UserCommand::Decide { .. } => {}
             }
@@ -374,14 +389,20 @@ impl Agent {
             self.engine.tool_env.web.as_ref().map(|web| web.fresh()),
         );
         self.engine.gate.clear_session_rules();
-        // A new session describes the workspace as it is now.
-        self.facts = WorkspaceFacts::gather(&self.settings.workspace);
-        match open_session(&self.settings, &self.engine, &self.facts, &from) {
+        // A new session describes the workspace (and its skills) as they are now.
+        let (found, skill_warnings) =
+            skills::discover(&self.settings.skills, self.settings.context_window);
+        self.facts =
+            WorkspaceFacts::gather(&self.settings.workspace).with_skills(&found.listing.text);
+        match open_session(&self.settings, &self.engine, &self.facts, &from, found) {
             Ok((session, history)) => {
                 self.session = session;
                 self.turn_counter = 0;
                 self.emit(AgentEvent::Reset);
                 self.announce(matches!(from, StartFrom::Resume(_)), history);
+                for message in skill_warnings {
+                    self.warn(&message);
+                }
             }
             Err(err) => self.emit(AgentEvent::Warning {
                 message: err.to_string(),
@@ -482,6 +503,7 @@ fn open_session(
     engine: &Engine,
     facts: &WorkspaceFacts,
     from: &StartFrom,
+    mut skills: skills::SessionSkills,
 ) -> Result<(Session, Vec<AgentEvent>), LogError> {
     let told_now = ToldState {
         mode: settings.mode,
@@ -515,6 +537,7 @@ fn open_session(
                     costs: Vec::new(),
                     request_text: String::new(),
                     seen_images: Vec::new(),
+                    skills,
                 },
                 Vec::new(),
             ))
@@ -551,6 +574,7 @@ fn open_session(
                 .map(|message| AgentEvent::Warning { message })
                 .collect();
             events.extend(rebuilt.events);
+            skills.loaded = rebuilt.skills;
             Ok((
                 Session {
                     id,
@@ -561,6 +585,7 @@ fn open_session(
                     costs: rebuilt.costs,
                     request_text: rebuilt.request_text,
                     seen_images: Vec::new(),
+                    skills,
                 },
                 events,
             ))

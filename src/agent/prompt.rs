@@ -22,6 +22,8 @@ pub struct WorkspaceFacts {
     pub root: String,
     pub git_branch: Option<String>,
     pub agents_md: Option<String>,
+    /// The `# Skills` section (the session's list; empty without skills).
+    pub skills: String,
 }
 
 impl WorkspaceFacts {
@@ -31,7 +33,14 @@ impl WorkspaceFacts {
             root: root.display().to_string(),
             git_branch: git_branch(root),
             agents_md,
+            skills: String::new(),
         }
+    }
+
+    /// With the session's skill list (`skills::listing`).
+    pub fn with_skills(mut self, listing: &str) -> Self {
+        listing.clone_into(&mut self.skills);
+        self
     }
 }
 
@@ -90,6 +99,7 @@ pub fn system_prompt(facts: &WorkspaceFacts, told: &ToldState) -> String {
         out.push_str(agents.trim_end());
         out.push('\n');
     }
+    out.push_str(&facts.skills);
     out
 }
 
@@ -138,6 +148,7 @@ mod tests {
             root: "/w".into(),
             git_branch: None,
             agents_md: Some("be nice".into()),
+            skills: String::new(),
         };
         let told = ToldState {
             mode: Mode::AutoEdit,

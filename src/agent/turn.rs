@@ -22,6 +22,8 @@ impl Agent {
     ) {
         let mut last_turn = TurnId(self.turn_counter);
         self.emit(AgentEvent::RequestStarted);
+        // `/name args` becomes the command's text (a skill's, which it also loads).
+        let text = self.expand_command(&text);
         // Attachments are resolved (and asked for) before anything is logged or sent: a
         // refusal leaves the session as it was.
         let parts = match self.attach(&text, &attach, cancel).await {
@@ -63,6 +65,8 @@ impl Agent {
             });
             EndReason::StepLimit
         };
+        // A skill's allowed-tools hold to the end of the user turn that loaded it.
+        self.end_skill_turn();
         if reason != EndReason::Completed {
             self.record(&Record::Ended {
                 reason: reason.clone(),

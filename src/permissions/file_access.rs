@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::permissions::rules::{RuleKind, RuleSet, shell_quote};
+use crate::permissions::rules::{RuleKind, RuleSet, RuleSource, shell_quote};
 use crate::permissions::{Mode, Verdict};
 
 /// A read outside the workspace and the readable roots, or of a sensitive place.
@@ -72,7 +72,11 @@ fn by_rules(
     if rule.kind == RuleKind::Allow && guarded {
         let words = [tool.to_string(), path.to_string_lossy().into_owned()];
         let named = rules.rules().iter().any(|r| {
-            r.kind == RuleKind::Allow && r.matches(&words, false) && names_a_file(&r.prefix)
+            // A skill's grants never open a secret store or a protected file.
+            r.kind == RuleKind::Allow
+                && r.source != RuleSource::Skill
+                && r.matches(&words, false)
+                && names_a_file(&r.prefix)
         });
         return named.then_some(Verdict::Run);
     }

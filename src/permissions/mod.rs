@@ -63,6 +63,11 @@ pub trait PermissionGate: Send + Sync {
     fn allow_for_session(&self, prefix: &str);
     /// Forgets every "approve for the session" rule (the session was replaced).
     fn clear_session_rules(&self);
+    /// Allows `prefixes` while a skill is active (its `allowed-tools`, already judged
+    /// trusted); deny rules, protected paths and the sandbox still apply.
+    fn grant_for_skill(&self, _prefixes: &[String]) {}
+    /// The skill's turn is over: its grants end.
+    fn end_skill_grants(&self) {}
     /// Whether `bash` commands run sandboxed.
     fn sandboxed(&self) -> bool {
         false

@@ -371,7 +371,20 @@ impl PermissionGate for PolicyGate {
     }
 
     fn clear_session_rules(&self) {
-        self.rules.write_locked().remove_source(RuleSource::Session);
+        let mut rules = self.rules.write_locked();
+        rules.remove_source(RuleSource::Session);
+        rules.remove_source(RuleSource::Skill);
+    }
+
+    fn grant_for_skill(&self, prefixes: &[String]) {
+        let mut rules = self.rules.write_locked();
+        for prefix in prefixes.iter().filter(|p| !p.trim().is_empty()) {
+            rules.add(Rule::new(RuleKind::Allow, prefix, RuleSource::Skill));
+        }
+    }
+
+    fn end_skill_grants(&self) {
+        self.rules.write_locked().remove_source(RuleSource::Skill);
     }
 
     fn sandboxed(&self) -> bool {

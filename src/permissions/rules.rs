@@ -36,6 +36,9 @@ pub enum RuleSource {
     Project,
     /// Approved from the prompt for this session.
     Session,
+    /// `allowed-tools` of the skill active in this user turn (the user's own or a trusted
+    /// project skill). Never covers a protected write; gone when the turn ends.
+    Skill,
 }
 
 impl RuleSource {
@@ -44,6 +47,7 @@ impl RuleSource {
             RuleSource::Config => "config",
             RuleSource::Project => "project .cairn/config.toml",
             RuleSource::Session => "this session",
+            RuleSource::Skill => "the active skill's allowed-tools",
         }
     }
 }
@@ -105,6 +109,9 @@ impl Rule {
         if self.kind != RuleKind::Allow {
             return self.matches(&part.words, false)
                 || self.matches(&without_git_globals(&part.words), false);
+        }
+        if self.source == RuleSource::Skill && part.protected.is_some() {
+            return false;
         }
         let exact = part.class == Class::Dangerous || part.protected.is_some();
         !part.redirected && self.matches(&part.words, exact)

@@ -31,6 +31,7 @@ pub mod registry;
 pub use registry::Registry;
 pub mod render;
 pub mod revert_files;
+pub mod skill;
 pub mod text;
 pub mod todo_write;
 mod walk;

@@ -258,6 +258,7 @@ impl crate::tool_output::ToolOutput {
             Self::Image(image) => image_text(image),
             Self::WebPage(page) => super::web_render::page_text(page),
             Self::WebSearch(search) => super::web_render::search_text(search),
+            Self::Skill(load) => load.text.clone(),
         }
     }
 }

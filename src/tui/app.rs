@@ -111,6 +111,12 @@ pub struct App {
     pub(crate) modes_sent: VecDeque<Mode>,
     /// What the `/` palette offers.
     pub(crate) palette: Vec<crate::tui::palette::Entry>,
+    /// Where the user's commands and skills are read from (each time `/` opens the palette
+    /// and each time one runs); none in a replay.
+    pub(crate) command_sources: Option<crate::skills::Sources>,
+    /// The session's skills as the agent listed them (`/skills`), and the list's budget.
+    pub(crate) skills: Vec<crate::bus::SkillLine>,
+    pub(crate) skills_budget: usize,
     /// Messages typed while busy, sent one per `Idle`.
     pub(crate) queued: VecDeque<Queued>,
     /// A Ctrl+V is reading the clipboard (off the UI thread); its result is still to come.
@@ -155,6 +161,9 @@ impl App {
             reading_clipboard: false,
             modes_sent: VecDeque::new(),
             palette: crate::tui::palette::builtin_entries(),
+            command_sources: None,
+            skills: Vec::new(),
+            skills_budget: 0,
             commands: Vec::new(),
             intents: Vec::new(),
             now,
@@ -381,6 +390,10 @@ impl App {
                 // restore: the picker waiting for it closes.
                 self.layers.close_waiting_rewind();
                 self.notice(message, NoticeLevel::Warning);
+            }
+            AgentEvent::Skills { skills, budget } => {
+                self.skills.clone_from(skills);
+                self.skills_budget = *budget;
             }
             AgentEvent::RequestEnded { reason, .. } => self.turn_ended(reason),
             AgentEvent::Idle => self.idle(),

@@ -411,6 +411,7 @@ fn output_summary(output: &ToolOutput) -> String {
         ),
         ToolOutput::WebPage(page) => super::web_cards::page_summary(page),
         ToolOutput::WebSearch(search) => super::web_cards::search_summary(search),
+        ToolOutput::Skill(load) => format!("skill {} loaded ({})", load.name, load.dir),
     }
 }
 

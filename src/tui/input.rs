@@ -383,11 +383,80 @@ impl App {
             }
             return;
         }
+        let was_palette = crate::tui::palette::query(self.composer.text()).is_some();
         if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
             self.submitted(text);
         }
+        // The palette opens: the user's commands are read again, so a file added or edited
+        // since is offered without a restart.
+        if !was_palette && crate::tui::palette::query(self.composer.text()).is_some() {
+            self.refresh_palette();
+        }
         self.mention_finder
             .update(self.composer.text(), self.composer.cursor());
+    }
+
+    pub(crate) fn refresh_palette(&mut self) {
+        if let Some(sources) = &self.command_sources {
+            self.palette = crate::tui::palette::entries_with(sources);
+        }
+    }
+
+    /// A `/name` that is no built-in: a command or skill of the user's or the project's (as
+    /// on disk now) goes to the agent, which expands it.
+    fn user_command(&mut self, name: &str, line: &str) {
+        let known = self.command_sources.as_ref().is_some_and(|sources| {
+            let bare = name.trim_start_matches('/');
+            crate::skills::commands::discover_commands(sources)
+                .items
+                .iter()
+                .any(|c| c.name == bare)
+        });
+        if known {
+            self.send_message(line.to_string());
+        } else {
+            self.notice(
+                &format!("unknown command {name} (try /help; / lists your commands too)"),
+                NoticeLevel::Error,
+            );
+        }
+    }
+
+    /// `/skills`: the session's skills with what the model's list holds of each.
+    fn show_skills(&mut self, arg: &str) {
+        if let Some(name) = arg.strip_prefix("trust").map(str::trim) {
+            if name.is_empty() {
+                return self.notice(
+                    "/skills trust NAME: name the project skill",
+                    NoticeLevel::Error,
+                );
+            }
+            self.commands.push(UserCommand::TrustSkill {
+                name: name.to_string(),
+            });
+            return;
+        }
+        if self.skills.is_empty() {
+            return self.notice(
+                "no skills: put SKILL.md files in .cairn/skills/NAME/, .agents/skills/NAME/ or .claude/skills/NAME/ (or in ~/.agents/skills, ~/.claude/skills)",
+                NoticeLevel::Info,
+            );
+        }
+        let mut text = format!(
+            "skills (the model's list may take {} characters):",
+            self.skills_budget
+        );
+        for skill in &self.skills {
+            text.push_str(&format!(
+                "\n  {:<10} {} — {} [{}] {}",
+                skill.status.as_str(),
+                skill.name,
+                skill.description,
+                skill.origin,
+                skill.path
+            ));
+        }
+        self.notice(&text, NoticeLevel::Info);
     }
 
     fn submitted(&mut self, text: String) {
@@ -407,10 +476,7 @@ impl App {
             .split_once(' ')
             .map_or((line, ""), |(n, a)| (n, a.trim()));
         let Some(action) = keymap::slash(name) else {
-            return self.notice(
-                &format!("unknown command {name} (try /help)"),
-                NoticeLevel::Error,
-            );
+            return self.user_command(name, line);
         };
         match action {
             SlashAction::New => self.commands.push(UserCommand::NewSession),
@@ -454,6 +520,7 @@ impl App {
                 apply: false,
             }),
             SlashAction::Rewind => self.commands.push(UserCommand::ListRewindPoints),
+            SlashAction::Skills => self.show_skills(arg),
             SlashAction::Help => self.layers.open_help(),
             SlashAction::Quit => {
                 self.commands.push(UserCommand::Shutdown);

@@ -530,6 +530,7 @@ pub enum SlashAction {
     Undo,
     Redo,
     Rewind,
+    Skills,
     Help,
     Quit,
 }
@@ -606,6 +607,12 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         help: "go back to an earlier message (files, conversation or both)",
     },
     Slash {
+        names: &["/skills"],
+        args: "[trust NAME]",
+        action: SlashAction::Skills,
+        help: "the skills and what the model's list holds of each; trust NAME lets a project skill's allowed-tools apply",
+    },
+    Slash {
         names: &["/cost"],
         args: "",
         action: SlashAction::Cost,
@@ -660,6 +667,19 @@ pub fn slash_label(slash: &Slash) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_user_command_can_take_a_built_in_name() {
+        for slash in SLASH_COMMANDS {
+            for name in slash.names {
+                let bare = name.trim_start_matches('/');
+                assert!(
+                    crate::skills::commands::BUILT_IN.contains(&bare),
+                    "{name} is missing from skills::commands::BUILT_IN"
+                );
+            }
+        }
+    }
 
     #[test]
     fn keys_are_found_in_their_scope_only_and_shift_does_not_matter_for_characters() {

@@ -92,6 +92,11 @@ async fn main_loop(
         mut events,
     } = front;
     let mut app = App::new(options, Instant::now());
+    if !options.read_only
+        && let Ok(workspace) = std::env::current_dir().and_then(std::fs::canonicalize)
+    {
+        app.command_sources = Some(crate::skills::Sources::from_env(&workspace));
+    }
     if let Some(prompt) = &options.initial_prompt {
         app.submit_initial(prompt);
     }

@@ -16,11 +16,14 @@ use crate::tui::{theme, wrap};
 pub const MAX_ROWS: usize = 8;
 
 /// Where a command comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     BuiltIn,
     /// A command the user (or the project) defined.
     User,
+    /// A command or skill from a file, with where it was found (`project .cairn/commands`,
+    /// `user skill ~/.claude/skills`, and whether it shadows the user's own).
+    Found(String),
 }
 
 /// One command the palette offers.
@@ -46,6 +49,20 @@ pub fn builtin_entries() -> Vec<Entry> {
             })
         })
         .collect()
+}
+
+/// The built-in entries and the user's commands and skills as they are on disk now (a
+/// command's warnings are the agent's to show, when it runs).
+pub fn entries_with(sources: &crate::skills::Sources) -> Vec<Entry> {
+    let mut entries = builtin_entries();
+    let found = crate::skills::commands::discover_commands(sources);
+    entries.extend(found.items.iter().map(|command| Entry {
+        name: format!("/{}", command.name),
+        description: command.description.clone(),
+        args: command.argument_hint.clone(),
+        origin: Origin::Found(format!("{} {}", command.origin_label(), command.origin)),
+    }));
+    entries
 }
 
 /// The word being typed, when the input is a palette query: `/` and no space yet.
@@ -135,9 +152,10 @@ pub fn render(entries: &[Entry], input: &str, area: Rect, buf: &mut Buffer) {
         let head = format!("{} {}", entry.name, entry.args);
         let head = wrap::truncate(&head, name_width);
         let pad = name_width.saturating_sub(wrap::width(&head));
-        let origin = match entry.origin {
-            Origin::BuiltIn => "",
-            Origin::User => " (yours)",
+        let origin = match &entry.origin {
+            Origin::BuiltIn => String::new(),
+            Origin::User => " (yours)".to_string(),
+            Origin::Found(label) => format!(" ({label})"),
         };
         let description = format!("{}{origin}", entry.description);
         let rest = width.saturating_sub(name_width + 2);

@@ -28,6 +28,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("paste", 1),
     ("web", 1),
     ("net", 1),
+    ("skills", 1),
     // 2: the loop.
     ("agent", 2),
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).

@@ -17,6 +17,13 @@ use cairn::tools::places::FilePolicy;
 use cairn::tools::registry::standard_tools;
 use cairn::tools::{BashSettings, Registry, ToolEnv};
 
+thread_local! {
+    /// The skill settings `with_skills` hands to the next agent this thread spawns (the
+    /// spawning helpers take no more arguments for what few tests need).
+    static SKILLS: std::cell::RefCell<Option<cairn::agent::SkillSettings>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 pub struct TestAgent {
     pub front: FrontEnds,
     /// The session's tool state (its write queue, jobs, read stamps), shared with the agent.
@@ -128,6 +135,19 @@ impl TestAgent {
         .await
     }
 
+    /// A fresh session whose skills and commands come from `skills` (user places included).
+    pub async fn with_skills(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        from: StartFrom,
+        skills: cairn::agent::SkillSettings,
+    ) -> TestAgent {
+        SKILLS.with(|cell| *cell.borrow_mut() = Some(skills));
+        Self::spawn_with_window(workspace, sessions, url, mode, from, 1_000_000).await
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn spawn_full(
         workspace: &Path,
@@ -154,7 +174,6 @@ impl TestAgent {
             })),
         };
         let settings = AgentSettings {
-            workspace,
             provider: "custom".into(),
             mode,
             max_steps: 20,
@@ -164,6 +183,10 @@ impl TestAgent {
             sessions_dir: sessions.to_path_buf(),
             vision: None,
             checkpoints: Default::default(),
+            skills: SKILLS
+                .with(|cell| cell.borrow_mut().take())
+                .unwrap_or_else(|| cairn::agent::SkillSettings::workspace_only(&workspace)),
+            workspace,
         };
         let (ends, front) = bus::channel();
         let agent = Agent::start(settings, engine, from, ends.events).unwrap();
