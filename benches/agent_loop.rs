@@ -191,6 +191,7 @@ async fn session(checkpoints: bool) -> Duration {
         })),
     };
     let settings = AgentSettings {
+        skills: cairn::agent::SkillSettings::workspace_only(&workspace),
         workspace,
         provider: "custom".into(),
         mode: Mode::Never,
