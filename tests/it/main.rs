@@ -21,6 +21,7 @@ mod sandbox_limits;
 mod sandbox_protected;
 mod sandbox_secrets;
 mod sandbox_sockets;
+mod skills;
 mod stream_fixtures;
 mod support;
 mod terminal_text;
