@@ -8,6 +8,7 @@ mod attachments;
 mod harness;
 mod revert;
 mod rewind;
+mod skills;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
