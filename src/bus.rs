@@ -482,6 +482,12 @@ pub enum ToolEvent {
         call: CallId,
         decision: Decision,
     },
+    /// The call runs unasked, but the user should know: it writes a file their own tools run
+    /// or obey later (`.envrc`, `.vscode/tasks.json`, ...). Shown on the call's card.
+    Warned {
+        call: CallId,
+        message: String,
+    },
     /// A piece of a running command's output, for the live tail.
     OutputTail {
         call: CallId,

@@ -183,6 +183,22 @@ impl Printer {
             AgentEvent::Tool(ToolEvent::Finished { result, .. }) if result.is_error => {
                 progress!("  {}", first_line(&result.text));
             }
+            AgentEvent::Tool(ToolEvent::Warned { message, .. }) => {
+                progress!("  warning: {message}");
+            }
+            AgentEvent::Tool(ToolEvent::Finished {
+                result:
+                    crate::bus::ToolResult {
+                        output: Some(crate::tool_output::ToolOutput::Command(run)),
+                        ..
+                    },
+                ..
+            }) if !run.runs_later.is_empty() => {
+                progress!(
+                    "  warning: the command changed files your tools run or obey later: {}",
+                    run.runs_later.items().join(", ")
+                );
+            }
             AgentEvent::Retrying {
                 attempt,
                 wait_ms,

@@ -54,6 +54,10 @@ pub struct CommandRun {
     /// The per-command limits it hit, like `256 processes` or `1024 MiB of memory`.
     #[serde(default, skip_serializing_if = "RareList::is_empty")]
     pub limits_hit: RareList,
+    /// Files it created or changed that the user's own tools run or obey later (`.envrc`,
+    /// `.vscode/tasks.json`, a repository's `config`), from `changes`.
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
+    pub runs_later: RareList,
 }
 
 impl CommandRun {

@@ -68,7 +68,8 @@ enum Plan {
     Done {
         call: CallId,
         name: String,
-        result: ToolResult,
+        /// Boxed: a result is large and most plans run.
+        result: Box<ToolResult>,
     },
 }
 
@@ -85,7 +86,7 @@ impl Agent {
                 plans.push(Plan::Done {
                     call: call.id.clone(),
                     name: call.name.clone(),
-                    result: ToolResult::cancelled(),
+                    result: Box::new(ToolResult::cancelled()),
                 });
                 continue;
             }
@@ -119,7 +120,7 @@ impl Agent {
         let done = |result| Plan::Done {
             call: call.id.clone(),
             name: call.name.clone(),
-            result,
+            result: Box::new(result),
         };
         let Some(tool) = self.engine.registry.get(&call.name) else {
             let names = self.engine.registry.names().join(", ");
@@ -198,7 +199,7 @@ impl Agent {
             _ => Grant::WorkspaceWrite,
         };
         match verdict {
-            Verdict::Run => {}
+            Verdict::Run => self.warn_runs_later(&call.id, &access),
             Verdict::Deny { why } => {
                 return done(ToolResult::error(format!(
                     "this call is denied by the user's rules: {why}. Do not retry it."
@@ -372,7 +373,7 @@ impl Agent {
                 }
                 Plan::Done { call, name, result } => {
                     self.run_batch(std::mem::take(&mut batch), cancel).await;
-                    self.finish(call, name, result);
+                    self.finish(call, name, *result);
                 }
             }
         }
@@ -453,6 +454,7 @@ impl Agent {
                 // A command runs alone: what changed since the checkpoint is its doing.
                 commands += 1;
                 self.attach_command_changes(before, &mut result).await;
+                self.flag_runs_later(&mut result);
             }
             self.finish(ready.call, ready.name, result);
         }

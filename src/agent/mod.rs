@@ -16,6 +16,7 @@ mod revert;
 mod revert_locate;
 mod revert_plan;
 mod rewind;
+mod run_later;
 mod skills;
 mod turn;
 

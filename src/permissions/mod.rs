@@ -72,4 +72,10 @@ pub trait PermissionGate: Send + Sync {
     fn sandboxed(&self) -> bool {
         false
     }
+    /// Why writing `path` (real, or relative to the workspace) makes the user's own tools run
+    /// something later (`.envrc`, `.vscode/`, a repository's `config`, ...); None for other
+    /// files. The agent warns when such a write runs unasked and flags a command's.
+    fn runs_later(&self, _path: &std::path::Path) -> Option<String> {
+        None
+    }
 }

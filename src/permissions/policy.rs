@@ -362,6 +362,11 @@ impl PermissionGate for PolicyGate {
         }
     }
 
+    fn runs_later(&self, path: &Path) -> Option<String> {
+        let root = self.root();
+        runs_later(&root.join(path), &root, &self.run_later)
+    }
+
     fn allow_for_session(&self, prefix: &str) {
         if prefix.trim().is_empty() {
             return;

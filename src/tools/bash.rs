@@ -246,6 +246,8 @@ fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) 
         put_back: crate::tool_output::PutBack::new(finished.put_back.clone()),
         refused_sockets: crate::tool_output::RareList::new(finished.refused_sockets.clone()),
         limits_hit: crate::tool_output::RareList::new(limits_hit),
+        // Filled by the agent from the files the command changed.
+        runs_later: crate::tool_output::RareList::default(),
     }
 }
 

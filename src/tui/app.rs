@@ -608,6 +608,9 @@ impl App {
             ToolEvent::OutputTail { call, chunk } => self
                 .transcript
                 .update_card(call, |card| card.push_tail(chunk)),
+            ToolEvent::Warned { call, message } => self
+                .transcript
+                .update_card(call, |card| card.warnings.push(message.clone())),
             ToolEvent::Finished { call, result, .. } => {
                 self.approval.settle(call, now);
                 let source = crate::bus::ChangeSource::Call(call.clone());

@@ -44,6 +44,8 @@ pub struct ToolCard {
     pub tail: String,
     /// Position of this call's edit in the diff pane, when it made one.
     pub diff_index: Option<usize>,
+    /// What the user should know although the call ran unasked (`ToolEvent::Warned`).
+    pub warnings: Vec<String>,
 }
 
 impl ToolCard {
@@ -58,6 +60,7 @@ impl ToolCard {
             decision: None,
             tail: String::new(),
             diff_index: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -103,6 +106,14 @@ impl ToolCard {
     pub fn lines(&self, width: usize, now: Instant) -> Vec<Line<'static>> {
         let mut out = vec![self.header(width, now)];
         let bar = [Span::styled("  │ ", theme::dim())];
+        for warning in &self.warnings {
+            out.extend(wrap::wrap(
+                &[Span::styled(visible::shown(warning).text, theme::warning())],
+                width,
+                &[bar[0].clone(), Span::styled("⚠ ", theme::warning())],
+                &[bar[0].clone(), Span::raw("  ")],
+            ));
+        }
         match &self.state {
             CardState::Running => {
                 let lines: Vec<&str> = self.tail.lines().collect();
@@ -317,6 +328,18 @@ fn command_lines(run: &CommandRun, width: usize, out: &mut Vec<Line<'static>>) {
     if run.sandbox_denied {
         facts.push(("refused by the sandbox".to_string(), theme::error()));
     }
+    if !run.runs_later.is_empty() {
+        let names: Vec<String> = run
+            .runs_later
+            .items()
+            .iter()
+            .map(|p| visible::name(p))
+            .collect();
+        facts.push((
+            format!("⚠ changed files your tools run later: {}", names.join(", ")),
+            theme::warning(),
+        ));
+    }
     if !run.put_back.is_empty() {
         facts.push((
             format!("cairn put back {}", run.put_back.items().join(", ")),
@@ -505,6 +528,63 @@ mod tests {
         assert_eq!(
             output_summary(&ToolOutput::FileChanged(change)),
             "a<U+2028>b +0 -0"
+        );
+    }
+
+    fn text_of(lines: &[Line<'static>]) -> String {
+        lines
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn a_write_that_runs_later_and_a_commands_such_writes_are_flagged_on_the_card() {
+        let now = Instant::now();
+        let mut write = ToolCard::new(
+            CallId::new("w"),
+            "write_file".into(),
+            &serde_json::json!({"path": ".envrc", "content": ""}),
+            now,
+        );
+        write.warnings.push(
+            "ran without asking: changes .envrc (.envrc), which your tools run or obey later"
+                .into(),
+        );
+        let shown = text_of(&write.lines(80, now));
+        assert!(
+            shown.contains("⚠ ran without asking: changes .envrc"),
+            "{shown}"
+        );
+
+        let mut bash = ToolCard::new(
+            CallId::new("b"),
+            "bash".into(),
+            &serde_json::json!({"command": "echo > .envrc"}),
+            now,
+        );
+        let run = CommandRun {
+            command: "echo > .envrc".into(),
+            exit_code: Some(0),
+            runs_later: crate::tool_output::RareList::new(vec![
+                ".envrc".into(),
+                ".vscode/tasks\u{202e}.json".into(),
+            ]),
+            ..CommandRun::default()
+        };
+        bash.finish(ToolResult::ok(ToolOutput::Command(run)), now);
+        let shown = text_of(&bash.lines(120, now));
+        assert!(
+            shown.contains(
+                "⚠ changed files your tools run later: .envrc, .vscode/tasks<U+202E>.json"
+            ),
+            "{shown}"
         );
     }
 

@@ -16,6 +16,7 @@ mod resume;
 mod revert;
 mod revert_undo;
 mod rewind;
+mod run_later;
 mod sandbox;
 mod sandbox_limits;
 mod sandbox_protected;
