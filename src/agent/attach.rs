@@ -180,7 +180,9 @@ impl Agent {
                     .may_attach(&id, "read_image", &args, path, &access, cancel)
                     .await?
                 {
-                    return Err(self.refuse_attach(format!("the image {path} was not attached")));
+                    // Declined in the TUI (a headless run ended in `may_attach`): the message
+                    // goes without it, as a declined mention does.
+                    return Ok(Vec::new());
                 }
                 match view_image(&cx.passing(access), path).await {
                     Ok(ToolOutput::Image(view)) => self.image_parts(path, view).map(Vec::from),
@@ -191,19 +193,13 @@ impl Agent {
             }
             Attachment::ImageBytes { name, bytes } => {
                 self.check_vision(name)?;
-                let prepared = crate::tools::image::prepare(bytes, name)
-                    .map_err(|err| self.refuse_attach(err.to_string()))?;
-                let view = ImageView {
-                    path: name.clone(),
-                    media_type: prepared.media_type.to_string(),
-                    width: prepared.width,
-                    height: prepared.height,
-                    original_width: prepared.original_width,
-                    original_height: prepared.original_height,
-                    bytes: prepared.data.len() as u64,
-                    hash: String::new(),
-                    data: prepared.data,
-                };
+                // Decoding and downscaling a large picture takes a while: off the loop.
+                let (bytes, display) = (bytes.clone(), name.clone());
+                let view = crate::tools::blocking("fitting an attached image", move || {
+                    crate::tools::image::view(&bytes, &display)
+                })
+                .await
+                .map_err(|err| self.refuse_attach(err.to_string()))?;
                 self.image_parts(name, view).map(Vec::from)
             }
         }

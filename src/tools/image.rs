@@ -43,6 +43,24 @@ fn media_type(format: ImageFormat) -> Option<&'static str> {
     }
 }
 
+/// The image in `bytes` as the model gets it (checked, fitted, described): the one way an
+/// image is loaded, whether a file (`read_image`, `@shot.png`, `--image`) or bytes the user
+/// attached (the clipboard).
+pub fn view(bytes: &[u8], display: &str) -> Result<crate::tool_output::ImageView, ToolError> {
+    let prepared = prepare(bytes, display)?;
+    Ok(crate::tool_output::ImageView {
+        path: display.to_string(),
+        media_type: prepared.media_type.to_string(),
+        width: prepared.width,
+        height: prepared.height,
+        original_width: prepared.original_width,
+        original_height: prepared.original_height,
+        bytes: prepared.data.len() as u64,
+        hash: String::new(),
+        data: prepared.data,
+    })
+}
+
 /// Decodes `bytes` and returns what to send: the bytes as they are when they already fit,
 /// else downscaled to `MAX_EDGE` and re-encoded (PNG when it has transparency and fits,
 /// JPEG otherwise).

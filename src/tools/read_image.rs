@@ -53,16 +53,5 @@ impl Tool for ReadImage {
 /// Reads, checks and fits the image at `place`: what `read_image` and `@image.png` send.
 pub fn view_image(place: &super::confined::Beneath, display: &str) -> Result<ImageView, ToolError> {
     let bytes = super::image::read_file_bytes(place, display)?;
-    let prepared = super::image::prepare(&bytes, display)?;
-    Ok(ImageView {
-        path: display.to_string(),
-        media_type: prepared.media_type.to_string(),
-        width: prepared.width,
-        height: prepared.height,
-        original_width: prepared.original_width,
-        original_height: prepared.original_height,
-        bytes: prepared.data.len() as u64,
-        hash: String::new(),
-        data: prepared.data,
-    })
+    super::image::view(&bytes, display)
 }

@@ -119,6 +119,10 @@ pub struct App {
     pub(crate) skills_budget: usize,
     /// Messages typed while busy, sent one per `Idle`.
     pub(crate) queued: VecDeque<Queued>,
+    /// The message sent last, until the agent confirms it entered the conversation
+    /// (`UserMessage`): a request refused before that (an image the model cannot take, a
+    /// file that is no image) puts it back into the input instead of losing it.
+    pub(crate) unconfirmed: Option<Queued>,
     /// A Ctrl+V is reading the clipboard (off the UI thread); its result is still to come.
     pub(crate) reading_clipboard: bool,
     pub(crate) commands: Vec<UserCommand>,
@@ -159,6 +163,7 @@ impl App {
             busy: false,
             queued: VecDeque::new(),
             reading_clipboard: false,
+            unconfirmed: None,
             modes_sent: VecDeque::new(),
             palette: crate::tui::palette::builtin_entries(),
             command_sources: None,
@@ -308,6 +313,10 @@ impl App {
         if self.busy {
             self.queued.push_back(Queued { text, images });
         } else {
+            self.unconfirmed = Some(Queued {
+                text: text.clone(),
+                images: images.clone(),
+            });
             self.commands.push(UserCommand::Submit {
                 text,
                 attach: images.into_iter().map(|image| image.attachment).collect(),
@@ -343,7 +352,10 @@ impl App {
                     self.notice(&format!("resumed session {session}"), NoticeLevel::Info);
                 }
             }
-            AgentEvent::UserMessage { text, images } => self.transcript.push_user(text, images),
+            AgentEvent::UserMessage { text, images } => {
+                self.unconfirmed = None;
+                self.transcript.push_user(text, images);
+            }
             AgentEvent::RequestStarted | AgentEvent::StepEnded { .. } => {}
             AgentEvent::StepStarted { .. } => {
                 self.busy = true;
@@ -395,7 +407,13 @@ impl App {
                 self.skills.clone_from(skills);
                 self.skills_budget = *budget;
             }
-            AgentEvent::RequestEnded { reason, .. } => self.turn_ended(reason),
+            AgentEvent::RequestEnded { reason, .. } => {
+                self.turn_ended(reason);
+                if matches!(reason, EndReason::Failed(_) | EndReason::Denied) {
+                    self.restore_unsent();
+                }
+                self.unconfirmed = None;
+            }
             AgentEvent::Idle => self.idle(),
             AgentEvent::Sessions { sessions } => self
                 .layers

@@ -74,6 +74,33 @@ impl App {
         self.composer.paste(text);
     }
 
+    /// A request that ended before its message entered the conversation (refused while
+    /// attaching): the message and its images go back into the input, before any draft.
+    pub(crate) fn restore_unsent(&mut self) {
+        let Some(unsent) = self.unconfirmed.take() else {
+            return;
+        };
+        if self.read_only {
+            return;
+        }
+        let draft = self.composer.text().to_string();
+        let drafted = self.composer.take_images();
+        let text = match (unsent.text.is_empty(), draft.is_empty()) {
+            (_, true) => unsent.text,
+            (true, false) => draft,
+            (false, false) => format!("{}\n\n{draft}", unsent.text),
+        };
+        for image in unsent.images.into_iter().chain(drafted) {
+            self.composer.attach(image);
+        }
+        self.composer.set_text(&text);
+        self.notice(
+            "the message was not sent: it is back in the input with its images (see the \
+             warning above), to change and send again",
+            NoticeLevel::Info,
+        );
+    }
+
     fn attach_image(&mut self, image: PendingImage) {
         self.flash(format!(
             "attached {} · Backspace at the start removes it",

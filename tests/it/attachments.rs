@@ -397,3 +397,114 @@ async fn an_image_the_provider_refuses_becomes_a_note_for_the_retry_and_every_re
     assert!(sent_images(&sent).is_empty());
     assert!(sent.to_string().contains("[image removed"), "{sent}");
 }
+
+/// The clipboard's route (the TUI's Ctrl+V sends `Attachment::ImageBytes`): the bytes are
+/// checked and fitted like a file's, the chip names what was sent, the log holds no bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clipboard_image_is_fitted_like_a_file_and_garbage_bytes_send_nothing() {
+    use cairn::bus::{AgentEvent, Attachment, UserCommand};
+    let (ws, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let llm = MockLlm::start(vec![Script::text("a wide picture")]).await;
+    let mut agent = crate::support::agent::TestAgent::new_session(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        cairn::permissions::Mode::AutoEdit,
+    )
+    .await;
+    let submit = |bytes: Vec<u8>| UserCommand::Submit {
+        text: "what is this?".into(),
+        attach: vec![Attachment::ImageBytes {
+            name: "clipboard.png".into(),
+            bytes,
+        }],
+    };
+    agent.send(submit(png(3000, 1000, 40))).await;
+    let AgentEvent::UserMessage { images, .. } = agent
+        .wait_for(|e| matches!(e, AgentEvent::UserMessage { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(images.len(), 1);
+    assert_eq!(
+        (images[0].name.as_str(), images[0].width, images[0].height),
+        ("clipboard.png", 2048, 683)
+    );
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    let sent = sent_images(&llm.request(0));
+    assert_eq!(sent.len(), 1, "one image part");
+    assert_eq!((sent[0].width(), sent[0].height()), (2048, 683));
+    let log = std::fs::read_to_string(&agent.log).unwrap();
+    assert!(!log.contains("base64"), "the log names images by hash only");
+    // Bytes that are no image end the request before anything is sent.
+    agent.send(submit(b"definitely not a png".to_vec())).await;
+    let AgentEvent::RequestEnded { reason, .. } = agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    let text = format!("{reason:?}");
+    assert!(
+        text.contains("clipboard.png") && text.contains("not an image"),
+        "{text}"
+    );
+    assert_eq!(llm.requests().len(), 1, "no second request");
+    agent.shutdown().await;
+}
+
+/// A pasted image path outside the workspace asks in the TUI; declined, the message goes
+/// without it (as a declined mention does) instead of being lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_image_path_is_left_out_and_the_message_still_goes() {
+    use cairn::bus::{AgentEvent, Attachment, Decision, ToolEvent, UserCommand};
+    let (ws, data, outside) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        crate::support::cairn_cmd::dir_outside_temp(),
+    );
+    let shot = outside.path().join("shot.png");
+    std::fs::write(&shot, png(20, 10, 1)).unwrap();
+    let llm = MockLlm::start(vec![Script::text("no picture then")]).await;
+    let mut agent = crate::support::agent::TestAgent::new_session(
+        ws.path(),
+        data.path(),
+        &llm.url(),
+        cairn::permissions::Mode::Ask,
+    )
+    .await;
+    agent
+        .send(UserCommand::Submit {
+            text: "see this".into(),
+            attach: vec![Attachment::ImagePath {
+                path: shot.to_str().unwrap().into(),
+            }],
+        })
+        .await;
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval { call, .. }) = agent
+        .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. })))
+        .await
+    else {
+        unreachable!()
+    };
+    assert!(llm.requests().is_empty(), "nothing sent before the answer");
+    agent
+        .send(UserCommand::Decide {
+            call,
+            decision: Decision::Deny { message: None },
+        })
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    assert!(agent.seen.iter().any(|e| matches!(e,
+        AgentEvent::Warning { message } if message.contains("was not attached"))));
+    assert!(agent.seen.iter().any(|e| matches!(e,
+        AgentEvent::UserMessage { text, images } if text == "see this" && images.is_empty())));
+    assert_eq!(llm.requests().len(), 1);
+    assert!(sent_images(&llm.request(0)).is_empty());
+    agent.shutdown().await;
+}

@@ -245,3 +245,42 @@ fn a_sent_image_shows_as_a_chip_under_its_message_in_the_transcript() {
     insta::assert_snapshot!(draw(&app, 70, 12));
     assert!(screen_text(&app, 70, 12).contains("[image] clipboard.png (1.2 MB, 2048×1536)"));
 }
+
+#[test]
+fn a_message_refused_before_it_was_sent_comes_back_into_the_input_with_its_images() {
+    let mut app = app(Instant::now());
+    let mut clipboard = TestClipboard(ClipboardContent::Image(ClipboardImage::Encoded(png(4, 4))));
+    ctrl_v(&mut app, &mut clipboard);
+    type_text(&mut app, "what is this?");
+    app.handle_input(&key(KeyCode::Enter));
+    submitted(&mut app);
+    type_text(&mut app, "meanwhile");
+    // The agent refuses the image (a text-only model) before the message enters the
+    // conversation: no `UserMessage`, the request fails.
+    app.apply(&AgentEvent::Warning {
+        message: "clipboard.png is an image, and deepseek-chat does not take images".into(),
+    });
+    app.apply(&AgentEvent::RequestEnded {
+        turn: crate::bus::TurnId(0),
+        reason: crate::bus::EndReason::Failed("clipboard.png is an image".into()),
+    });
+    app.apply(&AgentEvent::Idle);
+    assert_eq!(app.composer.text(), "what is this?\n\nmeanwhile");
+    assert_eq!(app.composer.images().len(), 1, "the image is back too");
+    assert!(screen_text(&app, 120, 30).contains("back in the input"));
+    // A message that was sent is not brought back by a later failure.
+    app.composer.clear();
+    app.composer.take_images();
+    type_text(&mut app, "second");
+    app.handle_input(&key(KeyCode::Enter));
+    submitted(&mut app);
+    app.apply(&AgentEvent::UserMessage {
+        text: "second".into(),
+        images: vec![],
+    });
+    app.apply(&AgentEvent::RequestEnded {
+        turn: crate::bus::TurnId(1),
+        reason: crate::bus::EndReason::Failed("401".into()),
+    });
+    assert_eq!(app.composer.text(), "");
+}
