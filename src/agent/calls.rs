@@ -459,8 +459,7 @@ impl Agent {
             self.finish(ready.call, ready.name, result);
         }
         if before.is_some() && commands == 0 {
-            self.checkpoint_with(crate::checkpoint::CheckpointKind::After, written)
-                .await;
+            self.checkpoint_after_in_background(written).await;
         }
     }
 

@@ -2,6 +2,17 @@
 //! after it, both in the session log (so `cairn undo` finds a turn's), and for a command the
 //! files it created, changed or deleted, attached to its result like an edit's diff. After a
 //! batch the store is packed in the background when it needs it.
+//!
+//! Off the critical path: the session's first snapshot (a walk of the whole workspace) starts
+//! with its first request, while the model answers; the checkpoint after a batch of file-tool
+//! writes is taken while the next request streams. Either is `pending` until something needs
+//! it, and everything that does waits for it first (`settle_checkpoint`): the next checkpoint
+//! (so the next batch that may change files starts from it), the next reply's record (so the
+//! log keeps the order it always had: a batch's After before the next assistant message), and
+//! the end of the request (so undo, redo, rewind and revert, which run between requests, find
+//! it). A command's checkpoint after stays awaited: its result lists what it changed.
+//! A cairn killed while one is pending leaves a Before with no After in the log, which
+//! `cairn undo` completes from the workspace as it is (see `checkpoint::undo`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::Agent;
 use crate::bus::{AgentEvent, ToolResult};
 use crate::checkpoint::{
-    CheckpointId, CheckpointKind, CheckpointStore, StoreOptions, file_changes,
+    CheckpointError, CheckpointId, CheckpointKind, CheckpointStore, Snapshot, StoreOptions,
+    file_changes,
 };
 use crate::session_log::Record;
 use crate::tools::ToolOutput;
@@ -29,6 +41,26 @@ pub(super) struct Checkpoints {
     maintaining: Arc<AtomicBool>,
     /// Why the last checkpoint failed, until one succeeds again: the next change asks.
     failure: Option<String>,
+    /// A snapshot being taken in the background.
+    pending: Option<Pending>,
+}
+
+/// A snapshot running off the critical path, and the record it becomes (None: the session's
+/// first walk, recorded by the checkpoint that waits for it).
+struct Pending {
+    kind: Option<CheckpointKind>,
+    store: Arc<CheckpointStore>,
+    task: SnapshotTask,
+}
+
+type SnapshotTask = tokio::task::JoinHandle<Result<Snapshot, CheckpointError>>;
+
+fn spawn_snapshot(store: &Arc<CheckpointStore>, written: Vec<std::path::PathBuf>) -> SnapshotTask {
+    let store = Arc::clone(store);
+    tokio::task::spawn_blocking(move || {
+        let written: Vec<&std::path::Path> = written.iter().map(|p| p.as_path()).collect();
+        store.snapshot_paths(&written)
+    })
 }
 
 impl Checkpoints {
@@ -79,17 +111,65 @@ impl Agent {
         kind: CheckpointKind,
         written: Vec<std::path::PathBuf>,
     ) -> Option<CheckpointId> {
+        self.settle_checkpoint().await;
         let store = self.checkpoint_store()?;
-        let snapshot = {
-            let store = Arc::clone(&store);
-            tokio::task::spawn_blocking(move || {
-                let written: Vec<&std::path::Path> = written.iter().map(|p| p.as_path()).collect();
-                store.snapshot_paths(&written)
-            })
+        let task = spawn_snapshot(&store, written);
+        self.finish_snapshot(Some(kind), store, task).await
+    }
+
+    /// The checkpoint after a batch of file-tool writes, taken while the next request
+    /// streams (see the module's note on who waits for it).
+    pub(super) async fn checkpoint_after_in_background(
+        &mut self,
+        written: Vec<std::path::PathBuf>,
+    ) {
+        self.settle_checkpoint().await;
+        let Some(store) = self.checkpoint_store() else {
+            return;
         };
+        let task = spawn_snapshot(&store, written);
+        self.checkpoints.pending = Some(Pending {
+            kind: Some(CheckpointKind::After),
+            store,
+            task,
+        });
+    }
+
+    /// Starts the session's first walk of the workspace in the background, so the first
+    /// change does not wait for all of it.
+    pub(super) fn prime_checkpoints(&mut self) {
+        if self.checkpoints.store.is_some() || self.checkpoints.pending.is_some() {
+            return;
+        }
+        let Some(store) = self.checkpoint_store() else {
+            return;
+        };
+        let task = spawn_snapshot(&store, Vec::new());
+        self.checkpoints.pending = Some(Pending {
+            kind: None,
+            store,
+            task,
+        });
+    }
+
+    /// Waits for the snapshot running in the background, if any, and records it.
+    pub(super) async fn settle_checkpoint(&mut self) {
+        if let Some(pending) = self.checkpoints.pending.take() {
+            self.finish_snapshot(pending.kind, pending.store, pending.task)
+                .await;
+        }
+    }
+
+    /// Waits for `task` (within the deadline) and records its checkpoint as `kind`.
+    async fn finish_snapshot(
+        &mut self,
+        kind: Option<CheckpointKind>,
+        store: Arc<CheckpointStore>,
+        task: SnapshotTask,
+    ) -> Option<CheckpointId> {
         // A workspace too big to snapshot quickly (a home directory, a monorepo) must not hold
         // up every call of the session: checkpoints go off for it, once, with a warning.
-        let Ok(snapshot) = tokio::time::timeout(SNAPSHOT_DEADLINE, snapshot).await else {
+        let Ok(snapshot) = tokio::time::timeout(SNAPSHOT_DEADLINE, task).await else {
             self.checkpoints.unavailable = true;
             self.emit(AgentEvent::Warning {
                 message: format!(
@@ -136,11 +216,12 @@ impl Agent {
                 message: format!("checkpoints (undo) leave out {}{more}", list.join(", ")),
             });
         }
+        let kind = kind?;
         self.record(&Record::Checkpoint {
             commit: snap.id.clone(),
             kind,
         });
-        if kind == CheckpointKind::After {
+        if kind == CheckpointKind::After && store.maintenance_due() {
             self.maintain_in_background(store);
         }
         Some(snap.id)

@@ -37,6 +37,7 @@ impl Agent {
             }
         };
         self.record(&Record::user_with(text.clone(), parts.clone()));
+        self.prime_checkpoints();
         self.emit(AgentEvent::UserMessage {
             text: text.clone(),
             images: image_chips(&parts),
@@ -67,6 +68,8 @@ impl Agent {
         };
         // A skill's allowed-tools hold to the end of the user turn that loaded it.
         self.end_skill_turn();
+        // Undo, redo, rewind and revert run between requests: each finds the last checkpoint.
+        self.settle_checkpoint().await;
         if reason != EndReason::Completed {
             self.record(&Record::Ended {
                 reason: reason.clone(),
@@ -244,6 +247,8 @@ impl Agent {
         };
         let model = std::sync::Arc::clone(&self.engine.model);
         let result = model.stream_chat(request, &mut on_delta, cancel).await;
+        // The last batch's checkpoint, taken while this streamed, is logged before the reply.
+        self.settle_checkpoint().await;
         match result {
             Ok(completion) => {
                 self.keep_reply(turn, &completion);

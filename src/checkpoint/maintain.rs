@@ -27,6 +27,26 @@ pub struct Pruned {
 pub const LOOSE_LIMIT: usize = 100;
 
 impl CheckpointStore {
+    /// Whether `maintain` and `keep_to_budget` are worth running now: on the first call (a
+    /// store left over its limits by an earlier session), then once this process wrote a
+    /// quarter of `LOOSE_LIMIT` objects or a sixteenth of the budget since the last time it
+    /// said so. Both walk the store's directories, which a step should not pay for each time.
+    pub fn maintenance_due(&self) -> bool {
+        let mut looked = self
+            .maintenance_looked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let written = self.db.take_written();
+        let due =
+            !*looked || written.objects >= LOOSE_LIMIT / 4 || written.bytes >= self.budget / 16;
+        if !due {
+            // Not yet: what was written still counts towards the next look.
+            self.db.put_back_written(written);
+        }
+        *looked = true;
+        due
+    }
+
     /// Packs the loose objects when there are `LOOSE_LIMIT` or more; Ok(true) when it did.
     /// It can take seconds on a large workspace: run it off the critical path (the agent does,
     /// after a turn). While another process packs the same store, this returns Ok(false).

@@ -92,6 +92,15 @@ pub(super) struct ObjectDb {
     packs: Arc<Mutex<Packs>>,
     /// While a scan may add many objects: they go into one pack instead of a file each.
     bulk: Arc<Mutex<Option<Bulk>>>,
+    /// What this process wrote since maintenance last looked (`take_written`).
+    written: Arc<Mutex<Written>>,
+}
+
+/// Objects and bytes written (compressed where loose, raw where packed: an upper bound).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Written {
+    pub objects: usize,
+    pub bytes: u64,
 }
 
 /// Objects written during a bulk: the first few kept back (a scan that found little writes
@@ -125,7 +134,26 @@ impl ObjectDb {
             dir: objects.to_path_buf(),
             packs: Arc::default(),
             bulk: Arc::default(),
+            written: Arc::default(),
         }
+    }
+
+    /// What was written since the last call (and starts counting afresh).
+    pub(super) fn take_written(&self) -> Written {
+        std::mem::take(&mut *self.written.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Adds `back` to what is counted (a look that did not act on it).
+    pub(super) fn put_back_written(&self, back: Written) {
+        let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        written.objects += back.objects;
+        written.bytes += back.bytes;
+    }
+
+    fn count_written(&self, bytes: usize) {
+        let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        written.objects += 1;
+        written.bytes += bytes as u64;
     }
 
     fn bulk(&self) -> std::sync::MutexGuard<'_, Option<Bulk>> {
@@ -177,6 +205,8 @@ impl ObjectDb {
                 pack.add(kind, &bytes, hash(kind, &bytes))?;
             }
             pack.add(kind, bytes, oid)?;
+            drop(guard);
+            self.count_written(bytes.len());
             return Ok(oid);
         }
         drop(guard);
@@ -199,6 +229,7 @@ impl ObjectDb {
         encoder.write_all(format!("{} {}\0", kind.name(), bytes.len()).as_bytes())?;
         encoder.write_all(bytes)?;
         let compressed = encoder.finish()?;
+        self.count_written(compressed.len());
         // Written whole under a temp name, then renamed: a reader (or a crash) never sees half
         // an object under its id.
         let temp = dir.join(format!("tmp_obj_{:016x}", fastrand::u64(..)));

@@ -146,6 +146,8 @@ pub struct CheckpointStore {
     pub(super) live: Arc<Mutex<Live>>,
     /// The store's size budget in bytes (`maintain` drops the oldest checkpoints beyond it).
     pub(super) budget: u64,
+    /// `maintenance_due` answered once already.
+    pub(super) maintenance_looked: Arc<Mutex<bool>>,
 }
 
 /// The default size budget of a workspace's store.
@@ -186,6 +188,7 @@ impl CheckpointStore {
             db,
             live: Arc::new(Mutex::new(live)),
             budget: DEFAULT_BUDGET_MB * 1024 * 1024,
+            maintenance_looked: Arc::default(),
         })
     }
 

@@ -3,6 +3,8 @@
 mod agent_turns;
 mod architecture;
 mod attachments;
+mod checkpoint_crash;
+mod checkpoint_steps;
 mod checkpoint_wall;
 mod context;
 mod exec_e2e;

@@ -148,6 +148,30 @@ impl TestAgent {
         Self::spawn_with_window(workspace, sessions, url, mode, from, 1_000_000).await
     }
 
+    /// A fresh session whose checkpoints are kept as `checkpoints` says (`[checkpoints]`).
+    pub async fn new_session_checkpoints(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        checkpoints: cairn::agent::CheckpointSettings,
+    ) -> TestAgent {
+        let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
+        let from = StartFrom::New;
+        Self::spawn_adjusted(
+            workspace,
+            sessions,
+            url,
+            mode,
+            from,
+            1_000_000,
+            bash,
+            files,
+            |s| s.checkpoints = checkpoints,
+        )
+        .await
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn spawn_full(
         workspace: &Path,
@@ -158,6 +182,32 @@ impl TestAgent {
         window: u64,
         bash: BashSettings,
         files: FilePolicy,
+    ) -> TestAgent {
+        Self::spawn_adjusted(
+            workspace,
+            sessions,
+            url,
+            mode,
+            from,
+            window,
+            bash,
+            files,
+            |_| {},
+        )
+        .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn spawn_adjusted(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        from: StartFrom,
+        window: u64,
+        bash: BashSettings,
+        files: FilePolicy,
+        adjust: impl FnOnce(&mut AgentSettings),
     ) -> TestAgent {
         let workspace = std::fs::canonicalize(workspace).unwrap();
         let sandbox = bash.sandbox.clone();
@@ -173,7 +223,7 @@ impl TestAgent {
                 places: cairn::permissions::classify::Places::from_env(),
             })),
         };
-        let settings = AgentSettings {
+        let mut settings = AgentSettings {
             provider: "custom".into(),
             mode,
             max_steps: 20,
@@ -188,6 +238,7 @@ impl TestAgent {
                 .unwrap_or_else(|| cairn::agent::SkillSettings::workspace_only(&workspace)),
             workspace,
         };
+        adjust(&mut settings);
         let (ends, front) = bus::channel();
         let agent = Agent::start(settings, engine, from, ends.events).unwrap();
         let log = agent.log_path();
