@@ -13,13 +13,14 @@ use crate::cli::{RunArgs, UsageError};
 use crate::config::{Config, ConfigError, FlagLayer};
 use crate::llm::client::HttpModel;
 use crate::models::discover::WindowProbe;
-use crate::net::{Network, NetworkSettings};
+use crate::net::{Network, NetworkSettings, ProxyTarget};
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::permissions::trust::{self, PendingTrust, ProjectRules, TrustStore};
 use crate::permissions::web_hosts;
 use crate::secret_stores::SecretStores;
 use crate::session_log;
+use crate::tools::executor::net_env::{CA_VARS, CredentialedVar, NetworkEnv};
 use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::tools::places::FilePolicy;
 use crate::tools::registry::web_tools;
@@ -82,6 +83,7 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
             config.sandbox.read_only_max_processes,
             config.sandbox.read_only_max_memory_mb,
         ),
+        network_env: command_network_env(&network, &config)?,
         ..BashSettings::default()
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
@@ -223,6 +225,68 @@ pub fn network_stack(file: &crate::net::NetworkFile) -> Result<Network> {
     let settings = NetworkSettings::from_config(file, &crate::secrets::var)
         .wrap_err("reading the network settings")?;
     Network::new(settings).wrap_err("setting up the network")
+}
+
+/// The proxy and CA variables of commands granted the network, from the stack: `[network]
+/// proxy` as the four proxy variables (with `NO_PROXY` keeping loopback direct, as cairn does),
+/// the environment's password-carrying proxies the scrubber took out (their credentials only
+/// where `pass_env` lists the variable, see `executor::net_env`), and one CA bundle file when
+/// the user added CAs.
+fn command_network_env(network: &Network, config: &Config) -> Result<NetworkEnv> {
+    let mut env = NetworkEnv::default();
+    let mut add = |names: &[&str], target: &ProxyTarget| {
+        for name in names {
+            if target.has_credentials {
+                env.credentialed.push(CredentialedVar {
+                    name: (*name).to_string(),
+                    full: target.secret_url(),
+                    bare: target.shown(),
+                });
+            } else {
+                env.plain.push(((*name).to_string(), target.secret_url()));
+            }
+        }
+    };
+    let proxies = network.proxies();
+    if let Some(configured) = &proxies.configured {
+        add(
+            &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"],
+            configured,
+        );
+        let listed = config
+            .network
+            .no_proxy
+            .clone()
+            .or_else(|| crate::secrets::var("NO_PROXY"))
+            .or_else(|| crate::secrets::var("no_proxy"));
+        let no_proxy = match listed.filter(|l| !l.trim().is_empty()) {
+            Some(list) => format!("{list},localhost,127.0.0.1,::1"),
+            None => "localhost,127.0.0.1,::1".to_string(),
+        };
+        env.plain.push(("NO_PROXY".into(), no_proxy.clone()));
+        env.plain.push(("no_proxy".into(), no_proxy));
+    } else {
+        // Proxies without credentials are still in the environment and pass as they are.
+        for (names, target) in [
+            (["HTTPS_PROXY", "https_proxy"], &proxies.https),
+            (["HTTP_PROXY", "http_proxy"], &proxies.http),
+            (["ALL_PROXY", "all_proxy"], &proxies.all),
+        ] {
+            if let Some(target) = target.as_ref().filter(|t| t.has_credentials) {
+                add(&names, target);
+            }
+        }
+    }
+    if let Some(bundle) = crate::net::roots::command_bundle(network.ca_sources())
+        .wrap_err("writing the CA bundle for commands")?
+    {
+        let path = bundle.to_string_lossy().into_owned();
+        for name in CA_VARS {
+            env.plain.push(((*name).to_string(), path.clone()));
+        }
+        env.keep = Some(Arc::new(bundle));
+    }
+    Ok(env)
 }
 
 /// The user's rules from the config, then the project's from `.cairn/config.toml` when the

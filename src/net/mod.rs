@@ -173,6 +173,7 @@ pub struct Network {
 
 struct Inner {
     tls: rustls::ClientConfig,
+    ca: CaSources,
     proxy: Arc<ProxyRules>,
     connect_timeout: Duration,
     first_byte_timeout: Option<Duration>,
@@ -221,6 +222,7 @@ impl Network {
         Ok(Network {
             inner: Arc::new(Inner {
                 tls,
+                ca: settings.ca,
                 proxy,
                 connect_timeout: settings.connect_timeout,
                 first_byte_timeout: settings.first_byte_timeout,
@@ -250,6 +252,11 @@ impl Network {
     /// The proxy a request to `url` goes through, if any.
     pub fn proxy_for(&self, url: &Url) -> Option<&ProxyTarget> {
         self.inner.proxy.for_url(url)
+    }
+
+    /// Where the trusted certificates come from (for the commands' CA bundle).
+    pub fn ca_sources(&self) -> &CaSources {
+        &self.inner.ca
     }
 
     pub fn proxies(&self) -> &ProxyRules {

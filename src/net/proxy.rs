@@ -61,6 +61,12 @@ impl ProxyTarget {
         self.url.scheme().starts_with("socks")
     }
 
+    /// The URL with its credentials, for the one place that may see them: the environment of
+    /// a command whose `pass_env` lists the variable.
+    pub fn secret_url(&self) -> String {
+        self.url.to_string().trim_end_matches('/').to_string()
+    }
+
     /// The URL for reqwest, credentials included.
     pub(super) fn url(&self) -> &Url {
         &self.url

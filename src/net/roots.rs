@@ -130,6 +130,48 @@ pub fn load(sources: &CaSources) -> Result<Roots, NetError> {
     Ok(Roots { store, warnings })
 }
 
+/// A PEM bundle for commands that may use the network, when the user added CAs of their own:
+/// the system store and the user's `SSL_CERT_FILE` and `[network] ca_file` certificates in one
+/// file. One file, because OpenSSL's `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` and
+/// `GIT_SSL_CAINFO` each replace the system store rather than add to it; pointing them at the
+/// corporate CA alone would break every public site. Written to a fresh file of the temp
+/// directory (created exclusively, random name), removed when the returned path is dropped.
+/// `None`: no CA of the user's, so the commands' own defaults are right.
+pub fn command_bundle(sources: &CaSources) -> std::io::Result<Option<tempfile::TempPath>> {
+    if sources.ca_files.is_empty() && sources.cert_file.is_none() {
+        return Ok(None);
+    }
+    let mut pem = String::new();
+    let system = if sources.system { system_certs() } else { &[] };
+    let user = sources
+        .cert_file
+        .iter()
+        .chain(&sources.ca_files)
+        .filter_map(|path| pem_file(path).ok())
+        .flatten();
+    for cert in system.iter().cloned().chain(user) {
+        pem.push_str(&to_pem(&cert));
+    }
+    let mut file = tempfile::Builder::new()
+        .prefix("cairn-ca-")
+        .suffix(".pem")
+        .tempfile()?;
+    std::io::Write::write_all(&mut file, pem.as_bytes())?;
+    Ok(Some(file.into_temp_path()))
+}
+
+fn to_pem(cert: &CertificateDer<'_>) -> String {
+    use base64::Engine as _;
+    let text = base64::engine::general_purpose::STANDARD.encode(cert.as_ref());
+    let mut out = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in text.as_bytes().chunks(64) {
+        out.push_str(&String::from_utf8_lossy(line));
+        out.push('\n');
+    }
+    out.push_str("-----END CERTIFICATE-----\n");
+    out
+}
+
 fn add_all(
     store: &mut RootCertStore,
     certs: Vec<CertificateDer<'static>>,

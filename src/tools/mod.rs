@@ -157,6 +157,8 @@ pub struct BashSettings {
     pub sandbox: Option<executor::sandbox::SandboxPolicy>,
     /// Process and memory limits per command.
     pub limits: executor::limits::CommandLimits,
+    /// The proxy and CA variables of commands that may use the network.
+    pub network_env: executor::net_env::NetworkEnv,
 }
 
 impl Default for BashSettings {
@@ -167,6 +169,7 @@ impl Default for BashSettings {
             kill_grace: std::time::Duration::from_secs(3),
             sandbox: None,
             limits: executor::limits::CommandLimits::default(),
+            network_env: executor::net_env::NetworkEnv::default(),
         }
     }
 }

@@ -14,6 +14,7 @@ mod mock_llm;
 mod network;
 mod policy;
 mod project_trust;
+mod proxy_secret_e2e;
 mod resume;
 mod revert;
 mod revert_undo;

@@ -8,6 +8,7 @@ mod cgroup;
 mod gitconfig;
 mod group;
 pub mod limits;
+pub mod net_env;
 pub mod protect;
 mod protect_fs;
 mod read_grants;
@@ -166,6 +167,23 @@ pub fn spawn(
         if spec.settings.allowed_env.contains(&name) {
             command.env(name, value);
         }
+    }
+    // The proxy and CA variables: what a command that may use the network needs to reach it
+    // as cairn does; none of them for one that may not.
+    let network = match (&spec.settings.sandbox, spec.grant) {
+        (None, _) | (_, Grant::Unsandboxed) => true,
+        (Some(policy), Grant::WorkspaceWrite) => policy.network,
+        (Some(_), Grant::ReadOnly) => false,
+    };
+    for change in spec
+        .settings
+        .network_env
+        .changes(network, &spec.settings.allowed_env)
+    {
+        match change {
+            net_env::EnvChange::Set(name, value) => command.env(name, value),
+            net_env::EnvChange::Remove(name) => command.env_remove(name),
+        };
     }
     command.envs([
         ("NO_COLOR", "1"),
