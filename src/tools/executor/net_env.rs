@@ -87,7 +87,7 @@ impl NetworkEnv {
             .map(|(name, value)| EnvChange::Set(name.clone(), value.clone()))
             .collect();
         for var in &self.credentialed {
-            let value = if allowed.iter().any(|a| *a == var.name) {
+            let value = if allowed.contains(&var.name) {
                 &var.full
             } else {
                 &var.bare
