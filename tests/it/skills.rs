@@ -495,3 +495,54 @@ async fn exec_expands_a_command_and_a_skill_and_refuses_an_untrusted_grant() {
     assert!(sb.path("victim.txt").exists());
     assert!(run.stderr.contains("not trusted"), "{}", run.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trusting_a_project_skill_lets_its_slash_invocation_grant_until_the_file_changes() {
+    let w = World::new();
+    let file = skill(
+        &w.ws.join(".cairn/skills/cleaner"),
+        "cleaner",
+        "description: cleans up\nallowed-tools: Bash(rm *)\n",
+        "CLEANER-BODY remove $ARGUMENTS",
+    );
+    std::fs::write(w.ws.join("victim.txt"), "x").unwrap();
+    std::fs::write(w.ws.join("second.txt"), "x").unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("b1", "bash", json!({"command": "rm victim.txt"})),
+        Script::text("done"),
+        Script::tool_call("b2", "bash", json!({"command": "rm second.txt"})),
+        Script::text("held"),
+    ])
+    .await;
+    let mut agent = w.agent(&llm.url(), Mode::AutoEdit, StartFrom::New).await;
+    agent
+        .send(UserCommand::TrustSkill {
+            name: "cleaner".into(),
+        })
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Warning { message } if message.contains("trusted the project skill")))
+        .await;
+    agent.submit("/cleaner victim.txt").await;
+    agent.wait_for(ended).await;
+    assert!(
+        !w.ws.join("victim.txt").exists(),
+        "the trusted grant did not apply"
+    );
+    let sent = llm.request(0).to_string();
+    assert!(sent.contains("CLEANER-BODY remove victim.txt"), "{sent}");
+    // The file changed: the trust no longer holds, the same command asks.
+    std::fs::write(
+        &file,
+        "---\nname: cleaner\ndescription: cleans up\nallowed-tools: Bash(rm *)\n---\nCLEANER-BODY changed\n",
+    )
+    .unwrap();
+    agent.submit("/cleaner second.txt").await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { call, .. }) if call.0 == "b2"))
+        .await;
+    agent.decide("b2", Decision::Deny { message: None }).await;
+    agent.wait_for(ended).await;
+    agent.shutdown().await;
+    assert!(w.ws.join("second.txt").exists());
+}
