@@ -60,6 +60,9 @@ impl Agent {
         for file in &files {
             turns.push(env.writes.lock(&file.real).await);
         }
+        // Background jobs stand still from the last look at the files until the revert and
+        // its checkpoints are written (they go on after, however it ends).
+        let paused = env.jobs.pause_all().await;
         let store = self.checkpoint_store();
         let planned = self.plan_blocking(&located, &target, store.clone()).await;
         let planned = match planned {
@@ -80,6 +83,7 @@ impl Agent {
             .await
             .unwrap_or_else(|err| Err((Vec::new(), format!("internal error: {err}"))));
         let after = snapshot(store).await;
+        drop(paused);
         drop(turns);
         let changes = match applied {
             Ok(changes) => changes,

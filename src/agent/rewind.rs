@@ -98,6 +98,12 @@ impl Agent {
         };
         let moved = match (&work.files, store) {
             (Some(m), Some(store)) => {
+                // Background jobs stand still while files are put back (and go on after,
+                // whether the restore worked or not).
+                let _paused = match apply {
+                    true => Some(self.engine.tool_env.jobs.pause_all().await),
+                    false => None,
+                };
                 let outcome = run_move(store, m, apply).await;
                 match outcome {
                     Ok(plan) => plan,

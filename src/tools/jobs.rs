@@ -24,6 +24,34 @@ pub const MAX_RUNNING: usize = 16;
 /// How long `job_kill` waits for the job's exit to be recorded after its group is gone.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
 
+/// How long `pause_all` waits for a job's processes to be stopped.
+const PAUSE_WAIT: Duration = Duration::from_secs(1);
+
+/// Background jobs stopped while the workspace is restored; dropping it lets them go on.
+#[must_use = "the jobs go on when this is dropped"]
+pub struct PausedJobs {
+    groups: Vec<Group>,
+}
+
+impl PausedJobs {
+    /// How many jobs were paused.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+}
+
+impl Drop for PausedJobs {
+    fn drop(&mut self) {
+        for group in &self.groups {
+            group.resume();
+        }
+    }
+}
+
 /// The session's background jobs, by id (`job-1`, `job-2`, …).
 #[derive(Default)]
 pub struct JobTable {
@@ -177,6 +205,25 @@ impl JobTable {
         let job = self.find(id)?;
         job.stop().await;
         Ok(job.report())
+    }
+
+    /// Stops every running job's processes until the returned guard is dropped, which lets
+    /// them go on (SIGCONT), however the work between ends: a restore of the workspace
+    /// (undo, redo, rewind, revert) must not race a job writing into it.
+    pub async fn pause_all(&self) -> PausedJobs {
+        let groups: Vec<Group> = self
+            .snapshot()
+            .iter()
+            .filter(|job| job.running())
+            .map(|job| job.group)
+            .collect();
+        let paused = PausedJobs { groups };
+        for group in &paused.groups {
+            if !group.pause(PAUSE_WAIT).await {
+                tracing::warn!("a background job's processes did not stop within {PAUSE_WAIT:?}");
+            }
+        }
+        paused
     }
 
     /// Ends every running job's process group; for the end of a session.

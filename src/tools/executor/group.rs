@@ -57,6 +57,41 @@ impl Group {
         }
     }
 
+    /// Stops every member (SIGSTOP) and waits, up to `within`, until the kernel reports each
+    /// one stopped (or gone): what runs after cannot race a write of theirs. False when some
+    /// member was still running at the deadline. `resume` lets them go on.
+    pub async fn pause(&self, within: Duration) -> bool {
+        self.signal(Signal::SIGSTOP);
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if self.running_members() == 0 {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Lets a paused group go on.
+    pub fn resume(&self) {
+        self.signal(Signal::SIGCONT);
+    }
+
+    /// Members neither stopped nor gone.
+    fn running_members(&self) -> usize {
+        self.live_members()
+            .iter()
+            .filter(|(pid, _)| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|stat| parse_stat(&stat))
+                    .is_some_and(|stat| !matches!(stat.state, 'T' | 't' | 'Z' | 'X'))
+            })
+            .count()
+    }
+
     /// Whether any member of the group or the session is still running (not a zombie).
     pub fn alive(&self) -> bool {
         !self.live_members().is_empty()
