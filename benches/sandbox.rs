@@ -1,19 +1,43 @@
-//! Time the sandbox adds to a command: `true` run through the executor unsandboxed, in the
-//! read-only and in the workspace-write sandbox (a workspace of 40 top-level entries and a
+//! Time the sandbox and the limits add to a command: `true` run through the executor
+//! unsandboxed without limits (the base), unsandboxed with the default limits (its cgroup, or
+//! rlimits), in the read-only and in the workspace-write sandbox (a workspace of 40 top-level entries and a
 //! repository made by `git init`, whose config, hooks and `.cairn/` are recorded before and
 //! checked after each run; and the same with 100 submodules' git dirs), median of many runs
-//! each, interleaved so load hits all alike. Target: under 3 ms added. Run by hand:
-//! `cargo bench --bench sandbox`.
+//! each, interleaved so load hits all alike. Target: under 3 ms added. It also prints how
+//! the read grant on `/` is split around the secret stores: how many entries are granted, and
+//! how many of them are home entries. Run by hand: `cargo bench --bench sandbox`.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::time::{Duration, Instant};
 
 use cairn::tools::BashSettings;
+use cairn::tools::executor::limits::{CommandLimits, Limits};
 use cairn::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
-use cairn::tools::executor::{self, CommandSpec, Grant, protect};
+use cairn::tools::executor::{self, CommandSpec, Grant, protect, read_grants};
 use tokio_util::sync::CancellationToken;
 
-const RUNS: usize = 300;
+const RUNS: usize = 200;
+
+/// How the read grant on `/` is split around the secret stores on this machine.
+fn print_read_grants() {
+    let stores = cairn::secret_stores::SecretStores::from_env(&[], &[]).unwrap_or_default();
+    let started = Instant::now();
+    let split = read_grants::split(std::path::Path::new("/"), &stores);
+    let took = started.elapsed();
+    let homes = stores.homes();
+    let in_a_home = split
+        .whole
+        .iter()
+        .filter(|p| homes.iter().any(|h| p.starts_with(h)))
+        .count();
+    println!(
+        "read grant on /: {} entries granted whole ({in_a_home} of them home entries, under {} known homes), {} directories split, in {:.2} ms",
+        split.whole.len(),
+        homes.len(),
+        split.split.len(),
+        took.as_secs_f64() * 1e3
+    );
+}
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
@@ -24,6 +48,10 @@ fn main() {
     if let LandlockStatus::Unavailable(reason) = landlock_status() {
         println!("sandbox bench skipped: {reason}");
         return;
+    }
+    print_read_grants();
+    if let Some(why) = executor::limits::binding() {
+        println!("limits on this machine: {why}");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -61,12 +89,24 @@ fn main() {
         }),
         ..BashSettings::default()
     };
+    let unlimited = Limits {
+        processes: None,
+        memory: None,
+    };
+    let bare = BashSettings {
+        limits: CommandLimits {
+            read_only: unlimited,
+            workspace_write: unlimited,
+        },
+        ..BashSettings::default()
+    };
     let plain = BashSettings::default();
     let sandboxed = in_ws(dir.path());
     let with_modules = in_ws(modules.path());
     let cancel = CancellationToken::new();
     let cases = [
-        ("unsandboxed", &plain, Grant::Unsandboxed),
+        ("unsandboxed, no limits", &bare, Grant::Unsandboxed),
+        ("unsandboxed, limits", &plain, Grant::Unsandboxed),
         ("read-only sandbox", &sandboxed, Grant::ReadOnly),
         ("workspace-write sandbox", &sandboxed, Grant::WorkspaceWrite),
         (

@@ -79,6 +79,11 @@ impl std::str::FromStr for Mode {
 /// call, and the marker a cancelled command run carries after its output.
 pub const CANCELLED: &str = "[cancelled]";
 
+/// How a held command's `why` says what its sandbox would let it reach beyond the workspace
+/// (Unix sockets, the network): `"<reason>; in its sandbox it may …"`. The approval prompt
+/// shows that part on its "sandboxed:" line.
+pub const SANDBOX_REACH: &str = "in its sandbox it may ";
+
 /// Id of one tool call, as the model named it (or as we synthesised it when it named none).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]

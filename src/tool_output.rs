@@ -237,6 +237,11 @@ pub struct JobReport {
     /// and cairn put back.
     #[serde(default, skip_serializing_if = "PutBack::is_empty")]
     pub put_back: PutBack,
+    /// Once it ended: the Unix sockets its sandbox refused it, and the limits it hit.
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
+    pub refused_sockets: RareList,
+    #[serde(default, skip_serializing_if = "RareList::is_empty")]
+    pub limits_hit: RareList,
 }
 
 /// The canonical value of a successful tool run.

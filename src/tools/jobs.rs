@@ -81,6 +81,10 @@ struct JobEnd {
     signal: Option<String>,
     /// What of the protected set a promoted foreground command changed and was put back.
     put_back: Vec<String>,
+    /// The Unix sockets its sandbox refused it, and the limits it hit (as for a foreground
+    /// command: `CommandRun::refused_sockets`, `limits_hit`).
+    refused_sockets: Vec<String>,
+    limits_hit: Vec<String>,
 }
 
 impl JobTable {
@@ -150,22 +154,36 @@ impl JobTable {
             group.end(grace).await;
             executor::drain(&capture, &group).await;
             let put_back = executor::check(protected.as_ref());
+            let refused_sockets = sandbox
+                .as_ref()
+                .map(executor::sandbox::Prepared::refused_sockets)
+                .unwrap_or_default();
+            // Without a cgroup a hit is judged from what it printed (its last stderr).
+            let stderr_total = capture.total(Which::Stderr);
+            let stderr_tail = capture
+                .view(
+                    Which::Stderr,
+                    stderr_total.saturating_sub(OUTPUT_BUDGET as u64),
+                    stderr_total,
+                    OUTPUT_BUDGET,
+                )
+                .text;
+            let limits_hit = bounds.hits(&stderr_tail);
             drop(sandbox);
             drop(bounds);
-            let end = match status {
-                Ok(status) => JobEnd {
-                    exit_code: status.code(),
-                    signal: executor::signal_name(&status),
-                    put_back,
-                },
+            let (exit_code, signal) = match status {
+                Ok(status) => (status.code(), executor::signal_name(&status)),
                 Err(err) => {
                     tracing::warn!("waiting for a background job: {err}");
-                    JobEnd {
-                        exit_code: None,
-                        signal: None,
-                        put_back,
-                    }
+                    (None, None)
                 }
+            };
+            let end = JobEnd {
+                exit_code,
+                signal,
+                put_back,
+                refused_sockets,
+                limits_hit,
             };
             let _ = end_tx.send(Some(end));
         });
@@ -366,6 +384,16 @@ impl Job {
             running: end.is_none(),
             exit_code: end.as_ref().and_then(|end| end.exit_code),
             signal: end.as_ref().and_then(|end| end.signal.clone()),
+            refused_sockets: crate::tool_output::RareList::new(
+                end.as_ref()
+                    .map(|end| end.refused_sockets.clone())
+                    .unwrap_or_default(),
+            ),
+            limits_hit: crate::tool_output::RareList::new(
+                end.as_ref()
+                    .map(|end| end.limits_hit.clone())
+                    .unwrap_or_default(),
+            ),
             put_back: crate::tool_output::PutBack::new(
                 end.map(|end| end.put_back).unwrap_or_default(),
             ),

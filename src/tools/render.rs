@@ -42,10 +42,7 @@ pub fn command_text(run: &CommandRun) -> String {
         );
     }
     if !run.limits_hit.is_empty() {
-        markers.push(format!(
-            "[limit: the command hit its limit of {}; a fork or an allocation beyond it failed or was killed. `[sandbox]` max_processes / max_memory_mb (read_only_* for commands run unasked) set the limits]",
-            run.limits_hit.items().join(" and ")
-        ));
+        markers.push(limit_marker(run.limits_hit.items()));
     }
     if run.socket_denied() {
         markers.push(socket_marker(run.refused_sockets.items()));
@@ -64,6 +61,14 @@ pub fn command_text(run: &CommandRun) -> String {
     }
     push_markers(&mut out, &markers);
     out
+}
+
+/// The limits a command (or a job) hit.
+fn limit_marker(hit: &[String]) -> String {
+    format!(
+        "[limit: the command hit its limit of {}; a fork or an allocation beyond it failed or was killed. `[sandbox]` max_processes / max_memory_mb (read_only_* for commands run unasked) set the limits]",
+        hit.join(" and ")
+    )
 }
 
 /// Why a command that failed may have: the Unix sockets its sandbox refused.
@@ -96,6 +101,13 @@ pub fn job_text(report: &JobReport) -> String {
             (Some(code), None) => markers.push(format!("[exit code: {code}]")),
             (None, None) => markers.push("[ended]".to_owned()),
         }
+    }
+    if !report.limits_hit.is_empty() {
+        markers.push(limit_marker(report.limits_hit.items()));
+    }
+    let failed = report.signal.is_some() || report.exit_code.is_some_and(|code| code != 0);
+    if !report.refused_sockets.is_empty() && failed {
+        markers.push(socket_marker(report.refused_sockets.items()));
     }
     if !report.put_back.is_empty() {
         markers.push(super::executor::protect::marker(report.put_back.items()));
@@ -401,6 +413,17 @@ mod tests {
                     ..base.clone()
                 },
                 "[job-1] $ npm run dev\n[no new output]\n[stopped by job_kill]\n[killed by signal: SIGTERM]",
+            ),
+            (
+                JobReport {
+                    signal: Some("SIGKILL".into()),
+                    limits_hit: crate::tool_output::RareList::new(vec!["256 processes".into()]),
+                    refused_sockets: crate::tool_output::RareList::new(vec![
+                        "/tmp/tmux-1000/default".into(),
+                    ]),
+                    ..base.clone()
+                },
+                "[job-1] $ npm run dev\n[no new output]\n[killed by signal: SIGKILL]\n[limit: the command hit its limit of 256 processes; a fork or an allocation beyond it failed or was killed. `[sandbox]` max_processes / max_memory_mb (read_only_* for commands run unasked) set the limits]\n[sandbox: refused Unix socket: /tmp/tmux-1000/default. Sandboxed commands reach no local server (tmux, screen, Docker, a bus, an agent, an editor) outside the workspace and their temp dir, read-only ones none, unless `[sandbox] allow_unix_sockets` lists it. Calling it again asks the user, who can run it without the sandbox]",
             ),
         ];
         for (report, expected) in cases {

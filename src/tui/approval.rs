@@ -346,32 +346,37 @@ impl ApprovalPrompt {
 
     fn why_lines(held: &Held, width: usize) -> Vec<Line<'static>> {
         let why = [Span::styled("why: ", theme::bold())];
+        let (reason, _) = split_reach(held);
         wrap::wrap(
-            &[Span::styled(
-                visible::shown(&held.why).text,
-                theme::warning(),
-            )],
+            &[Span::styled(visible::shown(reason).text, theme::warning())],
             width,
             &why,
             &[Span::raw("     ")],
         )
     }
 
-    fn sandbox_line(held: &Held) -> Option<Line<'static>> {
+    fn sandbox_lines(held: &Held, width: usize) -> Vec<Line<'static>> {
         if held.name != "bash" {
-            return None;
+            return Vec::new();
         }
-        Some(Line::from(vec![if held.sandboxed {
-            Span::styled(
-                "sandboxed: writes only in the workspace and temp dirs",
-                theme::ok(),
-            )
-        } else {
-            Span::styled(
+        if !held.sandboxed {
+            return vec![Line::styled(
                 "not sandboxed: runs with your full permissions",
                 theme::danger(),
-            )
-        }]))
+            )];
+        }
+        let mut spans = vec![Span::styled(
+            "sandboxed: writes only in the workspace and temp dirs",
+            theme::ok(),
+        )];
+        // What the sandbox lets it reach beyond that (listed Unix sockets, the network).
+        if let (_, Some(reach)) = split_reach(held) {
+            spans.push(Span::styled(
+                format!("; it may {}", visible::shown(reach).text),
+                theme::warning(),
+            ));
+        }
+        wrap::wrap(&spans, width, &[], &[Span::raw("  ")])
     }
 
     fn diff_lines(held: &Held, width: usize) -> Vec<Line<'static>> {
@@ -430,7 +435,7 @@ impl ApprovalPrompt {
                 ])
             })
             .collect();
-        let sandbox = Self::sandbox_line(held);
+        let sandbox = Self::sandbox_lines(held, width);
         let diff = Self::diff_lines(held, width);
 
         let mut left = rows;
@@ -447,7 +452,7 @@ impl ApprovalPrompt {
         let n_notice = take(notice.len(), &mut left);
         let n_dangers = take(dangers.len(), &mut left);
         let cmd_min = cmd_first + take(command.len().min(3) - cmd_first, &mut left);
-        let n_sandbox = take(usize::from(sandbox.is_some()), &mut left);
+        let n_sandbox = take(sandbox.len(), &mut left);
         let gap_keys = take(1, &mut left);
         let gap_why = take(1, &mut left);
         let n_command = cmd_min + take(command.len() - cmd_min, &mut left);
@@ -676,6 +681,16 @@ fn dangerous_parts(held: &Held) -> Vec<String> {
         }
     }
     found
+}
+
+/// The held call's reason, and what its sandbox would let it reach beyond the workspace
+/// (the part of `why` after `bus::SANDBOX_REACH`), when it says.
+fn split_reach(held: &Held) -> (&str, Option<&str>) {
+    let marker = format!("; {}", crate::bus::SANDBOX_REACH);
+    match held.why.split_once(&marker) {
+        Some((reason, reach)) if held.sandboxed => (reason, Some(reach)),
+        _ => (held.why.as_str(), None),
+    }
 }
 
 /// One line naming the characters the command, its reason or its rule hold that would not

@@ -462,3 +462,37 @@ fn a_held_write_shows_its_path_in_its_visible_form() {
     assert!(screen.contains("notes<U+202E>txt.exe"), "{screen}");
     assert!(screen.contains("U+202E bidi control"), "{screen}");
 }
+
+#[test]
+fn the_sandboxed_line_says_when_a_command_gets_unix_sockets() {
+    let mut prompt = ApprovalPrompt::default();
+    let reach = format!(
+        "{}connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: /run/docker.sock",
+        crate::bus::SANDBOX_REACH
+    );
+    prompt.hold(
+        Held {
+            why: format!("changes files; {reach}"),
+            ..hiding("docker ps", "docker ps")
+        },
+        Instant::now(),
+    );
+    let screen = draw_checked(&prompt, 80, 16);
+    let sandbox_row = screen
+        .lines()
+        .find(|l| l.contains("sandboxed:"))
+        .unwrap_or_default();
+    assert!(sandbox_row.contains("it may connect to"), "{screen}");
+    assert!(screen.contains("/run/docker.sock"), "{screen}");
+    let why_row = screen
+        .lines()
+        .find(|l| l.contains("why:"))
+        .unwrap_or_default();
+    assert!(!why_row.contains("sandbox"), "said once: {screen}");
+    insta::assert_snapshot!("sandboxed_with_sockets", screen);
+    // Without the note the line is as before.
+    prompt.clear();
+    prompt.hold(hiding("touch a", "touch"), Instant::now());
+    let screen = draw_checked(&prompt, 80, 16);
+    assert!(!screen.contains("it may"), "{screen}");
+}

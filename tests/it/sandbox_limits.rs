@@ -206,3 +206,46 @@ async fn builds_still_run_in_workspace_write_under_the_default_limits() {
         assert!(!result.contains("[limit:"), "{result}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_that_hits_its_limit_says_so_in_its_report() {
+    let test = "a_background_job_that_hits_its_limit_says_so_in_its_report";
+    if !ready(test) {
+        return;
+    }
+    let sb = Sandbox::new()
+        .file("src/.keep", "")
+        .config("[sandbox]\nmax_processes = 200\n");
+    let llm = MockLlm::start(vec![
+        cairn::testing::Script::tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({ "command": FORK_500, "background": true }),
+        ),
+        cairn::testing::Script::tool_call(
+            "c2",
+            "job_output",
+            serde_json::json!({ "job_id": "job-1", "wait_ms": 20000 }),
+        ),
+        cairn::testing::Script::tool_call(
+            "c3",
+            "job_output",
+            serde_json::json!({ "job_id": "job-1", "wait_ms": 20000 }),
+        ),
+        cairn::testing::Script::text("done"),
+    ])
+    .await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    // The first read may come while it runs; the second waits for its end.
+    let report = format!(
+        "{}\n{}",
+        llm.tool_result(2, "c2").unwrap(),
+        llm.tool_result(3, "c3").unwrap_or_default()
+    );
+    assert!(
+        report.contains("[limit: the command hit its limit of 200 processes"),
+        "{report}"
+    );
+    assert!(!report.contains("forked 500"), "{report}");
+}

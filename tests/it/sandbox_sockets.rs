@@ -277,3 +277,53 @@ async fn a_command_refused_a_socket_asks_again_and_u_runs_it_outside_the_sandbox
     assert_eq!(docker.connections(), 1, "`u` ran it outside the sandbox");
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_refused_a_socket_says_so_in_its_report() {
+    let test = "a_background_job_refused_a_socket_says_so_in_its_report";
+    if !landlock(test) || !curl_available(test) {
+        return;
+    }
+    let sb = Sandbox::new().file("src/.keep", "");
+    let outside = sb.workspace().join("../tmux-1000/default");
+    let tmux = Server::at(&outside);
+    let curl = format!(
+        // Silent, so the report waits for its end.
+        "curl -sS --max-time 5 --unix-socket '{}' http://tmux/ > /dev/null 2>&1",
+        outside.display()
+    );
+    let llm = MockLlm::start(vec![
+        Script::tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({ "command": curl, "background": true }),
+        ),
+        Script::tool_call(
+            "c2",
+            "job_output",
+            serde_json::json!({ "job_id": "job-1", "wait_ms": 10000 }),
+        ),
+        Script::tool_call(
+            "c3",
+            "job_output",
+            serde_json::json!({ "job_id": "job-1", "wait_ms": 10000 }),
+        ),
+        Script::text("done"),
+    ])
+    .await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    // The first read may come while it runs; the second waits for its end.
+    let report = format!(
+        "{}\n{}",
+        llm.tool_result(2, "c2").unwrap(),
+        llm.tool_result(3, "c3").unwrap_or_default()
+    );
+    let outside_real = std::fs::canonicalize(&outside).unwrap();
+    assert!(
+        report.contains("[sandbox: refused Unix socket:")
+            && report.contains(&outside_real.display().to_string()),
+        "{report}"
+    );
+    assert_eq!(tmux.connections(), 0);
+}

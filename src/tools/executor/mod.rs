@@ -11,7 +11,7 @@ pub mod limits;
 pub mod net_env;
 pub mod protect;
 mod protect_fs;
-mod read_grants;
+pub mod read_grants;
 pub mod reaper;
 pub mod sandbox;
 mod seccomp;

@@ -56,8 +56,9 @@ impl SandboxPolicy {
     /// What a sandboxed command with `grant` may reach through Unix sockets, for the approval
     /// prompt; `None` when that is nothing beyond its own workspace and temp dir.
     pub fn socket_note(&self, grant: Grant) -> Option<String> {
+        let may = crate::bus::SANDBOX_REACH;
         if grant == Grant::WorkspaceWrite && self.network {
-            return Some("in its sandbox it may use the network and every Unix socket".into());
+            return Some(format!("{may}use the network and every Unix socket"));
         }
         if self.unix_sockets.is_empty() {
             return None;
@@ -68,7 +69,7 @@ impl SandboxPolicy {
             .map(|p| p.display().to_string())
             .collect();
         Some(format!(
-            "in its sandbox it may connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: {}",
+            "{may}connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: {}",
             listed.join(", ")
         ))
     }
