@@ -1,6 +1,6 @@
 //! Attachment figures: the `@` finder's index over 50,000 files (time, memory), its query
-//! latency, the downscale of a 12-megapixel photo, and the request bytes of one attached
-//! image. Run with `cargo bench --bench attachments`; figures are printed, nothing asserted.
+//! latency, the downscale of a 12-megapixel photo, the request bytes of one attached image,
+//! and the PNG encoding of a clipboard screenshot (Ctrl+V). Run with `cargo bench --bench attachments`; figures are printed, nothing asserted.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::time::{Duration, Instant};
@@ -107,7 +107,44 @@ fn images() {
     );
 }
 
+/// Ctrl+V: the clipboard's raw pixels encoded as the PNG that is attached (runs on a
+/// blocking thread, not the UI's), for a full-HD and a 4K screenshot.
+fn clipboard() {
+    use cairn::paste::clipboard::{self, ClipboardContent, ClipboardError, ClipboardImage};
+    struct Screenshot(Option<ClipboardContent>);
+    impl clipboard::ClipboardSource for Screenshot {
+        fn read(&mut self) -> Result<ClipboardContent, ClipboardError> {
+            Ok(self.0.take().unwrap_or(ClipboardContent::Empty))
+        }
+    }
+    for (w, h) in [(1920u32, 1080u32), (3840, 2160)] {
+        let pixels = (0..w * h)
+            .flat_map(|i| {
+                let (x, y) = (i % w, i / w);
+                // Flat areas with text-like edges, as a screenshot has.
+                let ink = if (x / 7 + y / 13) % 9 == 0 { 30 } else { 235 };
+                [ink, ink, ink / 2 + (y / 40 % 8) as u8, 255]
+            })
+            .collect();
+        let mut source = Screenshot(Some(ClipboardContent::Image(ClipboardImage::Rgba {
+            width: w,
+            height: h,
+            pixels,
+        })));
+        let started = Instant::now();
+        let read = clipboard::read(&mut source, "clipboard.png").unwrap();
+        let took = started.elapsed();
+        if let clipboard::Clipped::Image(image) = read {
+            println!(
+                "clipboard {w}×{h} RGBA → PNG of {:.2} MB in {took:?}",
+                image.bytes as f64 / 1e6
+            );
+        }
+    }
+}
+
 fn main() {
     finder();
     images();
+    clipboard();
 }

@@ -426,6 +426,37 @@ mod tests {
         ];
         assert_eq!(rebuild(&records).messages.len(), 1);
     }
+
+    #[test]
+    fn a_replayed_message_keeps_the_chips_of_the_images_it_sent() {
+        // However the image came (`exec --image`, `@`, a paste, Ctrl+V), the log holds its
+        // part; a resume or replay shows its chip under the message again.
+        let image = ImageRef {
+            hash: "ab".repeat(32),
+            media_type: "image/png".into(),
+            name: "shot.png".into(),
+            width: 800,
+            height: 600,
+            bytes: 12_345,
+        };
+        let records = vec![Record::user_with(
+            "look",
+            vec![Part::text("[cairn] attached"), Part::Image(image)],
+        )];
+        let events = rebuild(&records).events;
+        assert_eq!(
+            events,
+            [AgentEvent::UserMessage {
+                text: "look".into(),
+                images: vec![ImageChip {
+                    name: "shot.png".into(),
+                    bytes: 12_345,
+                    width: 800,
+                    height: 600
+                }]
+            }]
+        );
+    }
 }
 
 #[cfg(test)]
