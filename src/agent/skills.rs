@@ -61,6 +61,13 @@ pub(super) fn discover(settings: &SkillSettings, window: u64) -> (SessionSkills,
     let listing = listing::build(&found.items, listing::budget_for(window));
     let mut warnings = found.warnings;
     warnings.extend(listing.warnings.iter().cloned());
+    // The commands' own problems (a clash with a built-in, an unreadable file) are told once
+    // at the start too; the skills' are already in.
+    for warning in commands::discover_commands(&settings.sources).warnings {
+        if !warnings.contains(&warning) {
+            warnings.push(warning);
+        }
+    }
     (
         SessionSkills {
             found: found.items,

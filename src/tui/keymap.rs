@@ -610,7 +610,7 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         names: &["/skills"],
         args: "[trust NAME]",
         action: SlashAction::Skills,
-        help: "the skills and what the model's list holds of each; trust NAME lets a project skill's allowed-tools apply",
+        help: "the skills: listed, shortened or omitted; trust NAME: a project skill's allowed-tools",
     },
     Slash {
         names: &["/cost"],
