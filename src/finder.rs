@@ -70,6 +70,11 @@ impl FileIndex {
         }
     }
 
+    /// The directory indexed.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// True once a walk has completed (the list is whole as of then).
     pub fn is_ready(&self) -> bool {
         self.state.generation.load(Ordering::Acquire) > 0

@@ -61,6 +61,20 @@ pub fn classify(text: &str, cwd: &Path, home: Option<&Path>) -> Pasted {
     Pasted::Text
 }
 
+/// One file named like an image, as a chip when it is one (the `@` finder's choice).
+pub fn classify_one(path: &Path) -> Pasted {
+    if !std::fs::metadata(path).is_ok_and(|meta| meta.is_file()) {
+        return Pasted::Text;
+    }
+    match probe(path) {
+        Ok(image) => Pasted::Images(vec![image]),
+        Err(why) => Pasted::NotAnImage {
+            path: path.display().to_string(),
+            why,
+        },
+    }
+}
+
 /// The ways the paste may be a list of paths, most literal first: the whole paste as one
 /// path (quotes around it dropped: a raw path may hold spaces), then split like a shell
 /// splits words (quotes, backslash escapes, one path per line or per space).

@@ -74,6 +74,22 @@ impl App {
         self.composer.paste(text);
     }
 
+    /// An image chosen in the `@` finder is attached as a chip in place of the `@word`
+    /// (like a pasted image path); true when it was. Any other file is inserted as text.
+    pub(crate) fn attach_picked_image(&mut self, pick: &crate::tui::mention_finder::Pick) -> bool {
+        if !crate::content::is_image_path(&pick.file) {
+            return false;
+        }
+        let Pasted::Images(images) = crate::paste::path::classify_one(&pick.file) else {
+            return false;
+        };
+        self.composer.replace_range(pick.range.clone(), "");
+        for image in images {
+            self.attach_image(image);
+        }
+        true
+    }
+
     /// A request that ended before its message entered the conversation (refused while
     /// attaching): the message and its images go back into the input, before any draft.
     pub(crate) fn restore_unsent(&mut self) {

@@ -378,7 +378,9 @@ impl App {
             return self.read_clipboard();
         }
         if let Some(pick) = self.mention_finder.handle_key(&key) {
-            if let Some(pick) = pick {
+            if let Some(pick) = pick
+                && !self.attach_picked_image(&pick)
+            {
                 self.composer.replace_range(pick.range, &pick.text);
             }
             return;

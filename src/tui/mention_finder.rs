@@ -43,6 +43,8 @@ struct Open {
 pub struct Pick {
     pub range: Range<usize>,
     pub text: String,
+    /// The chosen file.
+    pub file: PathBuf,
 }
 
 impl MentionFinder {
@@ -122,10 +124,15 @@ impl MentionFinder {
             KeyCode::Tab => {
                 let path = open.matches.get(open.selected)?.clone();
                 let range = open.word.clone();
+                let file = self
+                    .index
+                    .as_ref()
+                    .map_or_else(|| PathBuf::from(&path), |index| index.root().join(&path));
                 self.open = None;
                 return Some(Some(Pick {
                     range,
                     text: format!("{} ", crate::content::mentions::spelling(&path)),
+                    file,
                 }));
             }
             _ => return None,

@@ -284,3 +284,44 @@ fn a_message_refused_before_it_was_sent_comes_back_into_the_input_with_its_image
     });
     assert_eq!(app.composer.text(), "");
 }
+
+#[test]
+fn an_image_chosen_in_the_at_finder_becomes_a_chip_and_other_files_stay_text() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("diagram.png"), png(12, 8)).unwrap();
+    std::fs::write(dir.path().join("fake.png"), "text").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+    let index = crate::finder::FileIndex::start(dir.path());
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    while !index.is_ready() {
+        assert!(Instant::now() < deadline, "the index was never built");
+        std::thread::yield_now();
+    }
+    let mut app = app(Instant::now());
+    app.mention_finder = crate::tui::mention_finder::MentionFinder::over(index.clone());
+    let pick = |app: &mut App, query: &str| {
+        type_text(app, query);
+        while !app.mention_finder.is_open() || app.mention_finder.waiting_for_index() {
+            assert!(Instant::now() < deadline, "the finder never listed a file");
+            std::thread::yield_now();
+            app.expire();
+        }
+        app.handle_input(&key(KeyCode::Tab));
+    };
+    pick(&mut app, "see @diagr");
+    assert_eq!(
+        app.composer.text(),
+        "see ",
+        "the @word gave way to the chip"
+    );
+    let [image] = app.composer.images() else {
+        panic!("one chip");
+    };
+    assert_eq!(
+        (image.name.as_str(), image.width, image.height),
+        ("diagram.png", 12, 8)
+    );
+    pick(&mut app, "@notes");
+    assert_eq!(app.composer.text(), "see @notes.txt ");
+    assert_eq!(app.composer.images().len(), 1);
+}
