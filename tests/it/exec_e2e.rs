@@ -560,7 +560,9 @@ async fn with_the_sandbox_on_a_command_cannot_write_outside_and_the_model_is_tol
         )
         .file("sub/.keep", "");
     // Not under a temp directory, which sandboxed commands may write.
-    let outside = crate::support::cairn_cmd::dir_outside_temp();
+    let Some(outside) = crate::support::cairn_cmd::try_dir_outside_temp("exec_e2e.rs") else {
+        return;
+    };
     let target = outside.path().join("escaped.txt");
     let command = format!("touch sub/inside.txt && touch {}", target.display());
     let llm = MockLlm::start(vec![

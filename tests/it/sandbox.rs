@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::support::cairn_cmd::{Run, Sandbox, alive, dir_outside_temp, eventually, read_pid};
+use crate::support::cairn_cmd::{Run, Sandbox, alive, eventually, read_pid};
 use cairn::testing::{MockLlm, Script};
 use cairn::tools::executor::sandbox::{LandlockStatus, landlock_status};
 
@@ -74,7 +74,9 @@ async fn a_misjudged_read_only_command_runs_unasked_but_writes_nothing() {
     // fsmonitor hook runs with it. In the read-only sandbox it can write nowhere.
     let sb = Sandbox::new().file("src/lib.rs", "// code\n");
     let ws = sb.workspace();
-    let outside = dir_outside_temp();
+    let Some(outside) = crate::support::cairn_cmd::try_dir_outside_temp("sandbox.rs") else {
+        return;
+    };
     git(&ws, &["init", "-q"]);
     git(&ws, &["add", "."]);
     git(&ws, &["commit", "-qm", "init"]);
@@ -114,7 +116,9 @@ async fn even_in_never_mode_commands_write_only_in_the_workspace_and_reach_no_ne
         return;
     }
     let sb = Sandbox::new().file("src/.keep", "");
-    let outside = dir_outside_temp();
+    let Some(outside) = crate::support::cairn_cmd::try_dir_outside_temp("sandbox.rs") else {
+        return;
+    };
     let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
     tcp.set_nonblocking(true).unwrap();
     let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -343,7 +347,9 @@ async fn without_landlock_commands_that_change_things_ask_and_read_only_ones_run
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_sandbox_off_commands_run_with_full_permissions() {
     let sb = Sandbox::new().file("config/config.toml", "[sandbox]\nenabled = false\n");
-    let outside = dir_outside_temp();
+    let Some(outside) = crate::support::cairn_cmd::try_dir_outside_temp("sandbox.rs") else {
+        return;
+    };
     let command = format!(
         "touch '{}/made' && touch top-level",
         outside.path().display()
@@ -412,9 +418,13 @@ async fn a_refused_command_asks_again_and_u_runs_it_without_the_sandbox() {
     if !landlock("a_refused_command_asks_again_and_u_runs_it_without_the_sandbox") {
         return;
     }
-    let ws = dir_outside_temp();
+    let Some(ws) = crate::support::cairn_cmd::try_dir_outside_temp("sandbox.rs") else {
+        return;
+    };
     let sessions = tempfile::tempdir().unwrap();
-    let outside = dir_outside_temp();
+    let Some(outside) = crate::support::cairn_cmd::try_dir_outside_temp("sandbox.rs") else {
+        return;
+    };
     let target = outside.path().join("made");
     let touch = format!("touch '{}'", target.display());
     let llm = MockLlm::start(vec![

@@ -299,12 +299,13 @@ async fn an_approved_config_change_is_put_back_and_u_then_makes_it() {
     use cairn::bus::{AgentEvent, Decision, ToolEvent};
 
     use crate::support::agent::TestAgent;
-    use crate::support::cairn_cmd::dir_outside_temp;
 
     if !landlock("an_approved_config_change_is_put_back_and_u_then_makes_it") {
         return;
     }
-    let ws = dir_outside_temp();
+    let Some(ws) = crate::support::cairn_cmd::try_dir_outside_temp("sandbox_protected.rs") else {
+        return;
+    };
     std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
     std::fs::write(ws.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::write(ws.path().join(".git/config"), "[core]\n\tbare = false\n").unwrap();

@@ -248,6 +248,13 @@ fn current_uid() -> String {
 /// A directory outside every temp directory (sandboxed commands may write those): the build's
 /// tmp dir, or the home directory's cache when the checkout itself lives in a temp directory.
 pub fn dir_outside_temp() -> tempfile::TempDir {
+    try_dir_outside_temp("this test").expect("a directory outside the temp directories")
+}
+
+/// A directory outside the temp directories, or None (having said why the test `test` is
+/// skipped) where none can be made: a build farm whose checkout, target dir and HOME all lie
+/// under the temp directory, with no runtime dir, /run or /var/cache to write.
+pub fn try_dir_outside_temp(test: &str) -> Option<tempfile::TempDir> {
     let temps = [
         std::env::temp_dir(),
         PathBuf::from("/tmp"),
@@ -272,7 +279,16 @@ pub fn dir_outside_temp() -> tempfile::TempDir {
         .chain(home_cache)
         .chain(elsewhere.into_iter().flatten())
         .filter(|candidate| !in_temp(candidate) && !candidate.starts_with("/dev"))
-        .find(|candidate| std::fs::create_dir_all(candidate).is_ok())
-        .expect("tests need a directory outside the temp directories (target, $HOME, /run or /var/cache)");
-    tempfile::tempdir_in(base).unwrap()
+        .find(|candidate| std::fs::create_dir_all(candidate).is_ok());
+    let Some(base) = base else {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "SKIPPED {test}: it needs a directory outside the temp directories, and none of \
+                 the target dir, $HOME, the runtime dir, /run or /var/cache is outside them and writable"
+            );
+        }
+        return None;
+    };
+    tempfile::tempdir_in(base).ok()
 }
