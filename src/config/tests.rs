@@ -164,12 +164,18 @@ fn the_example_config_loads_and_documents_every_key() {
         "allow",
         "ask",
         "deny",
+        "allow_private",
+        "max_bytes",
+        "timeout_secs",
+        "backend",
+        "url",
     ] {
         assert!(
             text.contains(&format!("{key} =")),
             "config.example.toml does not document `{key}`"
         );
     }
+    assert!(text.contains("[web]") && text.contains("[web.search]"));
     let cfg = Config::resolve(file, &env_of(&[("DEEPSEEK_API_KEY", "k")]), "c".into()).unwrap();
     assert_eq!(cfg.mode, Mode::AutoEdit);
 }

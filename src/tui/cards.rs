@@ -46,6 +46,8 @@ pub struct ToolCard {
     pub diff_index: Option<usize>,
     /// What the user should know although the call ran unasked (`ToolEvent::Warned`).
     pub warnings: Vec<String>,
+    /// A web card opened to its whole content (Enter on the selected card).
+    pub expanded: bool,
 }
 
 impl ToolCard {
@@ -61,7 +63,17 @@ impl ToolCard {
             tail: String::new(),
             diff_index: None,
             warnings: Vec::new(),
+            expanded: false,
         }
+    }
+
+    /// Whether Enter opens the card to its whole content: a fetched page or a search.
+    pub fn is_expandable(&self) -> bool {
+        matches!(
+            &self.state,
+            CardState::Finished { result, .. }
+                if matches!(result.output, Some(ToolOutput::WebPage(_) | ToolOutput::WebSearch(_)))
+        )
     }
 
     pub fn is_running(&self) -> bool {
@@ -202,9 +214,11 @@ impl ToolCard {
         match &result.output {
             Some(ToolOutput::Command(run)) => command_lines(run, width, out),
             Some(ToolOutput::FileChanged(change)) => self.change_lines(change, width, out),
-            Some(ToolOutput::WebPage(page)) => super::web_cards::page_lines(page, width, out),
+            Some(ToolOutput::WebPage(page)) => {
+                super::web_cards::page_lines(page, width, self.expanded, out)
+            }
             Some(ToolOutput::WebSearch(search)) => {
-                super::web_cards::search_lines(search, width, out)
+                super::web_cards::search_lines(search, width, self.expanded, out)
             }
             Some(other) => out.push(clip(&bar, &output_summary(other), theme::dim(), width)),
             None => {

@@ -549,6 +549,8 @@ impl App {
                     self.set_focus(Focus::Diffs);
                 }
             }
+            // A web card opens to its whole content, and folds again.
+            Some(Action::OpenSelectedEdit) if self.transcript.toggle_selected_card() => {}
             _ if matches!(key.code, KeyCode::Char(_) | KeyCode::Enter) && !self.read_only => {
                 // Typing in the transcript goes to the input: nothing typed is lost.
                 self.set_focus(Focus::Input);

@@ -480,6 +480,7 @@ mod code;
 mod keys;
 mod mention_finder;
 mod plan;
+mod web_card;
 
 #[test]
 fn at_the_minimum_size_a_long_held_command_keeps_its_end_reason_and_keys() {

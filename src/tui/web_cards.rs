@@ -1,6 +1,7 @@
 //! The transcript card of a web fetch or search: the URL, status, size and time of a page
-//! with the first lines of its content, or the numbered results of a search. The whole text
-//! the model got is the card's copy text (`y`).
+//! with the first lines of its content, or the numbered results of a search. Enter on the
+//! selected card opens it to the whole content the model got (wrapped, every line; a search
+//! with every snippet) and closes it again; the same text is the card's copy text (Ctrl+Y).
 
 use ratatui::text::{Line, Span};
 
@@ -67,8 +68,34 @@ fn bar_line(text: &str, style: ratatui::style::Style, width: usize) -> Line<'sta
     ])
 }
 
-/// The card body of a fetched page.
-pub fn page_lines(page: &WebPage, width: usize, out: &mut Vec<Line<'static>>) {
+/// The hint under a folded card with more to show, or an opened one.
+fn fold_hint(hidden: usize, expanded: bool, width: usize, out: &mut Vec<Line<'static>>) {
+    let text = if expanded {
+        "Enter folds this card".to_string()
+    } else if hidden > 0 {
+        format!(
+            "… {hidden} more line{} · Enter shows all",
+            if hidden == 1 { "" } else { "s" }
+        )
+    } else {
+        return;
+    };
+    out.push(bar_line(&text, theme::dim(), width));
+}
+
+/// `text` word-wrapped under the card's bar: an opened card is read, not skimmed.
+fn wrapped(text: &str, style: ratatui::style::Style, width: usize, out: &mut Vec<Line<'static>>) {
+    let bar = [Span::styled("  │ ", theme::dim())];
+    out.extend(wrap::wrap(
+        &[Span::styled(text.to_string(), style)],
+        width.max(5),
+        &bar,
+        &bar,
+    ));
+}
+
+/// The card body of a fetched page; `expanded`: every line of the content.
+pub fn page_lines(page: &WebPage, width: usize, expanded: bool, out: &mut Vec<Line<'static>>) {
     out.push(bar_line(&page_summary(page), theme::dim(), width));
     if page.final_url != page.url && !page.final_url.is_empty() {
         out.push(bar_line(
@@ -77,19 +104,43 @@ pub fn page_lines(page: &WebPage, width: usize, out: &mut Vec<Line<'static>>) {
             width,
         ));
     }
-    for line in page
+    if expanded {
+        for line in page.content.lines() {
+            wrapped(line, ratatui::style::Style::default(), width, out);
+        }
+        fold_hint(0, true, width, out);
+        return;
+    }
+    let lines: Vec<&str> = page
         .content
         .lines()
         .filter(|l| !l.trim().is_empty())
-        .take(PREVIEW_LINES)
-    {
+        .collect();
+    for line in lines.iter().take(PREVIEW_LINES) {
         out.push(bar_line(line, ratatui::style::Style::default(), width));
     }
+    fold_hint(lines.len().saturating_sub(PREVIEW_LINES), false, width, out);
 }
 
-/// The card body of a search.
-pub fn search_lines(search: &WebSearch, width: usize, out: &mut Vec<Line<'static>>) {
+/// The card body of a search; `expanded`: every result with its snippet.
+pub fn search_lines(
+    search: &WebSearch,
+    width: usize,
+    expanded: bool,
+    out: &mut Vec<Line<'static>>,
+) {
     out.push(bar_line(&search_summary(search), theme::dim(), width));
+    if expanded {
+        for (i, hit) in search.hits.iter().enumerate() {
+            let head = format!("[{}] {} — {}", i + 1, hit.title, hit.url);
+            wrapped(&head, ratatui::style::Style::default(), width, out);
+            if !hit.snippet.trim().is_empty() {
+                wrapped(&format!("    {}", hit.snippet), theme::dim(), width, out);
+            }
+        }
+        fold_hint(0, true, width, out);
+        return;
+    }
     for (i, hit) in search.hits.iter().take(RESULT_LINES).enumerate() {
         out.push(bar_line(
             &format!("[{}] {} — {}", i + 1, hit.title, hit.url),
@@ -97,4 +148,12 @@ pub fn search_lines(search: &WebSearch, width: usize, out: &mut Vec<Line<'static
             width,
         ));
     }
+    // Snippets are shown only when opened, so there is always more to see.
+    let hidden = search.hits.len().saturating_sub(RESULT_LINES)
+        + search
+            .hits
+            .iter()
+            .filter(|h| !h.snippet.trim().is_empty())
+            .count();
+    fold_hint(hidden, false, width, out);
 }

@@ -416,6 +416,20 @@ impl Transcript {
         }
     }
 
+    /// Opens or folds the selected web card; false when the selection is no such card.
+    pub fn toggle_selected_card(&mut self) -> bool {
+        let Some(entry) = self.selected.and_then(|i| self.entries.get_mut(i)) else {
+            return false;
+        };
+        if !matches!(&entry.kind, EntryKind::Tool(card) if card.is_expandable()) {
+            return false;
+        }
+        if let EntryKind::Tool(card) = entry.kind_mut() {
+            card.expanded = !card.expanded;
+        }
+        true
+    }
+
     pub fn clear_selection(&mut self) {
         self.selected = None;
     }
