@@ -37,5 +37,6 @@ mod tools_search;
 mod tui_pty;
 mod undo;
 mod web;
+mod web_approval;
 mod web_proxy;
 mod write_queue;

@@ -22,6 +22,9 @@ thread_local! {
     /// spawning helpers take no more arguments for what few tests need).
     static SKILLS: std::cell::RefCell<Option<cairn::agent::SkillSettings>> =
         const { std::cell::RefCell::new(None) };
+    /// The web tools `with_web` hands to the next agent this thread spawns.
+    static WEB: std::cell::RefCell<Option<Arc<cairn::web::WebEnv>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 pub struct TestAgent {
@@ -148,6 +151,18 @@ impl TestAgent {
         Self::spawn_with_window(workspace, sessions, url, mode, from, 1_000_000).await
     }
 
+    /// A fresh session with the web tools (`web_fetch`) on `web`.
+    pub async fn with_web(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        web: Arc<cairn::web::WebEnv>,
+    ) -> TestAgent {
+        WEB.with(|cell| *cell.borrow_mut() = Some(web));
+        Self::spawn_with_window(workspace, sessions, url, mode, StartFrom::New, 1_000_000).await
+    }
+
     /// A fresh session whose checkpoints are kept as `checkpoints` says (`[checkpoints]`).
     pub async fn new_session_checkpoints(
         workspace: &Path,
@@ -211,10 +226,18 @@ impl TestAgent {
     ) -> TestAgent {
         let workspace = std::fs::canonicalize(workspace).unwrap();
         let sandbox = bash.sandbox.clone();
-        let tools = ToolEnv::with_files(workspace.clone(), bash, files);
+        let web = WEB.with(|cell| cell.borrow_mut().take());
+        let mut tool_list = standard_tools();
+        let tools = match web {
+            Some(web) => {
+                tool_list.extend(cairn::tools::registry::web_tools(false));
+                ToolEnv::with_web(workspace.clone(), bash, files, Some(web))
+            }
+            None => ToolEnv::with_files(workspace.clone(), bash, files),
+        };
         let engine = Engine {
             model: Arc::new(HttpModel::new(provider(url)).unwrap()),
-            registry: Arc::new(Registry::with_tools(standard_tools())),
+            registry: Arc::new(Registry::with_tools(tool_list)),
             tool_env: Arc::clone(&tools),
             gate: Arc::new(PolicyGate::new(PolicySettings {
                 rules: RuleSet::default(),
