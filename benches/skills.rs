@@ -20,7 +20,7 @@ fn write_skill(dir: &Path, name: &str) {
     std::fs::write(
         dir.join("SKILL.md"),
         format!(
-            "---\nname: {name}\ndescription: How the team does {name}: the steps, the checks and who to tell when it is done.\nargument-hint: \"[TARGET]\"\n---\n# {name}\n\n1. Read the notes.\n2. Run scripts/run.sh $ARGUMENTS.\n3. Report.\n"
+            "---\nname: {name}\ndescription: \"How the team does {name}: the steps, the checks and who to tell when it is done.\"\nargument-hint: \"[TARGET]\"\n---\n# {name}\n\n1. Read the notes.\n2. Run scripts/run.sh $ARGUMENTS.\n3. Report.\n"
         ),
     )
     .unwrap();
@@ -66,6 +66,8 @@ fn main() {
         std::fs::write(path, "---\ndescription: a command\n---\nDo $ARGUMENTS\n").unwrap();
     }
     let sources = Sources::workspace_only(&root);
+    let warnings = discover_skills(&sources).warnings;
+    assert!(warnings.is_empty(), "{warnings:?}");
     let mut found = 0;
     let time = median(RUNS, || found = discover_skills(&sources).items.len());
     println!("discover_skills over {count} skills in nested dirs: {found} found, median {time:?}");
