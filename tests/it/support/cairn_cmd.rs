@@ -245,12 +245,6 @@ fn current_uid() -> String {
         .unwrap_or_else(|| "0".into())
 }
 
-/// A directory outside every temp directory (sandboxed commands may write those): the build's
-/// tmp dir, or the home directory's cache when the checkout itself lives in a temp directory.
-pub fn dir_outside_temp() -> tempfile::TempDir {
-    try_dir_outside_temp("this test").expect("a directory outside the temp directories")
-}
-
 /// A directory outside the temp directories, or None (having said why the test `test` is
 /// skipped) where none can be made: a build farm whose checkout, target dir and HOME all lie
 /// under the temp directory, with no runtime dir, /run or /var/cache to write.
