@@ -360,6 +360,11 @@ fn read_skill(dir: &Path, place: &Place, bound: &Bound) -> Result<(Skill, Vec<St
         )
     })?;
     let mut notes = Vec::new();
+    if front.repaired {
+        notes.push(format!(
+            "skill {shown}: a front matter value holds `: ` without quotes (invalid YAML); it was read as if quoted: quote it"
+        ));
+    }
     let dir_name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

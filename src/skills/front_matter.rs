@@ -23,6 +23,10 @@ pub struct FrontMatter {
     pub user_invocable: Option<bool>,
     #[serde(default)]
     pub allowed_tools: Option<AllowedTools>,
+    /// The YAML was read only after quoting plain values holding `: ` (invalid YAML that
+    /// people write often: `description: Use when: …`); the caller warns.
+    #[serde(skip)]
+    pub repaired: bool,
 }
 
 /// `allowed-tools` as a string (`"Bash(git:*) Read"`, comma or space separated) or a list.
@@ -100,12 +104,51 @@ pub fn split(text: &str) -> Result<(Option<FrontMatter>, &str), FrontMatterError
     if yaml.trim().is_empty() {
         return Ok((Some(FrontMatter::default()), body));
     }
-    let front: FrontMatter = serde_saphyr::from_str(yaml).map_err(|err| {
-        // The first line says what is wrong; the rest is a rendered snippet.
-        let message = err.to_string();
-        FrontMatterError::Yaml(message.lines().next().unwrap_or("").trim().to_string())
-    })?;
+    let front: FrontMatter = match serde_saphyr::from_str(yaml) {
+        Ok(front) => front,
+        Err(err) => {
+            let repaired = quote_plain_colons(yaml);
+            match serde_saphyr::from_str::<FrontMatter>(&repaired) {
+                Ok(front) if repaired != yaml => FrontMatter {
+                    repaired: true,
+                    ..front
+                },
+                _ => {
+                    // The first line says what is wrong; the rest is a rendered snippet.
+                    let message = err.to_string();
+                    return Err(FrontMatterError::Yaml(
+                        message.lines().next().unwrap_or("").trim().to_string(),
+                    ));
+                }
+            }
+        }
+    };
     Ok((Some(front), body))
+}
+
+/// Top-level `key: value` lines whose plain value holds `: ` get the value double-quoted.
+fn quote_plain_colons(yaml: &str) -> String {
+    let mut out = String::with_capacity(yaml.len() + 16);
+    for line in yaml.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[content.len()..];
+        let fixed = content.split_once(": ").and_then(|(key, value)| {
+            let plain_key = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            let value = value.trim();
+            let plain_value = !value.is_empty()
+                && !value.starts_with(['"', '\'', '[', '{', '|', '>', '&', '*', '!', '#']);
+            (plain_key && plain_value && value.contains(": ")).then(|| {
+                let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+                format!("{key}: \"{escaped}\"")
+            })
+        });
+        out.push_str(fixed.as_deref().unwrap_or(content));
+        out.push_str(ending);
+    }
+    out
 }
 
 /// The YAML before the closing `---` line and the body after it.
@@ -154,6 +197,24 @@ mod tests {
         );
         assert_eq!(body, "body");
         assert_eq!(split("just text").unwrap(), (None, "just text"));
+    }
+
+    #[test]
+    fn a_plain_value_with_a_colon_is_read_as_if_quoted() {
+        let text = "---\nname: a\ndescription: Use when: the user says \"ship it\"\n---\nbody";
+        let front = split(text).unwrap().0.unwrap();
+        assert_eq!(
+            front.description.as_deref(),
+            Some("Use when: the user says \"ship it\"")
+        );
+        assert!(front.repaired);
+        assert!(
+            !split("---\ndescription: fine\n---\n")
+                .unwrap()
+                .0
+                .unwrap()
+                .repaired
+        );
     }
 
     #[test]
