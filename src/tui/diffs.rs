@@ -445,7 +445,7 @@ impl DiffPane {
             "◆ {}/{} {verb}{} ",
             self.selected + 1,
             self.changes.len(),
-            change.path
+            crate::visible::name(&change.path)
         );
         let hunk = match self.hunk {
             Some(h) => format!("· hunk {}/{hunks} ", h + 1),

@@ -196,7 +196,10 @@ impl RevertModal {
                 "change"
             };
             out.push(Line::from(vec![
-                Span::styled(format!("◆ {verb} {} ", change.path), theme::heading()),
+                Span::styled(
+                    format!("◆ {verb} {} ", crate::visible::name(&change.path)),
+                    theme::heading(),
+                ),
                 Span::styled(format!("+{}", change.added), theme::added()),
                 Span::raw(" "),
                 Span::styled(format!("-{}", change.removed), theme::removed()),
@@ -234,7 +237,11 @@ impl RevertModal {
         );
         for conflict in conflicts {
             out.extend(wrap_text(
-                &format!("✗ {}: {}", conflict.path, conflict.why),
+                &format!(
+                    "✗ {}: {}",
+                    crate::visible::name(&conflict.path),
+                    conflict.why
+                ),
                 width,
                 theme::warning(),
             ));

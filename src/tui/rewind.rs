@@ -365,7 +365,11 @@ fn plan_lines(what: &Restore, plan: &RestorePlan) -> Vec<Line<'static>> {
     ));
     for file in &plan.files {
         out.push(Line::styled(
-            format!("{} {}", crate::tui::rewind::action_label(file), file.path),
+            format!(
+                "{} {}",
+                crate::tui::rewind::action_label(file),
+                crate::visible::name(&file.path)
+            ),
             theme::accent(),
         ));
         for line in file.diff.lines() {
@@ -394,7 +398,11 @@ fn plan_lines(what: &Restore, plan: &RestorePlan) -> Vec<Line<'static>> {
         ));
         for conflict in &plan.conflicts {
             out.push(Line::styled(
-                format!("! {}: {}", conflict.path, conflict.why),
+                format!(
+                    "! {}: {}",
+                    crate::visible::name(&conflict.path),
+                    conflict.why
+                ),
                 theme::warning(),
             ));
         }
@@ -433,7 +441,13 @@ pub fn restored_text(what: &Restore, done: &RestorePlan) -> String {
             .files
             .iter()
             .take(8)
-            .map(|f| format!("{} {}", action_label(f).trim_end(), f.path))
+            .map(|f| {
+                format!(
+                    "{} {}",
+                    action_label(f).trim_end(),
+                    crate::visible::name(&f.path)
+                )
+            })
             .collect();
         if names.is_empty() {
             out.push_str(": no file changed");
@@ -448,7 +462,8 @@ pub fn restored_text(what: &Restore, done: &RestorePlan) -> String {
     for conflict in &done.conflicts {
         out.push_str(&format!(
             "\n  left alone {}: {}",
-            conflict.path, conflict.why
+            crate::visible::name(&conflict.path),
+            conflict.why
         ));
     }
     out

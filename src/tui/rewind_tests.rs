@@ -99,6 +99,31 @@ fn undo_asks_for_a_plan_and_shows_it_to_confirm() {
     assert!(app.layers.is_empty());
 }
 
+/// A file name the model chose is shown, not obeyed: an OSC 52 clipboard write, a newline
+/// that would forge a line of its own and a zero-width space all show as markers.
+#[test]
+fn undo_confirmation_shows_hostile_file_names_escaped() {
+    let mut app = app();
+    type_line(&mut app, "/undo");
+    app.take_commands();
+    let mut plan = undo_plan();
+    plan.files[1].path = "x\u{1b}]52;c;ZWNobyBoaQ==\u{7}\n\u{2713} restored all\u{200b}.txt".into();
+    app.apply(&AgentEvent::RestorePlan {
+        what: Restore::Undo,
+        plan,
+    });
+    let screen = draw(&app, 140, 24).to_string();
+    assert!(screen.contains("x<U+001B>]52;c;"), "{screen}");
+    assert!(screen.contains("<U+000A>"), "{screen}");
+    assert!(screen.contains("<U+200B>.txt"), "{screen}");
+    assert!(
+        !screen
+            .lines()
+            .any(|l| l.trim_start_matches(['│', ' ']).starts_with("✓ restored")),
+        "{screen}"
+    );
+}
+
 #[test]
 fn undo_is_refused_while_the_agent_works() {
     let mut app = app();
