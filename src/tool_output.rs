@@ -68,25 +68,9 @@ impl CommandRun {
     }
 }
 
-/// What cairn put back after a sandboxed command (see `tools::executor::protect`). Boxed: it
-/// is almost always empty, and every result carries it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct PutBack(Option<Box<[String]>>);
-
-impl PutBack {
-    pub fn new(items: Vec<String>) -> Self {
-        Self((!items.is_empty()).then(|| items.into_boxed_slice()))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items().is_empty()
-    }
-
-    pub fn items(&self) -> &[String] {
-        self.0.as_deref().unwrap_or_default()
-    }
-}
+/// What cairn put back after a sandboxed command (see `tools::executor::protect`): almost
+/// always empty, and every result carries it.
+pub type PutBack = RareList;
 
 /// A list that is almost always empty, boxed so that every result does not carry its room.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,33 +7,10 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::cairn_cmd::Sandbox;
+use crate::support::cairn_cmd::{Sandbox, reverted, undo_json};
 use cairn::testing::{MockLlm, Script};
-
-fn undo_json(sb: &Sandbox) -> (i32, Value) {
-    let run = sb.exec_raw_sync(&["undo", "--json", "--yes"]);
-    let report = serde_json::from_str(run.1.trim()).unwrap_or(Value::Null);
-    assert!(!report.is_null(), "undo printed {:?} / {:?}", run.1, run.2);
-    (run.0, report)
-}
-
-fn reverted(report: &Value) -> Vec<(String, String)> {
-    let mut list: Vec<(String, String)> = report["reverted"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["path"].as_str().unwrap().into(),
-                r["action"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
-    list.sort();
-    list
-}
 
 /// Runs `cairn exec` over `steps`, then a reply that never ends; kills it with SIGKILL once
 /// the mock holds that request.

@@ -73,13 +73,24 @@ impl World {
     }
 
     async fn agent(&self, url: &str, mode: Mode, from: StartFrom) -> TestAgent {
+        self.agent_trusting(url, mode, from, false).await
+    }
+
+    /// A session whose project skills are trusted (`--trust-project`) or not.
+    async fn agent_trusting(
+        &self,
+        url: &str,
+        mode: Mode,
+        from: StartFrom,
+        trust_project: bool,
+    ) -> TestAgent {
         TestAgent::with_skills(
             &self.ws,
             self.data.path(),
             url,
             mode,
             from,
-            self.settings(false),
+            self.settings(trust_project),
         )
         .await
     }
@@ -218,15 +229,7 @@ async fn over_budget_the_list_shortens_then_omits_with_warnings() {
         skill(&w.ws.join(".cairn/skills").join(&name), &name, &front, "x");
     }
     let llm = MockLlm::start(vec![Script::text("ok")]).await;
-    let mut agent = TestAgent::with_skills(
-        &w.ws,
-        w.data.path(),
-        &llm.url(),
-        Mode::Never,
-        StartFrom::New,
-        w.settings(false),
-    )
-    .await;
+    let mut agent = w.agent(&llm.url(), Mode::Never, StartFrom::New).await;
     agent.submit("hello").await;
     agent.wait_for(ended).await;
     let seen = agent.seen.clone();
@@ -358,15 +361,9 @@ async fn rm_after_skill(w: &World, place: &Path, trust_project: bool) -> (bool, 
         Script::text("done"),
     ])
     .await;
-    let mut agent = TestAgent::with_skills(
-        &w.ws,
-        w.data.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-        w.settings(trust_project),
-    )
-    .await;
+    let mut agent = w
+        .agent_trusting(&llm.url(), Mode::AutoEdit, StartFrom::New, trust_project)
+        .await;
     agent.submit("clean up").await;
     let asked = agent
         .wait_for(|e| {
@@ -440,15 +437,9 @@ async fn a_trusted_project_skill_grants_but_never_past_a_protected_path() {
         Script::text("done"),
     ])
     .await;
-    let mut agent = TestAgent::with_skills(
-        &w.ws,
-        w.data.path(),
-        &llm.url(),
-        Mode::AutoEdit,
-        StartFrom::New,
-        w.settings(true),
-    )
-    .await;
+    let mut agent = w
+        .agent_trusting(&llm.url(), Mode::AutoEdit, StartFrom::New, true)
+        .await;
     agent.submit("install the hook").await;
     agent
         .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { call, .. }) if call.0 == "b1"))

@@ -6,9 +6,9 @@
 
 use crate::support::git_state::{files_under, git};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::cairn_cmd::Sandbox;
+use crate::support::cairn_cmd::{Sandbox, reverted, undo_json};
 use cairn::testing::{MockLlm, Script};
 
 fn session() -> Vec<Script> {
@@ -33,13 +33,6 @@ fn sandbox() -> Sandbox {
         .file("a.txt", "one\ntwo\nthree\n")
         .file("src/b.txt", "keep\n")
         .file("src/c.txt", "delete me\n")
-}
-
-fn undo_json(sb: &Sandbox) -> (i32, Value) {
-    let run = sb.exec_raw_sync(&["undo", "--json", "--yes"]);
-    let report = serde_json::from_str(run.1.trim()).unwrap_or(Value::Null);
-    assert!(!report.is_null(), "undo printed {:?} / {:?}", run.1, run.2);
-    (run.0, report)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -98,18 +91,7 @@ async fn undo_takes_back_edits_and_command_effects_and_leaves_git_alone() {
 
     let (code, report) = undo_json(&sb);
     assert_eq!(code, 0, "{report}");
-    let mut reverted: Vec<(String, String)> = report["reverted"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["path"].as_str().unwrap().into(),
-                r["action"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
-    reverted.sort();
+    let reverted = reverted(&report);
     assert_eq!(
         reverted,
         [

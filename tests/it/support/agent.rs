@@ -18,10 +18,6 @@ use cairn::tools::registry::standard_tools;
 use cairn::tools::{BashSettings, Registry, ToolEnv};
 
 thread_local! {
-    /// The skill settings `with_skills` hands to the next agent this thread spawns (the
-    /// spawning helpers take no more arguments for what few tests need).
-    static SKILLS: std::cell::RefCell<Option<cairn::agent::SkillSettings>> =
-        const { std::cell::RefCell::new(None) };
     /// The web tools `with_web` hands to the next agent this thread spawns.
     static WEB: std::cell::RefCell<Option<Arc<cairn::web::WebEnv>>> =
         const { std::cell::RefCell::new(None) };
@@ -147,8 +143,19 @@ impl TestAgent {
         from: StartFrom,
         skills: cairn::agent::SkillSettings,
     ) -> TestAgent {
-        SKILLS.with(|cell| *cell.borrow_mut() = Some(skills));
-        Self::spawn_with_window(workspace, sessions, url, mode, from, 1_000_000).await
+        let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
+        Self::spawn_adjusted(
+            workspace,
+            sessions,
+            url,
+            mode,
+            from,
+            1_000_000,
+            bash,
+            files,
+            |s| s.skills = skills,
+        )
+        .await
     }
 
     /// A fresh session with the web tools (`web_fetch`) on `web`.
@@ -256,9 +263,7 @@ impl TestAgent {
             sessions_dir: sessions.to_path_buf(),
             vision: None,
             checkpoints: Default::default(),
-            skills: SKILLS
-                .with(|cell| cell.borrow_mut().take())
-                .unwrap_or_else(|| cairn::agent::SkillSettings::workspace_only(&workspace)),
+            skills: cairn::agent::SkillSettings::workspace_only(&workspace),
             workspace,
         };
         adjust(&mut settings);

@@ -286,3 +286,28 @@ pub fn try_dir_outside_temp(test: &str) -> Option<tempfile::TempDir> {
     };
     tempfile::tempdir_in(base).ok()
 }
+
+/// `cairn undo --json --yes` in `sb`: its exit code and its report.
+pub fn undo_json(sb: &Sandbox) -> (i32, serde_json::Value) {
+    let run = sb.exec_raw_sync(&["undo", "--json", "--yes"]);
+    let report = serde_json::from_str(run.1.trim()).unwrap_or(serde_json::Value::Null);
+    assert!(!report.is_null(), "undo printed {:?} / {:?}", run.1, run.2);
+    (run.0, report)
+}
+
+/// The report's reverted files as (path, action), sorted.
+pub fn reverted(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut list: Vec<(String, String)> = report["reverted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().into(),
+                r["action"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    list.sort();
+    list
+}
