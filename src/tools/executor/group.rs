@@ -27,6 +27,7 @@ pub struct Group {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcStat {
     pub state: char,
+    pub parent: i32,
     pub group: i32,
     pub session: i32,
 }
@@ -153,6 +154,9 @@ impl Group {
                 let name = entry.file_name();
                 let name = name.to_str()?;
                 let pid: i32 = name.parse().ok().filter(|_| name != own)?;
+                if is_spawn_in_flight(pid) {
+                    return None;
+                }
                 let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
                 let holds = fds.flatten().any(|fd| {
                     std::fs::read_link(fd.path()).is_ok_and(|target| {
@@ -218,9 +222,25 @@ impl Drop for GroupGuard {
     }
 }
 
-/// State, process group and session from a `/proc/PID/stat` line. The command name is in
-/// parentheses and may itself contain spaces and parentheses, so parsing starts after the last
-/// `)`.
+/// Whether `pid` is one of cairn's own children still between fork and exec: it runs cairn's
+/// image and holds copies of every descriptor cairn had open at the fork, our pipes included,
+/// until its exec closes them. Another command being started at the same moment is not a
+/// process that left our command's session, and must not be killed as one.
+fn is_spawn_in_flight(pid: i32) -> bool {
+    let own_child = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| parse_stat(&stat))
+        .is_some_and(|stat| stat.parent == std::process::id() as i32);
+    let same_image = || match (
+        std::fs::read_link(format!("/proc/{pid}/exe")),
+        std::fs::read_link("/proc/self/exe"),
+    ) {
+        (Ok(theirs), Ok(ours)) => theirs == ours,
+        _ => false,
+    };
+    own_child && same_image()
+}
+
 /// Polls until none of `pids` is running any more (gone, or a zombie) or `limit` passes. A
 /// SIGKILLed process closes its files before it is done dying, so seeing the pipe close is
 /// not yet seeing it gone.
@@ -237,15 +257,19 @@ pub async fn wait_pids_gone(pids: &[i32], limit: Duration) {
     }
 }
 
+/// State, parent, process group and session from a `/proc/PID/stat` line. The command name is
+/// in parentheses and may itself contain spaces and parentheses, so parsing starts after the
+/// last `)`.
 pub fn parse_stat(stat: &str) -> Option<ProcStat> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
+    let parent = fields.next()?.parse().ok()?;
     let group = fields.next()?.parse().ok()?;
     let session = fields.next()?.parse().ok()?;
     Some(ProcStat {
         state,
+        parent,
         group,
         session,
     })
@@ -260,6 +284,7 @@ mod tests {
         let stat = |state, group, session| {
             Some(ProcStat {
                 state,
+                parent: 1,
                 group,
                 session,
             })
@@ -267,5 +292,37 @@ mod tests {
         assert_eq!(parse_stat("42 (sleep) S 1 42 40 0 -1"), stat('S', 42, 40));
         assert_eq!(parse_stat("7 (a) b (c)) Z 1 99 98 0"), stat('Z', 99, 98));
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    /// A child still running cairn's own image is a spawn between fork and exec (it holds
+    /// copies of cairn's descriptors for that moment); a child that exec'd a command is not,
+    /// and neither is cairn itself.
+    #[test]
+    fn only_own_children_still_in_cairns_image_count_as_spawns_in_flight() {
+        // SAFETY: the child only calls async-signal-safe functions (pause, _exit) until it
+        // is killed: the state of a spawn between fork and exec.
+        let forked = match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => loop {
+                // SAFETY: pause has no preconditions.
+                unsafe { libc::pause() };
+            },
+            nix::unistd::ForkResult::Parent { child } => child,
+        };
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let forked_seen = is_spawn_in_flight(forked.as_raw());
+        let sleeper_seen = is_spawn_in_flight(sleeper.id() as i32);
+        let _ = kill(forked, Signal::SIGKILL);
+        let _ = nix::sys::wait::waitpid(forked, None);
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        assert!(
+            forked_seen,
+            "a child between fork and exec is a spawn in flight"
+        );
+        assert!(!sleeper_seen, "a child that exec'd a command is not");
+        assert!(!is_spawn_in_flight(std::process::id() as i32));
     }
 }
