@@ -298,6 +298,7 @@ mod tests {
     /// copies of cairn's descriptors for that moment); a child that exec'd a command is not,
     /// and neither is cairn itself.
     #[test]
+    #[allow(clippy::unwrap_used)]
     fn only_own_children_still_in_cairns_image_count_as_spawns_in_flight() {
         // SAFETY: the child only calls async-signal-safe functions (pause, _exit) until it
         // is killed: the state of a spawn between fork and exec.
