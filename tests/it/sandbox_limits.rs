@@ -29,7 +29,7 @@ except OSError as err:
 for pid in children:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
-print(\"forked\", len(children), failed or \"\", file=sys.stderr)
+sys.stderr.write(\"forked %d %s\\n\" % (len(children), failed or \"\"))
 sys.exit(1 if failed else 0)'";
 
 /// Touches 2 GiB (zeroed memory would not count until written).
@@ -232,16 +232,23 @@ async fn a_background_job_that_hits_its_limit_says_so_in_its_report() {
             "job_output",
             serde_json::json!({ "job_id": "job-1", "wait_ms": 20000 }),
         ),
+        cairn::testing::Script::tool_call(
+            "c4",
+            "job_output",
+            serde_json::json!({ "job_id": "job-1", "wait_ms": 20000 }),
+        ),
         cairn::testing::Script::text("done"),
     ])
     .await;
     let run = run(&sb, &llm, "never", &[]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    // The first read may come while it runs; the second waits for its end.
+    // A read returns early with new output while the job runs (its last line may arrive
+    // apart from the rest); by the third the job has ended and its report is whole.
     let report = format!(
-        "{}\n{}",
+        "{}\n{}\n{}",
         llm.tool_result(2, "c2").unwrap(),
-        llm.tool_result(3, "c3").unwrap_or_default()
+        llm.tool_result(3, "c3").unwrap_or_default(),
+        llm.tool_result(4, "c4").unwrap_or_default()
     );
     assert!(
         report.contains("[limit: the command hit its limit of 200 processes"),
