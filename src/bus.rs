@@ -588,6 +588,8 @@ pub enum AgentEvent {
         text: String,
         reasoning: String,
     },
+    /// The model request failed and is tried again after `wait_ms`: the reply starts over,
+    /// so text and reasoning streamed since `StepStarted` are void.
     Retrying {
         attempt: u32,
         wait_ms: u64,

@@ -26,6 +26,7 @@ pub use context::ContextSettings;
 use context::WindowCell;
 use conversation::Conversation;
 pub use skills::SkillSettings;
+pub use turn::{CUT_OFF_MARK, INTERRUPTED_MARK, INTERRUPTED_NOTE};
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -66,6 +66,9 @@ impl Agent {
             });
             EndReason::StepLimit
         };
+        if reason == EndReason::Interrupted {
+            self.tell_interrupted();
+        }
         // A skill's allowed-tools hold to the end of the user turn that loaded it.
         self.end_skill_turn();
         // Undo, redo, rewind and revert run between requests: each finds the last checkpoint.
@@ -222,7 +225,10 @@ impl Agent {
     ) -> Result<Completion, ReplyError> {
         let registry = std::sync::Arc::clone(&self.engine.registry);
         let events = self.events.clone();
-        let mut on_delta = move |delta: StreamDelta| {
+        // What the user has seen of this reply, kept when they interrupt it.
+        let mut shown = Shown::default();
+        let mut on_delta = |delta: StreamDelta| {
+            shown.follow(&delta);
             let event = match delta {
                 StreamDelta::Text(text) => AgentEvent::TextDelta { turn, text },
                 StreamDelta::Reasoning(text) => AgentEvent::ReasoningDelta { turn, text },
@@ -254,7 +260,10 @@ impl Agent {
                 self.keep_reply(turn, &completion);
                 Ok(completion)
             }
-            Err(LlmError::Cancelled) => Err(ReplyError::End(EndReason::Interrupted)),
+            Err(LlmError::Cancelled) => {
+                self.keep_interrupted_reply(turn, shown);
+                Err(ReplyError::End(EndReason::Interrupted))
+            }
             Err(LlmError::Status { status, message })
                 if is_image_refusal(status, &message) && self.holds_images() =>
             {
@@ -262,23 +271,26 @@ impl Agent {
             }
             Err(err) if is_context_overflow(&err) => Err(ReplyError::TooLong(err.to_string())),
             Err(LlmError::Truncated { reason, partial }) => {
-                // What arrived is kept (text only: half-built calls are never run).
-                if !partial.text.is_empty() || !partial.reasoning.is_empty() {
+                // The client retried as often as it may: what arrived last is kept (text
+                // only: half-built calls are never run), marked as incomplete in the
+                // transcript, the log and what the model is sent next.
+                let kept = !partial.text.is_empty() || !partial.reasoning.is_empty();
+                if kept {
                     let text_only = Completion {
+                        text: marked(&partial.text, CUT_OFF_MARK),
                         tool_calls: Vec::new(),
                         ..(*partial).clone()
                     };
                     self.keep_reply(turn, &text_only);
                 }
-                let dropped = partial.tool_calls.len();
-                let message = if dropped > 0 {
-                    format!(
-                        "the response was cut off ({reason}); {dropped} unfinished tool call(s) were not run"
-                    )
+                let what = if kept {
+                    "; the text that arrived is kept, marked incomplete"
                 } else {
-                    format!("the response was cut off ({reason})")
+                    ""
                 };
-                Err(ReplyError::End(EndReason::Failed(message)))
+                Err(ReplyError::End(EndReason::Failed(format!(
+                    "the answer was cut off{what}\n{reason}"
+                ))))
             }
             Err(LlmError::Capped { reason, partial }) => {
                 self.keep_capped_reply(turn, &partial, &reason);
@@ -293,6 +305,26 @@ impl Agent {
             }
             Err(err) => Err(ReplyError::End(EndReason::Failed(err.to_string()))),
         }
+    }
+
+    /// The user interrupted the reply while it streamed: what they saw of it is kept, marked,
+    /// so the transcript, the log (and a resume) and the model's next request all hold it.
+    fn keep_interrupted_reply(&mut self, turn: TurnId, shown: Shown) {
+        if shown.text.is_empty() && shown.reasoning.is_empty() {
+            return;
+        }
+        let partial = Completion {
+            text: marked(&shown.text, INTERRUPTED_MARK),
+            reasoning: shown.reasoning,
+            ..Completion::default()
+        };
+        self.keep_reply(turn, &partial);
+    }
+
+    /// After an interrupt the model is told, at the end of the conversation, that the user
+    /// stopped it: the next message is then a new one, not a continuation of the last.
+    pub(super) fn tell_interrupted(&mut self) {
+        self.tell_model(INTERRUPTED_NOTE.to_string());
     }
 
     /// A reply stopped at a size limit: what arrived is kept (its calls never run), and a note
@@ -400,6 +432,44 @@ impl Agent {
         self.session.conversation.messages().iter().any(
             |m| matches!(m, ChatMessage::User { content } if content.images().next().is_some()),
         )
+    }
+}
+
+/// Ends the text of a reply the model did not finish, so neither the user nor the model
+/// takes it for a whole answer.
+pub const INTERRUPTED_MARK: &str = "[interrupted by the user: the reply stopped here]";
+pub const CUT_OFF_MARK: &str = "[cut off: the connection broke here; this reply is incomplete]";
+
+/// The note the model reads after the user interrupted a request.
+pub const INTERRUPTED_NOTE: &str = "[cairn] The user interrupted the previous request (Esc or Ctrl+C). \
+     What had arrived of your reply is kept above, marked as interrupted; tool calls that had \
+     not finished were cancelled and did not complete. Do not resume that work unless the \
+     user's next message asks for it.";
+
+fn marked(text: &str, mark: &str) -> String {
+    if text.trim().is_empty() {
+        mark.to_string()
+    } else {
+        format!("{}\n\n{mark}", text.trim_end())
+    }
+}
+
+/// The text and reasoning of the attempt now streaming, as the user saw them: a retry starts
+/// the reply again, so `Retrying` empties it.
+#[derive(Debug, Default)]
+struct Shown {
+    text: String,
+    reasoning: String,
+}
+
+impl Shown {
+    fn follow(&mut self, delta: &StreamDelta) {
+        match delta {
+            StreamDelta::Text(text) => self.text.push_str(text),
+            StreamDelta::Reasoning(text) => self.reasoning.push_str(text),
+            StreamDelta::Retrying { .. } => *self = Self::default(),
+            StreamDelta::Usage(_) | StreamDelta::ToolCallStarted { .. } => {}
+        }
     }
 }
 

@@ -200,7 +200,7 @@ impl HttpModel {
                 }) => (error, reason, wait, once),
             };
             if retry >= self.settings.max_retries || (once && once_used) {
-                return Err(error);
+                return Err(with_retries_said(error, retry));
             }
             once_used |= once;
             retry += 1;
@@ -394,6 +394,14 @@ impl HttpModel {
                 wait: Some(QUICK_RETRY),
                 once: true,
             },
+            // A handshake that already took the whole connect timeout: another full wait is
+            // worth one try (a network blip), not `max_retries` of them.
+            FailureKind::ConnectTimeout => Failure::Retry {
+                error,
+                reason: failure.summary,
+                wait: None,
+                once: true,
+            },
             kind if kind.is_retryable() => Failure::retry(error, failure.summary, None),
             _ => Failure::Fatal(error),
         }
@@ -419,8 +427,10 @@ impl HttpModel {
         } else {
             String::new()
         };
+        // The summary alone on the first line: a user reads that one; the library's words
+        // follow for whoever needs them.
         format!(
-            "could not reach the model server at {}: {}{advice} (cause: {})",
+            "could not reach the model server at {}: {}{advice}\ncause: {}",
             self.endpoint, failure.summary, failure.detail
         )
     }
@@ -527,8 +537,9 @@ const AFTER_DONE_WAIT: Duration = Duration::from_millis(100);
 /// Most bytes read after `[DONE]` before the connection is given up instead.
 const AFTER_DONE_BYTES: usize = 64 * 1024;
 
-/// Reads the event stream. A drop or stall before anything was shown may be retried; after,
-/// it is `Truncated` (retrying would show the user the same text twice). Only `data:` lines
+/// Reads the event stream. A drop, stall or early end is retried (with backoff, within
+/// `max_retries`) also after text was shown, since no tool call runs before a reply is whole;
+/// the last attempt's partial comes back as `Truncated`. Only `data:` lines
 /// restart the idle timer: a server that sends nothing but `: keep-alive` comments times out.
 async fn read_stream(
     mut response: reqwest::Response,
@@ -547,7 +558,8 @@ async fn read_stream(
         } else {
             timeout_at(until, response.chunk()).await.map_err(|_| until)
         };
-        let (failure, stalled) = match read {
+        // What happened (one line a user reads), the library's words, and whether it stalled.
+        let (failure, cause, stalled) = match read {
             Ok(Ok(Some(bytes))) => {
                 let seen = decoder.data_lines_seen();
                 match decoder.feed(&bytes, &mut *on_delta) {
@@ -567,21 +579,34 @@ async fn read_stream(
             }
             Ok(Ok(None)) => break,
             Ok(Err(e)) => (
-                format!("the connection dropped: {}", connection_message(&e)),
+                "the connection dropped before the reply was complete".to_string(),
+                Some(connection_message(&e)),
                 false,
             ),
             Err(at) => (
                 format!("the server {}", clock.expired(at, last_data.is_some())),
+                None,
                 true,
             ),
         };
+        let detailed = match &cause {
+            Some(cause) => format!("{failure}; cause: {cause}"),
+            None => failure.clone(),
+        };
+        tracing::debug!(%detailed, "the model's stream broke off");
         if decoder.has_content() {
-            return Err(Failure::Fatal(decoder.truncated(failure)));
+            // Text was shown, but nothing runs before a reply is whole: the same request
+            // again is safe. `Retrying` tells the front ends to drop what was shown; when no
+            // retry is left, the partial is what the caller gets.
+            return Err(Failure::retry(
+                decoder.truncated(detailed),
+                format!("the answer was cut off ({failure})"),
+                None,
+            ));
         }
-        // Nothing was shown (at most a tool call was half sent, and nothing runs before the
-        // reply is whole): the same request again is safe.
+        // Nothing was shown (at most a tool call was half sent): the same request again.
         return Err(Failure::Retry {
-            error: LlmError::Connection(failure.clone()),
+            error: LlmError::Connection(detailed),
             reason: failure,
             wait: None,
             // A server silent from the start rarely wakes up: one more try, not `max_retries`.
@@ -589,6 +614,9 @@ async fn read_stream(
         });
     }
     let had_content = decoder.has_content();
+    // A body that ends without a finish reason was cut (a proxy or server closed it); one
+    // that ended at the output limit inside a tool call would end there again.
+    let cut_short = !decoder.has_finish_reason();
     match decoder.finish(&mut *on_delta) {
         Ok(completion) => Ok(completion),
         Err(LlmError::Truncated { .. }) if !had_content => {
@@ -599,6 +627,11 @@ async fn read_stream(
                 None,
             ))
         }
+        Err(error @ LlmError::Truncated { .. }) if cut_short => Err(Failure::retry(
+            error,
+            "the answer was cut off (the stream ended before the model finished)".to_string(),
+            None,
+        )),
         Err(e) => Err(stream_error(e, had_content)),
     }
 }
@@ -682,6 +715,18 @@ async fn read_whole_answer(
         .chunk(&text, &mut *on_delta)
         .map_err(|e| stream_error(e, false))?;
     decoder.finish(&mut *on_delta).map_err(Failure::Fatal)
+}
+
+/// A cut answer that every retry also lost says so: the user then looks at the network
+/// (a proxy closing long streams), not at the model.
+fn with_retries_said(error: LlmError, retries: u32) -> LlmError {
+    match error {
+        LlmError::Truncated { reason, partial } if retries > 0 => LlmError::Truncated {
+            reason: format!("{reason}; {retries} retries were cut off too"),
+            partial,
+        },
+        other => other,
+    }
 }
 
 /// The error and its causes, which is where reqwest keeps the useful part.

@@ -167,7 +167,9 @@ pub enum LlmError {
     /// passes with time (rate limit, overload, 5xx): retried if no content had arrived yet.
     #[error("the provider reported an error: {message}")]
     Provider { message: String, transient: bool },
-    #[error("connection failed: {0}")]
+    /// The request did not reach the server or its answer broke off: a summary line that
+    /// names what to check, then the library's words.
+    #[error("{0}")]
     Connection(String),
     #[error("could not read the provider's response: {0}")]
     Protocol(String),

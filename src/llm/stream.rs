@@ -64,6 +64,12 @@ impl StreamAssembler {
         self.content_seen
     }
 
+    /// Whether the server said the reply is over (a finish reason arrived): a body that ends
+    /// without one was cut.
+    pub fn has_finish_reason(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
     /// Applies one SSE frame. An `error` frame or object is `LlmError::Provider`.
     pub fn frame(
         &mut self,

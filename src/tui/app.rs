@@ -381,6 +381,8 @@ impl App {
                 wait_ms,
                 reason,
             } => {
+                // A retry starts the reply again: what the failed attempt streamed goes.
+                self.transcript.discard_streaming();
                 let until = self.now + Duration::from_millis(*wait_ms);
                 self.status.activity = Activity::Retrying {
                     until,

@@ -479,6 +479,7 @@ mod attach;
 mod code;
 mod keys;
 mod mention_finder;
+mod model_errors;
 mod plan;
 mod web_card;
 

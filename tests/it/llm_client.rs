@@ -358,20 +358,74 @@ async fn exhausted_quota_is_not_retried() {
 }
 
 #[tokio::test]
-async fn a_stream_cut_after_text_is_truncated_and_not_retried() {
-    // Chunks: role, "one ", "two ", then the connection closes.
+async fn a_stream_cut_after_text_is_retried_and_the_answer_completes() {
+    // Chunks: role, "one ", "two ", then the connection closes. Nothing runs before a reply
+    // is whole, so the same request again is safe; `Retrying` voids what was streamed.
     let llm = MockLlm::start([
         Script::text("one two three four").cut_after_chunks(3),
+        Script::text("one two three four"),
+    ])
+    .await;
+    let model = HttpModel::new(settings(llm.url())).unwrap();
+    let (result, deltas) = chat(&model).await;
+    assert_eq!(result.unwrap().text, "one two three four");
+    let retries = retries(&deltas);
+    assert_eq!(retries.len(), 1, "{retries:?}");
+    assert!(retries[0].2.contains("cut off"), "{retries:?}");
+    let retry_at = deltas
+        .iter()
+        .position(|d| matches!(d, StreamDelta::Retrying { .. }))
+        .unwrap();
+    assert_eq!(streamed_text(&deltas[..retry_at]), "one two ");
+    assert_eq!(streamed_text(&deltas[retry_at..]), "one two three four");
+    assert_eq!(llm.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_stream_cut_on_every_attempt_gives_the_last_partial_and_says_so() {
+    let cut = || Script::text("one two three four").cut_after_chunks(3);
+    let llm = MockLlm::start([cut(), cut(), cut(), cut(), Script::text("never")]).await;
+    let model = HttpModel::new(settings(llm.url())).unwrap();
+    let (result, deltas) = chat(&model).await;
+    match result {
+        Err(LlmError::Truncated { partial, reason }) => {
+            assert_eq!(partial.text, "one two ");
+            assert!(reason.contains("3 retries were cut off too"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(retries(&deltas).len(), 3);
+    assert_eq!(llm.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_without_a_finish_reason_after_text_is_retried() {
+    // A clean end of body, no `finish_reason`, no `[DONE]`: a proxy closed the stream.
+    let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"half \"}}]}\n\n";
+    let llm = MockLlm::start([Script::raw(body), Script::text("whole answer")]).await;
+    let model = HttpModel::new(settings(llm.url())).unwrap();
+    let (result, deltas) = chat(&model).await;
+    assert_eq!(result.unwrap().text, "whole answer");
+    assert_eq!(retries(&deltas).len(), 1);
+}
+
+#[tokio::test]
+async fn an_answer_cut_at_the_output_limit_inside_a_tool_call_is_not_retried() {
+    // `length` is the model's limit, not the network: the same request ends the same way.
+    let llm = MockLlm::start([
+        Script::tool_call("c1", "read_file", json!({"path": "a.txt"}))
+            .with_preface("reading ")
+            .finish_reason("length"),
         Script::text("never"),
     ])
     .await;
     let model = HttpModel::new(settings(llm.url())).unwrap();
     let (result, deltas) = chat(&model).await;
-    match result {
-        Err(LlmError::Truncated { partial, .. }) => assert_eq!(partial.text, "one two "),
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(streamed_text(&deltas), "one two ");
+    assert!(
+        matches!(result, Err(LlmError::Truncated { .. })),
+        "{result:?}"
+    );
+    assert!(retries(&deltas).is_empty());
     assert_eq!(llm.requests().len(), 1);
 }
 
@@ -632,8 +686,15 @@ async fn a_refused_connection_is_retried_once_quickly_then_names_the_url() {
         message.contains(&format!("{base_url}/chat/completions")),
         "{message}"
     );
-    assert!(message.contains("--base-url"), "{message}");
-    assert!(message.contains("connection refused"), "{message}");
+    // One summary line a user acts on first, the library's own words after it.
+    let (summary, cause) = message.split_once('\n').unwrap();
+    assert!(
+        summary.contains(&base_url) && summary.contains("--base-url"),
+        "{message}"
+    );
+    assert!(summary.contains("connection refused"), "{message}");
+    assert!(!summary.contains("tcp connect error"), "{message}");
+    assert!(cause.starts_with("cause: "), "{message}");
     // One quick retry (a server being restarted), not five with backoff.
     let retries = retries(&deltas);
     assert_eq!(retries.len(), 1, "{retries:?}");

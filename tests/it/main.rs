@@ -12,6 +12,7 @@ mod guarded_e2e;
 mod jobs_paused;
 mod llm_client;
 mod mock_llm;
+mod model_errors;
 mod network;
 mod policy;
 mod project_trust;

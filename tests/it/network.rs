@@ -74,7 +74,7 @@ async fn a_private_ca_is_refused_by_default_naming_host_issuer_and_the_fix_witho
         Err(LlmError::Connection(message)) => message,
         other => panic!("{other:?}"),
     };
-    let summary = message.split(" (cause:").next().unwrap();
+    let summary = message.lines().next().unwrap();
     for needle in [
         "localhost",
         "CN=Corp Inspection CA",

@@ -38,6 +38,11 @@ impl StreamDecoder {
         self.assembler.has_content()
     }
 
+    /// See `StreamAssembler::has_finish_reason`.
+    pub fn has_finish_reason(&self) -> bool {
+        self.assembler.has_finish_reason()
+    }
+
     /// Consumes one read of the body. After `Progress::Done`, stop reading and `finish`.
     pub fn feed(
         &mut self,

@@ -187,6 +187,31 @@ impl Transcript {
         });
     }
 
+    /// Drops the answer still streaming: the request is being retried and the reply starts
+    /// again from its first word (the retry's notice says why).
+    pub fn discard_streaming(&mut self) {
+        let streaming = self.entries.last().is_some_and(|entry| {
+            matches!(
+                entry.kind,
+                EntryKind::Assistant {
+                    streaming: true,
+                    ..
+                }
+            )
+        });
+        if !streaming {
+            return;
+        }
+        self.entries.pop();
+        let len = self.entries.len();
+        if self.selected.is_some_and(|index| index >= len) {
+            self.selected = None;
+        }
+        if matches!(self.scroll, Scroll::At { entry, .. } if entry >= len) {
+            self.scroll = Scroll::Pinned;
+        }
+    }
+
     /// Marks every streaming entry finished (turn ended, interrupted).
     pub fn end_streaming(&mut self) {
         if let Some(entry) = self.entries.last_mut()

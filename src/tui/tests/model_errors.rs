@@ -1,0 +1,73 @@
+//! How the TUI shows model errors: a retried reply starts over, a kept partial says it is
+//! incomplete, a failure's summary comes first.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Instant;
+
+use super::{app, screen_text};
+use crate::bus::{AgentEvent, EndReason, TurnId};
+
+fn streamed(app: &mut super::App, text: &str) {
+    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    app.apply(&AgentEvent::TextDelta {
+        turn: TurnId(1),
+        text: text.into(),
+    });
+}
+
+#[test]
+fn a_retry_drops_the_cut_attempts_text_and_the_reply_streams_again() {
+    let mut app = app(Instant::now());
+    streamed(&mut app, "the first attempt got this far");
+    assert!(screen_text(&app, 100, 24).contains("the first attempt got this far"));
+    app.apply(&AgentEvent::Retrying {
+        attempt: 1,
+        wait_ms: 500,
+        reason: "the answer was cut off (the connection dropped before the reply was complete)"
+            .into(),
+    });
+    app.apply(&AgentEvent::TextDelta {
+        turn: TurnId(1),
+        text: "the whole answer".into(),
+    });
+    app.apply(&AgentEvent::AssistantMessage {
+        turn: TurnId(1),
+        text: "the whole answer".into(),
+        reasoning: String::new(),
+    });
+    let screen = screen_text(&app, 100, 24);
+    assert!(!screen.contains("the first attempt"), "{screen}");
+    assert_eq!(screen.matches("the whole answer").count(), 1, "{screen}");
+    assert!(
+        screen.contains("cut off") && screen.contains("retrying"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_kept_partial_is_shown_marked_incomplete_with_the_failure_after_it() {
+    let mut app = app(Instant::now());
+    streamed(&mut app, "one two");
+    let kept =
+        "one two\n\n[cut off: the connection broke here; this reply is incomplete]".to_string();
+    app.apply(&AgentEvent::AssistantMessage {
+        turn: TurnId(1),
+        text: kept,
+        reasoning: String::new(),
+    });
+    app.apply(&AgentEvent::RequestEnded {
+        turn: TurnId(1),
+        reason: EndReason::Failed(
+            "the answer was cut off; the text that arrived is kept, marked incomplete\nthe connection dropped before the reply was complete"
+                .into(),
+        ),
+    });
+    let screen = screen_text(&app, 200, 24);
+    assert!(screen.contains("one two"), "{screen}");
+    assert!(screen.contains("this reply is incomplete"), "{screen}");
+    assert!(
+        screen.contains("failed: the answer was cut off; the text that arrived is kept"),
+        "{screen}"
+    );
+}
