@@ -14,7 +14,7 @@ use crate::bus::{CallId, ChangeSource, RevertTarget};
 use crate::tool_output::FileChange;
 use crate::tui::{highlight, theme, wrap};
 
-pub use crate::tui::diff_lines::{side_by_side, unified};
+pub use crate::tui::diff_lines::{side_by_side, side_by_side_fits, unified};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffView {
@@ -137,6 +137,8 @@ struct Body {
     key: LayoutKey,
     lines: Vec<Line<'static>>,
     hunk_rows: Vec<usize>,
+    /// Side by side was chosen but would cut code at this width: drawn unified instead.
+    too_narrow: bool,
 }
 
 #[derive(Debug)]
@@ -148,6 +150,8 @@ pub struct DiffPane {
     /// The selected hunk of the selected change, if any.
     hunk: Option<usize>,
     view: DiffView,
+    /// The pane takes the whole width and the transcript is hidden.
+    full_width: bool,
     scroll: Cell<usize>,
     /// Set when a hunk was selected: the next render scrolls it into view.
     jump: Cell<bool>,
@@ -168,6 +172,7 @@ impl DiffPane {
             selected: 0,
             hunk: None,
             view: DiffView::Unified,
+            full_width: false,
             scroll: Cell::new(0),
             jump: Cell::new(false),
             cache: RefCell::new(None),
@@ -306,6 +311,14 @@ impl DiffPane {
         };
     }
 
+    pub fn is_full_width(&self) -> bool {
+        self.full_width
+    }
+
+    pub fn set_full_width(&mut self, full_width: bool) {
+        self.full_width = full_width;
+    }
+
     pub fn scroll_by(&mut self, delta: isize) {
         self.scroll
             .set(self.scroll.get().saturating_add_signed(delta));
@@ -339,19 +352,18 @@ impl DiffPane {
         } else {
             theme::border()
         };
-        let title = match self.view {
-            DiffView::Unified => " Diffs ",
-            DiffView::SideBySide => " Diffs · side by side ",
-        };
+        let inner = Block::bordered().inner(area);
+        let body = self.layout(inner.width);
+        let too_narrow = body.as_ref().is_some_and(|b| b.too_narrow);
+        let title = self.title(area.width.saturating_sub(2), too_narrow);
         let block = Block::bordered()
             .border_style(border)
             .title(Span::styled(title, theme::bold()));
-        let inner = block.inner(area);
         block.render(area, buf);
         if inner.width < 4 || inner.height == 0 {
             return;
         }
-        if self.changes.is_empty() {
+        let Some(cache) = body else {
             buf.set_line(
                 inner.x,
                 inner.y,
@@ -359,20 +371,8 @@ impl DiffPane {
                 inner.width,
             );
             return;
-        }
-        let key = LayoutKey {
-            selected: self.selected,
-            hunk: self.hunk,
-            width: inner.width,
-            view: self.view,
         };
-        let mut cache = self.cache.borrow_mut();
-        if cache.as_ref().is_none_or(|b| b.key != key) {
-            *cache = Some(self.body(key));
-        }
-        let (body, hunk_rows) = cache.as_ref().map_or((&[][..], &[][..]), |b| {
-            (b.lines.as_slice(), b.hunk_rows.as_slice())
-        });
+        let (body, hunk_rows) = (cache.lines.as_slice(), cache.hunk_rows.as_slice());
         let mut lines = self.summary_lines(inner.width, inner.height);
         lines.push(self.header_line(inner.width, hunk_rows.len()));
         let head = lines.len();
@@ -388,6 +388,56 @@ impl DiffPane {
         for (i, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
         }
+    }
+
+    /// The selected change drawn for `width` (cached while nothing changes); None with no
+    /// changes.
+    fn layout(&self, width: u16) -> Option<std::cell::Ref<'_, Body>> {
+        if self.changes.is_empty() {
+            return None;
+        }
+        let key = LayoutKey {
+            selected: self.selected,
+            hunk: self.hunk,
+            width,
+            view: self.view,
+        };
+        {
+            let mut cache = self.cache.borrow_mut();
+            if cache.as_ref().is_none_or(|b| b.key != key) {
+                *cache = Some(self.body(key));
+            }
+        }
+        std::cell::Ref::filter_map(self.cache.borrow(), Option::as_ref).ok()
+    }
+
+    /// The title: the view actually drawn (and why it is not the one chosen) and the key of
+    /// the full-width view, shortened to what fits in `width`.
+    fn title(&self, width: u16, too_narrow: bool) -> String {
+        let view = match self.view {
+            DiffView::Unified => "",
+            DiffView::SideBySide if too_narrow => " · unified: too narrow for side by side",
+            DiffView::SideBySide => " · side by side",
+        };
+        let key = if self.full_width {
+            " · full width: f or Esc goes back"
+        } else {
+            " · f full width"
+        };
+        let short_view = if too_narrow {
+            " · unified (too narrow)"
+        } else {
+            view
+        };
+        [
+            format!(" Diffs{view}{key} "),
+            format!(" Diffs{view} "),
+            format!(" Diffs{short_view} "),
+            " Diffs ".to_string(),
+        ]
+        .into_iter()
+        .find(|t| wrap::width(t) <= usize::from(width))
+        .unwrap_or_else(|| " Diffs ".to_string())
     }
 
     fn summary_lines(&self, width: u16, height: u16) -> Vec<Line<'static>> {
@@ -471,11 +521,18 @@ impl DiffPane {
         let lang = highlight::token_for_path(&change.path);
         let parsed = parse(&change.diff);
         let width = usize::from(key.width);
+        // One view for the whole change: a file does not switch views between its hunks.
+        let too_narrow = key.view == DiffView::SideBySide && !side_by_side_fits(&parsed, width);
+        let view = if too_narrow {
+            DiffView::Unified
+        } else {
+            key.view
+        };
         let mut lines = Vec::new();
         let mut hunk_rows = Vec::new();
         for group in parsed.chunk_by(|_, next| !matches!(next, DiffLine::Hunk(_))) {
             let is_hunk = matches!(group.first(), Some(DiffLine::Hunk(_)));
-            let mut drawn = match key.view {
+            let mut drawn = match view {
                 DiffView::Unified => unified(group, lang, width),
                 DiffView::SideBySide => side_by_side(group, lang, width),
             };
@@ -491,6 +548,7 @@ impl DiffPane {
             key,
             lines,
             hunk_rows,
+            too_narrow,
         }
     }
 }

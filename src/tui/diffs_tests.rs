@@ -185,3 +185,92 @@ fn a_selected_hunk_is_marked_scrolled_to_and_names_the_revert_target() {
     bare.push(FileChange::default());
     assert!(bare.hunk_target().is_none());
 }
+
+#[test]
+fn side_by_side_is_drawn_only_where_every_line_fits_whole() {
+    // The widest code line is 9 columns ("fn b() {}"): a half needs 6 + 9 = 15 columns, so
+    // the pane needs 2 × 15 + 1 = 31.
+    let parsed = parse(DIFF);
+    assert!(side_by_side_fits(&parsed, 31));
+    assert!(!side_by_side_fits(&parsed, 30));
+    // Wide characters count by their columns, tabs as the four spaces they are drawn as.
+    let wide = parse("@@ -1 +1 @@\n-日本語\n+\tx\n");
+    assert!(side_by_side_fits(&wide, 2 * (6 + 6) + 1));
+    assert!(!side_by_side_fits(&wide, 2 * (6 + 6)));
+
+    let mut pane = DiffPane::new();
+    pane.push(FileChange {
+        path: "x.rs".into(),
+        diff: DIFF.into(),
+        added: 1,
+        removed: 1,
+        ..FileChange::default()
+    });
+    pane.toggle_view();
+    let draw = |width: u16| {
+        let area = Rect::new(0, 0, width, 12);
+        let mut buf = Buffer::empty(area);
+        pane.render(area, &mut buf, true);
+        (0..area.height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+    };
+    // The pane's border takes two columns.
+    let fits = draw(33);
+    assert!(fits[0].contains("side by side"), "{fits:?}");
+    assert!(
+        fits.iter()
+            .any(|row| row.contains("fn b() {}") && row.contains("fn c() {}")),
+        "{fits:?}"
+    );
+    let narrow = draw(32);
+    assert!(narrow[0].contains("unified"), "{narrow:?}");
+    assert!(
+        narrow.iter().any(|row| row.contains("- fn b() {}")),
+        "{narrow:?}"
+    );
+    assert!(
+        !narrow
+            .iter()
+            .any(|row| row.contains("fn b()") && row.contains("fn c()")),
+        "{narrow:?}"
+    );
+}
+
+#[test]
+fn the_title_says_why_a_wide_change_is_not_side_by_side() {
+    let mut pane = DiffPane::new();
+    let long = format!("@@ -1 +1 @@\n-{}\n+{}\n", "a".repeat(50), "b".repeat(50));
+    pane.push(FileChange {
+        path: "x.txt".into(),
+        diff: long,
+        added: 1,
+        removed: 1,
+        ..FileChange::default()
+    });
+    pane.toggle_view();
+    let title = |width: u16| {
+        let area = Rect::new(0, 0, width, 8);
+        let mut buf = Buffer::empty(area);
+        pane.render(area, &mut buf, true);
+        (0..width)
+            .map(|x| buf[(x, 0)].symbol().to_string())
+            .collect::<String>()
+    };
+    assert!(
+        title(80).contains("Diffs · unified: too narrow for side by side"),
+        "{}",
+        title(80)
+    );
+    // A narrower pane shortens the title but still says it.
+    assert!(title(36).contains("unified (too narrow)"), "{}", title(36));
+    assert!(
+        title(120).contains("side by side · f full width"),
+        "{}",
+        title(120)
+    );
+}

@@ -4,14 +4,14 @@
 
 use std::sync::LazyLock;
 
-use ratatui::style::{Color, Style};
+use ratatui::style::Style;
 use ratatui::text::Span;
 use syntect::easy::HighlightLines;
 use syntect::highlighting::Theme;
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
-use super::theme;
+use super::{colours, theme};
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
 static THEME: LazyLock<Theme> =
@@ -67,7 +67,7 @@ pub fn highlight(code: &str, lang: &str) -> Vec<Vec<Span<'static>>> {
 
 fn convert(style: syntect::highlighting::Style) -> Style {
     let fg = style.foreground;
-    Style::default().fg(Color::Rgb(fg.r, fg.g, fg.b))
+    Style::default().fg(colours::rgb(colours::depth(), fg.r, fg.g, fg.b))
 }
 
 #[cfg(test)]

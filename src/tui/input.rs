@@ -265,7 +265,11 @@ impl App {
     }
 
     fn escape(&mut self) {
-        if self.busy && !self.read_only {
+        // The full-width diff hides the transcript: Esc first brings it back (a second Esc
+        // interrupts), so the way out of the view is never a surprise interrupt.
+        if self.diffs.is_full_width() {
+            self.diffs.set_full_width(false);
+        } else if self.busy && !self.read_only {
             self.commands.push(UserCommand::Interrupt);
             self.flash("interrupting…");
         } else if self.transcript.selected().is_some() {
@@ -298,6 +302,10 @@ impl App {
         };
         if focus != Focus::Transcript {
             self.transcript.clear_selection();
+        }
+        // The full-width diff stays while the user types beneath it; another pane ends it.
+        if matches!(focus, Focus::Transcript | Focus::Todos) {
+            self.diffs.set_full_width(false);
         }
     }
 
@@ -573,6 +581,10 @@ impl App {
             Some(Action::LineDown) => self.diffs.scroll_by(1),
             Some(Action::LineUp) => self.diffs.scroll_by(-1),
             Some(Action::ToggleDiffView) => self.diffs.toggle_view(),
+            Some(Action::ToggleFullWidth) => {
+                let full = !self.diffs.is_full_width();
+                self.diffs.set_full_width(full);
+            }
             Some(Action::NextDiff) => self.diffs.next(),
             Some(Action::PrevDiff) => self.diffs.prev(),
             Some(Action::NextHunk) => self.diffs.step_hunk(1),

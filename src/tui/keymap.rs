@@ -71,6 +71,7 @@ pub enum Action {
     ToggleReasoning,
     OpenSelectedEdit,
     ToggleDiffView,
+    ToggleFullWidth,
     NextHunk,
     PrevHunk,
     RevertHunk,
@@ -381,7 +382,13 @@ pub const BINDINGS: &[Binding] = &[
         S::Diffs,
         &[ch('v'), ch('s')],
         A::ToggleDiffView,
-        "unified / side by side",
+        "unified / side by side (side by side only where no line is cut)",
+    ),
+    bind(
+        S::Diffs,
+        &[ch('f'), ch('z')],
+        A::ToggleFullWidth,
+        "full-width diff, transcript hidden (again or Esc goes back)",
     ),
     bind(
         S::Diffs,

@@ -1,6 +1,7 @@
 //! Where each pane goes: the transcript as the main pane, todos and diffs beside it from
-//! `WIDE` columns (tabs below that), queued messages, the input box and the status line at the
-//! bottom, modals on top. Draws from `&App` only.
+//! `WIDE` columns (tabs below that) or the diff pane alone in its full-width view, queued
+//! messages, the input box and the status line at the bottom, modals on top. Draws from
+//! `&App` only.
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -32,7 +33,9 @@ impl App {
         ])
         .areas(area);
         let buf = frame.buffer_mut();
-        if area.width >= WIDE {
+        if self.diffs.is_full_width() {
+            self.render_full_width_diff(main, buf);
+        } else if area.width >= WIDE {
             self.render_wide(main, buf);
         } else {
             self.render_narrow(main, buf);
@@ -83,8 +86,16 @@ impl App {
         }
     }
 
+    fn render_full_width_diff(&self, main: Rect, buf: &mut Buffer) {
+        self.diffs.render(main, buf, self.focus == Focus::Diffs);
+        self.areas.set(Areas {
+            diffs: main,
+            ..Areas::default()
+        });
+    }
+
     fn render_wide(&self, main: Rect, buf: &mut Buffer) {
-        let side = (main.width * 36 / 100).clamp(36, 72);
+        let side = side_width(main.width);
         let [left, right] =
             Layout::horizontal([Constraint::Min(40), Constraint::Length(side)]).areas(main);
         let todo_height = self.todos.wanted_height().min(right.height / 2).max(3);
@@ -232,6 +243,13 @@ fn render_too_small(area: Rect, buf: &mut Buffer) {
             buf.set_line(x, y, &Line::styled(text, theme::warning()), area.width);
         }
     }
+}
+
+/// The width of the todo and diff column beside the transcript: 36 columns at `WIDE`, then
+/// three of every five more columns (72 at 160, so side by side fits short lines), at most
+/// 100; the transcript keeps the rest (88 at 160).
+pub fn side_width(width: u16) -> u16 {
+    (36 + width.saturating_sub(WIDE) * 3 / 5).min(100)
 }
 
 /// A `width` x `height` rectangle centred in `area` (modals, overlays, the setup panel).

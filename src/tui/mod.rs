@@ -25,6 +25,7 @@ pub mod app;
 pub mod approval;
 mod attach;
 pub mod cards;
+pub mod colours;
 pub mod composer;
 pub mod cost;
 mod diff_lines;
@@ -75,6 +76,7 @@ const EVENT_BATCH: usize = 4096;
 /// Runs the full-screen UI until the user quits. Events arrive on `front.events`; commands go
 /// out on `front.commands`. The terminal is restored on return, on error and on panic.
 pub async fn run(front: FrontEnds, options: TuiOptions) -> color_eyre::Result<()> {
+    colours::detect();
     let mut term = terminal::setup()?;
     let guard = terminal::RestoreGuard;
     let result = main_loop(&mut term, front, &options).await;

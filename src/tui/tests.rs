@@ -467,7 +467,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
             cost_usd: Some(0.0012),
         }],
     });
-    let screen = screen_text(&app, 120, 30);
+    let screen = screen_text(&app, 140, 30);
     assert!(
         screen.contains("context compacted: 51.2k → 12.3k tokens (14 old tool results pruned"),
         "{screen}"
@@ -482,6 +482,7 @@ mod mention_finder;
 mod model_errors;
 mod plan;
 mod web_card;
+mod wide_diff;
 
 #[test]
 fn at_the_minimum_size_a_long_held_command_keeps_its_end_reason_and_keys() {

@@ -3,6 +3,8 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::tui::colours::{self, ColourDepth};
+
 pub fn base() -> Style {
     Style::default()
 }
@@ -100,6 +102,43 @@ pub fn added() -> Style {
 
 pub fn removed() -> Style {
     Style::default().fg(Color::Red)
+}
+
+/// The background of an added line in a diff (syntax colours stay on top). On 16 colours no
+/// dark tint exists: the line is black on green and its code loses its syntax colours.
+pub fn added_line() -> Style {
+    line_tint(colours::depth(), Change::Added)
+}
+
+/// The background of a removed line in a diff; on 16 colours white on red.
+pub fn removed_line() -> Style {
+    line_tint(colours::depth(), Change::Removed)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Added,
+    Removed,
+}
+
+/// Dark enough that the syntax theme's light colours read on it, far enough from the
+/// default background to be seen.
+pub fn line_tint(depth: ColourDepth, change: Change) -> Style {
+    let (added, removed) = match depth {
+        ColourDepth::TrueColour => (Color::Rgb(0x16, 0x3d, 0x1f), Color::Rgb(0x4d, 0x17, 0x1b)),
+        ColourDepth::Ansi256 => (Color::Indexed(22), Color::Indexed(52)),
+        ColourDepth::Ansi16 => {
+            return match change {
+                Change::Added => Style::default().fg(Color::Black).bg(Color::Green),
+                Change::Removed => Style::default().fg(Color::White).bg(Color::Red),
+            };
+        }
+    };
+    let bg = match change {
+        Change::Added => added,
+        Change::Removed => removed,
+    };
+    Style::default().bg(bg)
 }
 
 pub fn hunk_header() -> Style {

@@ -46,7 +46,7 @@ async fn run_turn(tui: &mut Tui, prompt: &str, last: &str) {
 /// Focuses the diff pane and selects its second hunk.
 async fn select_second_hunk(tui: &mut Tui) {
     tui.send("/diffs\r");
-    tui.wait_for_text(" Diffs ").await;
+    tui.wait_for_text(" Diffs").await;
     tui.send("}");
     tui.wait_for_text("hunk 1/3").await;
     tui.send("}");
