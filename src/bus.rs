@@ -607,6 +607,11 @@ pub enum AgentEvent {
     Warning {
         message: String,
     },
+    /// The start-up check of the model endpoint (TUI only) is done: `problem` is `None` when
+    /// it answered, else what the user should check (the URL, the key variable).
+    EndpointChecked {
+        problem: Option<String>,
+    },
     /// The session's skills and what became of each in the model's list (sent at the start of
     /// a session; `/skills` shows it). `budget` is the characters the list may take.
     Skills {

@@ -8,6 +8,7 @@ mod checkpoints;
 mod compact;
 mod context;
 mod conversation;
+mod endpoint_check;
 pub mod history;
 mod local_time;
 mod plan;
@@ -313,6 +314,7 @@ impl Agent {
             let _ = work_tx.send((UserCommand::Shutdown, CancellationToken::new()));
         });
         self.ask_window(self.engine.model.model());
+        self.check_endpoint_in_background();
         self.emit(AgentEvent::Idle);
         while let Some((command, cancel)) = work_rx.recv().await {
             match command {

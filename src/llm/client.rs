@@ -472,6 +472,10 @@ impl ChatModel for HttpModel {
     fn set_model(&self, model: &str) {
         *self.model.write_locked() = model.to_string();
     }
+
+    async fn check_endpoint(&self, timeout: Duration) -> Result<(), LlmError> {
+        HttpModel::check_endpoint(self, timeout).await
+    }
 }
 
 /// The clocks of one attempt: the first-byte timer, until the first data arrives; then the

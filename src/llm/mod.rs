@@ -199,4 +199,9 @@ pub trait ChatModel: Send + Sync {
     ) -> Result<Completion, LlmError>;
     fn model(&self) -> String;
     fn set_model(&self, model: &str);
+    /// One cheap request to see whether the endpoint answers at all, without retries, for a
+    /// warning before the first message. A model that needs no server has nothing to check.
+    async fn check_endpoint(&self, _timeout: Duration) -> Result<(), LlmError> {
+        Ok(())
+    }
 }

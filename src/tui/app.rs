@@ -399,6 +399,10 @@ impl App {
             AgentEvent::Tool(tool) => self.apply_tool(tool),
             AgentEvent::ModeChanged { mode } => self.mode_changed(*mode),
             AgentEvent::ModelChanged { model } => self.status.model.clone_from(model),
+            AgentEvent::EndpointChecked {
+                problem: Some(problem),
+            } => self.notice(problem, NoticeLevel::Warning),
+            AgentEvent::EndpointChecked { problem: None } => {}
             AgentEvent::Warning { message } => {
                 // The agent answers a rewind's plan with a warning when there is nothing to
                 // restore: the picker waiting for it closes.

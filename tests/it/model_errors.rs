@@ -191,3 +191,100 @@ async fn a_partial_no_retry_completed_is_kept_marked_for_the_user_and_the_model(
     );
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_up_check_warns_of_a_wrong_base_url_before_any_message() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let port = closed_port();
+    let base_url = format!("http://127.0.0.1:{port}/v1");
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &base_url, Mode::Ask).await;
+    let checked = agent
+        .wait_for(|e| matches!(e, AgentEvent::EndpointChecked { .. }))
+        .await;
+    let AgentEvent::EndpointChecked {
+        problem: Some(message),
+    } = checked
+    else {
+        panic!("{checked:?}")
+    };
+    assert!(message.starts_with("start-up check"), "{message}");
+    let summary = message.lines().next().unwrap();
+    assert!(
+        summary.contains(&base_url) && summary.contains("--base-url"),
+        "{message}"
+    );
+    assert!(summary.contains("connection refused"), "{message}");
+    agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_up_check_is_quiet_when_the_endpoint_answers() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let llm = MockLlm::start(vec![Script::text("hello")]).await;
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Ask).await;
+    let checked = agent
+        .wait_for(|e| matches!(e, AgentEvent::EndpointChecked { .. }))
+        .await;
+    assert_eq!(checked, AgentEvent::EndpointChecked { problem: None });
+    agent.submit("hi").await;
+    agent.wait_for(ended).await;
+    assert_eq!(llm.requests().len(), 1, "the check is not a chat request");
+    agent.shutdown().await;
+}
+
+/// Answers every request with `status` and an empty body, as a gateway in front of the
+/// provider would; returns the base URL.
+async fn answering_every_request_with(status: &'static str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let reply =
+                    format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                let _ = socket.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_up_check_says_when_the_provider_refuses_the_key() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let base_url = answering_every_request_with("401 Unauthorized").await;
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &base_url, Mode::Ask).await;
+    let checked = agent
+        .wait_for(|e| matches!(e, AgentEvent::EndpointChecked { .. }))
+        .await;
+    let AgentEvent::EndpointChecked {
+        problem: Some(message),
+    } = checked
+    else {
+        panic!("{checked:?}")
+    };
+    assert!(
+        message.contains("401") && message.contains("API key") && message.contains("CAIRN_API_KEY"),
+        "{message}"
+    );
+    agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_404_at_the_start_up_check_still_means_a_server_is_there() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let base_url = answering_every_request_with("404 Not Found").await;
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &base_url, Mode::Ask).await;
+    let checked = agent
+        .wait_for(|e| matches!(e, AgentEvent::EndpointChecked { .. }))
+        .await;
+    assert_eq!(checked, AgentEvent::EndpointChecked { problem: None });
+    agent.shutdown().await;
+}

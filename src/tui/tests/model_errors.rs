@@ -71,3 +71,23 @@ fn a_kept_partial_is_shown_marked_incomplete_with_the_failure_after_it() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_start_up_check_shows_a_warning_only_when_it_failed() {
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::EndpointChecked { problem: None });
+    let quiet = screen_text(&app, 160, 24);
+    assert!(quiet.contains("What should we work on?"), "{quiet}");
+    app.apply(&AgentEvent::EndpointChecked {
+        problem: Some(
+            "start-up check: could not reach the model server at http://127.0.0.1:9/v1/chat/completions: nothing is listening at 127.0.0.1:9 (connection refused); check --base-url / base_url"
+                .into(),
+        ),
+    });
+    let screen = screen_text(&app, 160, 24);
+    assert!(
+        screen.contains("! start-up check: could not reach"),
+        "{screen}"
+    );
+    assert!(screen.contains("--base-url"), "{screen}");
+}

@@ -13,7 +13,11 @@ async fn tui_pty_a_wrong_base_url_fails_within_3s_naming_the_url() {
     let port = closed_port();
     let base_url = format!("http://127.0.0.1:{port}/v1");
     let mut tui = Tui::start(&sb, &base_url, "auto-edit", 200, 40);
-    tui.submit("hello?").await;
+    // The start-up check warns first (the next test); the message is sent after it.
+    tui.wait_for_text("start-up check").await;
+    tui.send("hello?");
+    tui.wait_for_text("hello?").await;
+    tui.send("\r");
     let sent = Instant::now();
     let screen = tui
         .wait_for("the failure", |s| s.contains("failed: could not reach"))
@@ -27,5 +31,41 @@ async fn tui_pty_a_wrong_base_url_fails_within_3s_naming_the_url() {
         .collect();
     assert!(failure.contains(&format!("127.0.0.1:{port}")), "{screen}");
     assert!(failure.contains("--base-url"), "{screen}");
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_the_start_up_check_warns_of_a_wrong_base_url_before_the_first_message() {
+    let sb = Sandbox::new();
+    let port = closed_port();
+    let base_url = format!("http://127.0.0.1:{port}/v1");
+    let tui = Tui::start(&sb, &base_url, "auto-edit", 200, 40);
+    let screen = tui
+        .wait_for("the start-up warning", |s| s.contains("start-up check"))
+        .await;
+    let warning: String = screen
+        .lines()
+        .skip_while(|l| !l.contains("start-up check"))
+        .take(3)
+        .collect();
+    assert!(warning.contains(&format!("127.0.0.1:{port}")), "{screen}");
+    assert!(warning.contains("--base-url"), "{screen}");
+    assert!(
+        !screen.contains("failed:"),
+        "the warning came before any message:\n{screen}"
+    );
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_the_ui_comes_up_and_takes_a_message_while_the_check_waits() {
+    // A server that accepts and never answers: the check waits its whole timeout, and the
+    // screen must not.
+    let (addr, _connections) = crate::support::net_servers::silent_server().await;
+    let sb = Sandbox::new();
+    let mut tui = Tui::start(&sb, &format!("http://{addr}/v1"), "auto-edit", 120, 30);
+    tui.submit("typed while the check waits").await;
+    let screen = tui.contents();
+    assert!(!screen.contains("start-up check"), "{screen}");
     tui.quit().await;
 }
