@@ -302,7 +302,57 @@ pub enum UserCommand {
     TrustSkill {
         name: String,
     },
+    /// The user's own command (`!cmd`, `!!cmd`): run as the user (no gate, no sandbox) in the
+    /// workspace, its output streamed as `ShellEvent`s. With `context` (`!cmd`) the command
+    /// and its output (capped, secrets redacted) join the conversation for the model's next
+    /// request; without (`!!cmd`) they stay in the transcript. While a request runs it waits
+    /// for the next step boundary; `Interrupt` stops it (its whole process group).
+    Shell {
+        id: String,
+        command: String,
+        context: bool,
+    },
+    /// A message typed while the agent works ("steering"): it joins the conversation at the
+    /// next step boundary (after the current tool results, before the next request); one that
+    /// comes after the model's last step extends the request. With no request running it is
+    /// a request of its own. `Delivered` says when it entered the conversation.
+    Steer {
+        id: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attach: Vec<Attachment>,
+    },
+    /// Takes back a queued message or command not delivered yet. `sent`: it was sent as a
+    /// `Steer`/`Shell` (`Withdrawn` answers when it was still waiting); otherwise the front
+    /// end held it (queued for after the turn) and only the log is told.
+    Withdraw {
+        id: String,
+        text: String,
+        sent: bool,
+    },
     Shutdown,
+}
+
+/// What happened to a user's own command (`UserCommand::Shell`).
+// Like `AgentEvent`: the finished run is the large one, and there are few of them.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ShellEvent {
+    Started {
+        id: String,
+        command: String,
+        context: bool,
+    },
+    /// A piece of its output (secrets redacted), as it comes.
+    Output { id: String, chunk: String },
+    /// It ended (exited, or stopped by the user): the run as a `bash` result holds it.
+    Finished {
+        id: String,
+        command: String,
+        context: bool,
+        result: ToolResult,
+    },
 }
 
 /// What `/undo`, `/redo` and `/rewind` take back.
@@ -597,6 +647,23 @@ pub enum AgentEvent {
     },
     Usage(Usage),
     Tool(ToolEvent),
+    /// A user's own command (`!cmd`, `!!cmd`).
+    Shell(ShellEvent),
+    /// A queued message (`UserCommand::Steer`) entered the conversation after model step
+    /// `step` of the session.
+    Delivered {
+        id: String,
+        step: u64,
+    },
+    /// A queued message or command was taken back before it was delivered.
+    Withdrawn {
+        id: String,
+    },
+    /// Queued messages the request ended without (interrupted, failed, denied): not
+    /// delivered, back with the user, who decides again.
+    Returned {
+        ids: Vec<String>,
+    },
     ModeChanged {
         mode: Mode,
     },

@@ -138,6 +138,32 @@ pub enum Record {
         dir: String,
         text: String,
     },
+    /// The user's own command (`!cmd`, `!!cmd`) and how it ended. `told` is what the
+    /// conversation got of it (`!cmd` only): a user-role message, sent again on resume.
+    Shell {
+        id: String,
+        command: String,
+        context: bool,
+        result: ToolResult,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        told: Option<String>,
+    },
+    /// A queued message entered the conversation (the user record before this one) after
+    /// model step `step` of the session.
+    Delivered {
+        id: String,
+        step: u64,
+    },
+    /// A queued message or command was taken back before delivery; `text` is what it said.
+    Withdrawn {
+        id: String,
+        text: String,
+    },
+    /// A queued message the request ended without: it went back to the user undelivered.
+    Returned {
+        id: String,
+        text: String,
+    },
     /// The conversation was compacted: the tool results at the `stubs` indices were replaced
     /// by the stub text, then messages `..summarized` by one user message, `summary`. Kept as
     /// a change, not the result, so a long session's log grows by the stubs only. `usage` is

@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use crate::bus::{AgentEvent, CallId, ImageChip, ToolEvent, ToolResult, TurnId, Usage};
+use crate::bus::{AgentEvent, CallId, ImageChip, ShellEvent, ToolEvent, ToolResult, TurnId, Usage};
 use crate::content::{ImageRef, Part, ReasoningPart};
 use crate::llm::{ChatMessage, UserContent, WireToolCall};
 use crate::session_log::{LoggedCall, Record, ToldState};
@@ -287,12 +287,49 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 dir: dir.clone(),
                 text: text.clone(),
             }),
-            Record::Meta { .. } | Record::Checkpoint { .. } => {}
+            Record::Shell {
+                id,
+                command,
+                context,
+                result,
+                told,
+            } => {
+                if let Some(text) = told {
+                    close_open_calls(&mut out, &mut open);
+                    out.messages.push(ChatMessage::User {
+                        content: text.as_str().into(),
+                    });
+                }
+                out.events
+                    .extend(shell_events(id, command, *context, result));
+            }
+            Record::Meta { .. }
+            | Record::Checkpoint { .. }
+            | Record::Delivered { .. }
+            | Record::Withdrawn { .. }
+            | Record::Returned { .. } => {}
         }
     }
     close_open_calls(&mut out, &mut open);
     dedupe_rules(&mut out.session_rules);
     out
+}
+
+/// What a replay shows of a user's own command: its card, started and finished.
+fn shell_events(id: &str, command: &str, context: bool, result: &ToolResult) -> [AgentEvent; 2] {
+    [
+        AgentEvent::Shell(ShellEvent::Started {
+            id: id.to_string(),
+            command: command.to_string(),
+            context,
+        }),
+        AgentEvent::Shell(ShellEvent::Finished {
+            id: id.to_string(),
+            command: command.to_string(),
+            context,
+            result: result.clone(),
+        }),
+    ]
 }
 
 /// Sets the conversation back to what `before` (the records before the fork) added up to

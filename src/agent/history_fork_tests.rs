@@ -204,3 +204,45 @@ fn a_fork_naming_no_message_is_ignored() {
     let records = vec![user("one"), reply("r1"), Record::Fork { at: 5 }];
     assert_eq!(texts(&rebuild(&records)), ["u:one", "a:r1"]);
 }
+
+#[test]
+fn a_users_command_comes_back_on_resume_and_only_a_bang_one_reaches_the_model() {
+    let shell = |id: &str, context: bool| Record::Shell {
+        id: id.into(),
+        command: "echo hi".into(),
+        context,
+        result: ToolResult::ok(ToolOutput::Command(crate::tool_output::CommandRun {
+            command: "echo hi".into(),
+            stdout: "hi\n".into(),
+            exit_code: Some(0),
+            ..Default::default()
+        })),
+        told: context.then(|| "[the user ran] $ echo hi\nhi\n".to_string()),
+    };
+    let records = [
+        user("start"),
+        reply("ok"),
+        shell("s1", true),
+        shell("s2", false),
+        Record::Withdrawn {
+            id: "q-1".into(),
+            text: "never mind".into(),
+        },
+    ];
+    let rebuilt = rebuild(&records);
+    assert_eq!(
+        texts(&rebuilt),
+        ["u:start", "a:ok", "u:[the user ran] $ echo hi\nhi\n"]
+    );
+    let cards: Vec<(String, bool)> = rebuilt
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Shell(ShellEvent::Finished { id, context, .. }) => {
+                Some((id.clone(), *context))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cards, [("s1".into(), true), ("s2".into(), false)]);
+}

@@ -10,6 +10,7 @@ mod context;
 mod conversation;
 mod endpoint_check;
 pub mod history;
+mod inbox;
 mod local_time;
 mod plan;
 pub mod prompt;
@@ -19,6 +20,7 @@ mod revert_plan;
 mod rewind;
 mod run_later;
 mod skills;
+mod steering;
 mod turn;
 
 use crate::sync::MutexExt;
@@ -126,9 +128,24 @@ struct Shared {
     /// Parent of every request token: cancelled once, on shutdown, so nothing queued runs on.
     closing: CancellationToken,
     mode: Mutex<Mode>,
+    /// Messages and commands sent while a request runs, for its next step boundary.
+    inbox: Mutex<inbox::Inbox>,
+    /// Stops the user's command that is running (`!cmd`), if one is.
+    shell: Mutex<Option<CancellationToken>>,
 }
 
 impl Shared {
+    /// `Interrupt` stops the user's own command first, when one runs: a second one stops
+    /// the request.
+    fn stop_shell(&self) -> bool {
+        match self.shell.locked().take() {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
     fn mode(&self) -> Mode {
         *self.mode.locked()
     }
@@ -282,21 +299,39 @@ impl Agent {
     pub async fn run(mut self, mut commands: mpsc::Receiver<UserCommand>) {
         let (work_tx, mut work_rx) = mpsc::unbounded_channel();
         let shared = Arc::clone(&self.shared);
+        let events = self.events.clone();
         let router = tokio::spawn(async move {
             while let Some(command) = commands.recv().await {
+                if shared.inbox.locked().hold(&command) {
+                    continue;
+                }
                 let token = match &command {
                     UserCommand::Interrupt => {
-                        shared.cancel_current();
+                        if !shared.stop_shell() {
+                            shared.cancel_current();
+                        }
                         continue;
+                    }
+                    UserCommand::Withdraw { id, text, sent } => {
+                        let mut inbox = shared.inbox.locked();
+                        if !sent {
+                            inbox.note_withdrawn(id.clone(), text.clone());
+                        } else if inbox.withdraw(id) {
+                            let _ = events.send(AgentEvent::Withdrawn { id: id.clone() });
+                        }
+                        // The agent logs it when it gets to it.
+                        CancellationToken::new()
+                    }
+                    UserCommand::Submit { .. } | UserCommand::Steer { .. } => {
+                        shared.inbox.locked().request_forwarded();
+                        shared.fresh_cancel()
                     }
                     UserCommand::Decide { call, decision } => {
                         shared.decide(call, decision.clone());
                         continue;
                     }
                     UserCommand::Shutdown => break,
-                    UserCommand::Submit { .. } | UserCommand::Compact { .. } => {
-                        shared.fresh_cancel()
-                    }
+                    UserCommand::Compact { .. } => shared.fresh_cancel(),
                     // A mode change applies to the very next gate check, also mid-request;
                     // the agent records it when it gets to it.
                     UserCommand::SetMode { mode } => {
@@ -319,9 +354,29 @@ impl Agent {
         while let Some((command, cancel)) = work_rx.recv().await {
             match command {
                 UserCommand::Submit { text, attach } => {
-                    self.handle_request(text, attach, &cancel).await;
+                    let request = steering::Request {
+                        queued: None,
+                        text,
+                        attach,
+                    };
+                    self.serve(request, &cancel).await;
                     self.emit(AgentEvent::Idle);
                 }
+                UserCommand::Steer { id, text, attach } => {
+                    let request = steering::Request {
+                        queued: Some(id),
+                        text,
+                        attach,
+                    };
+                    self.serve(request, &cancel).await;
+                    self.emit(AgentEvent::Idle);
+                }
+                UserCommand::Shell {
+                    id,
+                    command,
+                    context,
+                } => self.run_user_shell(id, command, context).await,
+                UserCommand::Withdraw { .. } => self.log_withdrawn(),
                 UserCommand::SetMode { mode } => {
                     self.shared.set_mode(mode);
                     self.record(&Record::Mode { mode });

@@ -8,18 +8,24 @@ use super::Agent;
 use super::calls::CallsOutcome;
 use super::compact::{Why, is_context_overflow, window_in_error};
 use super::history::{assistant_message, image_chips, user_message};
-use crate::bus::{AgentEvent, Attachment, EndReason, TurnId};
+use super::steering::Request;
+use crate::bus::{AgentEvent, EndReason, TurnId};
 use crate::content::ReasoningPart;
 use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
 use crate::session_log::{LoggedCall, Record, ToldState};
 
 impl Agent {
+    /// Serves one user request to its end; says how it ended.
     pub(super) async fn handle_request(
         &mut self,
-        text: String,
-        attach: Vec<Attachment>,
+        request: Request,
         cancel: &CancellationToken,
-    ) {
+    ) -> EndReason {
+        let Request {
+            queued,
+            text,
+            attach,
+        } = request;
         let mut last_turn = TurnId(self.turn_counter);
         self.emit(AgentEvent::RequestStarted);
         // `/name args` becomes the command's text (a skill's, which it also loads).
@@ -31,21 +37,15 @@ impl Agent {
             Err(reason) => {
                 self.emit(AgentEvent::RequestEnded {
                     turn: last_turn,
-                    reason,
+                    reason: reason.clone(),
                 });
-                return;
+                return reason;
             }
         };
-        self.record(&Record::user_with(text.clone(), parts.clone()));
-        self.prime_checkpoints();
-        self.emit(AgentEvent::UserMessage {
-            text: text.clone(),
-            images: image_chips(&parts),
-        });
-        self.session.request_text.clone_from(&text);
-        let store = self.image_store();
-        let message = user_message(&text, &parts, &|image| store.get(&image.hash).ok());
-        self.session.conversation.push(message);
+        self.push_user_message(&text, parts);
+        if let Some(id) = queued {
+            self.note_delivered(id);
+        }
         let reason = 'request: {
             for _ in 0..self.settings.max_steps {
                 self.turn_counter += 1;
@@ -54,8 +54,15 @@ impl Agent {
                 self.emit(AgentEvent::StepStarted { turn });
                 let step = self.step(turn, cancel).await;
                 self.emit(AgentEvent::StepEnded { turn });
-                if let Some(reason) = step {
-                    break 'request reason;
+                match step {
+                    // A step boundary: what the user sent meanwhile comes in here, after the
+                    // step's results and before the next request.
+                    None => {
+                        self.take_inbox(cancel).await;
+                    }
+                    // A message that came while the model gave its answer extends the request.
+                    Some(EndReason::Completed) if self.take_inbox(cancel).await => {}
+                    Some(reason) => break 'request reason,
                 }
             }
             self.emit(AgentEvent::Warning {
@@ -80,8 +87,23 @@ impl Agent {
         }
         self.emit(AgentEvent::RequestEnded {
             turn: last_turn,
-            reason,
+            reason: reason.clone(),
         });
+        reason
+    }
+
+    /// Logs, publishes and appends a user message (a request's, or one steering it).
+    pub(super) fn push_user_message(&mut self, text: &str, parts: Vec<crate::content::Part>) {
+        self.record(&Record::user_with(text.to_string(), parts.clone()));
+        self.prime_checkpoints();
+        self.emit(AgentEvent::UserMessage {
+            text: text.to_string(),
+            images: image_chips(&parts),
+        });
+        self.session.request_text = text.to_string();
+        let store = self.image_store();
+        let message = user_message(text, &parts, &|image| store.get(&image.hash).ok());
+        self.session.conversation.push(message);
     }
 
     /// One model step: the reply and its tool calls. `Some` when the request ends with it.

@@ -211,7 +211,11 @@ fn views(capture: &executor::Capture, (out, err): (u64, u64)) -> (View, View) {
 }
 
 /// The canonical value of a finished foreground run.
-fn command_run(command: String, finished: &executor::Finished, timeout_ms: u64) -> CommandRun {
+pub(super) fn command_run(
+    command: String,
+    finished: &executor::Finished,
+    timeout_ms: u64,
+) -> CommandRun {
     let capture = &finished.capture;
     let stdout_bytes = capture.total(Which::Stdout);
     let stderr_bytes = capture.total(Which::Stderr);

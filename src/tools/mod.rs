@@ -34,6 +34,7 @@ pub mod revert_files;
 pub mod skill;
 pub mod text;
 pub mod todo_write;
+pub mod user_shell;
 mod walk;
 mod walk_rules;
 pub mod web_fetch;

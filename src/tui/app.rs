@@ -75,9 +75,9 @@ pub enum AppIntent {
     OpenEditor,
 }
 
-/// A message waiting for the agent to be idle, with the images attached to it.
+/// A message sent and not yet confirmed, with the images attached to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Queued {
+pub struct Unsent {
     pub text: String,
     pub images: Vec<crate::paste::PendingImage>,
 }
@@ -117,12 +117,17 @@ pub struct App {
     /// The session's skills as the agent listed them (`/skills`), and the list's budget.
     pub(crate) skills: Vec<crate::bus::SkillLine>,
     pub(crate) skills_budget: usize,
-    /// Messages typed while busy, sent one per `Idle`.
-    pub(crate) queued: VecDeque<Queued>,
+    /// What was typed while busy and is not delivered yet (steering, after the turn, `!cmd`).
+    pub(crate) queued: crate::tui::queue::MessageQueue,
+    /// Queued entries the user took back, until the agent confirms (`Withdrawn`) or says it
+    /// was too late (`Delivered`, a `Shell` start).
+    pub(crate) withdrawing: Vec<String>,
+    /// The user's own commands running now (`!cmd`): Esc stops them.
+    pub(crate) shells_running: usize,
     /// The message sent last, until the agent confirms it entered the conversation
     /// (`UserMessage`): a request refused before that (an image the model cannot take, a
     /// file that is no image) puts it back into the input instead of losing it.
-    pub(crate) unconfirmed: Option<Queued>,
+    pub(crate) unconfirmed: Option<Unsent>,
     /// A Ctrl+V is reading the clipboard (off the UI thread); its result is still to come.
     pub(crate) reading_clipboard: bool,
     pub(crate) commands: Vec<UserCommand>,
@@ -161,7 +166,9 @@ impl App {
             tab: Tab::Transcript,
             read_only: options.read_only,
             busy: false,
-            queued: VecDeque::new(),
+            queued: Default::default(),
+            withdrawing: Vec::new(),
+            shells_running: 0,
             reading_clipboard: false,
             unconfirmed: None,
             modes_sent: VecDeque::new(),
@@ -311,9 +318,9 @@ impl App {
         images: Vec<crate::paste::PendingImage>,
     ) {
         if self.busy {
-            self.queued.push_back(Queued { text, images });
+            self.steer(text, images);
         } else {
-            self.unconfirmed = Some(Queued {
+            self.unconfirmed = Some(Unsent {
                 text: text.clone(),
                 images: images.clone(),
             });
@@ -324,6 +331,25 @@ impl App {
             self.busy = true;
             self.status.activity = Activity::Thinking;
         }
+    }
+
+    /// Sends a message held for after the turn (with its queue id, for the log's record).
+    pub(crate) fn send_queued(&mut self, item: crate::tui::queue::Queued) {
+        self.unconfirmed = Some(Unsent {
+            text: item.text.clone(),
+            images: item.images.clone(),
+        });
+        self.commands.push(UserCommand::Steer {
+            id: item.id,
+            text: item.text,
+            attach: item
+                .images
+                .into_iter()
+                .map(|image| image.attachment)
+                .collect(),
+        });
+        self.busy = true;
+        self.status.activity = Activity::Thinking;
     }
 
     // ----- events -----
@@ -397,6 +423,10 @@ impl App {
             }
             AgentEvent::Usage(usage) => self.status.add_usage(usage),
             AgentEvent::Tool(tool) => self.apply_tool(tool),
+            AgentEvent::Shell(shell) => self.apply_shell(shell),
+            AgentEvent::Delivered { id, step } => self.delivered(id, *step),
+            AgentEvent::Withdrawn { id } => self.withdrawing.retain(|w| w != id),
+            AgentEvent::Returned { ids } => self.returned(ids),
             AgentEvent::ModeChanged { mode } => self.mode_changed(*mode),
             AgentEvent::ModelChanged { model } => self.status.model.clone_from(model),
             AgentEvent::EndpointChecked {
@@ -525,11 +555,15 @@ impl App {
 
     fn turn_ended(&mut self, reason: &EndReason) {
         self.transcript.end_streaming();
+        // A turn that did not finish (stopped, failed, denied, cut) sends nothing more behind
+        // the user's back: what is queued waits, each message on its own, until they say.
+        if *reason != EndReason::Completed {
+            self.queued.pause();
+        }
         match reason {
             EndReason::Completed => {}
             EndReason::Interrupted => {
                 self.notice("interrupted", NoticeLevel::Warning);
-                self.unqueue();
             }
             EndReason::StepLimit => {
                 self.notice("stopped: the step limit was reached", NoticeLevel::Warning)
@@ -545,35 +579,12 @@ impl App {
         }
     }
 
-    /// After an interrupt the queued messages go back into the input instead of being sent:
-    /// the user stopped the agent and decides again.
-    fn unqueue(&mut self) {
-        if self.queued.is_empty() {
-            return;
-        }
-        let mut parts = Vec::new();
-        let mut images = Vec::new();
-        for queued in self.queued.drain(..) {
-            parts.push(queued.text);
-            images.extend(queued.images);
-        }
-        if !self.composer.is_empty() {
-            parts.push(self.composer.text().to_string());
-        }
-        images.extend(self.composer.take_images());
-        for image in images {
-            self.composer.attach(image);
-        }
-        self.composer.set_text(&parts.join("\n\n"));
-        self.flash("queued messages are back in the input");
-    }
-
     fn idle(&mut self) {
         self.busy = false;
         self.status.activity = Activity::Idle;
         self.transcript.end_streaming();
-        if let Some(next) = self.queued.pop_front() {
-            self.send_with_images(next.text, next.images);
+        if let Some(next) = self.queued.next_on_idle() {
+            self.send_queued(next);
         }
     }
 

@@ -474,7 +474,7 @@ fn clip(prefix: &[Span<'static>], text: &str, style: Style, width: usize) -> Lin
 pub fn summarize_args(name: &str, args: &Value) -> String {
     let field = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_string);
     let summary = match name {
-        "bash" => field("command"),
+        "bash" | "!" | "!!" => field("command"),
         "read_file" | "write_file" | "edit_file" | "list_dir" => field("path"),
         "glob" => field("pattern"),
         "grep" => field("pattern").map(|p| match field("path") {

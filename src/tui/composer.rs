@@ -163,6 +163,13 @@ impl Composer {
         ComposerAction::Submit(text)
     }
 
+    /// Keeps `text` in the history (Up brings it back) without sending it.
+    pub fn remember(&mut self, text: &str) {
+        if self.history.last().map(String::as_str) != Some(text) {
+            self.history.push(text.to_string());
+        }
+    }
+
     fn history_prev(&mut self) -> ComposerAction {
         let index = match self.browsing {
             None if self.history.is_empty() => return ComposerAction::Ignored,

@@ -94,6 +94,10 @@ impl App {
             self.handle_global_key(key);
             return;
         }
+        // The queue's keys (Alt+↑/↓, and Enter, Delete, Esc on a selected entry) come first.
+        if self.focus == Focus::Input && !self.read_only && self.queue_key(key) {
+            return;
+        }
         // The `@` finder's keys come before the global ones (Tab, Esc) while it is open.
         if self.focus == Focus::Input
             && self.mention_finder.is_open()
@@ -205,7 +209,7 @@ impl App {
         self.quit_armed = Some(self.now);
         // The first Ctrl+C stops what is running; only a second one quits. The draft stays:
         // nothing typed is thrown away by a key meant to stop the agent.
-        if self.busy && !self.read_only {
+        if (self.busy || self.shells_running > 0) && !self.read_only {
             self.commands.push(UserCommand::Interrupt);
         }
         self.flash("press Ctrl+C again to quit");
@@ -269,6 +273,10 @@ impl App {
         // interrupts), so the way out of the view is never a surprise interrupt.
         if self.diffs.is_full_width() {
             self.diffs.set_full_width(false);
+        } else if self.shells_running > 0 && !self.read_only {
+            // Your own command first; a second Esc interrupts the model.
+            self.commands.push(UserCommand::Interrupt);
+            self.flash("stopping your command…");
         } else if self.busy && !self.read_only {
             self.commands.push(UserCommand::Interrupt);
             self.flash("interrupting…");
@@ -382,8 +390,10 @@ impl App {
                 _ => {}
             }
         }
-        if keymap::action(Scope::Input, &key) == Some(Action::PasteClipboard) {
-            return self.read_clipboard();
+        match keymap::action(Scope::Input, &key) {
+            Some(Action::PasteClipboard) => return self.read_clipboard(),
+            Some(Action::QueueAfterTurn) => return self.queue_after_turn(),
+            _ => {}
         }
         if let Some(pick) = self.mention_finder.handle_key(&key) {
             if let Some(pick) = pick
@@ -469,10 +479,13 @@ impl App {
         self.notice(&text, NoticeLevel::Info);
     }
 
-    fn submitted(&mut self, text: String) {
+    pub(crate) fn submitted(&mut self, text: String) {
         self.transcript.follow();
         let trimmed = text.trim();
-        if trimmed.starts_with('/') && !trimmed.contains('\n') {
+        if let Some((context, command)) = crate::tui::steering::parse_shell(trimmed) {
+            // The images wait for the next message, as after a `/command`.
+            self.run_shell(context, command);
+        } else if trimmed.starts_with('/') && !trimmed.contains('\n') {
             // The images wait for the message after the command.
             self.slash_command(trimmed);
         } else {

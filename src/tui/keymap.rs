@@ -79,6 +79,11 @@ pub enum Action {
     Close,
     Choose,
     Widget,
+    /// Hold the message for after the turn instead of the next step boundary.
+    QueueAfterTurn,
+    /// Select the queued entry before / after the selected one.
+    QueuePrev,
+    QueueNext,
 }
 
 /// A key with the modifiers that matter (Ctrl and Alt; Shift is part of the character).
@@ -264,7 +269,28 @@ pub const BINDINGS: &[Binding] = &[
         S::Input,
         &[key(K::Enter)],
         A::Widget,
-        "send the message (queued while the agent works)",
+        "send; while the agent works it joins at the next step",
+    ),
+    bind(
+        S::Input,
+        &[ctrl('q')],
+        A::QueueAfterTurn,
+        "queue for after the turn; empty input: send the next queued",
+    ),
+    bind(
+        S::Input,
+        &[
+            with(K::Up, KeyModifiers::ALT),
+            with(K::Down, KeyModifiers::ALT),
+        ],
+        A::QueuePrev,
+        "select a queued message: Enter edits it, Delete withdraws it",
+    ),
+    bind(
+        S::Input,
+        &[ch('!')],
+        A::Widget,
+        "at the start: !cmd runs it as you (the model sees it), !!cmd hides it",
     ),
     bind(
         S::Input,

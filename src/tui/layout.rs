@@ -24,7 +24,7 @@ impl App {
         } else {
             self.composer.wanted_height(area.width)
         };
-        let queued_height = self.queued.len().min(3) as u16;
+        let queued_height = self.queued.height();
         let [main, queued, input, status] = Layout::vertical([
             Constraint::Min(3),
             Constraint::Length(queued_height),
@@ -40,9 +40,9 @@ impl App {
         } else {
             self.render_narrow(main, buf);
         }
-        self.render_queued(queued, buf);
+        self.queued.render(queued, buf);
         let title = if self.busy && !self.read_only {
-            " message · queued while busy "
+            " message · Enter: at the next step · Ctrl+Q: after the turn "
         } else {
             " message "
         };
@@ -192,40 +192,6 @@ impl App {
             return;
         }
         self.transcript.render(inner, buf, self.now);
-    }
-
-    fn render_queued(&self, area: Rect, buf: &mut Buffer) {
-        for (i, queued) in self
-            .queued
-            .iter()
-            .take(usize::from(area.height))
-            .enumerate()
-        {
-            let more = if i + 1 == usize::from(area.height) && self.queued.len() > i + 1 {
-                format!(" (+{} more)", self.queued.len() - i - 1)
-            } else {
-                String::new()
-            };
-            let images = match queued.images.len() {
-                0 => String::new(),
-                1 => " [+1 image]".to_string(),
-                n => format!(" [+{n} images]"),
-            };
-            let text = format!(
-                "⏳ queued: {}{images}{more}",
-                queued.text.replace('\n', " ⏎ ")
-            );
-            let line = Line::styled(
-                wrap::truncate(&text, usize::from(area.width)),
-                theme::queued(),
-            );
-            buf.set_line(
-                area.x + 1,
-                area.y + i as u16,
-                &line,
-                area.width.saturating_sub(1),
-            );
-        }
     }
 }
 

@@ -133,7 +133,10 @@ pub fn render(entries: &[Entry], input: &str, area: Rect, buf: &mut Buffer) {
     let block = Block::bordered()
         .border_style(theme::modal_border())
         .title(Span::styled(" commands ", theme::bold()))
-        .title_bottom(Line::styled(" Tab completes ", theme::dim()).right_aligned());
+        .title_bottom(
+            Line::styled(" Tab completes · !cmd runs a shell command ", theme::dim())
+                .right_aligned(),
+        );
     let inner = block.inner(area);
     block.render(area, buf);
     let width = usize::from(inner.width);

@@ -37,6 +37,7 @@ mod tools_jobs;
 mod tools_search;
 mod tui_pty;
 mod undo;
+mod user_shell;
 mod web;
 mod web_approval;
 mod web_proxy;

@@ -9,6 +9,7 @@ mod harness;
 mod model_errors;
 mod revert;
 mod rewind;
+mod shell;
 mod skills;
 
 use std::path::PathBuf;

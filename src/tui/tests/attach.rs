@@ -222,12 +222,14 @@ fn an_image_waits_with_its_queued_message_and_a_command_leaves_it_for_the_next()
     assert_eq!(app.composer.images().len(), 1, "kept for the message");
     type_text(&mut app, "second");
     app.handle_input(&key(KeyCode::Enter));
-    assert!(app.take_commands().is_empty(), "queued while busy");
-    assert!(screen_text(&app, 100, 24).contains("queued: second [+1 image]"));
-    app.apply(&AgentEvent::Idle);
-    let (text, attach) = submitted(&mut app);
-    assert_eq!(text, "second");
-    assert_eq!(attach.len(), 1);
+    // While busy, Enter steers: the message and its image go to the agent for the next step.
+    match app.take_commands().as_slice() {
+        [UserCommand::Steer { text, attach, .. }] => {
+            assert_eq!((text.as_str(), attach.len()), ("second", 1));
+        }
+        other => panic!("one steering message expected: {other:?}"),
+    }
+    assert!(screen_text(&app, 100, 24).contains("next step: second [+1 image]"));
 }
 
 #[test]

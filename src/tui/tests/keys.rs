@@ -4,15 +4,22 @@
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, KeyCode, KeyEvent};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{app, ctrl, draw, held_rm, key, options, screen_text, scripted_session, type_text};
 use crate::bus::{AgentEvent, Decision, EndReason, TurnId, UserCommand};
 use crate::permissions::Mode;
 use crate::tui::app::{App, AppIntent, Focus};
 
+fn steer_id(commands: &[UserCommand], want: &str) -> String {
+    match commands {
+        [UserCommand::Steer { id, text, .. }] if text == want => id.clone(),
+        other => panic!("one steering message {want:?} expected: {other:?}"),
+    }
+}
+
 #[test]
-fn messages_typed_while_busy_are_queued_and_sent_on_idle() {
+fn enter_while_busy_steers_at_the_next_step_and_ctrl_q_holds_for_after_the_turn() {
     let mut app = app(Instant::now());
     type_text(&mut app, "first");
     app.handle_input(&key(KeyCode::Enter));
@@ -21,16 +28,88 @@ fn messages_typed_while_busy_are_queued_and_sent_on_idle() {
     );
     type_text(&mut app, "second");
     app.handle_input(&key(KeyCode::Enter));
+    let steered = steer_id(&app.take_commands(), "second");
+    type_text(&mut app, "third");
+    app.handle_input(&ctrl('q'));
+    assert!(app.take_commands().is_empty(), "held for after the turn");
+    assert!(app.composer.is_empty());
+    let screen = screen_text(&app, 80, 24);
     assert!(
-        app.take_commands().is_empty(),
-        "queued while the agent works"
+        screen.contains("next step: second") && screen.contains("after the turn: third"),
+        "{screen}"
     );
-    assert!(screen_text(&app, 80, 24).contains("queued: second"));
+    app.apply(&AgentEvent::Delivered {
+        id: steered,
+        step: 1,
+    });
+    assert!(!screen_text(&app, 80, 24).contains("next step: second"));
     app.apply(&AgentEvent::Idle);
-    assert!(
-        matches!(app.take_commands().as_slice(), [UserCommand::Submit { text, .. }] if text == "second")
-    );
-    assert!(!screen_text(&app, 80, 24).contains("queued: second"));
+    steer_id(&app.take_commands(), "third");
+    assert!(!screen_text(&app, 80, 24).contains("third"));
+}
+
+#[test]
+fn a_queued_message_pulled_back_is_withdrawn_into_the_input() {
+    let mut app = app(Instant::now());
+    type_text(&mut app, "first");
+    app.handle_input(&key(KeyCode::Enter));
+    type_text(&mut app, "steer me");
+    app.handle_input(&key(KeyCode::Enter));
+    type_text(&mut app, "later");
+    app.handle_input(&ctrl('q'));
+    let steered = match app.take_commands().as_slice() {
+        [_, UserCommand::Steer { id, .. }] => id.clone(),
+        other => panic!("{other:?}"),
+    };
+    let alt_up = Event::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT));
+    // The newest first, then the one before.
+    app.handle_input(&alt_up);
+    app.handle_input(&alt_up);
+    assert!(screen_text(&app, 80, 24).contains("Enter: back into the input"));
+    app.handle_input(&key(KeyCode::Enter));
+    assert_eq!(app.composer.text(), "steer me");
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Withdraw { id, text, sent: true }] if *id == steered && text == "steer me"
+    ));
+    // The agent confirms: nothing more to say. Had it delivered it first, the user is told.
+    app.apply(&AgentEvent::Withdrawn { id: steered });
+    let screen = screen_text(&app, 80, 24);
+    assert!(!screen.contains("next step: steer me") && screen.contains("after the turn: later"));
+    // Delete withdraws the held one for good; the log is told (not sent: it never left).
+    app.composer.clear();
+    app.handle_input(&alt_up);
+    app.handle_input(&key(KeyCode::Delete));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Withdraw { text, sent: false, .. }] if text == "later"
+    ));
+    app.apply(&AgentEvent::Idle);
+    assert!(app.take_commands().is_empty(), "nothing left to send");
+}
+
+#[test]
+fn pulling_a_message_back_never_overwrites_a_draft_and_a_late_withdrawal_is_said() {
+    let mut app = app(Instant::now());
+    type_text(&mut app, "first");
+    app.handle_input(&key(KeyCode::Enter));
+    type_text(&mut app, "steer");
+    app.handle_input(&key(KeyCode::Enter));
+    let id = match app.take_commands().as_slice() {
+        [_, UserCommand::Steer { id, .. }] => id.clone(),
+        other => panic!("{other:?}"),
+    };
+    type_text(&mut app, "draft");
+    app.handle_input(&Event::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT)));
+    app.handle_input(&key(KeyCode::Enter));
+    assert_eq!(app.composer.text(), "draft", "the draft stays");
+    assert!(app.take_commands().is_empty(), "nothing withdrawn");
+    app.composer.clear();
+    app.handle_input(&Event::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT)));
+    app.handle_input(&key(KeyCode::Enter));
+    assert_eq!(app.composer.text(), "steer");
+    app.apply(&AgentEvent::Delivered { id, step: 2 });
+    assert!(screen_text(&app, 120, 30).contains("already delivered (after step 2)"));
 }
 
 #[test]
@@ -348,13 +427,19 @@ fn copy_sends_the_selected_entry_to_the_clipboard() {
 }
 
 #[test]
-fn an_interrupt_puts_queued_messages_back_into_the_input() {
+fn after_an_interrupt_queued_messages_stay_separate_and_wait_for_the_user() {
     let mut app = app(Instant::now());
     type_text(&mut app, "first");
     app.handle_input(&key(KeyCode::Enter));
     type_text(&mut app, "second");
     app.handle_input(&key(KeyCode::Enter));
-    app.take_commands();
+    type_text(&mut app, "third");
+    app.handle_input(&ctrl('q'));
+    let second = match app.take_commands().as_slice() {
+        [_, UserCommand::Steer { id, .. }] => id.clone(),
+        other => panic!("{other:?}"),
+    };
+    type_text(&mut app, "draft");
     app.handle_input(&key(KeyCode::Esc));
     assert!(matches!(
         app.take_commands().as_slice(),
@@ -364,12 +449,75 @@ fn an_interrupt_puts_queued_messages_back_into_the_input() {
         turn: TurnId(1),
         reason: EndReason::Interrupted,
     });
+    app.apply(&AgentEvent::Returned { ids: vec![second] });
     app.apply(&AgentEvent::Idle);
     assert!(
         app.take_commands().is_empty(),
         "nothing is sent behind the user's back"
     );
-    assert_eq!(app.composer.text(), "second");
+    assert_eq!(
+        app.composer.text(),
+        "draft",
+        "nothing merged into the input"
+    );
+    let screen = screen_text(&app, 100, 24);
+    assert!(
+        screen.contains("queued: second") && screen.contains("queued: third"),
+        "both wait, separately: {screen}"
+    );
+    // Ctrl+Q on an empty input sends the next one, alone.
+    app.composer.clear();
+    app.handle_input(&ctrl('q'));
+    steer_id(&app.take_commands(), "second");
+    app.apply(&AgentEvent::Idle);
+    steer_id(&app.take_commands(), "third");
+}
+
+#[test]
+fn bang_runs_a_shell_command_and_esc_stops_it_before_the_turn() {
+    let mut app = app(Instant::now());
+    type_text(&mut app, "!echo hi");
+    app.handle_input(&key(KeyCode::Enter));
+    let id = match app.take_commands().as_slice() {
+        [
+            UserCommand::Shell {
+                id,
+                command,
+                context: true,
+            },
+        ] if command == "echo hi" => id.clone(),
+        other => panic!("{other:?}"),
+    };
+    type_text(&mut app, "!!ls");
+    app.handle_input(&key(KeyCode::Enter));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Shell { command, context: false, .. }] if command == "ls"
+    ));
+    app.apply(&AgentEvent::Shell(crate::bus::ShellEvent::Started {
+        id: id.clone(),
+        command: "echo hi".into(),
+        context: true,
+    }));
+    app.apply(&AgentEvent::Shell(crate::bus::ShellEvent::Output {
+        id: id.clone(),
+        chunk: "hi\n".into(),
+    }));
+    let screen = screen_text(&app, 80, 24);
+    assert!(
+        screen.contains("echo hi") && screen.contains("hi"),
+        "{screen}"
+    );
+    app.handle_input(&key(KeyCode::Esc));
+    assert!(matches!(
+        app.take_commands().as_slice(),
+        [UserCommand::Interrupt]
+    ));
+    // An empty command is an error the user can correct; nothing is sent.
+    type_text(&mut app, "!  ");
+    app.handle_input(&key(KeyCode::Enter));
+    assert!(app.take_commands().is_empty());
+    assert!(screen_text(&app, 100, 24).contains("type a command after !"));
 }
 
 #[test]
