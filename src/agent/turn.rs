@@ -344,9 +344,12 @@ impl Agent {
     }
 
     /// After an interrupt the model is told, at the end of the conversation, that the user
-    /// stopped it: the next message is then a new one, not a continuation of the last.
+    /// stopped it and where: the next message is then a new one, not a continuation of the
+    /// last (two user messages in a row are sent as one, so without this note the interrupted
+    /// message and the next would read as one request).
     pub(super) fn tell_interrupted(&mut self) {
-        self.tell_model(INTERRUPTED_NOTE.to_string());
+        let last = self.session.conversation.messages().last();
+        self.tell_model(interrupted_note(last));
     }
 
     /// A reply stopped at a size limit: what arrived is kept (its calls never run), and a note
@@ -462,11 +465,25 @@ impl Agent {
 pub const INTERRUPTED_MARK: &str = "[interrupted by the user: the reply stopped here]";
 pub const CUT_OFF_MARK: &str = "[cut off: the connection broke here; this reply is incomplete]";
 
-/// The note the model reads after the user interrupted a request.
-pub const INTERRUPTED_NOTE: &str = "[cairn] The user interrupted the previous request (Esc or Ctrl+C). \
-     What had arrived of your reply is kept above, marked as interrupted; tool calls that had \
-     not finished were cancelled and did not complete. Do not resume that work unless the \
-     user's next message asks for it.";
+/// How the note the model reads after an interrupt begins.
+pub const INTERRUPTED_NOTE: &str = "[cairn] The user interrupted";
+
+/// The note for an interrupt that came after `last`, the newest message of the conversation:
+/// the kept partial reply, the cancelled calls' results, or the user's message itself.
+fn interrupted_note(last: Option<&ChatMessage>) -> String {
+    let what = match last {
+        Some(ChatMessage::Assistant { .. }) => {
+            "your reply (Esc or Ctrl+C); what had arrived of it is kept above, marked as interrupted"
+        }
+        Some(ChatMessage::Tool { .. }) => {
+            "the request while its tool calls ran (Esc or Ctrl+C); calls whose result is [cancelled] were stopped or never started"
+        }
+        _ => "the request above (Esc or Ctrl+C) before you replied",
+    };
+    format!(
+        "{INTERRUPTED_NOTE} {what}. What follows is a new message: do not resume the interrupted work unless it asks for it."
+    )
+}
 
 fn marked(text: &str, mark: &str) -> String {
     if text.trim().is_empty() {

@@ -9,6 +9,7 @@ mod checkpoint_wall;
 mod context;
 mod exec_e2e;
 mod guarded_e2e;
+mod interrupts;
 mod jobs_paused;
 mod llm_client;
 mod mock_llm;

@@ -91,3 +91,24 @@ fn the_start_up_check_shows_a_warning_only_when_it_failed() {
     );
     assert!(screen.contains("--base-url"), "{screen}");
 }
+
+#[test]
+fn an_interrupted_answer_stays_in_the_transcript_marked() {
+    let mut app = app(Instant::now());
+    streamed(&mut app, "step step step");
+    app.apply(&AgentEvent::AssistantMessage {
+        turn: TurnId(1),
+        text: "step step step\n\n[interrupted by the user: the reply stopped here]".into(),
+        reasoning: String::new(),
+    });
+    app.apply(&AgentEvent::RequestEnded {
+        turn: TurnId(1),
+        reason: EndReason::Interrupted,
+    });
+    let screen = screen_text(&app, 160, 24);
+    assert_eq!(screen.matches("step step step").count(), 1, "{screen}");
+    assert!(
+        screen.contains("[interrupted by the user: the reply stopped here]"),
+        "{screen}"
+    );
+}

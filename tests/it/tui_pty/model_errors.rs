@@ -69,3 +69,46 @@ async fn tui_pty_the_ui_comes_up_and_takes_a_message_while_the_check_waits() {
     assert!(!screen.contains("start-up check"), "{screen}");
     tui.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_an_interrupted_answer_stays_marked_and_is_in_the_next_request() {
+    use cairn::testing::{MockLlm, Script};
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::endless_text("step ").chunk_delay(Duration::from_millis(20)),
+        Script::text("Starting over, shorter."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 120, 30);
+    tui.submit("write the plan").await;
+    tui.wait_for_text("step step step").await;
+    tui.send("\x03");
+    let screen = tui
+        .wait_for_text("[interrupted by the user: the reply stopped here]")
+        .await;
+    assert!(
+        screen.contains("step step step"),
+        "the partial stays:\n{screen}"
+    );
+    tui.send("shorter-please");
+    tui.wait_for_text("shorter-please").await;
+    tui.send("\r");
+    tui.wait_for_text("Starting over, shorter.").await;
+    let messages = llm.request(1)["messages"].as_array().unwrap().clone();
+    let assistant = messages
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the interrupted answer is in the next request");
+    let text = assistant["content"].as_str().unwrap();
+    assert!(
+        text.starts_with("step step step")
+            && text.ends_with("[interrupted by the user: the reply stopped here]"),
+        "{text}"
+    );
+    let last = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        last.starts_with("[cairn] The user interrupted") && last.ends_with("shorter-please"),
+        "{last}"
+    );
+    tui.quit().await;
+}
