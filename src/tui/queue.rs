@@ -22,7 +22,8 @@ const ROWS: usize = 3;
 pub enum Waits {
     /// Sent (`Steer`): the agent delivers it at the next step boundary.
     NextStep,
-    /// Sent (`Shell`): the user's command, run at the next step boundary.
+    /// Sent (`Shell`): the user's command, run at the next step boundary (or after the
+    /// user's command running now).
     Shell,
     /// Held here: sent when the agent is idle (one per idle), unless the queue is paused.
     AfterTurn,
@@ -220,7 +221,7 @@ impl MessageQueue {
             };
             let label = match item.waits {
                 Waits::NextStep => "↳ next step",
-                Waits::Shell => "↳ runs at the next step",
+                Waits::Shell => "↳ runs next",
                 Waits::AfterTurn if self.paused => "⏸ queued",
                 Waits::AfterTurn => "⏳ after the turn",
             };

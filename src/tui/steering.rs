@@ -52,7 +52,8 @@ impl App {
     }
 
     /// `!cmd` or `!!cmd` typed and sent. While a request runs it waits for the step
-    /// boundary (shown in the queue); otherwise it runs at once.
+    /// boundary (shown in the queue); otherwise it runs at once (after a command of yours
+    /// still running).
     pub(crate) fn run_shell(&mut self, context: bool, command: &str) {
         if command.is_empty() {
             return self.notice(
@@ -66,13 +67,16 @@ impl App {
             command: command.to_string(),
             context,
         });
-        if self.busy {
+        // Behind a request (or another command of yours) it waits: shown until it starts.
+        if self.busy || self.shells_running > 0 {
             self.queued.push(Queued {
                 id,
                 text: typed(context, command),
                 images: Vec::new(),
                 waits: Waits::Shell,
             });
+        }
+        if self.busy {
             self.flash("your command runs at the model's next step boundary");
         }
     }

@@ -29,6 +29,7 @@ mod sandbox_protected;
 mod sandbox_secrets;
 mod sandbox_sockets;
 mod skills;
+mod steering;
 mod stream_fixtures;
 mod support;
 mod terminal_text;
