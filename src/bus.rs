@@ -9,6 +9,9 @@ use tokio::sync::mpsc;
 
 use crate::tool_output::{FileChange, ToolOutput};
 
+mod jobs;
+pub use jobs::{JobEnd, JobEvent, JobKiller, JobLine};
+
 /// How much runs without asking.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
@@ -329,6 +332,18 @@ pub enum UserCommand {
         id: String,
         text: String,
         sent: bool,
+    },
+    /// Ask for `AgentEvent::Jobs` (the `/jobs` view). Answered at once, also mid-request.
+    ListJobs,
+    /// Ask for `AgentEvent::JobOutput`: the end of what `job` printed. Reading it does not
+    /// move the model's `job_output` cursor.
+    ShowJobOutput {
+        job: String,
+    },
+    /// Stop `job` and everything it started (the user, from `/jobs`). The model is told in
+    /// its next request.
+    KillJob {
+        job: String,
     },
     Shutdown,
 }
@@ -758,6 +773,19 @@ pub enum AgentEvent {
         target: RevertTarget,
         what: String,
         changes: Vec<FileChange>,
+    },
+    /// A background job started or ended (live only: the log keeps the calls, not this).
+    Job(JobEvent),
+    /// Answer to `UserCommand::ListJobs`: the jobs of this run of the session, oldest first.
+    Jobs {
+        jobs: Vec<JobLine>,
+    },
+    /// Answer to `UserCommand::ShowJobOutput`: the last of each stream, cleaned for a
+    /// terminal like the model's view.
+    JobOutput {
+        job: JobLine,
+        stdout: String,
+        stderr: String,
     },
 }
 

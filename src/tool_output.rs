@@ -210,6 +210,9 @@ pub struct JobReport {
     pub exit_code: Option<i32>,
     pub signal: Option<String>,
     pub killed: bool,
+    /// Stopped by the user (from `/jobs`), not by `job_kill`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_by_user: bool,
     pub truncated: bool,
     pub spill_path: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,6 +11,7 @@ mod conversation;
 mod endpoint_check;
 pub mod history;
 mod inbox;
+mod jobs;
 mod local_time;
 mod plan;
 pub mod prompt;
@@ -132,6 +133,8 @@ struct Shared {
     inbox: Mutex<inbox::Inbox>,
     /// Stops the user's command that is running (`!cmd`), if one is.
     shell: Mutex<Option<CancellationToken>>,
+    /// The current session's tools, for the `/jobs` commands the router serves at once.
+    tools: Mutex<Option<Arc<ToolEnv>>>,
 }
 
 impl Shared {
@@ -145,6 +148,12 @@ impl Shared {
             }
             None => false,
         }
+    }
+    fn set_tools(&self, tools: Arc<ToolEnv>) {
+        *self.tools.locked() = Some(tools);
+    }
+    fn tools(&self) -> Option<Arc<ToolEnv>> {
+        self.tools.locked().clone()
     }
     fn mode(&self) -> Mode {
         *self.mode.locked()
@@ -244,6 +253,7 @@ impl Agent {
             tools_bytes,
             checkpoints: Default::default(),
         };
+        agent.publish_jobs();
         agent.announce(matches!(from, StartFrom::Resume(_)), history);
         for message in skill_warnings {
             agent.warn(&message);
@@ -278,6 +288,7 @@ impl Agent {
         for event in history {
             self.emit(event);
         }
+        self.announce_left_jobs();
         self.announce_skills();
         for skill in self.session.skills.loaded.clone() {
             self.open_skill_dir(&skill.dir);
@@ -302,6 +313,16 @@ impl Agent {
         let events = self.events.clone();
         let router = tokio::spawn(async move {
             while let Some(command) = commands.recv().await {
+                if matches!(
+                    command,
+                    UserCommand::ListJobs
+                        | UserCommand::ShowJobOutput { .. }
+                        | UserCommand::KillJob { .. }
+                ) {
+                    // The user's view of the jobs never waits for a running request.
+                    jobs::serve(&shared, &events, command);
+                    continue;
+                }
                 if shared.inbox.locked().hold(&command) {
                     continue;
                 }
@@ -426,7 +447,11 @@ impl Agent {
                 }
                 UserCommand::TrustSkill { name } => self.trust_skill(&name),
                 UserCommand::Shutdown => break,
-                UserCommand::Interrupt | UserCommand::Decide { .. } => {}
+                UserCommand::Interrupt
+                | UserCommand::Decide { .. }
+                | UserCommand::ListJobs
+                | UserCommand::ShowJobOutput { .. }
+                | UserCommand::KillJob { .. } => {}
             }
         }
         router.abort();
@@ -447,6 +472,7 @@ impl Agent {
             self.engine.tool_env.files.clone(),
             self.engine.tool_env.web.as_ref().map(|web| web.fresh()),
         );
+        self.publish_jobs();
         self.engine.gate.clear_session_rules();
         // A new session describes the workspace (and its skills) as they are now.
         let (found, skill_warnings) =
@@ -627,6 +653,9 @@ fn open_session(
             for prefix in &rebuilt.session_rules {
                 engine.gate.allow_for_session(prefix);
             }
+            // Jobs do not survive a restart: the model is told which of its jobs are gone.
+            let (left, highest) = jobs::left_behind(&loaded.records);
+            engine.tool_env.jobs.continue_after_restart(left, highest);
             let mut events: Vec<AgentEvent> = loaded
                 .warnings
                 .into_iter()

@@ -109,6 +109,7 @@ impl Agent {
     /// One model step: the reply and its tool calls. `Some` when the request ends with it.
     async fn step(&mut self, turn: TurnId, cancel: &CancellationToken) -> Option<EndReason> {
         self.tell_changes();
+        self.tell_job_news();
         self.compact_if_needed(cancel).await;
         let completion = match self.reply(turn, cancel).await {
             Ok(completion) => completion,

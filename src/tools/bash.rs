@@ -27,7 +27,12 @@ struct BashArgs {
     command: String,
     #[serde(default, deserialize_with = "lenient_u64")]
     timeout_ms: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_flag")]
+    /// `run_in_background` is what models trained on other agents send.
+    #[serde(
+        default,
+        alias = "run_in_background",
+        deserialize_with = "lenient_flag"
+    )]
     background: bool,
     /// What happens when the timeout fires: None means the default, a background job.
     #[serde(default, deserialize_with = "lenient_on_timeout")]
@@ -279,6 +284,8 @@ mod tests {
         assert!(parse(json!({"command": "ls", "timeout_ms": "soon"})).is_err());
         assert!(parse(json!({"command": "ls", "timeout_ms": -5})).is_err());
         assert!(parse(json!({"command": "ls", "background": "maybe"})).is_err());
+        let args = parse(json!({"command": "ls", "run_in_background": true})).expect("alias");
+        assert!(args.background);
         let on_timeout = |v: serde_json::Value| parse(v).map(|a| a.on_timeout);
         assert_eq!(
             on_timeout(json!({"command": "ls", "on_timeout": "Kill"})).expect("valid"),

@@ -2,12 +2,14 @@
 //! outlived their timeout and were promoted: their captured output (same caps
 //! as a foreground run), incremental reads for `job_output`, `job_kill`, and the guarantee that
 //! every job's process group dies when the session ends (`kill_all`, or dropping the table).
-//! The table also owns the session's spill files and removes them when it is dropped.
+//! The table also owns the session's spill files and removes them when it is dropped. Every
+//! start and end goes to the sink the agent gave it (`publish_to`); what the user sees of the
+//! jobs and does to them is in `jobs_user`.
 
 use crate::sync::MutexExt;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,7 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::bash::OUTPUT_BUDGET;
 use super::executor::{self, Capture, CommandSpec, Group, Spawned, Which, capture::split_budget};
+use super::jobs_user::JobNews;
 use super::{JobReport, ToolError};
+use crate::bus::{JobEnd, JobEvent, JobKiller, JobLine};
 
 /// Most jobs running at once; a model that starts more is told to stop one first.
 pub const MAX_RUNNING: usize = 16;
@@ -52,31 +56,40 @@ impl Drop for PausedJobs {
     }
 }
 
+/// Where the table tells of every job's start and end (the agent publishes them on the bus).
+pub type JobSink = Arc<dyn Fn(JobEvent) + Send + Sync>;
+
 /// The session's background jobs, by id (`job-1`, `job-2`, …).
 #[derive(Default)]
 pub struct JobTable {
-    jobs: Mutex<BTreeMap<u64, Arc<Job>>>,
-    next: AtomicU64,
+    pub(super) jobs: Mutex<BTreeMap<u64, Arc<Job>>>,
+    pub(super) next: AtomicU64,
     /// Spill files of foreground runs, removed at session end like the jobs' own.
     spills: Mutex<Vec<PathBuf>>,
+    pub(super) sink: Mutex<Option<JobSink>>,
+    /// What the model has yet to be told: jobs the user killed, jobs a restart ended.
+    pub(super) news: Mutex<JobNews>,
 }
 
-struct Job {
-    id: String,
-    command: String,
+pub(super) struct Job {
+    pub(super) id: String,
+    pub(super) command: String,
     group: Group,
-    capture: Arc<Capture>,
+    pub(super) capture: Arc<Capture>,
     started: Instant,
     grace: Duration,
     /// Set once the main process exited and the group was ended.
-    end: watch::Receiver<Option<JobEnd>>,
+    end: watch::Receiver<Option<Exit>>,
     /// Stream offsets already returned by `job_output`.
     cursor: Mutex<(u64, u64)>,
-    killed: AtomicBool,
+    /// Who stopped it, when it was stopped on purpose.
+    killer: Mutex<Option<JobKiller>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct JobEnd {
+struct Exit {
+    /// How long it ran.
+    took: Duration,
     exit_code: Option<i32>,
     signal: Option<String>,
     /// What of the protected set a promoted foreground command changed and was put back.
@@ -123,7 +136,7 @@ impl JobTable {
         shown: (u64, u64),
     ) -> String {
         let number = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let (end_tx, end_rx) = watch::channel(None);
+        let (end_tx, end_rx) = watch::channel(None::<Exit>);
         let job = Arc::new(Job {
             id: format!("job-{number}"),
             command: command.to_owned(),
@@ -133,8 +146,10 @@ impl JobTable {
             grace,
             end: end_rx,
             cursor: Mutex::new(shown),
-            killed: AtomicBool::new(false),
+            killer: Mutex::new(None),
         });
+        let sink = self.sink.locked().clone();
+        let ended = Arc::clone(&job);
         let mut child = spawned.child;
         let (group, capture) = (spawned.group, spawned.capture);
         // Kept until the job ended: its private temp dir goes with it.
@@ -178,7 +193,8 @@ impl JobTable {
                     (None, None)
                 }
             };
-            let end = JobEnd {
+            let end = Exit {
+                took: ended.started.elapsed(),
                 exit_code,
                 signal,
                 put_back,
@@ -186,9 +202,16 @@ impl JobTable {
                 limits_hit,
             };
             let _ = end_tx.send(Some(end));
+            if let Some(sink) = &sink {
+                sink(JobEvent::Ended { job: ended.line() });
+            }
         });
         let id = job.id.clone();
+        let line = job.line();
         self.lock().insert(number, job);
+        if let Some(sink) = self.sink.locked().clone() {
+            sink(JobEvent::Started { job: line });
+        }
         id
     }
 
@@ -214,15 +237,23 @@ impl JobTable {
                 }
             }
         }
-        Ok(job.report())
+        let report = job.report();
+        if !report.running && report.stopped_by_user {
+            self.heard_of(&report.job_id);
+        }
+        Ok(report)
     }
 
     /// Ends the job's process group (SIGTERM, SIGKILL after the grace period) and reports what
     /// it printed since the last read.
     pub async fn kill(&self, id: &str) -> Result<JobReport, ToolError> {
         let job = self.find(id)?;
-        job.stop().await;
-        Ok(job.report())
+        job.stop(JobKiller::Model).await;
+        let report = job.report();
+        if report.stopped_by_user {
+            self.heard_of(&report.job_id);
+        }
+        Ok(report)
     }
 
     /// Stops every running job's processes until the returned guard is dropped, which lets
@@ -250,7 +281,7 @@ impl JobTable {
         futures_util::future::join_all(
             jobs.iter()
                 .filter(|job| job.running())
-                .map(|job| job.stop()),
+                .map(|job| job.stop(JobKiller::SessionEnd)),
         )
         .await;
         // And whatever any command of the session detached from itself.
@@ -284,13 +315,22 @@ impl JobTable {
     }
 
     /// Finds a job by id; a bare number (`3`) means `job-3`.
-    fn find(&self, id: &str) -> Result<Arc<Job>, ToolError> {
+    pub(super) fn find(&self, id: &str) -> Result<Arc<Job>, ToolError> {
         let id = id.trim();
         let wanted = match id.parse::<u64>() {
             Ok(number) => format!("job-{number}"),
             Err(_) => id.to_owned(),
         };
         let found = self.snapshot().into_iter().find(|job| job.id == wanted);
+        if found.is_none()
+            && let Some(gone) = self.left_behind().into_iter().find(|job| job.id == wanted)
+        {
+            return Err(ToolError::InvalidArgs(format!(
+                "{} (`{}`) no longer runs: it was started before cairn restarted, and jobs do \
+                 not survive a restart; start it again if it is still needed",
+                gone.id, gone.command
+            )));
+        }
         found.ok_or_else(|| {
             let known: Vec<String> = self.snapshot().iter().map(|job| job.id.clone()).collect();
             let known = if known.is_empty() {
@@ -302,7 +342,7 @@ impl JobTable {
         })
     }
 
-    fn snapshot(&self) -> Vec<Arc<Job>> {
+    pub(super) fn snapshot(&self) -> Vec<Arc<Job>> {
         self.lock().values().cloned().collect()
     }
 
@@ -334,7 +374,7 @@ impl Drop for JobTable {
 }
 
 impl Job {
-    fn running(&self) -> bool {
+    pub(super) fn running(&self) -> bool {
         self.end.borrow().is_none()
     }
 
@@ -347,11 +387,13 @@ impl Job {
         self.cursor.locked()
     }
 
-    async fn stop(&self) {
+    /// Stops it on behalf of `by`; a job already ended (or already being stopped) keeps the
+    /// ending it has.
+    pub(super) async fn stop(&self, by: JobKiller) {
         if !self.running() {
             return;
         }
-        self.killed.store(true, Ordering::Relaxed);
+        self.killer.locked().get_or_insert(by);
         self.group.end(self.grace).await;
         let mut end = self.end.clone();
         let _ = tokio::time::timeout(EXIT_WAIT, end.wait_for(Option::is_some)).await;
@@ -360,6 +402,7 @@ impl Job {
     /// What the job printed since the last report, and its state; advances the read cursor.
     fn report(&self) -> JobReport {
         let end = self.end.borrow().clone();
+        let killer = *self.killer.locked();
         let mut cursor = self.cursor();
         let (out_from, err_from) = *cursor;
         let out_to = self.capture.total(Which::Stdout);
@@ -397,13 +440,35 @@ impl Job {
             put_back: crate::tool_output::PutBack::new(
                 end.map(|end| end.put_back).unwrap_or_default(),
             ),
-            killed: self.killed.load(Ordering::Relaxed),
+            killed: killer.is_some(),
+            stopped_by_user: killer == Some(JobKiller::User),
             truncated: stdout.truncated || stderr.truncated,
             spill_path: stdout.spill_path,
             stderr_spill_path: stderr.spill_path,
             stdout: stdout.text,
             stderr: stderr.text,
             elapsed_ms: self.started.elapsed().as_millis() as u64,
+        }
+    }
+
+    /// What the user sees of it: id, command, age and, once it ended, how.
+    pub(super) fn line(&self) -> JobLine {
+        let exit = self.end.borrow().clone();
+        let took = exit
+            .as_ref()
+            .map_or_else(|| self.started.elapsed(), |e| e.took);
+        let end = exit.map(|exit| match *self.killer.locked() {
+            Some(by) => JobEnd::Killed { by },
+            None => JobEnd::Exited {
+                exit_code: exit.exit_code,
+                signal: exit.signal,
+            },
+        });
+        JobLine {
+            id: self.id.clone(),
+            command: self.command.clone(),
+            elapsed_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+            end,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod grep;
 pub mod image;
 pub mod job_tools;
 pub mod jobs;
+pub mod jobs_user;
 mod line_cap;
 pub mod list_dir;
 pub mod patch;

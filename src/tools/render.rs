@@ -92,7 +92,9 @@ pub fn job_text(report: &JobReport) -> String {
         if quiet {
             markers.push("[no new output]".to_owned());
         }
-        if report.killed {
+        if report.stopped_by_user {
+            markers.push("[stopped by the user]".to_owned());
+        } else if report.killed {
             markers.push("[stopped by job_kill]".to_owned());
         }
         match (report.exit_code, &report.signal) {
@@ -413,6 +415,15 @@ mod tests {
                     ..base.clone()
                 },
                 "[job-1] $ npm run dev\n[no new output]\n[stopped by job_kill]\n[killed by signal: SIGTERM]",
+            ),
+            (
+                JobReport {
+                    killed: true,
+                    stopped_by_user: true,
+                    signal: Some("SIGTERM".into()),
+                    ..base.clone()
+                },
+                "[job-1] $ npm run dev\n[no new output]\n[stopped by the user]\n[killed by signal: SIGTERM]",
             ),
             (
                 JobReport {

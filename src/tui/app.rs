@@ -134,7 +134,12 @@ pub struct App {
     pub(crate) intents: Vec<AppIntent>,
     pub(crate) now: Instant,
     pub(crate) quit_armed: Option<Instant>,
+    /// `/quit` warned that running jobs would be stopped; the next `/quit` quits.
+    pub(crate) quit_warned: bool,
     pub(crate) should_quit: bool,
+    /// The session's background jobs, and the call each one's card belongs to.
+    pub(crate) jobs: crate::tui::jobs::JobList,
+    pub(crate) job_calls: std::collections::HashMap<String, crate::bus::CallId>,
     pub(crate) mouse_captured: bool,
     /// A short message in the status line until the instant given.
     pub(crate) flash: Option<(String, Instant)>,
@@ -180,7 +185,10 @@ impl App {
             intents: Vec::new(),
             now,
             quit_armed: None,
+            quit_warned: false,
             should_quit: false,
+            jobs: Default::default(),
+            job_calls: Default::default(),
             mouse_captured: true,
             flash: None,
             areas: Cell::new(Areas::default()),
@@ -235,6 +243,9 @@ impl App {
         if let Some(at) = self.approval.takes_keys_at() {
             want(at);
         }
+        if let Some(at) = self.layers.jobs_due() {
+            want(at);
+        }
         // The `@` popup follows its index: results of a walk that ends show without a key.
         if self.mention_finder.waiting_for_index() {
             want(self.now + Duration::from_millis(50));
@@ -245,7 +256,7 @@ impl App {
     /// Drops expired transient state (flash messages, a prompt's hold-back) and lets the `@`
     /// popup catch up with its index; true when something changed.
     pub fn expire(&mut self) -> bool {
-        let released = self.approval.expire(self.now);
+        let released = self.approval.expire(self.now) | self.refresh_jobs();
         let reranked = self
             .mention_finder
             .follow_index(self.composer.text(), self.composer.cursor());
@@ -522,7 +533,11 @@ impl App {
                 }
                 self.notice(&format!("reverted {what}"), NoticeLevel::Info);
             }
+            AgentEvent::Job(_) | AgentEvent::Jobs { .. } | AgentEvent::JobOutput { .. } => {
+                self.apply_jobs(event)
+            }
             AgentEvent::Reset => {
+                self.forget_jobs();
                 self.transcript.clear();
                 self.diffs.clear();
                 self.todos.clear();
@@ -672,6 +687,7 @@ impl App {
                     card.diff_index = diff_index;
                     card.finish(result.clone(), now);
                 });
+                self.link_job_card(call, result);
                 if !self.transcript.is_animating() && self.busy {
                     self.status.activity = Activity::Thinking;
                 }

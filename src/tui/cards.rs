@@ -48,6 +48,9 @@ pub struct ToolCard {
     pub warnings: Vec<String>,
     /// A web card opened to its whole content (Enter on the selected card).
     pub expanded: bool,
+    /// The job a command went on as (started in the background or past its timeout), as
+    /// last heard: the card says "running as job-1" and then how it ended.
+    pub job: Option<crate::bus::JobLine>,
 }
 
 impl ToolCard {
@@ -64,6 +67,7 @@ impl ToolCard {
             diff_index: None,
             warnings: Vec::new(),
             expanded: false,
+            job: None,
         }
     }
 
@@ -157,6 +161,12 @@ impl ToolCard {
             CardState::Finished { result, .. } if was_cancelled(result) => {
                 ("⊘", theme::warning(), "cancelled".to_string())
             }
+            CardState::Finished { result, .. }
+                if let Some(ToolOutput::Command(run)) = &result.output
+                    && let Some(job) = super::job_cards::header(run, self.job.as_ref()) =>
+            {
+                job
+            }
             CardState::Finished { result, took } => {
                 let failed = result.is_error || command_failed(result);
                 let icon = if failed { "✗" } else { "✓" };
@@ -212,7 +222,7 @@ impl ToolCard {
             return;
         }
         match &result.output {
-            Some(ToolOutput::Command(run)) => command_lines(run, width, out),
+            Some(ToolOutput::Command(run)) => command_lines(run, self.job.as_ref(), width, out),
             Some(ToolOutput::FileChanged(change)) => self.change_lines(change, width, out),
             Some(ToolOutput::WebPage(page)) => {
                 super::web_cards::page_lines(page, width, self.expanded, out)
@@ -290,7 +300,12 @@ fn diff_line(bar: &Span<'static>, line: &str, lang: &str, width: usize) -> Line<
     lines.pop().unwrap_or_default()
 }
 
-fn command_lines(run: &CommandRun, width: usize, out: &mut Vec<Line<'static>>) {
+fn command_lines(
+    run: &CommandRun,
+    job: Option<&crate::bus::JobLine>,
+    width: usize,
+    out: &mut Vec<Line<'static>>,
+) {
     let bar = [Span::styled("  │ ", theme::dim())];
     let mut lines: Vec<(&str, Style)> = run.stdout.lines().map(|l| (l, theme::base())).collect();
     lines.extend(run.stderr.lines().map(|l| (l, theme::error())));
@@ -318,7 +333,9 @@ fn command_lines(run: &CommandRun, width: usize, out: &mut Vec<Line<'static>>) {
         (Some(code), None) => facts.push((format!("exit code {code}"), theme::error())),
         (None, None) => {}
     }
-    if let Some(ms) = run.timed_out_after_ms {
+    if let Some(ms) = run.timed_out_after_ms
+        && run.job_id.is_none()
+    {
         facts.push((
             format!(
                 "timed out after {}",
@@ -333,9 +350,7 @@ fn command_lines(run: &CommandRun, width: usize, out: &mut Vec<Line<'static>>) {
     if run.truncated {
         facts.push(("output truncated".to_string(), theme::warning()));
     }
-    if let Some(job) = &run.job_id {
-        facts.push((format!("background job {job}"), theme::accent()));
-    }
+    facts.extend(super::job_cards::facts(run, job));
     if run.sandboxed {
         facts.push(("sandboxed".to_string(), theme::dim()));
     }

@@ -40,6 +40,7 @@ pub fn rows() -> Vec<(String, String)> {
         Scope::Picker,
         Scope::Rewind,
         Scope::Confirm,
+        Scope::Jobs,
     ];
     let mut rows = Vec::new();
     for scope in scopes {

@@ -12,6 +12,7 @@ use crate::permissions::Mode;
 use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
 use crate::tui::composer::ComposerAction;
 use crate::tui::help::{self, HelpKey};
+use crate::tui::jobs_view::JobsKey;
 use crate::tui::keymap::{self, Action, Scope, SlashAction};
 use crate::tui::layers::{Handled, Layer};
 use crate::tui::picker::PickerOutcome;
@@ -172,6 +173,16 @@ impl App {
                 RevertKey::Close => self.layers.remove(index),
                 RevertKey::Send(command) => self.commands.push(command),
             },
+            Layer::Jobs(view) => match view.handle_key(key, &self.jobs) {
+                JobsKey::Open => {}
+                JobsKey::Closed => self.layers.remove(index),
+                JobsKey::Send(command) => {
+                    if let UserCommand::KillJob { job } = &command {
+                        self.flash(format!("stopping {job}…"));
+                    }
+                    self.commands.push(command);
+                }
+            },
             Layer::Approval => {
                 // Paging the transcript behind the prompt is allowed; nothing else passes, so
                 // nothing is approved or typed by accident.
@@ -212,7 +223,7 @@ impl App {
         if (self.busy || self.shells_running > 0) && !self.read_only {
             self.commands.push(UserCommand::Interrupt);
         }
-        self.flash("press Ctrl+C again to quit");
+        self.flash(self.ctrl_c_hint());
     }
 
     /// Keys that mean the same whatever has focus. True when handled.
@@ -545,10 +556,8 @@ impl App {
             SlashAction::Rewind => self.commands.push(UserCommand::ListRewindPoints),
             SlashAction::Skills => self.show_skills(arg),
             SlashAction::Help => self.layers.open_help(),
-            SlashAction::Quit => {
-                self.commands.push(UserCommand::Shutdown);
-                self.should_quit = true;
-            }
+            SlashAction::Jobs => self.open_jobs(),
+            SlashAction::Quit => self.quit_command(),
         }
     }
 
@@ -619,7 +628,8 @@ impl App {
                     | Layer::Trust(_)
                     | Layer::Rewind(_)
                     | Layer::Confirm(_)
-                    | Layer::Revert(_),
+                    | Layer::Revert(_)
+                    | Layer::Jobs(_),
                 ) => {
                     return;
                 }

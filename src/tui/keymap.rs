@@ -24,6 +24,8 @@ pub enum Scope {
     Confirm,
     /// The revert confirmation is open (its widget reads these keys itself).
     Revert,
+    /// The `/jobs` view is open.
+    Jobs,
 }
 
 impl Scope {
@@ -40,6 +42,7 @@ impl Scope {
             Scope::Rewind => "Rewind picker (/rewind)",
             Scope::Confirm => "Undo / redo / rewind confirmation",
             Scope::Revert => "Revert confirmation",
+            Scope::Jobs => "Background jobs (/jobs)",
         }
     }
 }
@@ -78,6 +81,7 @@ pub enum Action {
     RevertChange,
     Close,
     Choose,
+    KillJob,
     Widget,
     /// Hold the message for after the turn instead of the next step boundary.
     QueueAfterTurn,
@@ -547,6 +551,26 @@ pub const BINDINGS: &[Binding] = &[
         A::Widget,
         "scroll the preview",
     ),
+    bind(S::Jobs, &[key(K::Up)], A::SelectPrev, "previous job"),
+    bind(S::Jobs, &[key(K::Down)], A::SelectNext, "next job"),
+    bind(
+        S::Jobs,
+        &[key(K::Enter)],
+        A::Choose,
+        "show the job's output (its end, kept up to date)",
+    ),
+    bind(
+        S::Jobs,
+        &[ch('k')],
+        A::KillJob,
+        "kill the job and what it started (y confirms; the model is told)",
+    ),
+    bind(
+        S::Jobs,
+        &[key(K::Esc), ch('q')],
+        A::Close,
+        "back to the list; close",
+    ),
 ];
 
 /// What a slash command does.
@@ -564,6 +588,7 @@ pub enum SlashAction {
     Redo,
     Rewind,
     Skills,
+    Jobs,
     Help,
     Quit,
 }
@@ -644,6 +669,12 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         args: "[trust NAME]",
         action: SlashAction::Skills,
         help: "the skills: listed, shortened or omitted; trust NAME: a project skill's allowed-tools",
+    },
+    Slash {
+        names: &["/jobs"],
+        args: "",
+        action: SlashAction::Jobs,
+        help: "the background jobs: output, kill",
     },
     Slash {
         names: &["/cost"],

@@ -9,6 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
+use crate::tui::jobs_view::JobsView;
 use crate::tui::picker::SessionPicker;
 use crate::tui::revert::RevertModal;
 use crate::tui::rewind::{RestoreConfirm, RewindPicker};
@@ -32,6 +33,8 @@ pub enum Layer {
     Confirm(RestoreConfirm),
     /// The confirmation of a revert from the diff pane.
     Revert(RevertModal),
+    /// `/jobs`: the background jobs, one's output, a kill to confirm.
+    Jobs(JobsView),
 }
 
 /// What a layer did with an input.
@@ -147,6 +150,31 @@ impl Layers {
     pub fn open_revert(&mut self, modal: RevertModal) {
         self.stack.retain(|l| !matches!(l, Layer::Revert(_)));
         self.stack.push(Layer::Revert(modal));
+    }
+
+    /// Opens the jobs view unless it is open already; true when it was opened now.
+    pub fn open_jobs(&mut self, view: JobsView) -> bool {
+        if self.jobs_mut().is_some() {
+            return false;
+        }
+        self.stack.push(Layer::Jobs(view));
+        true
+    }
+
+    /// The open jobs view, if any.
+    pub fn jobs_mut(&mut self) -> Option<&mut JobsView> {
+        self.stack.iter_mut().find_map(|l| match l {
+            Layer::Jobs(view) => Some(view),
+            _ => None,
+        })
+    }
+
+    /// When the open jobs view wants fresh state.
+    pub fn jobs_due(&self) -> Option<std::time::Instant> {
+        self.stack.iter().find_map(|l| match l {
+            Layer::Jobs(view) => Some(view.due()),
+            _ => None,
+        })
     }
 
     /// Closes a rewind picker that waits for a plan.

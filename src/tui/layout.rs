@@ -77,6 +77,7 @@ impl App {
                 Layer::Rewind(picker) => picker.render(main, buf),
                 Layer::Confirm(confirm) => confirm.render(main, buf),
                 Layer::Revert(modal) => modal.render(main, buf),
+                Layer::Jobs(view) => view.render(&self.jobs, main, buf),
             }
         }
         if let Some(position) = cursor

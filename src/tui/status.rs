@@ -44,6 +44,8 @@ pub struct Status {
     pub read_only: bool,
     /// Why commands run unsandboxed ("no sandbox", "sandbox off"), shown after the mode.
     pub sandbox_off: Option<String>,
+    /// Background jobs running now (`⚙ 2 jobs` before the activity).
+    pub jobs_running: usize,
 }
 
 impl Status {
@@ -60,6 +62,7 @@ impl Status {
             activity: Activity::Idle,
             read_only,
             sandbox_off: None,
+            jobs_running: 0,
         }
     }
 
@@ -114,6 +117,9 @@ impl Status {
         let mut right = vec![Span::styled(activity, activity_style)];
         if let Some(hint) = hint {
             right = vec![Span::styled(hint.to_string(), theme::warning())];
+        }
+        if let Some(jobs) = crate::tui::jobs::indicator(self.jobs_running) {
+            right.insert(0, Span::styled(format!("{jobs} · "), theme::accent()));
         }
         let right_width: usize = right.iter().map(|s| wrap::width(&s.content)).sum();
         let room = usize::from(area.width).saturating_sub(right_width + 1);

@@ -347,7 +347,7 @@ fn help_overlay_lists_the_bindings() {
     let mut app = app(Instant::now());
     app.handle_input(&key(KeyCode::Char('?')));
     // Tall enough for every row: the snapshot is the whole table.
-    let (w, h) = (120, 100);
+    let (w, h) = (120, 112);
     insta::assert_snapshot!(draw(&app, w, h));
     let screen = screen_text(&app, w, h);
     for binding in BINDINGS {
@@ -477,6 +477,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
 
 mod attach;
 mod code;
+mod jobs;
 mod keys;
 mod mention_finder;
 mod model_errors;

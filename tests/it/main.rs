@@ -11,6 +11,7 @@ mod exec_e2e;
 mod guarded_e2e;
 mod interrupts;
 mod jobs_paused;
+mod jobs_user;
 mod llm_client;
 mod mock_llm;
 mod model_errors;

@@ -6,6 +6,7 @@
 mod approvals;
 mod attachments;
 mod harness;
+mod jobs;
 mod model_errors;
 mod revert;
 mod rewind;
