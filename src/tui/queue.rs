@@ -195,9 +195,7 @@ impl MessageQueue {
         let legend = if self.selected.is_some() {
             Some("Enter: back into the input to edit · Delete: withdraw · Esc: keep it queued")
         } else if self.paused {
-            Some(
-                "paused (the turn did not finish): Ctrl+Q sends the next · Alt+↑ selects one to edit",
-            )
+            Some("paused, the turn did not finish: Ctrl+Q sends the next · Alt+↑ edits one")
         } else {
             None
         };

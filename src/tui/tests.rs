@@ -482,6 +482,7 @@ mod keys;
 mod mention_finder;
 mod model_errors;
 mod plan;
+mod queue;
 mod web_card;
 mod wide_diff;
 
