@@ -326,8 +326,32 @@ impl Agent {
                     "the reply was stopped: {reason}{kept}"
                 ))))
             }
-            Err(err) => Err(ReplyError::End(EndReason::Failed(err.to_string()))),
+            Err(err) => {
+                // An error after text was shown (a final error frame mid-answer): the text
+                // stays, marked, as a cut stream's does.
+                let kept = self.keep_shown_on_failure(turn, shown);
+                let message = if kept {
+                    format!("{err}\nthe text that arrived is kept, marked incomplete")
+                } else {
+                    err.to_string()
+                };
+                Err(ReplyError::End(EndReason::Failed(message)))
+            }
         }
+    }
+
+    /// Keeps what the user saw of a reply that failed, marked as incomplete; whether any was.
+    fn keep_shown_on_failure(&mut self, turn: TurnId, shown: Shown) -> bool {
+        if shown.text.is_empty() && shown.reasoning.is_empty() {
+            return false;
+        }
+        let partial = Completion {
+            text: marked(&shown.text, CUT_OFF_MARK),
+            reasoning: shown.reasoning,
+            ..Completion::default()
+        };
+        self.keep_reply(turn, &partial);
+        true
     }
 
     /// The user interrupted the reply while it streamed: what they saw of it is kept, marked,
@@ -464,7 +488,7 @@ impl Agent {
 /// Ends the text of a reply the model did not finish, so neither the user nor the model
 /// takes it for a whole answer.
 pub const INTERRUPTED_MARK: &str = "[interrupted by the user: the reply stopped here]";
-pub const CUT_OFF_MARK: &str = "[cut off: the connection broke here; this reply is incomplete]";
+pub const CUT_OFF_MARK: &str = "[cut off: the reply broke off here and is incomplete]";
 
 /// How the note the model reads after an interrupt begins.
 pub const INTERRUPTED_NOTE: &str = "[cairn] The user interrupted";

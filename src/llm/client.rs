@@ -300,6 +300,13 @@ impl HttpModel {
         if matches!(status, 401 | 403) {
             message = self.auth_message(status, &message);
         }
+        if matches!(status, 404 | 405) && !lower_mentions_model(&body) {
+            // No such route: the base URL lacks its version part or names another API.
+            message.push_str(&format!(
+                "; {} has no chat completions API: check --base-url / base_url (now {}), the API root that /chat/completions is added to, such as http://localhost:11434/v1",
+                self.endpoint, self.settings.base_url
+            ));
+        }
         let lower = body.to_lowercase();
         let quota = [
             "insufficient_quota",
@@ -578,7 +585,8 @@ async fn read_stream(
                         break;
                     }
                     // Dropping the response closes the connection: the server stops sending.
-                    Err(e) => return Err(stream_error(e, decoder.has_content())),
+                    Err(e) if decoder.has_content() => return Err(error_mid_answer(e, decoder)),
+                    Err(e) => return Err(stream_error(e, false)),
                 }
             }
             Ok(Ok(None)) => break,
@@ -660,6 +668,26 @@ fn stream_error(error: LlmError, had_content: bool) -> Failure {
     }
 }
 
+/// An error object after text was shown: a passing one (an overload, a 5xx) is retried like
+/// a cut stream, the partial coming back as `Truncated` when no retry is left; a final one
+/// (or a reply over a limit) ends the request as it is.
+fn error_mid_answer(error: LlmError, decoder: StreamDecoder) -> Failure {
+    match error {
+        LlmError::Provider {
+            message,
+            transient: true,
+        } => {
+            let reason = format!("the provider reported an error mid-answer: {message}");
+            Failure::retry(
+                decoder.truncated(reason.clone()),
+                format!("the answer was cut off ({reason})"),
+                None,
+            )
+        }
+        other => Failure::Fatal(other),
+    }
+}
+
 /// A server that ignored `stream: true` answers with one JSON completion, read whole but
 /// no larger than the largest event a stream may carry.
 async fn read_whole_answer(
@@ -731,6 +759,12 @@ fn with_retries_said(error: LlmError, retries: u32) -> LlmError {
         },
         other => other,
     }
+}
+
+/// Whether an error body is about the model (`The model 'x' does not exist`): a 404 that
+/// names a model is the model's name at fault, not the URL.
+fn lower_mentions_model(body: &str) -> bool {
+    body.to_ascii_lowercase().contains("model")
 }
 
 /// The error and its causes, which is where reqwest keeps the useful part.

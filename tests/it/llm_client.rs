@@ -591,9 +591,11 @@ async fn an_error_event_before_any_content_is_retried_like_a_5xx() {
 }
 
 #[tokio::test]
-async fn an_error_event_after_content_or_with_a_final_code_is_not_retried() {
+async fn an_error_event_with_a_final_code_is_not_retried_after_content_or_before() {
     let llm = MockLlm::start([
-        Script::stream_error("upstream model crashed").with_preface("I will "),
+        Script::stream_error("upstream model crashed")
+            .error_code(400)
+            .with_preface("I will "),
         Script::stream_error("the request exceeds the available context size").error_code(400),
         Script::text("never"),
     ])
@@ -612,6 +614,65 @@ async fn an_error_event_after_content_or_with_a_final_code_is_not_retried() {
     );
     assert!(retries(&deltas).is_empty());
     assert_eq!(llm.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_passing_error_event_mid_answer_is_retried_and_the_answer_completes() {
+    let llm = MockLlm::start([
+        Script::stream_error("the server is overloaded")
+            .error_code(503)
+            .with_preface("I will "),
+        Script::text("I will fix it."),
+    ])
+    .await;
+    let model = HttpModel::new(settings(llm.url())).unwrap();
+    let (result, deltas) = chat(&model).await;
+    assert_eq!(result.unwrap().text, "I will fix it.");
+    let retries = retries(&deltas);
+    assert_eq!(retries.len(), 1, "{retries:?}");
+    assert!(retries[0].2.contains("overloaded"), "{retries:?}");
+}
+
+#[tokio::test]
+async fn a_404_without_a_model_in_it_names_the_base_url_to_check() {
+    let llm = MockLlm::start([Script::status(
+        404,
+        r#"{"error":{"message":"Invalid URL (POST /chat/completions)"}}"#,
+    )])
+    .await;
+    // The version part is missing: `/chat/completions` lands on no route.
+    let base_url = llm.url().trim_end_matches("/v1").to_string() + "/api";
+    let model = HttpModel::new(settings(base_url.clone())).unwrap();
+    let (result, _) = chat(&model).await;
+    let Err(LlmError::Status {
+        status: 404,
+        message,
+    }) = result
+    else {
+        panic!("{result:?}")
+    };
+    assert!(
+        message.contains("--base-url") && message.contains(&base_url),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_404_about_the_model_does_not_blame_the_url() {
+    let llm = MockLlm::start([Script::status(
+        404,
+        r#"{"error":{"message":"The model `gpt-9` does not exist"}}"#,
+    )])
+    .await;
+    let model = HttpModel::new(settings(llm.url())).unwrap();
+    let (result, _) = chat(&model).await;
+    let Err(LlmError::Status { message, .. }) = result else {
+        panic!("{result:?}")
+    };
+    assert!(
+        message.contains("gpt-9") && !message.contains("--base-url"),
+        "{message}"
+    );
 }
 
 #[tokio::test]

@@ -288,3 +288,40 @@ async fn a_404_at_the_start_up_check_still_means_a_server_is_there() {
     assert_eq!(checked, AgentEvent::EndpointChecked { problem: None });
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_final_error_mid_answer_keeps_the_shown_text_marked() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let llm = MockLlm::start(vec![
+        Script::stream_error("upstream model crashed")
+            .error_code(400)
+            .with_preface("I will start by "),
+        Script::text("ok"),
+    ])
+    .await;
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Ask).await;
+    agent.submit("fix it").await;
+    let AgentEvent::RequestEnded { reason, .. } = agent.wait_for(ended).await else {
+        unreachable!()
+    };
+    let EndReason::Failed(message) = reason else {
+        panic!("{reason:?}")
+    };
+    assert!(
+        message.starts_with("the provider reported an error: upstream model crashed")
+            && message.contains("kept, marked incomplete"),
+        "{message}"
+    );
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent.submit("again").await;
+    agent.wait_for(ended).await;
+    let messages = llm.request(1)["messages"].as_array().unwrap().clone();
+    let partial = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+    let content = partial["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("I will start by") && content.ends_with(CUT_OFF_MARK),
+        "{content}"
+    );
+    agent.shutdown().await;
+}

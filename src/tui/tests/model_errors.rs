@@ -49,8 +49,7 @@ fn a_retry_drops_the_cut_attempts_text_and_the_reply_streams_again() {
 fn a_kept_partial_is_shown_marked_incomplete_with_the_failure_after_it() {
     let mut app = app(Instant::now());
     streamed(&mut app, "one two");
-    let kept =
-        "one two\n\n[cut off: the connection broke here; this reply is incomplete]".to_string();
+    let kept = "one two\n\n[cut off: the reply broke off here and is incomplete]".to_string();
     app.apply(&AgentEvent::AssistantMessage {
         turn: TurnId(1),
         text: kept,
@@ -65,7 +64,10 @@ fn a_kept_partial_is_shown_marked_incomplete_with_the_failure_after_it() {
     });
     let screen = screen_text(&app, 200, 24);
     assert!(screen.contains("one two"), "{screen}");
-    assert!(screen.contains("this reply is incomplete"), "{screen}");
+    assert!(
+        screen.contains("broke off here and is incomplete"),
+        "{screen}"
+    );
     assert!(
         screen.contains("failed: the answer was cut off; the text that arrived is kept"),
         "{screen}"
