@@ -17,6 +17,7 @@ use serde_json::json;
 
 use cairn::agent::{Agent, AgentSettings, CheckpointSettings, ContextSettings, Engine, StartFrom};
 use cairn::bus::{self, AgentEvent, Mode, UserCommand};
+use cairn::checkpoint::phases;
 use cairn::llm::ProviderSettings;
 use cairn::llm::client::HttpModel;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
@@ -38,6 +39,21 @@ fn main() {
         "agent loop, S1 mix ({STEPS} steps), workspace of {} files; median of {REPS} sessions",
         DIRS * FILES
     );
+    phases_of_one_session();
+    if let Ok(only) = std::env::var("CAIRN_BENCH_ONLY") {
+        // For a profiler: many sessions of one configuration.
+        let runtime = runtime();
+        let times: Vec<_> = (0..reps())
+            .map(|_| runtime.block_on(session(only == "on")))
+            .collect();
+        let (wall, cpu): (Vec<_>, Vec<_>) = times.into_iter().unzip();
+        println!(
+            "  checkpoints {only}: {:.2?} wall, {:.2?} CPU per step",
+            median(wall) / STEPS as u32,
+            median(cpu) / STEPS as u32
+        );
+        return;
+    }
     let timings = {
         let runtime = runtime();
         let mut on = Vec::new();
@@ -45,29 +61,44 @@ fn main() {
         // One of each first, unmeasured: page cache, connection pools, the bash binary.
         runtime.block_on(session(true));
         runtime.block_on(session(false));
-        for _ in 0..REPS {
+        for _ in 0..reps() {
             on.push(runtime.block_on(session(true)));
             off.push(runtime.block_on(session(false)));
         }
-        (median(on), median(off))
+        let (on_wall, on_cpu): (Vec<_>, Vec<_>) = on.into_iter().unzip();
+        let (off_wall, off_cpu): (Vec<_>, Vec<_>) = off.into_iter().unzip();
+        (
+            (median(on_wall), median(on_cpu)),
+            (median(off_wall), median(off_cpu)),
+        )
     };
-    let (on, off) = timings;
+    let ((on, on_cpu), (off, off_cpu)) = timings;
     let per_step = |d: Duration| d / STEPS as u32;
     println!(
-        "  checkpoints off: {:>7.2?} per step ({:.0?} a session)",
+        "  checkpoints off: {:>7.2?} per step ({:.0?} a session); CPU {:>7.2?} per step",
         per_step(off),
-        off
+        off,
+        per_step(off_cpu)
     );
     println!(
-        "  checkpoints on:  {:>7.2?} per step ({:.0?} a session)  = {:.2}x off (target within 1.2x; absolute < 6 ms a step)",
+        "  checkpoints on:  {:>7.2?} per step ({:.0?} a session); CPU {:>7.2?} per step",
         per_step(on),
         on,
-        on.as_secs_f64() / off.as_secs_f64()
+        per_step(on_cpu)
     );
     println!(
-        "  cost of checkpoints: {:.2?} per step",
-        per_step(on.saturating_sub(off))
+        "  on/off: {:.2}x wall, {:.2}x CPU (target within 1.2x; absolute < 6 ms a step)",
+        on.as_secs_f64() / off.as_secs_f64(),
+        on_cpu.as_secs_f64() / off_cpu.as_secs_f64()
     );
+    println!(
+        "  cost of checkpoints: {:.2?} per step wall, {:.2?} CPU",
+        per_step(on.saturating_sub(off)),
+        per_step(on_cpu.saturating_sub(off_cpu))
+    );
+    if std::env::var_os("CAIRN_BENCH_NO_COUNT").is_some() {
+        return;
+    }
 
     // From here on every program this process starts is counted: a new runtime, whose
     // threads are all made under the filter.
@@ -93,12 +124,60 @@ fn main() {
     }
 }
 
+/// Where the time of one session with checkpoints goes, by phase (wall and thread CPU time).
+fn phases_of_one_session() {
+    let runtime = runtime();
+    runtime.block_on(session(true));
+    phases::reset();
+    let (wall, cpu) = runtime.block_on(session(true));
+    println!(
+        "  one session with checkpoints, by phase ({:.1?} wall, {:.1?} CPU in all, {STEPS} steps):",
+        wall, cpu
+    );
+    for t in phases::totals() {
+        println!(
+            "    {:<44} {:>4}x {:>9.2?} wall {:>9.2?} CPU",
+            t.phase.name(),
+            t.count,
+            t.wall,
+            t.cpu
+        );
+    }
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap()
+}
+
+/// Sessions per configuration: `CAIRN_BENCH_REPS` (for profiling: many sessions of one kind
+/// with `CAIRN_BENCH_ONLY=on|off`), else `REPS`.
+fn reps() -> usize {
+    std::env::var("CAIRN_BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(REPS)
+}
+
+/// CPU time (user + system) of this process, all its threads, and the children it waited
+/// for: on a shared machine wall time measures the neighbours too, this measures the work.
+fn cpu_time() -> Duration {
+    let mut total = Duration::ZERO;
+    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
+        // SAFETY: getrusage only writes the struct it is given.
+        let usage = unsafe {
+            let mut usage = std::mem::zeroed::<libc::rusage>();
+            libc::getrusage(who, &mut usage);
+            usage
+        };
+        for t in [usage.ru_utime, usage.ru_stime] {
+            total += Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+        }
+    }
+    total
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -166,9 +245,9 @@ fn workspace(root: &Path) {
     }
 }
 
-/// One session of the mix in a fresh workspace; the time from the prompt to the end of the
-/// request.
-async fn session(checkpoints: bool) -> Duration {
+/// One session of the mix in a fresh workspace; the wall and CPU time from the prompt to the
+/// end of the request.
+async fn session(checkpoints: bool) -> (Duration, Duration) {
     let ws = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     workspace(ws.path());
@@ -209,7 +288,7 @@ async fn session(checkpoints: bool) -> Duration {
     let (ends, mut front) = bus::channel();
     let agent = Agent::start(settings, engine, StartFrom::New, ends.events).unwrap();
     let task = tokio::spawn(agent.run(ends.commands));
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_time());
     front
         .commands
         .send(UserCommand::Submit {
@@ -229,11 +308,12 @@ async fn session(checkpoints: bool) -> Duration {
             _ => {}
         }
     }
-    let took = start.elapsed();
+    let wall = start.elapsed();
     assert_eq!(errors, 0, "every step of the mix must succeed");
     let _ = front.commands.send(UserCommand::Shutdown).await;
     task.await.unwrap();
-    took
+    // CPU to the agent's end: work it left running in the background counts too.
+    (wall, cpu_time() - cpu)
 }
 
 fn provider(url: &str) -> ProviderSettings {

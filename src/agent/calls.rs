@@ -390,6 +390,8 @@ impl Agent {
             .iter()
             .any(|r| !r.access.is_read() && !matches!(r.access, Access::Session));
         let before = if changing && !cancel.is_cancelled() {
+            let _timer =
+                crate::checkpoint::phases::time_wall(crate::checkpoint::phases::Phase::Before);
             self.checkpoint(crate::checkpoint::CheckpointKind::Before)
                 .await
         } else {

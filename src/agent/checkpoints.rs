@@ -4,21 +4,30 @@
 //! batch the store is packed in the background when it needs it.
 //!
 //! Off the critical path: the session's first snapshot (a walk of the whole workspace) starts
-//! with its first request, while the model answers; the checkpoint after a batch of file-tool
-//! writes is taken while the next request streams. Either is `pending` until something needs
-//! it, and everything that does waits for it first (`settle_checkpoint`): the next checkpoint
-//! (so the next batch that may change files starts from it), the next reply's record (so the
-//! log keeps the order it always had: a batch's After before the next assistant message), and
-//! the end of the request (so undo, redo, rewind and revert, which run between requests, find
-//! it). A command's checkpoint after stays awaited: its result lists what it changed.
-//! A cairn killed while one is pending leaves a Before with no After in the log, which
-//! `cairn undo` completes from the workspace as it is (see `checkpoint::undo`).
+//! with its first request, while the model answers. The checkpoint after a batch is taken in
+//! two parts: the snapshot (the changed paths, from the notifications or the paths the file
+//! tools wrote, looked at and hashed; its id known) and its write to disk
+//! (`CheckpointStore::flush`), which always runs in the background while the next request
+//! streams. A batch of file-tool writes takes its snapshot in the background too, logged
+//! before the next reply; a command takes it on the path, because its result lists what it
+//! changed (exact: the paths the notifications named, each confirmed by stat and hash against
+//! the last checkpoint), and logs it at once. What runs in the background is `pending` until
+//! something needs it, and everything that does waits for it first (`settle_checkpoint`): the
+//! next checkpoint (so the next batch that may change files starts from a checkpoint on disk)
+//! and the end of the request (so undo, redo, rewind and revert, which run between requests,
+//! and other processes find it). The log keeps the order it always had: a batch's After
+//! before the next assistant message.
+//!
+//! A cairn killed while a write is pending leaves a log naming an After the store does not
+//! have, or a Before with no After; `cairn undo` takes either batch as one never closed and
+//! completes it from the workspace as it is (see `checkpoint::undo`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Agent;
 use crate::bus::{AgentEvent, ToolResult};
+use crate::checkpoint::phases::{self, Phase};
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointKind, CheckpointStore, Snapshot, StoreOptions,
     file_changes,
@@ -51,6 +60,8 @@ struct Pending {
     kind: Option<CheckpointKind>,
     store: Arc<CheckpointStore>,
     task: SnapshotTask,
+    /// A deferred snapshot: once recorded, its write to disk (`flush`) is the next pending.
+    then_flush: bool,
 }
 
 type SnapshotTask = tokio::task::JoinHandle<Result<Snapshot, CheckpointError>>;
@@ -61,6 +72,35 @@ fn spawn_snapshot(store: &Arc<CheckpointStore>, written: Vec<std::path::PathBuf>
         let written: Vec<&std::path::Path> = written.iter().map(|p| p.as_path()).collect();
         store.snapshot_paths(&written)
     })
+}
+
+/// A snapshot whose new objects stay in memory until `flush_pending` writes them.
+fn spawn_deferred(store: &Arc<CheckpointStore>, written: Vec<std::path::PathBuf>) -> SnapshotTask {
+    let store = Arc::clone(store);
+    tokio::task::spawn_blocking(move || {
+        let written: Vec<&std::path::Path> = written.iter().map(|p| p.as_path()).collect();
+        store.snapshot_deferred(&written)
+    })
+}
+
+/// Writes checkpoint `id` (already recorded) to disk in the background.
+fn flush_pending(store: Arc<CheckpointStore>, id: CheckpointId) -> Pending {
+    let task = {
+        let store = Arc::clone(&store);
+        tokio::task::spawn_blocking(move || {
+            store.flush()?;
+            Ok(Snapshot {
+                id,
+                skipped: Vec::new(),
+            })
+        })
+    };
+    Pending {
+        kind: None,
+        store,
+        task,
+        then_flush: false,
+    }
 }
 
 impl Checkpoints {
@@ -117,8 +157,22 @@ impl Agent {
         self.finish_snapshot(Some(kind), store, task).await
     }
 
-    /// The checkpoint after a batch of file-tool writes, taken while the next request
-    /// streams (see the module's note on who waits for it).
+    /// The checkpoint after a batch that ran a command: taken now (the changed paths looked
+    /// at and hashed: its result lists them), logged at once, and written to disk in the
+    /// background while the next request streams (see the module's note on who waits).
+    pub(super) async fn checkpoint_after(&mut self) -> Option<CheckpointId> {
+        self.settle_checkpoint().await;
+        let store = self.checkpoint_store()?;
+        let task = spawn_deferred(&store, Vec::new());
+        let id = self
+            .finish_snapshot(Some(CheckpointKind::After), Arc::clone(&store), task)
+            .await?;
+        self.checkpoints.pending = Some(flush_pending(store, id.clone()));
+        Some(id)
+    }
+
+    /// The checkpoint after a batch of file-tool writes: taken while the next request
+    /// streams, logged before its reply, written to disk after (see the module's note).
     pub(super) async fn checkpoint_after_in_background(
         &mut self,
         written: Vec<std::path::PathBuf>,
@@ -127,11 +181,12 @@ impl Agent {
         let Some(store) = self.checkpoint_store() else {
             return;
         };
-        let task = spawn_snapshot(&store, written);
+        let task = spawn_deferred(&store, written);
         self.checkpoints.pending = Some(Pending {
             kind: Some(CheckpointKind::After),
             store,
             task,
+            then_flush: true,
         });
     }
 
@@ -149,14 +204,30 @@ impl Agent {
             kind: None,
             store,
             task,
+            then_flush: false,
         });
     }
 
-    /// Waits for the snapshot running in the background, if any, and records it.
+    /// Waits for what runs in the background, if anything: the snapshot (recorded) and its
+    /// write to disk.
     pub(super) async fn settle_checkpoint(&mut self) {
+        while self.checkpoints.pending.is_some() {
+            self.settle_checkpoint_record().await;
+        }
+    }
+
+    /// Waits for the snapshot running in the background, if any, and records it; its write
+    /// to disk may go on (as the next pending).
+    pub(super) async fn settle_checkpoint_record(&mut self) {
         if let Some(pending) = self.checkpoints.pending.take() {
-            self.finish_snapshot(pending.kind, pending.store, pending.task)
+            let _timer = phases::time_wall(Phase::Settle);
+            let store = Arc::clone(&pending.store);
+            let id = self
+                .finish_snapshot(pending.kind, pending.store, pending.task)
                 .await;
+            if let (true, Some(id)) = (pending.then_flush, id) {
+                self.checkpoints.pending = Some(flush_pending(store, id));
+            }
         }
     }
 
@@ -259,7 +330,8 @@ impl Agent {
         before: &CheckpointId,
         result: &mut ToolResult,
     ) {
-        let Some(after) = self.checkpoint(CheckpointKind::After).await else {
+        let _timer = phases::time_wall(Phase::CommandAfter);
+        let Some(after) = self.checkpoint_after().await else {
             return;
         };
         let Some(store) = self.checkpoints.store.clone() else {
@@ -267,6 +339,7 @@ impl Agent {
         };
         let before = before.clone();
         let found = tokio::task::spawn_blocking(move || {
+            let _timer = phases::time(Phase::Changes);
             let changes = store.diff(&before, &after)?;
             file_changes(&store, &changes)
         })

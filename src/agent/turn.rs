@@ -276,8 +276,9 @@ impl Agent {
         };
         let model = std::sync::Arc::clone(&self.engine.model);
         let result = model.stream_chat(request, &mut on_delta, cancel).await;
-        // The last batch's checkpoint, taken while this streamed, is logged before the reply.
-        self.settle_checkpoint().await;
+        // The last batch's checkpoint, taken while this streamed, is logged before the reply
+        // (its write to disk may go on).
+        self.settle_checkpoint_record().await;
         match result {
             Ok(completion) => {
                 self.keep_reply(turn, &completion);

@@ -51,6 +51,8 @@ impl CheckpointStore {
     /// It can take seconds on a large workspace: run it off the critical path (the agent does,
     /// after a turn). While another process packs the same store, this returns Ok(false).
     pub fn maintain(&self) -> Result<bool, CheckpointError> {
+        // git sees only what is on disk: a deferred checkpoint is written first.
+        self.flush()?;
         if self.loose_objects() < LOOSE_LIMIT {
             return Ok(false);
         }
@@ -98,6 +100,7 @@ impl CheckpointStore {
     /// Drops the oldest checkpoints while the store is over its budget; None when it was
     /// within it (or another process is maintaining it).
     pub fn keep_to_budget(&self) -> Result<Option<Pruned>, CheckpointError> {
+        self.flush()?;
         let bytes_before = self.disk_usage();
         if bytes_before <= self.budget {
             return Ok(None);

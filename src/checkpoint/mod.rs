@@ -6,6 +6,7 @@ mod changes;
 mod git;
 mod maintain;
 mod objects;
+pub mod phases;
 mod restore;
 mod rules;
 mod scan;

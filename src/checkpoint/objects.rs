@@ -56,10 +56,11 @@ impl Kind {
 }
 
 pub(super) fn hex(oid: &Oid) -> String {
-    use std::fmt::Write as _;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(40);
     for b in oid {
-        let _ = write!(out, "{b:02x}");
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
     }
     out
 }
@@ -94,6 +95,18 @@ pub(super) struct ObjectDb {
     bulk: Arc<Mutex<Option<Bulk>>>,
     /// What this process wrote since maintenance last looked (`take_written`).
     written: Arc<Mutex<Written>>,
+    /// Objects hashed and not yet written (`defer`): read from here until `flush` wrote them.
+    deferred: Arc<Mutex<Deferred>>,
+    /// One `flush` at a time (so an object is written once, in the order asked).
+    flushing: Arc<Mutex<()>>,
+}
+
+/// New objects kept in memory while `on`, in the order they were made.
+#[derive(Debug, Default)]
+struct Deferred {
+    on: bool,
+    objects: Vec<(Oid, Kind, Arc<Vec<u8>>)>,
+    by_id: HashMap<Oid, usize>,
 }
 
 /// Objects and bytes written (compressed where loose, raw where packed: an upper bound).
@@ -122,6 +135,8 @@ struct Packs {
     /// The pack directory's mtime when it was last listed: a miss lists it again only when
     /// it moved (a scan of 20,000 new files would otherwise list it 20,000 times).
     listed_at: Option<std::time::SystemTime>,
+    /// The pack directory's mtime when it was last listed, settled or not.
+    listed_at_any: Option<std::time::SystemTime>,
 }
 
 /// A directory whose mtime is at least this old is trusted not to have changed within the
@@ -135,7 +150,50 @@ impl ObjectDb {
             packs: Arc::default(),
             bulk: Arc::default(),
             written: Arc::default(),
+            deferred: Arc::default(),
+            flushing: Arc::default(),
         }
+    }
+
+    fn deferred(&self) -> std::sync::MutexGuard<'_, Deferred> {
+        self.deferred.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// From now until `flush`, new (non-bulk) objects are hashed and kept in memory: a
+    /// checkpoint's id is known, and readable in this process, before any file is written.
+    pub fn defer(&self) {
+        self.deferred().on = true;
+    }
+
+    /// New objects are written again as they come (what was deferred stays in memory until
+    /// `flush`).
+    pub fn stop_deferring(&self) {
+        self.deferred().on = false;
+    }
+
+    /// Writes what was deferred (loose, oldest first).
+    pub fn flush(&self) -> io::Result<()> {
+        let _one = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
+        let objects = self.deferred().objects.clone();
+        if objects.is_empty() {
+            return Ok(());
+        }
+        for (oid, kind, bytes) in &objects {
+            if !self.stored(oid) {
+                self.write_loose(*kind, bytes, oid)?;
+            }
+        }
+        // Readers found them here until now; from now on, on disk.
+        let mut deferred = self.deferred();
+        let written = objects.len().min(deferred.objects.len());
+        deferred.objects.drain(..written);
+        deferred.by_id = deferred
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(i, (oid, _, _))| (*oid, i))
+            .collect();
+        Ok(())
     }
 
     /// What was written since the last call (and starts counting afresh).
@@ -171,7 +229,8 @@ impl ObjectDb {
             return Ok(());
         };
         for (kind, bytes) in &bulk.held {
-            self.write_loose(*kind, bytes)?;
+            let oid = hash(*kind, bytes);
+            self.write_loose(*kind, bytes, &oid)?;
         }
         if let Some(pack) = bulk.pack {
             pack.finish(&self.dir.join("pack"))?;
@@ -181,7 +240,11 @@ impl ObjectDb {
 
     fn loose_path(&self, oid: &Oid) -> PathBuf {
         let name = hex(oid);
-        self.dir.join(&name[..2]).join(&name[2..])
+        let mut path = PathBuf::with_capacity(self.dir.as_os_str().len() + 42);
+        path.push(&self.dir);
+        path.push(&name[..2]);
+        path.push(&name[2..]);
+        path
     }
 
     /// Writes `bytes` as an object of `kind` (nothing when it is there already).
@@ -189,7 +252,7 @@ impl ObjectDb {
         let oid = hash(kind, bytes);
         let mut guard = self.bulk();
         if let Some(bulk) = guard.as_mut() {
-            if bulk.ids.contains(&oid) || self.contains(&oid) {
+            if bulk.ids.contains(&oid) || self.stored(&oid) {
                 return Ok(oid);
             }
             bulk.ids.insert(oid);
@@ -210,20 +273,35 @@ impl ObjectDb {
             return Ok(oid);
         }
         drop(guard);
-        if self.contains(&oid) {
+        let mut deferred = self.deferred();
+        if deferred.by_id.contains_key(&oid) {
             return Ok(oid);
         }
-        self.write_loose(kind, bytes)
+        if deferred.on {
+            if !self.stored(&oid) {
+                let at = deferred.objects.len();
+                deferred.objects.push((oid, kind, Arc::new(bytes.to_vec())));
+                deferred.by_id.insert(oid, at);
+            }
+            return Ok(oid);
+        }
+        drop(deferred);
+        if !self.stored(&oid) {
+            self.write_loose(kind, bytes, &oid)?;
+        }
+        Ok(oid)
     }
 
-    fn write_loose(&self, kind: Kind, bytes: &[u8]) -> io::Result<Oid> {
-        let oid = hash(kind, bytes);
-        if self.loose_path(&oid).exists() {
-            return Ok(oid);
-        }
-        let path = self.loose_path(&oid);
+    /// Whether the store holds `oid`, as far as a writer needs to know: a pack that appeared
+    /// within the pack directory's last tick may be missed, which costs a duplicate loose
+    /// copy (harmless: git keeps either), never a lost object.
+    fn stored(&self, oid: &Oid) -> bool {
+        self.loose_path(oid).exists() || self.find_packed_as(oid, false).is_some()
+    }
+
+    fn write_loose(&self, kind: Kind, bytes: &[u8], oid: &Oid) -> io::Result<()> {
+        let path = self.loose_path(oid);
         let dir = path.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(dir)?;
         let mut encoder =
             flate2::write::ZlibEncoder::new(Vec::with_capacity(bytes.len() / 2 + 64), level(bytes));
         encoder.write_all(format!("{} {}\0", kind.name(), bytes.len()).as_bytes())?;
@@ -231,19 +309,27 @@ impl ObjectDb {
         let compressed = encoder.finish()?;
         self.count_written(compressed.len());
         // Written whole under a temp name, then renamed: a reader (or a crash) never sees half
-        // an object under its id.
+        // an object under its id. The fan-out directory is made only when it is missing.
         let temp = dir.join(format!("tmp_obj_{:016x}", fastrand::u64(..)));
-        std::fs::write(&temp, compressed)?;
-        std::fs::rename(&temp, &path)?;
-        Ok(oid)
-    }
-
-    pub fn contains(&self, oid: &Oid) -> bool {
-        self.loose_path(oid).exists() || self.find_packed(oid).is_some()
+        match std::fs::write(&temp, &compressed) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir)?;
+                std::fs::write(&temp, &compressed)?;
+            }
+            other => other?,
+        }
+        std::fs::rename(&temp, &path)
     }
 
     /// Reads an object; Ok(None) when the store does not have it.
     pub fn read(&self, oid: &Oid) -> io::Result<Option<(Kind, Vec<u8>)>> {
+        {
+            let deferred = self.deferred();
+            if let Some(&at) = deferred.by_id.get(oid) {
+                let (_, kind, bytes) = &deferred.objects[at];
+                return Ok(Some((*kind, bytes.as_ref().clone())));
+            }
+        }
         match std::fs::read(self.loose_path(oid)) {
             Ok(compressed) => return decode_loose(&compressed).map(Some),
             Err(err) if err.kind() == io::ErrorKind::NotFound => {}
@@ -261,6 +347,13 @@ impl ObjectDb {
     }
 
     fn find_packed(&self, oid: &Oid) -> Option<(Arc<Pack>, u64)> {
+        self.find_packed_as(oid, true)
+    }
+
+    /// `young_relists`: a pack directory changed within the last `SETTLED` is listed again
+    /// on every miss (what a read needs: a pack `git repack` wrote this tick must be found);
+    /// else only when its mtime moved since it was listed.
+    fn find_packed_as(&self, oid: &Oid, young_relists: bool) -> Option<(Arc<Pack>, u64)> {
         let found = |packs: &Packs| {
             packs
                 .loaded
@@ -276,9 +369,15 @@ impl ObjectDb {
         let pack_dir = self.dir.join("pack");
         let mtime = std::fs::metadata(&pack_dir).and_then(|m| m.modified()).ok();
         let settled = mtime.is_some_and(|t| t.elapsed().is_ok_and(|age| age >= SETTLED));
-        if settled && mtime == packs.listed_at {
+        let unchanged_since = if young_relists {
+            packs.listed_at
+        } else {
+            packs.listed_at_any
+        };
+        if (settled || !young_relists) && mtime.is_some() && mtime == unchanged_since {
             return None;
         }
+        packs.listed_at_any = mtime;
         packs.listed_at = if settled { mtime } else { None };
         let mut now: HashMap<PathBuf, Arc<Pack>> = HashMap::new();
         for entry in std::fs::read_dir(&pack_dir).into_iter().flatten().flatten() {
@@ -297,13 +396,11 @@ impl ObjectDb {
     }
 }
 
-/// Fast compression for big files (they dominate the time), better for the small ones.
-fn level(bytes: &[u8]) -> flate2::Compression {
-    if bytes.len() > 256 * 1024 {
-        flate2::Compression::fast()
-    } else {
-        flate2::Compression::new(6)
-    }
+/// Fast compression (zlib level 1) for every object: a checkpoint is on the agent's path
+/// and level 6 costs about twice the CPU for a few percent less on disk; `git repack` (in
+/// the background, see `maintain`) recompresses loose objects and stores deltas anyway.
+fn level(_bytes: &[u8]) -> flate2::Compression {
+    flate2::Compression::fast()
 }
 
 fn corrupt(what: &str) -> io::Error {

@@ -60,6 +60,24 @@ fn split(path: &[u8]) -> (&[u8], &[u8]) {
 impl Scanner<'_> {
     fn forget(&mut self, path: &[u8]) {
         self.manifest.remove(path);
+        self.forget_beneath(path);
+    }
+
+    /// Forgets what was recorded beneath `path` and why `path` was left out, keeping the
+    /// manifest's entry of `path` itself.
+    fn forget_beneath(&mut self, path: &[u8]) {
+        let mut beneath = path.to_vec();
+        beneath.push(b'/');
+        if self.manifest.beneath(path).next().is_some() {
+            let gone: Vec<Vec<u8>> = self
+                .manifest
+                .beneath(path)
+                .map(|(p, _)| p.clone())
+                .collect();
+            for p in gone {
+                self.manifest.remove(&p);
+            }
+        }
         self.left_out.remove(path);
         let mut dir = path.to_vec();
         dir.push(b'/');
@@ -132,8 +150,12 @@ impl Scanner<'_> {
             self.manifest.entries.remove(&path);
             return self.scan_dir(&path);
         }
-        // A file or link where a directory was: what was beneath it is gone.
-        self.forget(&path);
+        // A file or link where a directory was: what was beneath it is gone. Its own entry
+        // stays until `record` compares it (an unchanged stat is not read again).
+        self.forget_beneath(&path);
+        if !matches!(kind, libc::S_IFREG | libc::S_IFLNK) || stat.st_size as u64 > MAX_FILE_BYTES {
+            self.manifest.remove(&path);
+        }
         match kind {
             libc::S_IFREG if stat.st_size as u64 > MAX_FILE_BYTES => {
                 self.left_out.insert(
@@ -176,18 +198,27 @@ impl Scanner<'_> {
             match dir.read_link(name) {
                 Ok(target) => (MODE_LINK, target.as_bytes().to_vec()),
                 // Gone since the stat: the next look sees it gone.
-                Err(_) => return Ok(()),
+                Err(_) => {
+                    self.manifest.remove(&path);
+                    return Ok(());
+                }
             }
         } else {
-            let mut file = match dir.open_regular(name) {
+            let file = match dir.open_regular(name) {
                 Ok(file) => file,
                 Err(OpenError::Io(err)) => return Err(err),
                 // Swapped or gone since the stat: looked at again when that is noticed.
-                Err(_) => return Ok(()),
+                Err(_) => {
+                    self.manifest.remove(&path);
+                    return Ok(());
+                }
             };
+            // Read to the end without asking the size again (the stat said it): `take` keeps
+            // std from an fstat and a seek per file.
             let mut bytes = Vec::with_capacity(stat.st_size as usize);
-            // An unreadable file keeps what was recorded of it.
-            if file.read_to_end(&mut bytes).is_err() {
+            if (&file).take(u64::MAX).read_to_end(&mut bytes).is_err() {
+                // Unreadable now: left out of this checkpoint, looked at again next time.
+                self.manifest.remove(&path);
                 return Ok(());
             }
             let exec = stat.st_mode & 0o100 != 0;

@@ -21,6 +21,7 @@ use std::path::Path;
 use nix::fcntl::{Flock, FlockArg};
 
 use super::objects::{Kind, Oid, hex, parse_hex};
+use super::phases::{self, Phase};
 use super::rules::Rules;
 use super::scan::{LeftOut, Scanner};
 use super::store::{
@@ -48,6 +49,9 @@ pub(crate) struct Live {
     scanned: bool,
     /// How many snapshots walked the whole tree (the tests' window on the fallback).
     pub(super) full_scans: usize,
+    /// Checkpoints whose objects and refs are not written yet (`snapshot_deferred`), oldest
+    /// first: `flush` writes them.
+    unwritten: Vec<Oid>,
 }
 
 impl Live {
@@ -73,6 +77,7 @@ impl Live {
             watcher,
             scanned: false,
             full_scans: 0,
+            unwritten: Vec::new(),
         }
     }
 }
@@ -81,20 +86,56 @@ impl CheckpointStore {
     /// Records the workspace as it is now. A workspace unchanged since the last snapshot gets
     /// the same id back.
     pub fn snapshot(&self) -> Result<Snapshot, CheckpointError> {
-        self.snapshot_with(&[])
+        self.snapshot_with(&[], false)
     }
 
     /// Like `snapshot`, also looking at `written` (paths beneath the workspace a file tool
     /// just wrote): where notifications are off, a batch of file-tool writes costs those
     /// paths, not a scan.
     pub fn snapshot_paths(&self, written: &[&Path]) -> Result<Snapshot, CheckpointError> {
-        let rel: Vec<Vec<u8>> = written
+        let rel = self.relative(written);
+        self.snapshot_with(&rel, false)
+    }
+
+    /// Like `snapshot_paths`, but what the checkpoint adds to the store is only hashed: its
+    /// id is known and everything in it readable in this process (`diff`, `blobs`), and
+    /// nothing is written to disk until `flush`, which the caller runs off its critical path
+    /// (any later snapshot flushes first). Until then another process (`cairn undo`) does not
+    /// find this checkpoint; a session killed before the flush leaves a log naming it, and
+    /// `cairn undo` takes such a checkpoint for one never taken (see `checkpoint::undo`).
+    pub fn snapshot_deferred(&self, written: &[&Path]) -> Result<Snapshot, CheckpointError> {
+        let rel = self.relative(written);
+        self.snapshot_with(&rel, true)
+    }
+
+    /// Writes what `snapshot_deferred` left in memory: the objects, then the refs naming
+    /// them (so a reader never finds a ref to a missing object).
+    pub fn flush(&self) -> Result<(), CheckpointError> {
+        let _lock = self.lock()?;
+        let mut live = self.live();
+        self.flush_held(&mut live)
+    }
+
+    /// `flush`, the store's lock held.
+    fn flush_held(&self, live: &mut Live) -> Result<(), CheckpointError> {
+        if live.unwritten.is_empty() {
+            return self.db.flush().map_err(io_err(self.git_dir()));
+        }
+        self.db.flush().map_err(io_err(self.git_dir()))?;
+        for commit in std::mem::take(&mut live.unwritten) {
+            self.add_ref(&commit)?;
+            self.set_head(&commit)?;
+        }
+        Ok(())
+    }
+
+    fn relative(&self, written: &[&Path]) -> Vec<Vec<u8>> {
+        written
             .iter()
             .filter_map(|p| p.strip_prefix(self.workspace()).ok())
             .filter(|p| !p.as_os_str().is_empty())
             .map(|p| p.as_os_str().as_bytes().to_vec())
-            .collect();
-        self.snapshot_with(&rel)
+            .collect()
     }
 
     /// Whether this store learns of changes by notifications (else it scans).
@@ -112,11 +153,25 @@ impl CheckpointStore {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn snapshot_with(&self, written: &[Vec<u8>]) -> Result<Snapshot, CheckpointError> {
+    fn snapshot_with(&self, written: &[Vec<u8>], defer: bool) -> Result<Snapshot, CheckpointError> {
+        let _timer = phases::time(Phase::Snapshot);
         // Two cairns in one workspace share its store: one snapshot at a time.
         let _lock = self.lock()?;
         let mut guard = self.live();
         let live = &mut *guard;
+        // What an earlier snapshot deferred is on disk before this one looks at the head.
+        self.flush_held(live)?;
+        self.db.defer();
+        let taken = self.take(live, written);
+        self.db.stop_deferring();
+        if !defer {
+            self.flush_held(live)?;
+        }
+        taken
+    }
+
+    /// The snapshot itself (the store's lock held; new objects deferred).
+    fn take(&self, live: &mut Live, written: &[Vec<u8>]) -> Result<Snapshot, CheckpointError> {
         let on_disk = self.read_head()?;
         // Another process moved the head (`cairn undo`): its restores are files like any, but
         // only a scan is sure to have seen everything.
@@ -127,7 +182,10 @@ impl CheckpointStore {
                 Some((c, tree))
             });
         }
-        let drained = live.watcher.as_mut().map(Watcher::drain);
+        let drained = {
+            let _timer = phases::time(Phase::Drain);
+            live.watcher.as_mut().map(Watcher::drain)
+        };
         let full = !live.scanned
             || moved
             || live.watcher.is_none() && written.is_empty()
@@ -157,12 +215,14 @@ impl CheckpointStore {
             now,
         };
         let looked = if full {
+            let _timer = phases::time(Phase::Scan);
             // Many objects may be new: packed together rather than a file each.
             self.db.begin_bulk();
             let scanned = scanner.scan_dir(b"");
             self.db.end_bulk().map_err(io_err(self.git_dir()))?;
             scanned
         } else {
+            let _timer = phases::time(Phase::Look);
             paths.sort();
             paths.dedup();
             paths.iter().try_for_each(|p| scanner.refresh(p))
@@ -176,22 +236,24 @@ impl CheckpointStore {
             live.rules.frozen = true;
             let _ = live.rules.save(self.git_dir());
         }
-        let tree = live
-            .manifest
-            .write_trees(&self.db)
-            .map_err(io_err(self.git_dir()))?;
+        let tree = {
+            let _timer = phases::time(Phase::Trees);
+            live.manifest
+                .write_trees(&self.db)
+                .map_err(io_err(self.git_dir()))?
+        };
         if let Some((commit, head_tree)) = live.head
             && head_tree == tree
         {
             return Ok(self.result(live, commit));
         }
+        let _timer = phases::time(Phase::Commit);
         let previous = live.head.map(|(c, _)| c);
         let commit = self
             .db
             .write(Kind::Commit, &tree::commit_bytes(&tree, previous.as_ref()))
             .map_err(io_err(self.git_dir()))?;
-        self.add_ref(&commit)?;
-        self.set_head(&commit)?;
+        live.unwritten.push(commit);
         live.head = Some((commit, tree));
         Ok(self.result(live, commit))
     }
@@ -226,16 +288,26 @@ impl CheckpointStore {
         }
     }
 
-    /// Points `HEAD_REF` at `commit`: one small file, written as git writes it (a `.lock`
-    /// renamed into place; the store's lock keeps out other writers).
+    /// Points `HEAD_REF` at `commit`: one small file, rewritten in place (41 bytes, one
+    /// write: no new file per checkpoint; the store's lock keeps out other writers). A write
+    /// torn by a crash reads as no head, which only makes the next snapshot a full scan: the
+    /// checkpoints themselves are named by the session log and their own refs.
     fn set_head(&self, commit: &Oid) -> Result<(), CheckpointError> {
+        use std::os::unix::fs::FileExt;
         let path = self.git_dir().join(HEAD_REF);
-        let lock = path.with_extension("lock");
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-        }
-        std::fs::write(&lock, format!("{}\n", hex(commit))).map_err(io_err(&lock))?;
-        std::fs::rename(&lock, &path).map_err(io_err(&path))
+        let line = format!("{}\n", hex(commit));
+        let file = match File::options().write(true).open(&path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+                }
+                File::create(&path).map_err(io_err(&path))?
+            }
+            Err(err) => return Err(io_err(&path)(err)),
+        };
+        // Always 41 bytes (as every version wrote it): the old line is overwritten whole.
+        file.write_all_at(line.as_bytes(), 0).map_err(io_err(&path))
     }
 
     /// Keeps `commit` by a ref of its own (appended: the file lists checkpoints oldest first).

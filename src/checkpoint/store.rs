@@ -215,6 +215,11 @@ impl CheckpointStore {
             .ok_or_else(missing)
     }
 
+    /// Whether the store has checkpoint `id` (in this process: written or deferred).
+    pub fn has(&self, id: &CheckpointId) -> bool {
+        self.tree(id).is_ok()
+    }
+
     /// The files that differ between two checkpoints, in path order.
     pub fn diff(
         &self,

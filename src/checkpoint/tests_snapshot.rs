@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
+use super::store::HEAD_REF;
 use super::tests::{store, write};
 use super::*;
 
@@ -380,4 +381,51 @@ fn without_notifications_new_files_are_still_found_by_the_scan() {
         [("d/new.txt".to_string(), ChangeKind::Created)]
     );
     assert_eq!(store.snapshot().unwrap().id, second.id);
+}
+
+/// A deferred checkpoint: its id and contents are there at once in this process (the diff a
+/// command's result shows), nothing of it on disk until `flush`; then git reads it, and the
+/// head names it. A snapshot after it writes it first.
+#[test]
+fn a_deferred_checkpoint_is_readable_at_once_and_on_disk_after_its_flush() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    write(ws.path(), "a.txt", "one\n");
+    let s = store(data.path(), ws.path());
+    let before = s.snapshot().unwrap().id;
+    write(ws.path(), "a.txt", "two\n");
+    write(ws.path(), "dir/b.txt", "new\n");
+    let after = s.snapshot_deferred(&[]).unwrap().id;
+    assert_ne!(after, before);
+    assert_eq!(
+        kinds(&s, &before, &after),
+        [
+            ("a.txt".to_string(), ChangeKind::Changed),
+            ("dir/b.txt".to_string(), ChangeKind::Created)
+        ]
+    );
+    let changes = s.diff(&before, &after).unwrap();
+    let blob = changes[1].after.as_ref().unwrap().id.clone();
+    assert_eq!(s.blobs(&[&blob]).unwrap(), [b"new\n".to_vec()]);
+    let other = store(data.path(), ws.path());
+    assert!(!other.has(&after), "another process does not see it yet");
+
+    s.flush().unwrap();
+    assert!(other.has(&after));
+    git(s.git_dir(), &["cat-file", "-e", &after.0]);
+    git(s.git_dir(), &["cat-file", "-e", &blob]);
+    let head = std::fs::read_to_string(s.git_dir().join(HEAD_REF)).unwrap();
+    assert_eq!(head.trim(), after.0);
+
+    // Deferred again, then a plain snapshot: the deferred one is written on the way.
+    write(ws.path(), "a.txt", "three\n");
+    let third = s.snapshot_deferred(&[]).unwrap().id;
+    write(ws.path(), "a.txt", "four\n");
+    let fourth = s.snapshot().unwrap().id;
+    let reopened = store(data.path(), ws.path());
+    assert!(reopened.has(&third) && reopened.has(&fourth));
+    assert_eq!(
+        kinds(&reopened, &third, &fourth),
+        [("a.txt".to_string(), ChangeKind::Changed)]
+    );
 }

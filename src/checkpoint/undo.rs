@@ -460,6 +460,9 @@ pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared,
     };
     let mut records = loaded.records.clone();
     let mut closing = None;
+    drop_unwritten_after(&mut records, || {
+        CheckpointStore::open(data_dir, Path::new(cwd))
+    })?;
     if open_batch(&records) {
         // The session ended (killed) between a batch's checkpoint before and the one after:
         // what the batch did is the workspace now, recorded (when the undo runs) so the turn
@@ -617,6 +620,33 @@ impl Pending {
         }
         out
     }
+}
+
+/// A session killed after logging a batch's `After` and before writing it to the store
+/// (written in the background, see `agent::checkpoints`) names a checkpoint the store does not
+/// have: that record is dropped, so the batch is one the session stopped in (`open_batch`),
+/// completed from the workspace as it is now.
+fn drop_unwritten_after(
+    records: &mut Vec<Record>,
+    open: impl FnOnce() -> Result<CheckpointStore, CheckpointError>,
+) -> Result<(), CheckpointError> {
+    let last = records
+        .iter()
+        .rposition(|r| matches!(r, Record::Checkpoint { .. }));
+    let Some(at) = last else {
+        return Ok(());
+    };
+    let Record::Checkpoint {
+        commit,
+        kind: CheckpointKind::After,
+    } = &records[at]
+    else {
+        return Ok(());
+    };
+    if !open()?.has(commit) {
+        records.remove(at);
+    }
+    Ok(())
 }
 
 /// Whether the last checkpoint record is a batch's `Before` with no `After` yet: the session

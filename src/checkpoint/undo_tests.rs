@@ -262,3 +262,70 @@ fn a_move_leaves_a_file_changed_since_alone_and_names_why() {
         "mine\n"
     );
 }
+
+/// A session killed after logging a command's After and before that checkpoint was written
+/// (the write runs in the background): `cairn undo` takes the batch as one never closed and
+/// puts the workspace back to its Before.
+#[test]
+fn an_after_logged_but_never_written_is_undone_from_the_workspace() {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("keep.txt"), "original\n").unwrap();
+    let workspace = ws.path().canonicalize().unwrap();
+    let (before, after) = {
+        let store = CheckpointStore::open(data.path(), &workspace).unwrap();
+        let before = store.snapshot().unwrap().id;
+        std::fs::write(workspace.join("keep.txt"), "changed\n").unwrap();
+        std::fs::write(workspace.join("made.txt"), "new\n").unwrap();
+        let after = store.snapshot_deferred(&[]).unwrap().id;
+        assert!(store.has(&after), "readable in the process that took it");
+        // Dropped unflushed: the process died before the background write.
+        (before, after)
+    };
+    let reopened = CheckpointStore::open(data.path(), &workspace).unwrap();
+    assert!(!reopened.has(&after), "nothing of it reached the disk");
+    assert!(reopened.has(&before));
+
+    let sessions = data.path().join("sessions");
+    let mut log = SessionLog::create(&sessions, &crate::bus::SessionId("s".into())).unwrap();
+    for record in [
+        Record::Meta {
+            id: crate::bus::SessionId("s".into()),
+            cwd: workspace.display().to_string(),
+            provider: "p".into(),
+            model: "m".into(),
+            version: "0".into(),
+            started: "2026-01-01T00:00:00Z".into(),
+        },
+        user(),
+        Record::Checkpoint {
+            commit: before,
+            kind: Before,
+        },
+        Record::Checkpoint {
+            commit: after,
+            kind: After,
+        },
+    ] {
+        log.append(&record).unwrap();
+    }
+    let report = undo_session(log.path(), data.path(), false).unwrap();
+    let mut reverted: Vec<(String, String)> = report
+        .reverted
+        .iter()
+        .map(|r| (r.path.clone(), r.action.to_string()))
+        .collect();
+    reverted.sort();
+    assert_eq!(
+        reverted,
+        [
+            ("keep.txt".to_string(), "restored".to_string()),
+            ("made.txt".to_string(), "removed".to_string())
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("keep.txt")).unwrap(),
+        "original\n"
+    );
+    assert!(!workspace.join("made.txt").exists());
+}
