@@ -185,3 +185,54 @@ async fn tui_pty_a_message_sent_during_three_calls_reaches_the_request_after_the
     assert_eq!(delivered[0]["step"], 1, "after the first step: {log}");
     tui.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_a_steering_message_pulled_back_and_edited_is_sent_only_as_edited() {
+    let sb = Sandbox::new();
+    let wait = "while [ ! -f go ]; do sleep 0.05; done; echo done";
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": wait})),
+        Script::text("Fixed it."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "never", 110, 32);
+    tui.submit("run it").await;
+    tui.wait_for_text("while [ ! -f go ]").await;
+    tui.send("use the old api");
+    tui.wait_for_text("use the old api").await;
+    tui.send("\r");
+    tui.wait_for_text("next step: use the old api").await;
+    // Alt+Up selects it, Enter pulls it back into the input.
+    tui.send("\x1b[1;3A");
+    tui.wait_for_text("Enter: back into the input").await;
+    tui.send("\r");
+    let screen = tui.wait_for_text("withdrawn: back in the input").await;
+    assert!(!screen.contains("next step: use the old api"), "{screen}");
+    // Ctrl+U clears the line; the edited message goes instead.
+    tui.send("\x15");
+    tui.send("use the new api");
+    tui.wait_for_text("use the new api").await;
+    tui.send("\r");
+    tui.wait_for_text("next step: use the new api").await;
+    std::fs::write(sb.path("go"), "").unwrap();
+    tui.wait_for_text("Fixed it.").await;
+    let second = conversation(&llm.request(1));
+    assert_eq!(
+        second.last().unwrap(),
+        "user: use the new api",
+        "{second:#?}"
+    );
+    assert!(!second.iter().any(|m| m.contains("old api")), "{second:#?}");
+    let records: Vec<Value> = std::fs::read_to_string(sb.log_path())
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let withdrawn: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["type"] == "withdrawn")
+        .collect();
+    assert_eq!(withdrawn.len(), 1);
+    assert_eq!(withdrawn[0]["text"], "use the old api");
+    tui.quit().await;
+}
