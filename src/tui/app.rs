@@ -440,10 +440,11 @@ impl App {
             AgentEvent::Returned { ids } => self.returned(ids),
             AgentEvent::ModeChanged { mode } => self.mode_changed(*mode),
             AgentEvent::ModelChanged { model } => self.status.model.clone_from(model),
+            // Once a request runs, its own answer or error says more than the check did.
             AgentEvent::EndpointChecked {
                 problem: Some(problem),
-            } => self.notice(problem, NoticeLevel::Warning),
-            AgentEvent::EndpointChecked { problem: None } => {}
+            } if !self.busy => self.notice(problem, NoticeLevel::Warning),
+            AgentEvent::EndpointChecked { .. } => {}
             AgentEvent::Warning { message } => {
                 // The agent answers a rewind's plan with a warning when there is nothing to
                 // restore: the picker waiting for it closes.

@@ -114,3 +114,22 @@ fn an_interrupted_answer_stays_in_the_transcript_marked() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_late_start_up_warning_does_not_split_an_answer_that_is_streaming() {
+    let mut app = app(Instant::now());
+    streamed(&mut app, "the server answers after all");
+    app.apply(&AgentEvent::EndpointChecked {
+        problem: Some("start-up check: the model server did not answer within 10s".into()),
+    });
+    app.apply(&AgentEvent::TextDelta {
+        turn: TurnId(1),
+        text: ", in one piece".into(),
+    });
+    let screen = screen_text(&app, 160, 24);
+    assert!(!screen.contains("start-up check"), "{screen}");
+    assert!(
+        screen.contains("the server answers after all, in one piece"),
+        "{screen}"
+    );
+}

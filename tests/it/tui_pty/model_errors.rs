@@ -112,3 +112,26 @@ async fn tui_pty_an_interrupted_answer_stays_marked_and_is_in_the_next_request()
     );
     tui.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_a_stream_cut_mid_answer_is_retried_once_and_shown_whole_once() {
+    use cairn::testing::{MockLlm, Script};
+    let sb = Sandbox::new();
+    let answer = "The fixture path is wrong: tests read data/ from the repository root.";
+    let llm = MockLlm::start(vec![
+        Script::text(answer).cut_after_chunks(4),
+        Script::text(answer),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 160, 30);
+    tui.submit("why do the tests fail?").await;
+    let screen = tui.wait_for_text("repository root.").await;
+    assert_eq!(screen.matches("The fixture path").count(), 1, "{screen}");
+    assert!(
+        screen.contains("cut off") && screen.contains("retrying"),
+        "the retry is said:\n{screen}"
+    );
+    assert!(!screen.contains("failed:"), "{screen}");
+    assert_eq!(llm.requests().len(), 2);
+    tui.quit().await;
+}
