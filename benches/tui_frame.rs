@@ -82,6 +82,7 @@ fn main() {
         initial_prompt: None,
         sandbox_off: None,
         trust: None,
+        welcome: None,
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -163,6 +164,7 @@ fn stream_in_process() {
         initial_prompt: None,
         sandbox_off: None,
         trust: None,
+        welcome: None,
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

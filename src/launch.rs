@@ -38,6 +38,10 @@ pub struct Launched {
     pub sandbox_off: Option<String>,
     /// Project rules the TUI must show and ask to trust before they apply.
     pub pending_trust: Option<PendingTrust>,
+    /// The canonical directory the session works in.
+    pub workspace: std::path::PathBuf,
+    /// How commands run, for the welcome screen.
+    pub sandbox: SandboxSummary,
 }
 
 pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
@@ -161,6 +165,8 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         config,
         sandbox_off: with_limits_note(sandbox.status_note),
         pending_trust,
+        workspace,
+        sandbox: sandbox.summary,
     })
 }
 
@@ -385,6 +391,15 @@ pub struct SandboxSetup {
     /// Landlock is missing: commands run unsandboxed, so everything not read-only asks.
     pub missing: bool,
     pub status_note: Option<String>,
+    pub summary: SandboxSummary,
+}
+
+/// How the model's commands run, said once in full (the welcome screen).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSummary {
+    pub on: bool,
+    /// What confines the commands, or why nothing does.
+    pub text: String,
 }
 
 /// The sandbox for commands: on by default wherever Landlock works. Landlock is checked once
@@ -400,10 +415,16 @@ pub fn sandbox_policy(
             policy: None,
             missing: false,
             status_note: Some("sandbox off".into()),
+            summary: SandboxSummary {
+                on: false,
+                text:
+                    "sandbox.enabled = false in the config; commands run with your full permissions"
+                        .into(),
+            },
         };
     }
     match landlock_status() {
-        LandlockStatus::Available(_) => {
+        LandlockStatus::Available(abi) => {
             let mut writable = vec![std::env::temp_dir()];
             if std::path::Path::new("/tmp").is_dir() && !writable.iter().any(|d| d == "/tmp") {
                 writable.push("/tmp".into());
@@ -430,6 +451,10 @@ pub fn sandbox_policy(
                 }),
                 missing: false,
                 status_note: None,
+                summary: SandboxSummary {
+                    on: true,
+                    text: sandboxed_text(abi, config.sandbox.network.unwrap_or(false)),
+                },
             }
         }
         LandlockStatus::Unavailable(reason) => {
@@ -440,8 +465,27 @@ pub fn sandbox_policy(
                 policy: None,
                 missing: true,
                 status_note: Some("no sandbox".into()),
+                summary: SandboxSummary {
+                    on: false,
+                    text: format!("{reason}; every command not known to be read-only asks first"),
+                },
             }
         }
+    }
+}
+
+/// What confines a sandboxed command: Landlock, and the seccomp filter where cairn has one
+/// for the architecture.
+fn sandboxed_text(abi: u32, network: bool) -> String {
+    let network = if network {
+        "network allowed"
+    } else {
+        "network off"
+    };
+    if crate::tools::executor::sandbox::seccomp_available() {
+        format!("Landlock (ABI {abi}) + seccomp socket filter, {network}")
+    } else {
+        format!("Landlock (ABI {abi}), no seccomp filter on this architecture, {network}")
     }
 }
 

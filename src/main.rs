@@ -82,7 +82,13 @@ fn exit_code(code: i32) -> ExitCode {
 
 async fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
-        None => subcommands::run_tui(cli.run).await,
+        None => {
+            let (code, hint) = subcommands::run_tui(cli.run).await?;
+            if let Some(hint) = hint {
+                print_out(&hint, false);
+            }
+            Ok(code)
+        }
         Some(Command::Exec(args)) => exec::run(args).await,
         Some(Command::Sessions { json }) => {
             print_out(&subcommands::sessions_text(json), json);

@@ -20,8 +20,9 @@ use crate::{launch, policy_cmd, visible};
 
 /// The full-screen UI on a new or resumed session. Without an API key it shows the setup
 /// panel first, then fails with the missing-key error (printed once the screen is restored;
-/// a configuration error exits with status 2).
-pub async fn run_tui(args: RunArgs) -> Result<i32> {
+/// a configuration error exits with status 2). On quit, what to print: how to resume the
+/// session, when it has messages.
+pub async fn run_tui(args: RunArgs) -> Result<(i32, Option<String>)> {
     let launched = match launch::start(&args, true) {
         Ok(launched) => launched,
         Err(err) => {
@@ -42,6 +43,7 @@ pub async fn run_tui(args: RunArgs) -> Result<i32> {
         initial_prompt: args.prompt.clone(),
         sandbox_off: launched.sandbox_off.clone(),
         trust: launched.pending_trust.clone(),
+        welcome: Some(welcome(&launched)),
     };
     let front = launched.front;
     if args.resume.as_deref() == Some("") {
@@ -53,7 +55,38 @@ pub async fn run_tui(args: RunArgs) -> Result<i32> {
     let result = tui::run(front, options).await;
     let _ = commands.send(UserCommand::Shutdown).await;
     agent.await.wrap_err("the agent task failed")?;
-    result.map(|()| status::OK)
+    result.map(|session| (status::OK, session.as_ref().map(resume_hint)))
+}
+
+/// What quitting prints under a session with messages: the two ways back into it.
+pub fn resume_hint(session: &crate::bus::SessionId) -> String {
+    format!(
+        "Resume this session with: cairn --resume {session}
+(or cairn --continue: the latest session in this directory)
+"
+    )
+}
+
+/// The first screen's facts: the workspace as the user knows it, its branch, the sandbox and
+/// the `AGENTS.md` the system prompt includes.
+fn welcome(launched: &launch::Launched) -> tui::welcome::Welcome {
+    use tui::welcome::{Sandbox, Welcome, display_path};
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .map(|home| std::fs::canonicalize(&home).unwrap_or(home));
+    let shown = |path: &std::path::Path| display_path(path, home.as_deref());
+    let root = &launched.workspace;
+    Welcome {
+        workspace: shown(root),
+        branch: crate::agent::prompt::git_branch(root),
+        sandbox: if launched.sandbox.on {
+            Sandbox::On(launched.sandbox.text.clone())
+        } else {
+            Sandbox::Off(launched.sandbox.text.clone())
+        },
+        agents_md: crate::agent::prompt::agents_md_found(root)
+            .map(|(path, bytes)| (shown(&path), bytes)),
+    }
 }
 
 /// A past session, read-only: its events are replayed into the UI and nothing runs.
@@ -97,11 +130,12 @@ pub async fn replay(id: &str) -> Result<i32> {
         initial_prompt: None,
         sandbox_off: None,
         trust: None,
+        welcome: None,
     };
     // Keep the engine ends alive while the UI runs, so it does not see a closed bus.
     let result = tui::run(front, options).await;
     drop(engine);
-    result.map(|()| status::OK)
+    result.map(|_| status::OK)
 }
 
 /// `cairn sessions`: one line per session, newest first. With `--json` each line also has the

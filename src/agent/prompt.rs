@@ -5,7 +5,7 @@
 //! a note appended to the conversation (`state_note`), and the todo list as the result of
 //! `todo_write` itself.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::permissions::Mode;
 use crate::session_log::ToldState;
@@ -26,9 +26,22 @@ pub struct WorkspaceFacts {
     pub skills: String,
 }
 
+/// The repository's instructions the system prompt includes: `AGENTS.md` at the root.
+pub fn agents_md_path(root: &Path) -> PathBuf {
+    root.join(crate::skills::init::AGENTS_MD)
+}
+
+/// Where the prompt's instructions are read from and their size, when there are some (the
+/// welcome screen says so): the same test `read_agents_md` makes.
+pub fn agents_md_found(root: &Path) -> Option<(PathBuf, u64)> {
+    let path = agents_md_path(root);
+    let meta = std::fs::metadata(&path).ok()?;
+    meta.is_file().then_some((path, meta.len()))
+}
+
 impl WorkspaceFacts {
     pub fn gather(root: &Path) -> Self {
-        let agents_md = read_agents_md(&root.join("AGENTS.md"));
+        let agents_md = read_agents_md(&agents_md_path(root));
         Self {
             root: root.display().to_string(),
             git_branch: git_branch(root),
@@ -141,6 +154,26 @@ pub fn state_note(before: &ToldState, now: &ToldState) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_welcome_reports_the_agents_md_the_prompt_reads() {
+        #![allow(clippy::unwrap_used)]
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(agents_md_found(dir.path()), None);
+        std::fs::create_dir(dir.path().join("AGENTS.md")).unwrap();
+        assert_eq!(agents_md_found(dir.path()), None, "a directory is not read");
+        assert_eq!(read_agents_md(&agents_md_path(dir.path())), None);
+        let file = tempfile::tempdir().unwrap();
+        std::fs::write(file.path().join("AGENTS.md"), "be nice\n").unwrap();
+        assert_eq!(
+            agents_md_found(file.path()),
+            Some((file.path().join("AGENTS.md"), 8))
+        );
+        assert_eq!(
+            WorkspaceFacts::gather(file.path()).agents_md.as_deref(),
+            Some("be nice\n")
+        );
+    }
 
     #[test]
     fn the_prompt_depends_only_on_the_facts_and_notes_say_what_moved() {

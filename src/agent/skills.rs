@@ -244,6 +244,9 @@ impl Agent {
         if text.trim_end().contains('\n') {
             return text.to_string();
         }
+        if name == "init" {
+            return crate::skills::init::prompt(&self.settings.workspace, args);
+        }
         let found = commands::discover_commands(&self.settings.skills.sources);
         let Some(command) = found.items.into_iter().find(|c| c.name == name) else {
             return text.to_string();

@@ -12,6 +12,7 @@ pub mod commands;
 pub mod discover;
 pub mod front_matter;
 pub mod grants;
+pub mod init;
 pub mod listing;
 
 use std::path::{Path, PathBuf};

@@ -144,6 +144,10 @@ pub struct App {
     /// A short message in the status line until the instant given.
     pub(crate) flash: Option<(String, Instant)>,
     pub(crate) areas: Cell<Areas>,
+    /// The first screen's facts, shown until the first message.
+    pub(crate) welcome: Option<crate::tui::welcome::Welcome>,
+    /// The session shown (the last `SessionStarted`): what quitting says how to resume.
+    pub(crate) session: Option<crate::bus::SessionId>,
 }
 
 impl App {
@@ -192,6 +196,8 @@ impl App {
             mouse_captured: true,
             flash: None,
             areas: Cell::new(Areas::default()),
+            welcome: options.welcome.clone(),
+            session: None,
         }
     }
 
@@ -202,6 +208,14 @@ impl App {
 
     pub fn should_quit(&self) -> bool {
         self.should_quit
+    }
+
+    /// The session to name in the resume hint on quit: only one with messages in it.
+    pub fn resumable_session(&self) -> Option<&crate::bus::SessionId> {
+        if self.read_only || !self.transcript.has_messages() {
+            return None;
+        }
+        self.session.as_ref()
     }
 
     /// Commands for the engine produced since the last call.
@@ -385,6 +399,7 @@ impl App {
                 self.status.model.clone_from(model);
                 self.status.mode = *mode;
                 self.status.context_window = *context_window;
+                self.session = Some(session.clone());
                 if *resumed && !self.read_only {
                     self.notice(&format!("resumed session {session}"), NoticeLevel::Info);
                 }

@@ -555,6 +555,8 @@ impl App {
             }),
             SlashAction::Rewind => self.commands.push(UserCommand::ListRewindPoints),
             SlashAction::Skills => self.show_skills(arg),
+            // Sent as typed: the agent expands it, reading then whether AGENTS.md exists.
+            SlashAction::Init => self.send_message(line.to_string()),
             SlashAction::Help => self.layers.open_help(),
             SlashAction::Jobs => self.open_jobs(),
             SlashAction::Quit => self.quit_command(),

@@ -589,6 +589,7 @@ pub enum SlashAction {
     Rewind,
     Skills,
     Jobs,
+    Init,
     Help,
     Quit,
 }
@@ -675,6 +676,12 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         args: "",
         action: SlashAction::Jobs,
         help: "the background jobs: output, kill",
+    },
+    Slash {
+        names: &["/init"],
+        args: "[NOTES]",
+        action: SlashAction::Init,
+        help: "have the model draft AGENTS.md, or improve the one there",
     },
     Slash {
         names: &["/cost"],

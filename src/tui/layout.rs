@@ -176,9 +176,35 @@ impl App {
         let block = ratatui::widgets::Block::bordered()
             .border_style(border)
             .title(Span::styled(title, theme::bold()));
-        let inner = block.inner(area);
+        let mut inner = block.inner(area);
         ratatui::widgets::Widget::render(block, area, buf);
-        if self.transcript.is_empty() {
+        if let Some(welcome) = self.welcome.as_ref().filter(|_| !self.read_only)
+            && !self.transcript.has_messages()
+        {
+            // Notices that come before the first message (a setup warning, the endpoint
+            // check) go below the welcome, which then leaves them a few rows (half the
+            // pane on a short one).
+            let lines = welcome.lines(inner.width.saturating_sub(2));
+            let room = if self.transcript.is_empty() {
+                inner.height
+            } else {
+                inner
+                    .height
+                    .saturating_sub(NOTICE_ROWS)
+                    .max(inner.height / 2)
+            };
+            let used = (lines.len() as u16 + 1).min(room);
+            for (i, line) in lines.iter().take(usize::from(used)).enumerate() {
+                buf.set_line(
+                    inner.x + 2,
+                    inner.y + i as u16,
+                    line,
+                    inner.width.saturating_sub(2),
+                );
+            }
+            inner.y += used;
+            inner.height -= used;
+        } else if self.transcript.is_empty() {
             let hint = if self.read_only {
                 "This session has no messages."
             } else {
@@ -211,6 +237,9 @@ fn render_too_small(area: Rect, buf: &mut Buffer) {
         }
     }
 }
+
+/// Rows the welcome screen leaves for notices that came before the first message.
+const NOTICE_ROWS: u16 = 6;
 
 /// The width of the todo and diff column beside the transcript: 36 columns at `WIDE`, then
 /// three of every five more columns (72 at 160, so side by side fits short lines), at most

@@ -56,6 +56,7 @@ pub mod todos;
 pub mod transcript;
 pub mod trust;
 mod web_cards;
+pub mod welcome;
 pub mod wrap;
 
 /// How the agent starts the TUI.
@@ -72,6 +73,8 @@ pub struct TuiOptions {
     pub sandbox_off: Option<String>,
     /// Untrusted project rules to ask about first.
     pub trust: Option<crate::permissions::trust::PendingTrust>,
+    /// What the first screen says of the workspace (none in a replay).
+    pub welcome: Option<welcome::Welcome>,
 }
 
 /// Events applied in one go before the loop looks at input and frames again: a fast stream
@@ -79,26 +82,31 @@ pub struct TuiOptions {
 const EVENT_BATCH: usize = 4096;
 
 /// Runs the full-screen UI until the user quits. Events arrive on `front.events`; commands go
-/// out on `front.commands`. The terminal is restored on return, on error and on panic.
-pub async fn run(front: FrontEnds, options: TuiOptions) -> color_eyre::Result<()> {
+/// out on `front.commands`. The terminal is restored on return, on error and on panic. Returns
+/// the session shown at the end when it has messages (quitting says how to resume it).
+pub async fn run(
+    front: FrontEnds,
+    options: TuiOptions,
+) -> color_eyre::Result<Option<crate::bus::SessionId>> {
     colours::detect();
     let mut term = terminal::setup()?;
     let guard = terminal::RestoreGuard;
-    let result = main_loop(&mut term, front, &options).await;
+    let mut app = App::new(&options, Instant::now());
+    let result = main_loop(&mut term, front, &options, &mut app).await;
     drop(guard);
-    result
+    result.map(|()| app.resumable_session().cloned())
 }
 
 async fn main_loop(
     term: &mut Term,
     front: FrontEnds,
     options: &TuiOptions,
+    app: &mut App,
 ) -> color_eyre::Result<()> {
     let FrontEnds {
         commands,
         mut events,
     } = front;
-    let mut app = App::new(options, Instant::now());
     if !options.read_only
         && let Ok(workspace) = std::env::current_dir().and_then(std::fs::canonicalize)
     {
@@ -172,7 +180,7 @@ async fn main_loop(
             event = events.recv(), if events_open => {
                 app.set_now(Instant::now());
                 match event {
-                    Some(event) => apply_batch(&mut app, event, &mut events),
+                    Some(event) => apply_batch(app, event, &mut events),
                     None => {
                         events_open = false;
                         app.engine_stopped();
@@ -197,7 +205,7 @@ async fn main_loop(
                 let now = Instant::now();
                 app.set_now(now);
                 app.expire();
-                draw(term, &app)?;
+                draw(term, app)?;
                 frames.drawn(now);
             }
         }

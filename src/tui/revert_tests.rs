@@ -140,6 +140,7 @@ mod in_the_app {
             initial_prompt: None,
             sandbox_off: None,
             trust: None,
+            welcome: None,
         };
         let mut app = App::new(&options, Instant::now());
         app.apply(&AgentEvent::Tool(ToolEvent::Finished {

@@ -24,6 +24,7 @@ fn app() -> App {
             initial_prompt: None,
             sandbox_off: None,
             trust: None,
+            welcome: None,
         },
         Instant::now(),
     )

@@ -25,6 +25,7 @@ fn options() -> TuiOptions {
         initial_prompt: None,
         sandbox_off: None,
         trust: None,
+        welcome: None,
     }
 }
 
@@ -484,6 +485,7 @@ mod model_errors;
 mod plan;
 mod queue;
 mod web_card;
+mod welcome;
 mod wide_diff;
 
 #[test]

@@ -191,6 +191,7 @@ mod tests {
             initial_prompt: None,
             sandbox_off: None,
             trust: Some(pending),
+            welcome: None,
         };
         let app = App::new(&options, Instant::now());
         Fixture {

@@ -16,6 +16,7 @@ mod llm_client;
 mod mock_llm;
 mod model_errors;
 mod network;
+mod onboarding;
 mod policy;
 mod project_trust;
 mod proxy_secret_e2e;

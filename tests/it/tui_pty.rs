@@ -8,6 +8,7 @@ mod attachments;
 mod harness;
 mod jobs;
 mod model_errors;
+mod onboarding;
 mod revert;
 mod rewind;
 mod shell;

@@ -131,6 +131,12 @@ pub enum LandlockStatus {
     Unavailable(String),
 }
 
+/// True where cairn has a seccomp socket filter for the architecture (elsewhere only
+/// Landlock's rules keep the network off).
+pub fn seccomp_available() -> bool {
+    seccomp::deny_sockets(UnixSockets::Refused).is_some()
+}
+
 /// Asks the kernel which Landlock ABI it offers. `CAIRN_TEST_NO_LANDLOCK=1` pretends it has
 /// none, so tests can check the behaviour of such systems on any kernel.
 pub fn landlock_status() -> LandlockStatus {

@@ -75,6 +75,13 @@ impl Transcript {
         self.entries.is_empty()
     }
 
+    /// True once anything but a notice is in it: a message, an answer, a card.
+    pub fn has_messages(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|entry| !matches!(entry.kind, EntryKind::Notice { .. }))
+    }
+
     pub fn scroll(&self) -> Scroll {
         self.scroll
     }

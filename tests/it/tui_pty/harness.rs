@@ -152,8 +152,9 @@ impl Tui {
         self.screen.lock().unwrap().set_size(nz(rows), nz(cols));
     }
 
-    /// Ctrl+C twice, then the process must exit and leave the normal screen behind.
-    pub async fn quit(mut self) {
+    /// Ctrl+C twice, then the process must exit and leave the normal screen behind. Returns
+    /// the screen, where what cairn printed after the UI (the resume hint) still arrives.
+    pub async fn quit(mut self) -> Arc<Mutex<vt100::Parser>> {
         self.send("\x03");
         self.wait_for_text("Ctrl+C again").await;
         self.send("\x03");
@@ -176,6 +177,7 @@ impl Tui {
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        Arc::clone(&self.screen)
     }
 }
 
