@@ -304,15 +304,17 @@ async fn tui_pty_a_message_typed_while_the_agent_works_is_queued_then_sent() {
     let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
     tui.submit("first question").await;
     tui.wait_for_text("streaming").await;
+    // Enter while the model works steers it: the message waits for the next step boundary
+    // (here, the end of the answer being streamed), shown above the input.
     tui.send("second question\r");
-    tui.wait_for_text("queued: second question").await;
+    tui.wait_for_text("next step: second question").await;
     assert_eq!(
         llm.requests().len(),
         1,
-        "nothing is sent while the agent works"
+        "nothing is sent to the model while it answers"
     );
     let screen = tui.wait_for_text("Second answer.").await;
-    assert!(!screen.contains("queued:"), "{screen}");
+    assert!(!screen.contains("next step:"), "{screen}");
     let sent = llm.request(1).to_string();
     assert!(sent.contains("second question"), "{sent}");
     tui.quit().await;
