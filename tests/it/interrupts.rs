@@ -258,3 +258,34 @@ async fn a_resume_shows_the_interrupted_answer_and_sends_it_marked() {
     );
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_after_a_retry_keeps_only_what_the_retry_showed() {
+    let (ws, data) = dirs();
+    let llm = MockLlm::start_strict(vec![
+        Script::text("lost lost lost lost").cut_after_chunks(3),
+        Script::endless_text("again ").chunk_delay(Duration::from_millis(10)),
+        Script::text("ok"),
+    ])
+    .await;
+    let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Ask).await;
+    agent.submit("go").await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Retrying { .. }))
+        .await;
+    interrupt_after(&mut agent, "again again").await;
+    agent.wait_for(ended).await;
+    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent.submit("next").await;
+    agent.wait_for(ended).await;
+    let messages = roles_and_text(&llm, 2);
+    let (role, kept) = &messages[1];
+    assert_eq!(role, "assistant", "{messages:?}");
+    assert!(
+        kept.starts_with("again again")
+            && !kept.contains("lost")
+            && kept.ends_with(INTERRUPTED_MARK),
+        "{kept}"
+    );
+    agent.shutdown().await;
+}
