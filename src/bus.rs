@@ -267,6 +267,9 @@ pub enum UserCommand {
     SetModel {
         model: String,
     },
+    /// Ask for `AgentEvent::Models`: the provider's models (the `/model` picker). Answered in
+    /// the background, also while a request runs.
+    ListModels,
     /// Start a fresh session (the TUI's `/new`).
     NewSession,
     /// Ask for `AgentEvent::Sessions` (the `/resume` picker).
@@ -684,6 +687,15 @@ pub enum AgentEvent {
     },
     ModelChanged {
         model: String,
+    },
+    /// Answer to `UserCommand::ListModels`: the models to offer, the configured one first
+    /// (then the current one, then what the provider's `/models` listed, in its order);
+    /// `unavailable` says why the provider's list is missing, when it is.
+    Models {
+        models: Vec<String>,
+        /// The model of the configuration (empty when none was configured).
+        configured: String,
+        unavailable: Option<String>,
     },
     /// Something the user should know that did not end the turn.
     Warning {

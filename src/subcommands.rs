@@ -104,6 +104,8 @@ pub async fn replay(id: &str) -> Result<i32> {
     };
     // Every branch: what a rewind left stays visible, marked.
     let rebuilt = history::rebuild_all(&loaded.records);
+    // The mode it started in; the switches follow as events where they happened.
+    let mode = history::start_mode(&loaded.records).unwrap_or_default();
     let (engine, front) = bus::channel();
     let send = |event| {
         let _ = engine.events.send(event);
@@ -112,7 +114,7 @@ pub async fn replay(id: &str) -> Result<i32> {
         session: id,
         provider: provider.clone(),
         model: model.clone(),
-        mode: Mode::Ask,
+        mode,
         context_window: 0,
         resumed: true,
     });
@@ -125,7 +127,7 @@ pub async fn replay(id: &str) -> Result<i32> {
     let options = TuiOptions {
         provider,
         model,
-        mode: Mode::Ask,
+        mode,
         read_only: true,
         initial_prompt: None,
         sandbox_off: None,

@@ -37,6 +37,9 @@ pub struct Rebuilt {
     pub users: Vec<BranchUser>,
     /// The skills loaded on the current branch, in order (a skill loaded again comes again).
     pub skills: Vec<LoadedSkill>,
+    /// The mode and the model the session was in at the end of its log, when it says.
+    pub mode: Option<crate::permissions::Mode>,
+    pub model: Option<String>,
 }
 
 /// A skill the model was given in this session.
@@ -240,10 +243,16 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                     summarized: *summarized,
                 });
             }
-            Record::Mode { mode } => out.events.push(AgentEvent::ModeChanged { mode: *mode }),
-            Record::Model { model } => out.events.push(AgentEvent::ModelChanged {
-                model: model.clone(),
-            }),
+            Record::Mode { mode } => {
+                out.mode = Some(*mode);
+                out.events.push(AgentEvent::ModeChanged { mode: *mode });
+            }
+            Record::Model { model } => {
+                out.model = Some(model.clone());
+                out.events.push(AgentEvent::ModelChanged {
+                    model: model.clone(),
+                });
+            }
             Record::Ended { reason } => out.events.push(AgentEvent::RequestEnded {
                 turn: TurnId(turn),
                 reason: reason.clone(),
@@ -255,6 +264,11 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 }))
             }
             Record::System { prompt, told } => {
+                // The first is the session's start: the mode it ran in until a switch.
+                if out.system.is_none() {
+                    out.mode = Some(told.mode);
+                    out.events.push(AgentEvent::ModeChanged { mode: told.mode });
+                }
                 out.system = Some(prompt.clone());
                 out.told = Some(told.clone());
             }
@@ -303,8 +317,8 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 out.events
                     .extend(shell_events(id, command, *context, result));
             }
-            Record::Meta { .. }
-            | Record::Checkpoint { .. }
+            Record::Meta { model, .. } => out.model = Some(model.clone()),
+            Record::Checkpoint { .. }
             | Record::Delivered { .. }
             | Record::Withdrawn { .. }
             | Record::Returned { .. } => {}
@@ -330,6 +344,14 @@ fn shell_events(id: &str, command: &str, context: bool, result: &ToolResult) -> 
             result: result.clone(),
         }),
     ]
+}
+
+/// The mode the session started in (its first system prompt's), when the log says.
+pub fn start_mode(records: &[Record]) -> Option<crate::permissions::Mode> {
+    records.iter().find_map(|r| match r {
+        Record::System { told, .. } => Some(told.mode),
+        _ => None,
+    })
 }
 
 /// Sets the conversation back to what `before` (the records before the fork) added up to

@@ -103,6 +103,35 @@ impl CheckpointSettings {
     }
 }
 
+/// Answers `ListModels` off the agent's queue: asks the provider in a task of its own.
+struct ModelLister {
+    model: Arc<dyn ChatModel>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    configured: String,
+}
+
+impl ModelLister {
+    fn spawn(&self) {
+        let model = Arc::clone(&self.model);
+        let events = self.events.clone();
+        let configured = self.configured.clone();
+        tokio::spawn(async move {
+            let listed = model.list_models().await;
+            let current = model.model();
+            let (listed, unavailable) = match listed {
+                Ok(listed) => (listed, None),
+                Err(err) => (Vec::new(), Some(err.to_string())),
+            };
+            let models = crate::llm::listing::offered(&configured, &current, &listed);
+            let _ = events.send(AgentEvent::Models {
+                models,
+                configured,
+                unavailable,
+            });
+        });
+    }
+}
+
 /// Where the conversation comes from.
 #[derive(Debug, Clone)]
 pub enum StartFrom {
@@ -311,6 +340,11 @@ impl Agent {
         let (work_tx, mut work_rx) = mpsc::unbounded_channel();
         let shared = Arc::clone(&self.shared);
         let events = self.events.clone();
+        let lister = ModelLister {
+            model: Arc::clone(&self.engine.model),
+            events: self.events.clone(),
+            configured: self.settings.context.configured_model.clone(),
+        };
         let router = tokio::spawn(async move {
             while let Some(command) = commands.recv().await {
                 if matches!(
@@ -331,6 +365,11 @@ impl Agent {
                         if !shared.stop_shell() {
                             shared.cancel_current();
                         }
+                        continue;
+                    }
+                    // The picker waits for it: never behind a running request.
+                    UserCommand::ListModels => {
+                        lister.spawn();
                         continue;
                     }
                     UserCommand::Withdraw { id, text, sent } => {
@@ -451,7 +490,8 @@ impl Agent {
                 | UserCommand::Decide { .. }
                 | UserCommand::ListJobs
                 | UserCommand::ShowJobOutput { .. }
-                | UserCommand::KillJob { .. } => {}
+                | UserCommand::KillJob { .. }
+                | UserCommand::ListModels => {}
             }
         }
         router.abort();
@@ -656,6 +696,21 @@ fn open_session(
             // Jobs do not survive a restart: the model is told which of its jobs are gone.
             let (left, highest) = jobs::left_behind(&loaded.records);
             engine.tool_env.jobs.continue_after_restart(left, highest);
+            // Resumed in another mode or with another model: the log says so from here on, so
+            // a replay shows what the rest ran in.
+            if rebuilt.mode.is_some_and(|mode| mode != settings.mode) {
+                log.append(&Record::Mode {
+                    mode: settings.mode,
+                })?;
+            }
+            let model = engine.model.model();
+            if rebuilt
+                .model
+                .as_ref()
+                .is_some_and(|logged| *logged != model)
+            {
+                log.append(&Record::Model { model })?;
+            }
             let mut events: Vec<AgentEvent> = loaded
                 .warnings
                 .into_iter()

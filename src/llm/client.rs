@@ -483,6 +483,17 @@ impl ChatModel for HttpModel {
     async fn check_endpoint(&self, timeout: Duration) -> Result<(), LlmError> {
         HttpModel::check_endpoint(self, timeout).await
     }
+
+    async fn list_models(&self) -> Result<Vec<String>, super::listing::ListError> {
+        let key = self.settings.api_key.as_deref();
+        super::listing::list_models(
+            &self.http,
+            &self.settings.base_url,
+            key,
+            super::listing::LIST_TIMEOUT,
+        )
+        .await
+    }
 }
 
 /// The clocks of one attempt: the first-byte timer, until the first data arrives; then the

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod encoded;
+pub mod listing;
 pub mod reasoning;
 pub mod retry;
 pub mod sse;
@@ -204,4 +205,6 @@ pub trait ChatModel: Send + Sync {
     async fn check_endpoint(&self, _timeout: Duration) -> Result<(), LlmError> {
         Ok(())
     }
+    /// The models the provider offers (its `/models`), for the user to pick from.
+    async fn list_models(&self) -> Result<Vec<String>, listing::ListError>;
 }

@@ -64,6 +64,17 @@ struct Shared {
     forget: std::sync::atomic::AtomicBool,
     /// Connections accepted so far (a client that keeps them alive opens one).
     connections: std::sync::atomic::AtomicUsize,
+    /// What `GET …/models` answers.
+    models: Mutex<ModelsRoute>,
+}
+
+/// What the mock's `GET …/models` answers (`MockLlm::serve_models`, `refuse_models`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ModelsRoute {
+    /// `{"object": "list", "data": [{"id": …}, …]}` of these ids.
+    Listed(Vec<String>),
+    /// This status with an error body.
+    Status(u16),
 }
 
 /// Picks the reply to a request from its body instead of the queue (`None`: use the queue).
@@ -133,6 +144,7 @@ impl MockLlm {
             tokens: Mutex::new(Vec::new()),
             forget: std::sync::atomic::AtomicBool::new(false),
             connections: std::sync::atomic::AtomicUsize::new(0),
+            models: Mutex::new(ModelsRoute::Listed(vec!["mock-model".to_string()])),
         });
         let shutdown = CancellationToken::new();
         let addr = listener.local_addr()?;
@@ -167,6 +179,17 @@ impl MockLlm {
     /// Appends a script after the ones already queued.
     pub fn push(&self, script: Script) {
         lock(&self.shared.scripts).push_back(script);
+    }
+
+    /// From now on `GET …/models` lists these ids (at start it lists `mock-model`).
+    pub fn serve_models(&self, ids: &[&str]) {
+        let ids = ids.iter().map(|id| (*id).to_string()).collect();
+        *lock(&self.shared.models) = ModelsRoute::Listed(ids);
+    }
+
+    /// From now on `GET …/models` answers `status` (a server without the route: 404).
+    pub fn refuse_models(&self, status: u16) {
+        *lock(&self.shared.models) = ModelsRoute::Status(status);
     }
 
     /// From now on a chat request of more than `tokens` (by `token_count`) is answered with
@@ -323,8 +346,21 @@ async fn answer(
 ) -> std::io::Result<Connection> {
     let is_chat = request.method == "POST" && request.path.ends_with("/chat/completions");
     if request.method == "GET" && request.path.ends_with("/models") {
-        let body = json!({"object": "list", "data": [{"id": "mock-model", "object": "model"}]});
-        return respond(socket, 200, &[], body.to_string().as_bytes()).await;
+        let route = lock(&shared.models).clone();
+        let (status, body) = match route {
+            ModelsRoute::Listed(ids) => {
+                let data: Vec<_> = ids
+                    .iter()
+                    .map(|id| json!({"id": id, "object": "model"}))
+                    .collect();
+                (200, json!({"object": "list", "data": data}))
+            }
+            ModelsRoute::Status(status) => (
+                status,
+                json!({"error": {"message": format!("mock: /models answers {status}")}}),
+            ),
+        };
+        return respond(socket, status, &[], body.to_string().as_bytes()).await;
     }
     if !is_chat {
         let body = json!({"error": {"message": format!("no route for {} {}", request.method, request.path)}});

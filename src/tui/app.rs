@@ -26,7 +26,7 @@ use crate::tui::transcript::Transcript;
 use crate::tui::transcript::entry::NoticeLevel;
 
 /// What a mode means, in the words of its transcript line.
-fn mode_summary(mode: Mode) -> &'static str {
+pub(crate) fn mode_summary(mode: Mode) -> &'static str {
     match mode {
         Mode::Ask => "every change and command asks",
         Mode::AutoEdit => "edits run, commands that change things ask",
@@ -109,8 +109,9 @@ pub struct App {
     /// Modes the user switched to that the agent has not confirmed yet (`ModeChanged`), in
     /// order: the status line shows the latest at once, the confirmations change nothing.
     pub(crate) modes_sent: VecDeque<Mode>,
-    /// What the `/` palette offers.
+    /// What the `/` palette offers, and the row ↑/↓ picked in it.
     pub(crate) palette: Vec<crate::tui::palette::Entry>,
+    pub(crate) palette_selection: crate::tui::palette::Selection,
     /// Where the user's commands and skills are read from (each time `/` opens the palette
     /// and each time one runs); none in a replay.
     pub(crate) command_sources: Option<crate::skills::Sources>,
@@ -182,6 +183,7 @@ impl App {
             unconfirmed: None,
             modes_sent: VecDeque::new(),
             palette: crate::tui::palette::builtin_entries(),
+            palette_selection: Default::default(),
             command_sources: None,
             skills: Vec::new(),
             skills_budget: 0,
@@ -331,6 +333,18 @@ impl App {
         self.show_mode(mode);
     }
 
+    /// The model in use changed (a switch, a resumed session, a replayed one): a line says so.
+    fn model_changed(&mut self, model: &str) {
+        if self.status.model == model {
+            return;
+        }
+        model.clone_into(&mut self.status.model);
+        self.notice(
+            &format!("model → {}", crate::visible::name(model)),
+            NoticeLevel::Info,
+        );
+    }
+
     /// Sends a message now, or queues it while the agent works.
     pub(crate) fn send_message(&mut self, text: String) {
         self.send_with_images(text, Vec::new());
@@ -454,7 +468,16 @@ impl App {
             AgentEvent::Withdrawn { id } => self.withdrawing.retain(|w| w != id),
             AgentEvent::Returned { ids } => self.returned(ids),
             AgentEvent::ModeChanged { mode } => self.mode_changed(*mode),
-            AgentEvent::ModelChanged { model } => self.status.model.clone_from(model),
+            AgentEvent::ModelChanged { model } => self.model_changed(model),
+            AgentEvent::Models {
+                models,
+                configured,
+                unavailable,
+            } => {
+                if let Some(picker) = self.layers.model_picker_mut() {
+                    picker.models_listed(models, configured, unavailable.as_deref());
+                }
+            }
             // Once a request runs, its own answer or error says more than the check did.
             AgentEvent::EndpointChecked {
                 problem: Some(problem),

@@ -38,6 +38,7 @@ pub fn rows() -> Vec<(String, String)> {
         Scope::Approval,
         Scope::Revert,
         Scope::Picker,
+        Scope::Choice,
         Scope::Rewind,
         Scope::Confirm,
         Scope::Jobs,

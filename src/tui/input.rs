@@ -10,6 +10,7 @@ use ratatui::layout::{Position, Rect};
 use crate::bus::{Restore, UserCommand};
 use crate::permissions::Mode;
 use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
+use crate::tui::choice::{ChoiceOutcome, ChoicePicker, Pick};
 use crate::tui::composer::ComposerAction;
 use crate::tui::help::{self, HelpKey};
 use crate::tui::jobs_view::JobsKey;
@@ -81,12 +82,9 @@ impl App {
         }
         if self.layers.is_empty()
             && self.focus == Focus::Input
-            && key.code == KeyCode::Tab
             && key.modifiers.is_empty()
-            && let Some(done) = crate::tui::palette::complete(&self.palette, self.composer.text())
+            && self.palette_key(key)
         {
-            // Tab completes a `/command` being typed; elsewhere it cycles the focus.
-            self.composer.set_text(&done);
             return;
         }
         // What falls through an open modal reaches the global keys, never the panes: nothing
@@ -114,6 +112,38 @@ impl App {
             return;
         }
         self.handle_pane_key(key);
+    }
+
+    /// The `/` palette's keys while it is shown: ↑/↓ pick a row, Tab completes it, Enter runs
+    /// it (elsewhere Tab cycles the focus and ↑/↓ go through earlier messages). True when the
+    /// key was the palette's.
+    fn palette_key(&mut self, key: KeyEvent) -> bool {
+        use crate::tui::palette::{Enter, complete_at};
+        let text = self.composer.text().to_string();
+        match key.code {
+            KeyCode::Up => self.palette_selection.step(&self.palette, &text, -1),
+            KeyCode::Down => self.palette_selection.step(&self.palette, &text, 1),
+            KeyCode::Tab => match complete_at(&self.palette, &text, &self.palette_selection) {
+                Some(done) => {
+                    self.composer.set_text(&done);
+                    true
+                }
+                None => false,
+            },
+            KeyCode::Enter => match self.palette_selection.enter(&self.palette, &text) {
+                Enter::AsTyped => false,
+                Enter::Complete(done) => {
+                    self.composer.set_text(&done);
+                    true
+                }
+                Enter::Run(line) => {
+                    self.composer.set_text("");
+                    self.submitted(line);
+                    true
+                }
+            },
+            _ => false,
+        }
     }
 
     fn handle_pane_key(&mut self, key: KeyEvent) {
@@ -161,6 +191,14 @@ impl App {
                     self.commands.push(UserCommand::Restore { what, apply });
                 }
             },
+            Layer::Choice(picker) => match picker.handle_key(key) {
+                ChoiceOutcome::Open => {}
+                ChoiceOutcome::Closed => self.layers.remove(index),
+                ChoiceOutcome::Chosen(pick) => {
+                    self.layers.remove(index);
+                    self.picked(pick);
+                }
+            },
             Layer::Trust(prompt) => {
                 if let Some(answer) = prompt.handle_key(key) {
                     let message = prompt.answer(answer);
@@ -206,6 +244,24 @@ impl App {
             }
         }
         Handled::Consumed
+    }
+
+    /// A choice of the mode or model picker: switched (and said in the transcript), unless
+    /// it is the one in use.
+    fn picked(&mut self, pick: Pick) {
+        match pick {
+            Pick::Mode(mode) if mode == self.status.mode => {
+                self.flash(format!("the mode is {mode} already"));
+            }
+            Pick::Mode(mode) => self.switch_mode(mode),
+            Pick::Model(model) if model == self.status.model => {
+                self.flash(format!(
+                    "the model is {} already",
+                    crate::visible::name(&model)
+                ));
+            }
+            Pick::Model(model) => self.commands.push(UserCommand::SetModel { model }),
+        }
     }
 
     fn ctrl_c(&mut self) {
@@ -515,13 +571,9 @@ impl App {
         match action {
             SlashAction::New => self.commands.push(UserCommand::NewSession),
             SlashAction::Resume => self.commands.push(UserCommand::ListSessions),
-            SlashAction::Mode if arg.is_empty() => self.notice(
-                &format!(
-                    "mode: {} — change it with /mode ask|auto-edit|auto|plan|never, or Shift+Tab (ask → auto-edit → auto → plan)",
-                    self.status.mode
-                ),
-                NoticeLevel::Info,
-            ),
+            SlashAction::Mode if arg.is_empty() => self
+                .layers
+                .open_choice(ChoicePicker::modes(self.status.mode)),
             SlashAction::Mode => match arg.parse::<Mode>() {
                 Ok(mode) => self.switch_mode(mode),
                 Err(e) => self.notice(&e, NoticeLevel::Error),
@@ -529,10 +581,11 @@ impl App {
             SlashAction::Model if !arg.is_empty() => self.commands.push(UserCommand::SetModel {
                 model: arg.to_string(),
             }),
-            SlashAction::Model => self.notice(
-                &format!("model: {} (use /model NAME to change)", self.status.model),
-                NoticeLevel::Info,
-            ),
+            SlashAction::Model => {
+                self.layers
+                    .open_choice(ChoicePicker::models(&self.status.model));
+                self.commands.push(UserCommand::ListModels);
+            }
             SlashAction::Compact => self.commands.push(UserCommand::Compact {
                 focus: (!arg.is_empty()).then(|| arg.to_string()),
             }),
@@ -623,10 +676,14 @@ impl App {
     /// message), the picker swallows it, the help closes and lets it through to the input.
     fn handle_paste(&mut self, text: &str) {
         for index in (0..self.layers.len()).rev() {
+            if let Some(Layer::Choice(picker)) = self.layers.get_mut(index) {
+                return picker.paste(text);
+            }
             match self.layers.get(index) {
                 Some(Layer::Approval) => return self.approval.handle_paste(text),
                 Some(
                     Layer::Picker(_)
+                    | Layer::Choice(_)
                     | Layer::Trust(_)
                     | Layer::Rewind(_)
                     | Layer::Confirm(_)

@@ -26,6 +26,8 @@ pub enum Scope {
     Revert,
     /// The `/jobs` view is open.
     Jobs,
+    /// The `/mode` or `/model` picker is open.
+    Choice,
 }
 
 impl Scope {
@@ -43,6 +45,7 @@ impl Scope {
             Scope::Confirm => "Undo / redo / rewind confirmation",
             Scope::Revert => "Revert confirmation",
             Scope::Jobs => "Background jobs (/jobs)",
+            Scope::Choice => "Mode and model pickers (/mode, /model)",
         }
     }
 }
@@ -463,6 +466,21 @@ pub const BINDINGS: &[Binding] = &[
         "resume the chosen session",
     ),
     bind(S::Picker, &[key(K::Esc), ch('q')], A::Close, "close"),
+    bind(S::Choice, &[key(K::Up)], A::SelectPrev, "previous choice"),
+    bind(S::Choice, &[key(K::Down)], A::SelectNext, "next choice"),
+    bind(
+        S::Choice,
+        &[key(K::Enter)],
+        A::Choose,
+        "switch to the chosen mode or model (● marks the current one)",
+    ),
+    bind(S::Choice, &[key(K::Esc)], A::Close, "close, change nothing"),
+    bind(
+        S::Choice,
+        &[key(K::Backspace)],
+        A::Widget,
+        "model picker: typing filters the list; a name not listed is a choice too",
+    ),
     bind(
         S::Rewind,
         &[key(K::Up), ch('k')],
@@ -621,13 +639,13 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         names: &["/mode"],
         args: "[ask|auto-edit|auto|plan|never]",
         action: SlashAction::Mode,
-        help: "change the permission mode",
+        help: "change the permission mode (alone: a picker)",
     },
     Slash {
         names: &["/model"],
         args: "[NAME]",
         action: SlashAction::Model,
-        help: "show or change the model",
+        help: "change the model (alone: a picker of the provider's models)",
     },
     Slash {
         names: &["/diff", "/diffs"],

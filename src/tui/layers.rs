@@ -9,6 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
+use crate::tui::choice::ChoicePicker;
 use crate::tui::jobs_view::JobsView;
 use crate::tui::picker::SessionPicker;
 use crate::tui::revert::RevertModal;
@@ -35,6 +36,8 @@ pub enum Layer {
     Revert(RevertModal),
     /// `/jobs`: the background jobs, one's output, a kill to confirm.
     Jobs(JobsView),
+    /// `/mode` or `/model` with no argument.
+    Choice(ChoicePicker),
 }
 
 /// What a layer did with an input.
@@ -115,6 +118,20 @@ impl Layers {
     pub fn open_picker(&mut self, picker: SessionPicker) {
         self.stack.retain(|l| !matches!(l, Layer::Picker(_)));
         self.stack.push(Layer::Picker(picker));
+    }
+
+    /// Opens the mode or model picker (replacing one open).
+    pub fn open_choice(&mut self, picker: ChoicePicker) {
+        self.stack.retain(|l| !matches!(l, Layer::Choice(_)));
+        self.stack.push(Layer::Choice(picker));
+    }
+
+    /// The open model picker, if any.
+    pub fn model_picker_mut(&mut self) -> Option<&mut ChoicePicker> {
+        self.stack.iter_mut().find_map(|l| match l {
+            Layer::Choice(p) if p.is_model_picker() => Some(p),
+            _ => None,
+        })
     }
 
     /// Replaces an open rewind picker or confirmation with `layer`.

@@ -61,7 +61,8 @@ impl App {
             let want = crate::tui::palette::height(&self.palette, text).min(main.height);
             if want > 0 {
                 let palette = Rect::new(input.x, input.y.saturating_sub(want), input.width, want);
-                crate::tui::palette::render(&self.palette, text, palette, buf);
+                let selected = self.palette_selection.index(text);
+                crate::tui::palette::render(&self.palette, text, selected, palette, buf);
             }
         }
         let hint = self.flash.as_ref().map(|(text, _)| text.as_str());
@@ -78,6 +79,7 @@ impl App {
                 Layer::Confirm(confirm) => confirm.render(main, buf),
                 Layer::Revert(modal) => modal.render(main, buf),
                 Layer::Jobs(view) => view.render(&self.jobs, main, buf),
+                Layer::Choice(picker) => picker.render(main, buf),
             }
         }
         if let Some(position) = cursor

@@ -25,6 +25,7 @@ pub mod app;
 pub mod approval;
 mod attach;
 pub mod cards;
+pub mod choice;
 pub mod colours;
 pub mod composer;
 pub mod cost;

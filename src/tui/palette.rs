@@ -106,10 +106,88 @@ pub fn matches<'a>(entries: &'a [Entry], query: &str) -> Vec<&'a Entry> {
 
 /// What Tab makes of the input: the best match, with a space when it takes arguments.
 pub fn complete(entries: &[Entry], input: &str) -> Option<String> {
-    let query = query(input)?;
-    let best = matches(entries, query).into_iter().next()?;
-    let space = if best.args.is_empty() { "" } else { " " };
-    Some(format!("{}{space}", best.name))
+    complete_at(entries, input, &Selection::default())
+}
+
+/// What Tab makes of the input: the selected match, with a space when it takes arguments.
+pub fn complete_at(entries: &[Entry], input: &str, selection: &Selection) -> Option<String> {
+    let chosen = selection.chosen(entries, input)?;
+    let space = if chosen.args.is_empty() { "" } else { " " };
+    Some(format!("{}{space}", chosen.name))
+}
+
+/// The row ↑/↓ picked in the palette; it goes back to the best match whenever the query
+/// changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    index: usize,
+    /// The query the index was picked for.
+    query: String,
+}
+
+/// What Enter does while the palette is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enter {
+    /// Run this command line now.
+    Run(String),
+    /// Put this in the input: the command needs its arguments first.
+    Complete(String),
+    /// Send what is typed, as typed (an exact name, nothing matching, or a bare `/`).
+    AsTyped,
+}
+
+impl Selection {
+    /// The selected row for `input` (0 when the query changed since it was picked).
+    pub fn index(&self, input: &str) -> usize {
+        match query(input) {
+            Some(q) if q == self.query => self.index,
+            _ => 0,
+        }
+    }
+
+    /// Moves the selection by `by` rows (wrapping); false when the palette is not shown.
+    pub fn step(&mut self, entries: &[Entry], input: &str, by: isize) -> bool {
+        let Some(q) = query(input) else {
+            return false;
+        };
+        let n = matches(entries, q).len();
+        if n == 0 {
+            return false;
+        }
+        let at = self.index(input) as isize;
+        self.index = (at + by).rem_euclid(n as isize) as usize;
+        q.clone_into(&mut self.query);
+        true
+    }
+
+    /// The entry the selection is on.
+    pub fn chosen<'a>(&self, entries: &'a [Entry], input: &str) -> Option<&'a Entry> {
+        let q = query(input)?;
+        let found = matches(entries, q);
+        found
+            .get(self.index(input))
+            .or_else(|| found.first())
+            .copied()
+    }
+
+    /// Enter on `input`: the selected command runs (or waits for its arguments), unless
+    /// what is typed is a command already or only `/` was typed and nothing was picked.
+    pub fn enter(&self, entries: &[Entry], input: &str) -> Enter {
+        let Some(q) = query(input) else {
+            return Enter::AsTyped;
+        };
+        let exact = entries.iter().any(|e| e.name == q);
+        let picked = self.query == q && self.index > 0;
+        if exact || (q == "/" && !picked) {
+            return Enter::AsTyped;
+        }
+        match self.chosen(entries, input) {
+            None => Enter::AsTyped,
+            // `[ARGS]` are optional: the command runs without them.
+            Some(e) if e.args.is_empty() || e.args.starts_with('[') => Enter::Run(e.name.clone()),
+            Some(e) => Enter::Complete(format!("{} ", e.name)),
+        }
+    }
 }
 
 /// The palette's height for `input`: 0 when it is not shown.
@@ -123,8 +201,8 @@ pub fn height(entries: &[Entry], input: &str) -> u16 {
     }
 }
 
-/// Draws the matches of `input` in `area` (a box above the input).
-pub fn render(entries: &[Entry], input: &str, area: Rect, buf: &mut Buffer) {
+/// Draws the matches of `input` in `area` (a box above the input), the selected one marked.
+pub fn render(entries: &[Entry], input: &str, selected: usize, area: Rect, buf: &mut Buffer) {
     let Some(q) = query(input) else {
         return;
     };
@@ -134,8 +212,11 @@ pub fn render(entries: &[Entry], input: &str, area: Rect, buf: &mut Buffer) {
         .border_style(theme::modal_border())
         .title(Span::styled(" commands ", theme::bold()))
         .title_bottom(
-            Line::styled(" Tab completes · !cmd runs a shell command ", theme::dim())
-                .right_aligned(),
+            Line::styled(
+                " ↑↓ choose · Tab completes · Enter runs · !cmd runs a shell command ",
+                theme::dim(),
+            )
+            .right_aligned(),
         );
     let inner = block.inner(area);
     block.render(area, buf);
@@ -151,7 +232,9 @@ pub fn render(entries: &[Entry], input: &str, area: Rect, buf: &mut Buffer) {
         .max()
         .unwrap_or(0)
         .min(width / 2);
-    for (i, entry) in found.iter().take(usize::from(inner.height)).enumerate() {
+    let rows = usize::from(inner.height);
+    let first = (selected + 1).saturating_sub(rows);
+    for (i, entry) in found.iter().enumerate().skip(first).take(rows) {
         let head = format!("{} {}", entry.name, entry.args);
         let head = wrap::truncate(&head, name_width);
         let pad = name_width.saturating_sub(wrap::width(&head));
@@ -162,13 +245,17 @@ pub fn render(entries: &[Entry], input: &str, area: Rect, buf: &mut Buffer) {
         };
         let description = format!("{}{origin}", entry.description);
         let rest = width.saturating_sub(name_width + 2);
-        let style = if i == 0 { theme::bold() } else { theme::base() };
+        let (style, rest_style) = if i == selected {
+            (theme::selected(), theme::selected())
+        } else {
+            (theme::base(), theme::dim())
+        };
         let line = Line::from(vec![
             Span::styled(head, style),
-            Span::raw(" ".repeat(pad + 2)),
-            Span::styled(wrap::truncate(&description, rest), theme::dim()),
+            Span::styled(" ".repeat(pad + 2), style),
+            Span::styled(wrap::truncate(&description, rest), rest_style),
         ]);
-        buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+        buf.set_line(inner.x, inner.y + (i - first) as u16, &line, inner.width);
     }
 }
 
@@ -193,6 +280,54 @@ mod tests {
             "arguments: no palette"
         );
         assert_eq!(query("hello /co"), None);
+    }
+
+    #[test]
+    fn arrows_pick_a_row_that_tab_and_enter_take_until_the_query_changes() {
+        let entries = builtin_entries();
+        let mut selection = Selection::default();
+        let found: Vec<String> = matches(&entries, "/re")
+            .iter()
+            .map(|e| e.name.clone())
+            .collect();
+        assert!(found.len() >= 3, "{found:?}");
+        assert!(selection.step(&entries, "/re", 1));
+        assert_eq!(
+            complete_at(&entries, "/re", &selection),
+            Some(found[1].clone())
+        );
+        assert!(selection.step(&entries, "/re", -2), "wraps to the last");
+        assert_eq!(selection.index("/re"), found.len() - 1);
+        assert_eq!(
+            selection.index("/red"),
+            0,
+            "a new query starts at its best match"
+        );
+        assert!(!selection.step(&entries, "/compact now", 1), "no palette");
+        assert!(!selection.step(&entries, "/zzz", 1), "nothing matches");
+
+        let none = Selection::default();
+        assert_eq!(none.enter(&entries, "/undo"), Enter::AsTyped, "exact");
+        assert_eq!(
+            none.enter(&entries, "/"),
+            Enter::AsTyped,
+            "bare / runs nothing"
+        );
+        assert_eq!(none.enter(&entries, "/zzz"), Enter::AsTyped);
+        assert_eq!(none.enter(&entries, "/co"), Enter::Run("/compact".into()));
+        assert_eq!(none.enter(&entries, "/und"), Enter::Run("/undo".into()));
+        let mut entries = entries;
+        entries.push(Entry {
+            name: "/review".into(),
+            description: "review a file".into(),
+            args: "FILE".into(),
+            origin: Origin::User,
+        });
+        assert_eq!(
+            none.enter(&entries, "/revi"),
+            Enter::Complete("/review ".into()),
+            "required arguments: completed, not run"
+        );
     }
 
     #[test]

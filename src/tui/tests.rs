@@ -348,7 +348,7 @@ fn help_overlay_lists_the_bindings() {
     let mut app = app(Instant::now());
     app.handle_input(&key(KeyCode::Char('?')));
     // Tall enough for every row: the snapshot is the whole table.
-    let (w, h) = (120, 112);
+    let (w, h) = (120, 128);
     insta::assert_snapshot!(draw(&app, w, h));
     let screen = screen_text(&app, w, h);
     for binding in BINDINGS {
@@ -482,6 +482,7 @@ mod jobs;
 mod keys;
 mod mention_finder;
 mod model_errors;
+mod pickers;
 mod plan;
 mod queue;
 mod web_card;

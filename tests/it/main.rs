@@ -15,6 +15,7 @@ mod jobs_user;
 mod llm_client;
 mod mock_llm;
 mod model_errors;
+mod model_picker;
 mod network;
 mod onboarding;
 mod policy;

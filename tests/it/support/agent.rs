@@ -194,6 +194,22 @@ impl TestAgent {
         .await
     }
 
+    /// A fresh session whose settings `adjust` changes first (the configured model, …).
+    pub async fn adjusted(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        adjust: impl FnOnce(&mut AgentSettings),
+    ) -> TestAgent {
+        let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
+        let from = StartFrom::New;
+        Self::spawn_adjusted(
+            workspace, sessions, url, mode, from, 1_000_000, bash, files, adjust,
+        )
+        .await
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn spawn_full(
         workspace: &Path,
