@@ -734,6 +734,13 @@ pub enum AgentEvent {
         /// Dollars, when the model's prices are known.
         cost_usd: Option<f64>,
     },
+    /// What every model request of the session used in all (also the requests of branches a
+    /// rewind left: tokens paid for stay counted), and how many there were. Sent with each
+    /// `Context`; the status line's counters follow it.
+    SessionUsage {
+        totals: Usage,
+        requests: u64,
+    },
     /// The conversation was compacted (also replayed on resume): `pruned` old tool results
     /// were replaced by stubs and `summarized` older messages by a summary.
     Compacted {

@@ -34,7 +34,8 @@ pub struct Launched {
     pub front: FrontEnds,
     pub commands: mpsc::Receiver<UserCommand>,
     pub config: Config,
-    /// For the status line when commands run unsandboxed: "no sandbox" or "sandbox off".
+    /// For the status line's sandbox badge: `no sandbox: why` or `sandbox off: why` when
+    /// commands run unsandboxed, what of the per-command limits does not bind, or none.
     pub sandbox_off: Option<String>,
     /// Project rules the TUI must show and ask to trust before they apply.
     pub pending_trust: Option<PendingTrust>,
@@ -414,7 +415,7 @@ pub fn sandbox_policy(
         return SandboxSetup {
             policy: None,
             missing: false,
-            status_note: Some("sandbox off".into()),
+            status_note: Some("sandbox off: sandbox.enabled = false".into()),
             summary: SandboxSummary {
                 on: false,
                 text:
@@ -458,13 +459,14 @@ pub fn sandbox_policy(
             }
         }
         LandlockStatus::Unavailable(reason) => {
+            let status_note = Some(format!("no sandbox: {reason}"));
             notices.push(format!(
                 "no sandbox: {reason}. Commands run with your full permissions, so every command not known to be read-only asks first (set sandbox.enabled = false to silence this)"
             ));
             SandboxSetup {
                 policy: None,
                 missing: true,
-                status_note: Some("no sandbox".into()),
+                status_note,
                 summary: SandboxSummary {
                     on: false,
                     text: format!("{reason}; every command not known to be read-only asks first"),

@@ -586,14 +586,27 @@ impl Agent {
     /// Publishes the window's fill and the session's cost.
     fn report_context(&mut self) {
         let used = self.estimate();
-        let cost_usd = self
-            .prices()
-            .is_some()
-            .then(|| self.cost_rows().iter().filter_map(|r| r.cost_usd).sum());
+        // No cost before there is one (an empty sum would be -0.0).
+        let rows = self.cost_rows();
+        let cost_usd = (self.prices().is_some() && !rows.is_empty()).then(|| {
+            rows.iter()
+                .filter_map(|r| r.cost_usd)
+                .fold(0.0, |sum, cost| sum + cost)
+        });
         self.emit(AgentEvent::Context {
             used,
             window: self.window(),
             cost_usd,
+        });
+        let mut totals = crate::bus::Usage::default();
+        for (_, usage) in &self.session.costs {
+            totals.prompt_tokens += usage.prompt_tokens;
+            totals.completion_tokens += usage.completion_tokens;
+            totals.cached_tokens += usage.cached_tokens;
+        }
+        self.emit(AgentEvent::SessionUsage {
+            totals,
+            requests: self.session.costs.len() as u64,
         });
     }
 

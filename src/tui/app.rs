@@ -523,7 +523,11 @@ impl App {
                 self.notice(&text, NoticeLevel::Info);
             }
             AgentEvent::CostReport { rows } => {
-                self.notice(&crate::tui::cost::report_text(rows), NoticeLevel::Info);
+                let text = crate::tui::cost::report_text(rows, &self.status.model);
+                self.notice(&text, NoticeLevel::Info);
+            }
+            AgentEvent::SessionUsage { totals, requests } => {
+                self.status.set_session_usage(*totals, *requests)
             }
             AgentEvent::RewindPoints { points } if !self.read_only => self
                 .layers

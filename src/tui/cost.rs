@@ -25,8 +25,10 @@ pub fn compaction_text(before: u64, after: u64, pruned: usize, summarized: usize
     )
 }
 
-/// Dollars with enough digits to see a cheap request: `$0.0042`, `$1.23`.
+/// Dollars with enough digits to see a cheap request: `$0.0042`, `$1.23`. Never negative: an
+/// empty sum is `-0.0`, and no amount spent can be below nothing.
 pub fn dollars(cost: f64) -> String {
+    let cost = if cost > 0.0 { cost } else { 0.0 };
     if cost < 1.0 {
         format!("${cost:.4}")
     } else {
@@ -40,8 +42,8 @@ pub fn cache_hit_percent(usage: &Usage) -> Option<u64> {
         .then(|| usage.cached_tokens.min(usage.prompt_tokens) * 100 / usage.prompt_tokens)
 }
 
-/// The `/cost` table.
-pub fn report_text(rows: &[CostRow]) -> String {
+/// The `/cost` table; `model` is named when its prices are unknown.
+pub fn report_text(rows: &[CostRow], model: &str) -> String {
     if rows.is_empty() {
         return "cost: no model requests in this session yet".into();
     }
@@ -85,7 +87,9 @@ pub fn report_text(rows: &[CostRow]) -> String {
         None => out.push_str(&format!("{} requests", rows.len())),
     }
     if cost.is_none() {
-        out.push_str("; prices unknown for this model (set [prices] in the config)");
+        out.push_str(&format!(
+            "\n$? : no price is known for {model}. Set its dollars per million tokens under [prices] in the config (input, cached_input, output; [prices.models.\"NAME\"] for another model) and the status line shows the cost"
+        ));
     }
     out
 }
@@ -105,17 +109,26 @@ mod tests {
             },
             cost_usd: cost,
         };
-        let text = report_text(&[
-            row(1, 1000, 0, Some(0.001)),
-            row(2, 3000, 2000, Some(0.002)),
-        ]);
+        let text = report_text(
+            &[
+                row(1, 1000, 0, Some(0.001)),
+                row(2, 3000, 2000, Some(0.002)),
+            ],
+            "m",
+        );
         assert!(text.contains("total") && text.contains("$0.0030"), "{text}");
         assert!(text.contains("cache hits 50% of input"), "{text}");
-        let unknown = report_text(&[row(0, 10, 0, None)]);
+        let unknown = report_text(&[row(0, 10, 0, None)], "my-finetune");
         assert!(
-            unknown.contains("compact") && unknown.contains("prices unknown"),
+            unknown.contains("compact")
+                && unknown.contains("$? : no price is known for my-finetune")
+                && unknown.contains("[prices]"),
             "{unknown}"
         );
+        assert_eq!(dollars(-0.0), "$0.0000");
+        assert_eq!(dollars(-1.5), "$0.0000");
+        assert_eq!(dollars(0.00421), "$0.0042");
+        assert_eq!(dollars(12.345), "$12.35");
         assert_eq!(
             compaction_text(28_100, 9_300, 12, 40),
             "⟳ context compacted: 28.1k → 9.3k tokens (12 old tool results pruned, 40 older messages summarised)"

@@ -221,6 +221,14 @@ impl App {
             return;
         }
         self.transcript.render(inner, buf, self.now);
+        // On the bottom border, right-aligned: the marker never covers the last line.
+        if let Some(marker) = self.transcript.scroll_marker(inner.height, self.now) {
+            let width = (wrap::width(&marker) as u16).min(area.width.saturating_sub(2));
+            let marker = wrap::truncate(&marker, usize::from(width));
+            let x = area.x + area.width.saturating_sub(width + 1);
+            let y = area.y + area.height.saturating_sub(1);
+            buf.set_line(x, y, &Line::styled(marker, theme::key()), width);
+        }
     }
 }
 

@@ -70,7 +70,8 @@ pub struct TuiOptions {
     pub read_only: bool,
     /// A prompt given on the command line, sent as soon as the UI is up.
     pub initial_prompt: Option<String>,
-    /// Shown in the status line when commands run without a sandbox ("no sandbox").
+    /// The status line's sandbox badge says on unless this says `no sandbox: why` or
+    /// `sandbox off: why`; any other text is what of the sandbox does not bind here.
     pub sandbox_off: Option<String>,
     /// Untrusted project rules to ask about first.
     pub trust: Option<crate::permissions::trust::PendingTrust>,

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::bus::Usage;
@@ -46,6 +47,8 @@ pub struct Status {
     pub sandbox_off: Option<String>,
     /// Background jobs running now (`⚙ 2 jobs` before the activity).
     pub jobs_running: usize,
+    /// Model requests of the session: no cost is shown before the first.
+    pub requests: u64,
 }
 
 impl Status {
@@ -63,6 +66,7 @@ impl Status {
             read_only,
             sandbox_off: None,
             jobs_running: 0,
+            requests: 0,
         }
     }
 
@@ -71,11 +75,20 @@ impl Status {
         self
     }
 
+    /// One model request's usage, as it arrives (a replay has nothing else to go by).
     pub fn add_usage(&mut self, usage: &Usage) {
         self.totals.prompt_tokens += usage.prompt_tokens;
         self.totals.completion_tokens += usage.completion_tokens;
         self.totals.cached_tokens += usage.cached_tokens;
         self.last_prompt = usage.prompt_tokens;
+        self.requests += 1;
+    }
+
+    /// The agent's count of the whole session: every request paid for, also those of branches
+    /// a rewind left, so the counters never go back.
+    pub fn set_session_usage(&mut self, totals: Usage, requests: u64) {
+        self.totals = totals;
+        self.requests = requests;
     }
 
     pub fn reset_usage(&mut self) {
@@ -83,6 +96,7 @@ impl Status {
         self.last_prompt = 0;
         self.used = None;
         self.cost_usd = None;
+        self.requests = 0;
     }
 
     pub fn fill_percent(&self) -> Option<u64> {
@@ -123,56 +137,60 @@ impl Status {
         }
         let right_width: usize = right.iter().map(|s| wrap::width(&s.content)).sum();
         let room = usize::from(area.width).saturating_sub(right_width + 1);
-        // Most detail that fits: the provider and the cache count go first on narrow screens.
-        let left = [(true, true), (false, true), (false, false)]
-            .into_iter()
-            .map(|(provider, cached)| self.left_spans(provider, cached))
+        // Most detail that fits: the provider, the sandbox's why, the cache count and then the
+        // token counts go first on narrow screens; mode, badge, cost and fill always stay.
+        let left = Detail::LEVELS
+            .iter()
+            .map(|detail| self.left_spans(*detail))
             .find(|spans| spans.iter().map(|s| wrap::width(&s.content)).sum::<usize>() <= room)
-            .unwrap_or_else(|| self.left_spans(false, false));
+            .unwrap_or_else(|| self.left_spans(Detail::LEAST));
         buf.set_line(area.x, area.y, &Line::from(left), room as u16);
         let x = area.x + area.width.saturating_sub(right_width as u16);
         buf.set_line(x, area.y, &Line::from(right), right_width as u16);
     }
 
-    fn left_spans(&self, provider: bool, cached: bool) -> Vec<Span<'static>> {
+    fn left_spans(&self, detail: Detail) -> Vec<Span<'static>> {
         let sep = || Span::styled(" │ ", theme::border());
         let mut left = Vec::new();
         if self.read_only {
             left.push(Span::styled("replay ", theme::key()));
             left.push(Span::raw(" "));
         }
-        let model = if provider {
-            format!("{} · {}", self.provider, self.model)
-        } else {
-            self.model.clone()
-        };
-        left.push(Span::styled(model, theme::accent()));
-        left.push(sep());
-        left.push(Span::styled(self.mode.as_str(), theme::bold()));
-        if let Some(note) = &self.sandbox_off {
-            left.push(Span::raw(" "));
-            left.push(Span::styled(note.clone(), theme::warning()));
-        }
-        left.push(sep());
-        let t = &self.totals;
-        let mut counts = format!(
-            "↑{} ↓{}",
-            tokens(t.prompt_tokens),
-            tokens(t.completion_tokens)
-        );
-        if cached {
-            counts.push_str(&format!(" cached {}", tokens(t.cached_tokens)));
-            if let Some(hit) = crate::tui::cost::cache_hit_percent(t) {
-                counts.push_str(&format!(" ({hit}%)"));
-            }
-        }
-        left.push(Span::styled(counts, theme::status_bar()));
-        if let Some(cost) = self.cost_usd {
+        if detail.model {
+            let model = if detail.provider {
+                format!("{} · {}", self.provider, self.model)
+            } else {
+                self.model.clone()
+            };
+            left.push(Span::styled(model, theme::accent()));
             left.push(sep());
-            left.push(Span::styled(
-                crate::tui::cost::dollars(cost),
-                theme::status_bar(),
-            ));
+        }
+        left.push(Span::styled(self.mode.as_str(), theme::bold()));
+        // A replay runs nothing: no sandbox to speak of.
+        if !self.read_only {
+            let (badge, style) = sandbox_badge(self.sandbox_off.as_deref(), detail.why);
+            left.push(Span::styled(" · ", theme::dim()));
+            left.push(Span::styled(badge, style));
+        }
+        let t = &self.totals;
+        if detail.tokens {
+            left.push(sep());
+            let mut counts = format!(
+                "↑{} ↓{}",
+                tokens(t.prompt_tokens),
+                tokens(t.completion_tokens)
+            );
+            if detail.cached {
+                counts.push_str(&format!(" cached {}", tokens(t.cached_tokens)));
+                if let Some(hit) = crate::tui::cost::cache_hit_percent(t) {
+                    counts.push_str(&format!(" ({hit}%)"));
+                }
+            }
+            left.push(Span::styled(counts, theme::status_bar()));
+        }
+        if let Some((cost, style)) = self.cost_cell() {
+            left.push(sep());
+            left.push(Span::styled(cost, style));
         }
         if let Some(fill) = self.fill_percent() {
             left.push(sep());
@@ -180,7 +198,96 @@ impl Status {
         }
         left
     }
+
+    /// No cost before the first request; `$?` when the model's prices are unknown (`/cost`
+    /// says why and how to set them); never a negative amount.
+    fn cost_cell(&self) -> Option<(String, Style)> {
+        if self.requests == 0 {
+            return None;
+        }
+        match self.cost_usd {
+            Some(cost) => Some((crate::tui::cost::dollars(cost), theme::status_bar())),
+            // A replay has no prices at all: nothing to say.
+            None if self.read_only => None,
+            None => Some(("$?".into(), theme::dim())),
+        }
+    }
 }
+
+/// How much of the status line to show; tried from most to least until one fits. On narrow
+/// screens the provider goes first, then the sandbox's detail, the model name (it is on the
+/// welcome screen and in `/model`), the cache count and the token counts: the mode, the
+/// sandbox badge, cost and fill always stay.
+#[derive(Debug, Clone, Copy)]
+struct Detail {
+    provider: bool,
+    /// The sandbox badge's detail: what enforces it, or why it is off.
+    why: bool,
+    cached: bool,
+    tokens: bool,
+    model: bool,
+}
+
+impl Detail {
+    const ALL: Detail = Detail {
+        provider: true,
+        why: true,
+        cached: true,
+        tokens: true,
+        model: true,
+    };
+    const LEAST: Detail = Detail {
+        provider: false,
+        why: false,
+        cached: false,
+        tokens: false,
+        model: false,
+    };
+    const LEVELS: [Detail; 6] = [
+        Detail::ALL,
+        Detail {
+            provider: false,
+            ..Detail::ALL
+        },
+        Detail {
+            provider: false,
+            why: false,
+            ..Detail::ALL
+        },
+        Detail {
+            cached: true,
+            tokens: true,
+            ..Detail::LEAST
+        },
+        Detail {
+            tokens: true,
+            ..Detail::LEAST
+        },
+        Detail::LEAST,
+    ];
+}
+
+/// The sandbox badge: on (Landlock and the seccomp filter), or off and why. `note` is what the
+/// launch said: none when the sandbox is on and everything binds; `no sandbox: why` or
+/// `sandbox off: why` when commands run unsandboxed; otherwise what of it does not bind.
+fn sandbox_badge(note: Option<&str>, why: bool) -> (String, Style) {
+    let off = note.filter(|n| n.starts_with("no sandbox") || n.starts_with("sandbox off"));
+    match (off, note) {
+        (Some(off), _) if why => (format!("⚠ {off}"), theme::warning()),
+        (Some(off), _) => {
+            let short = off.split([':', '(', '·']).next().unwrap_or(off).trim_end();
+            (format!("⚠ {short}"), theme::warning())
+        }
+        (None, Some(gap)) if why => (
+            format!("sandbox on (landlock+seccomp) · ⚠ {gap}"),
+            theme::warning(),
+        ),
+        (None, Some(_)) => ("sandbox on ⚠".into(), theme::warning()),
+        (None, None) if why => ("sandbox on (landlock+seccomp)".into(), theme::ok()),
+        (None, None) => ("sandbox on".into(), theme::ok()),
+    }
+}
+
 /// `950`, `12.3k`, `1.2M`.
 pub fn tokens(n: u64) -> String {
     match n {
@@ -194,18 +301,86 @@ pub fn tokens(n: u64) -> String {
 mod tests {
     use super::*;
 
+    fn text(spans: &[Span<'static>]) -> String {
+        spans.iter().map(|span| span.content.to_string()).collect()
+    }
+
+    const ALL: Detail = Detail::ALL;
+
     #[test]
-    fn commands_without_a_sandbox_show_after_the_mode() {
-        let line = |s: &Status| -> String {
-            s.left_spans(false, false)
-                .iter()
-                .map(|span| span.content.to_string())
-                .collect()
-        };
+    fn the_sandbox_badge_says_on_or_off_and_why() {
         let s = Status::new("p".into(), "m".into(), Mode::Auto, false);
-        assert!(!line(&s).contains("sandbox"), "{}", line(&s));
-        let s = s.with_sandbox_off(Some("no sandbox".into()));
-        assert!(line(&s).contains("auto no sandbox"), "{}", line(&s));
+        assert!(text(&s.left_spans(ALL)).contains("auto · sandbox on (landlock+seccomp)"));
+        assert!(text(&s.left_spans(Detail::LEAST)).ends_with("auto · sandbox on"));
+        let s = s.with_sandbox_off(Some(
+            "no sandbox: this kernel has no Landlock support".into(),
+        ));
+        assert!(
+            text(&s.left_spans(ALL))
+                .contains("auto · ⚠ no sandbox: this kernel has no Landlock support"),
+            "{}",
+            text(&s.left_spans(ALL))
+        );
+        assert!(text(&s.left_spans(Detail::LEAST)).ends_with("auto · ⚠ no sandbox"));
+        let s = s.with_sandbox_off(Some("sandbox off: sandbox.enabled = false".into()));
+        assert!(text(&s.left_spans(Detail::LEAST)).contains("⚠ sandbox off"));
+        // On, but the per-command limits do not bind here.
+        let s = s.with_sandbox_off(Some("no process limit (no cgroup)".into()));
+        assert!(
+            text(&s.left_spans(ALL)).contains("sandbox on (landlock+seccomp) · ⚠ no process limit"),
+            "{}",
+            text(&s.left_spans(ALL))
+        );
+        // A replay runs nothing.
+        let replay = Status::new("p".into(), "m".into(), Mode::Auto, true);
+        assert!(!text(&replay.left_spans(ALL)).contains("sandbox"));
+    }
+
+    #[test]
+    fn no_cost_before_a_request_then_dollars_or_unknown_and_never_negative() {
+        let mut s = Status::new("p".into(), "m".into(), Mode::Auto, false);
+        s.cost_usd = Some(-0.0);
+        assert!(
+            !text(&s.left_spans(ALL)).contains('$'),
+            "no cost before a request"
+        );
+        s.add_usage(&Usage::default());
+        assert!(
+            text(&s.left_spans(ALL)).contains("│ $0.0000"),
+            "{}",
+            text(&s.left_spans(ALL))
+        );
+        assert!(!text(&s.left_spans(ALL)).contains('-'));
+        s.cost_usd = None;
+        assert!(text(&s.left_spans(ALL)).contains("│ $?"), "unknown prices");
+        let mut replay = Status::new("p".into(), "m".into(), Mode::Auto, true);
+        replay.add_usage(&Usage::default());
+        assert!(!text(&replay.left_spans(ALL)).contains('$'));
+    }
+
+    #[test]
+    fn the_session_count_wins_over_a_replayed_branch() {
+        let mut s = Status::new("p".into(), "m".into(), Mode::Auto, false);
+        let big = Usage {
+            prompt_tokens: 5000,
+            completion_tokens: 300,
+            cached_tokens: 0,
+        };
+        s.add_usage(&big);
+        s.add_usage(&big);
+        // A rewind: the branch kept has one of the two requests; both were paid for.
+        s.reset_usage();
+        s.add_usage(&big);
+        s.set_session_usage(
+            Usage {
+                prompt_tokens: 10_000,
+                completion_tokens: 600,
+                cached_tokens: 0,
+            },
+            2,
+        );
+        assert!(text(&s.left_spans(ALL)).contains("↑10.0k ↓600"));
+        assert_eq!(s.requests, 2);
     }
 
     #[test]
@@ -237,11 +412,7 @@ mod tests {
         s.used = Some(700);
         s.cost_usd = Some(0.0123);
         assert_eq!(s.fill_percent(), Some(70));
-        let line: String = s
-            .left_spans(true, true)
-            .iter()
-            .map(|span| span.content.to_string())
-            .collect();
+        let line = text(&s.left_spans(ALL));
         assert!(
             line.contains("cached 150 (25%)")
                 && line.contains("$0.0123")

@@ -441,6 +441,7 @@ fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
 #[test]
 fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() {
     let mut app = app(Instant::now());
+    app.apply(&AgentEvent::Usage(Usage::default()));
     app.apply(&AgentEvent::Context {
         used: 48_000,
         window: 64_000,
@@ -485,6 +486,7 @@ mod model_errors;
 mod pickers;
 mod plan;
 mod queue;
+mod status_line;
 mod web_card;
 mod welcome;
 mod wide_diff;

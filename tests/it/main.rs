@@ -31,6 +31,7 @@ mod sandbox_limits;
 mod sandbox_protected;
 mod sandbox_secrets;
 mod sandbox_sockets;
+mod session_usage;
 mod skills;
 mod steering;
 mod stream_fixtures;

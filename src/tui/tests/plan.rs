@@ -94,19 +94,19 @@ fn shift_tab_cycles_the_modes_without_never_and_each_switch_is_a_line() {
         ]
     );
     let screen = screen_text(&app, 100, 30);
-    assert!(screen.contains("│ auto │"), "{screen}");
+    assert!(screen.contains("│ auto · "), "{screen}");
     assert!(screen.contains("mode → plan"), "{screen}");
     // The agent's confirmations, arriving late, do not move the status line back.
     for mode in &seen[..4] {
         app.apply(&AgentEvent::ModeChanged { mode: *mode });
     }
-    assert!(screen_text(&app, 100, 30).contains("│ auto │"));
+    assert!(screen_text(&app, 100, 30).contains("│ auto · "));
     // A switch of the agent's own (an approved plan) shows too.
     app.apply(&AgentEvent::ModeChanged { mode: Mode::Auto });
     app.apply(&AgentEvent::ModeChanged { mode: Mode::Ask });
     let screen = screen_text(&app, 100, 30);
     assert!(
-        screen.contains("│ ask │") && screen.contains("mode → ask"),
+        screen.contains("│ ask · ") && screen.contains("mode → ask"),
         "{screen}"
     );
 }

@@ -504,9 +504,6 @@ impl Transcript {
                 y += 1;
             }
         }
-        if self.scroll != Scroll::Pinned {
-            self.render_scrolled_hint(area, buf, now);
-        }
     }
 
     /// The lines on screen, top to bottom, per entry: (entry, lines, starts at its first line).
@@ -551,21 +548,24 @@ impl Transcript {
         parts
     }
 
-    fn render_scrolled_hint(&self, area: Rect, buf: &mut Buffer, now: Instant) {
-        let (top, _) = self.top(now);
-        let position = format!("{}/{}", top + 1, self.entries.len());
-        let text = if self.unseen_below {
-            format!(" ↓ new output below · {position} · End ")
-        } else {
-            format!(" ↑ {position} · End follows ")
-        };
-        let width = crate::tui::wrap::width(&text) as u16;
-        if width > area.width {
-            return;
+    /// While the view is scrolled away from the end: how much is below and how to get back,
+    /// for the pane's bottom border, so it never covers a line of the transcript. `height`
+    /// is the rows the transcript is drawn in.
+    pub fn scroll_marker(&self, height: u16, now: Instant) -> Option<String> {
+        if self.scroll == Scroll::Pinned || self.entries.is_empty() {
+            return None;
         }
-        let x = area.x + area.width - width;
-        let y = area.y + area.height - 1;
-        buf.set_line(x, y, &Line::styled(text, theme::key()), width);
+        if self.unseen_below {
+            return Some(" ↓ new output below · End follows ".into());
+        }
+        let shown = self.visible(usize::from(height), now);
+        let below = shown
+            .last()
+            .map_or(0, |(index, ..)| self.entries.len() - 1 - index);
+        Some(match below {
+            0 => " ↓ more below · End follows ".into(),
+            n => format!(" ↓ {n} more below · End follows "),
+        })
     }
 }
 

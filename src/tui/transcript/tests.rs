@@ -61,13 +61,41 @@ fn a_scrolled_up_view_holds_still_while_streaming_and_says_so() {
     }
     let after = screen(&t, 40, 6, now);
     assert_eq!(before[..5], after[..5], "the view must not jump");
-    assert!(after[5].contains("new output below"), "{after:#?}");
+    // The marker is for the pane's border: every row of the view is the transcript's own.
+    assert!(!after[5].contains("below"), "{after:#?}");
+    let marker = t.scroll_marker(6, now).unwrap_or_default();
+    assert!(marker.contains("new output below"), "{marker}");
     t.follow();
     assert!(
         screen(&t, 40, 6, now)
             .iter()
             .any(|l| l.contains("streamed line 49"))
     );
+}
+
+#[test]
+fn the_scroll_marker_says_how_much_is_below_and_goes_when_pinned() {
+    let now = Instant::now();
+    let mut t = numbered(30);
+    screen(&t, 40, 6, now);
+    assert_eq!(
+        t.scroll_marker(6, now),
+        None,
+        "following the end: no marker"
+    );
+    t.scroll_to_start(now);
+    let marker = t.scroll_marker(6, now).unwrap_or_default();
+    let below: usize = marker
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_default();
+    assert!(
+        marker.contains("more below · End follows") && below > 20 && below < 30,
+        "{marker}"
+    );
+    t.follow();
+    assert_eq!(t.scroll_marker(6, now), None);
 }
 
 #[test]

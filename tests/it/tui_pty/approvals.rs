@@ -138,7 +138,7 @@ async fn tui_pty_plan_mode_changes_nothing_until_the_plan_is_approved() {
     ])
     .await;
     let mut tui = Tui::start(&sb, &llm.url(), "plan", 100, 30);
-    tui.wait_for_text("│ plan │").await;
+    tui.wait_for_text("│ plan · ").await;
     tui.submit("rename world").await;
     let card = tui.wait_for_text("Plan: approve it?").await;
     assert!(card.contains("rename world to cairn"), "{card}");
@@ -161,7 +161,7 @@ async fn tui_pty_plan_mode_changes_nothing_until_the_plan_is_approved() {
     tui.wait_for_text("approve, then work in auto ").await;
     tui.send("y");
     let screen = tui.wait_for_text("Starting on the plan.").await;
-    assert!(screen.contains("│ auto │"), "{screen}");
+    assert!(screen.contains("│ auto · "), "{screen}");
     assert!(screen.contains("mode → auto"), "{screen}");
     let approved = llm.tool_result(2, "c4").unwrap();
     assert!(
@@ -172,7 +172,7 @@ async fn tui_pty_plan_mode_changes_nothing_until_the_plan_is_approved() {
     // Shift+Tab cycles ask → auto-edit → auto → plan, and the status line follows.
     for mode in ["plan", "ask", "auto-edit", "auto"] {
         tui.send("\x1b[Z");
-        tui.wait_for_text(&format!("│ {mode} │")).await;
+        tui.wait_for_text(&format!("│ {mode} · ")).await;
     }
     tui.quit().await;
 }
