@@ -613,7 +613,7 @@ async fn read_stream(
             ),
         };
         let detailed = match &cause {
-            Some(cause) => format!("{failure}; cause: {cause}"),
+            Some(cause) => format!("{failure}\ncause: {cause}"),
             None => failure.clone(),
         };
         tracing::debug!(%detailed, "the model's stream broke off");
@@ -734,9 +734,9 @@ async fn read_whole_answer(
             }
             Ok(Ok(None)) => break,
             Ok(Err(e)) => {
-                let reason = format!("the connection dropped: {}", connection_message(&e));
+                let reason = "the connection dropped before the answer was complete".to_string();
                 return Err(Failure::retry(
-                    LlmError::Connection(reason.clone()),
+                    LlmError::Connection(format!("{reason}\ncause: {}", connection_message(&e))),
                     reason,
                     None,
                 ));
@@ -765,7 +765,13 @@ async fn read_whole_answer(
 fn with_retries_said(error: LlmError, retries: u32) -> LlmError {
     match error {
         LlmError::Truncated { reason, partial } if retries > 0 => LlmError::Truncated {
-            reason: format!("{reason}; {retries} retries were cut off too"),
+            // On the summary line, ahead of the library's words.
+            reason: match reason.split_once('\n') {
+                Some((summary, cause)) => {
+                    format!("{summary}; {retries} retries were cut off too\n{cause}")
+                }
+                None => format!("{reason}; {retries} retries were cut off too"),
+            },
             partial,
         },
         other => other,
