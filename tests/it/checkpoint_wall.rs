@@ -132,3 +132,94 @@ async fn undo_after_saving_a_project_rule_keeps_the_rule() {
     );
     agent.shutdown().await;
 }
+
+/// The rule saved with `p` while a command was held is not the command's change (its card's
+/// diff does not list it) and no restore takes it back: not `/undo`, not `/redo`, not a
+/// rewind of the files; the file stays trusted for the next start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_restore_takes_back_a_rule_saved_with_p() {
+    use cairn::bus::{AgentEvent, Decision, Restore, ToolEvent, UserCommand};
+    use cairn::permissions::Mode;
+    use cairn::permissions::trust::TrustStore;
+    use cairn::tool_output::ToolOutput;
+
+    use crate::support::agent::TestAgent;
+
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch a.txt"})),
+        Script::text("done"),
+    ])
+    .await;
+    let sessions = data.path().join("sessions");
+    let mut agent = TestAgent::new_session(ws.path(), &sessions, &llm.url(), Mode::AutoEdit).await;
+    agent.submit("make it").await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. })))
+        .await;
+    let decision = Decision::ApproveForProject {
+        prefix: "touch".into(),
+    };
+    agent.decide("c1", decision).await;
+    let finished = agent
+        .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::Finished { .. })))
+        .await;
+    let AgentEvent::Tool(ToolEvent::Finished { result, .. }) = finished else {
+        unreachable!()
+    };
+    let Some(ToolOutput::Command(run)) = &result.output else {
+        panic!("{result:?}")
+    };
+    let changed: Vec<&str> = run.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(changed, ["a.txt"], "the rule is not the command's change");
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    let config = ws.path().join(".cairn/config.toml");
+    let saved = std::fs::read_to_string(&config).unwrap();
+    assert!(saved.contains("touch"), "{saved}");
+    let ws_real = std::fs::canonicalize(ws.path()).unwrap();
+    let trust = TrustStore::in_data_dir(data.path());
+    assert!(trust.current_trusted(&ws_real), "the user's own rule is trusted");
+
+    for what in [
+        Restore::Undo,
+        Restore::Redo,
+        Restore::Rewind {
+            at: 0,
+            files: true,
+            conversation: false,
+        },
+    ] {
+        agent
+            .send(UserCommand::Restore {
+                what: what.clone(),
+                apply: true,
+            })
+            .await;
+        let done = agent
+            .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
+            .await;
+        let AgentEvent::Restored { done, .. } = done else {
+            unreachable!()
+        };
+        assert!(
+            done.files.iter().all(|f| !f.path.starts_with(".cairn")),
+            "{what:?}: {done:?}"
+        );
+        let model_change_there = matches!(what, Restore::Redo);
+        assert_eq!(
+            ws.path().join("a.txt").exists(),
+            model_change_there,
+            "{what:?} moved the model's change"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            saved,
+            "{what:?} left the rule saved with `p` as it was"
+        );
+        assert!(trust.current_trusted(&ws_real), "{what:?}: still trusted");
+    }
+    agent.shutdown().await;
+}
