@@ -181,7 +181,10 @@ async fn no_restore_takes_back_a_rule_saved_with_p() {
     assert!(saved.contains("touch"), "{saved}");
     let ws_real = std::fs::canonicalize(ws.path()).unwrap();
     let trust = TrustStore::in_data_dir(data.path());
-    assert!(trust.current_trusted(&ws_real), "the user's own rule is trusted");
+    assert!(
+        trust.current_trusted(&ws_real),
+        "the user's own rule is trusted"
+    );
 
     for what in [
         Restore::Undo,
