@@ -124,6 +124,11 @@ pub enum ToolCommand {
     /// Print every tool's schema exactly as sent to the model.
     List,
     /// Run one tool in the current directory and print what the model would see.
+    ///
+    /// The tool is confined as the agent's are, with the current directory as the workspace:
+    /// `bash` runs in the workspace-write sandbox (writes only in the workspace, the temp
+    /// directories and `sandbox.writable`; no network unless `sandbox.network = true`), and
+    /// the file tools keep to the workspace and the readable roots.
     Run {
         name: String,
         /// The arguments as a JSON object.

@@ -71,34 +71,8 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     let model = HttpModel::with_network(config.provider.clone(), &network)
         .wrap_err("setting up the provider client")?
         .with_key_env(config.key_env.clone());
-    // The one list of secret stores, for the file tools, the classifier and the sandbox.
-    let secrets = SecretStores::from_env(
-        &crate::tools::places::own_dirs(),
-        config.sandbox.deny_read.as_deref().unwrap_or_default(),
-    )
-    .map_err(|err| UsageError(err.to_string()))?;
-    let sandbox = sandbox_policy(&config, &workspace, &secrets, &mut notices);
-    let bash = BashSettings {
-        hidden_env: config.key_env.iter().cloned().collect(),
-        allowed_env: config.pass_env.clone(),
-        sandbox: sandbox.policy,
-        limits: crate::tools::executor::limits::CommandLimits::configured(
-            config.sandbox.max_processes,
-            config.sandbox.max_memory_mb,
-            config.sandbox.read_only_max_processes,
-            config.sandbox.read_only_max_memory_mb,
-        ),
-        network_env: command_network_env(&network, &config)?,
-        ..BashSettings::default()
-    };
-    let readable = config.permissions.readable.clone().unwrap_or_default();
-    let files = FilePolicy::from_env(&readable).with_secrets(secrets.clone());
-    let tools = ToolEnv::with_web(
-        workspace.clone(),
-        bash,
-        files,
-        Some(web_env(&config, &network)?),
-    );
+    let confined = confined_tools(&config, &workspace, &network, &mut notices)?;
+    let (tools, sandbox, secrets) = (confined.env, confined.sandbox, confined.secrets);
     let store = TrustStore::in_data_dir(sessions_dir.parent().unwrap_or(&sessions_dir));
     let (rules, untrusted) = load_rules(&config, &workspace, args.trust_project, &store)?;
     let gate = Arc::new(
@@ -176,6 +150,60 @@ pub fn session_tools(config: &Config) -> Vec<Box<dyn Tool>> {
     let mut tools = tools_for(config.vision);
     tools.extend(web_tools(config.web.search.is_some()));
     tools
+}
+
+/// The tools with the confinement of a session: the secret stores, the readable roots, the
+/// sandbox for commands (its workspace is `workspace`), the hidden key, the passed variables,
+/// the limits and the network environment. Setup notices (no Landlock) go to `notices`.
+/// `cairn tool run` builds its tools here too, so a tool run by hand is confined as the
+/// agent's are.
+pub fn confined_tools(
+    config: &Config,
+    workspace: &std::path::Path,
+    network: &Network,
+    notices: &mut Vec<String>,
+) -> Result<ConfinedTools> {
+    // The one list of secret stores, for the file tools, the classifier and the sandbox.
+    let secrets = SecretStores::from_env(
+        &crate::tools::places::own_dirs(),
+        config.sandbox.deny_read.as_deref().unwrap_or_default(),
+    )
+    .map_err(|err| UsageError(err.to_string()))?;
+    let sandbox = sandbox_policy(config, workspace, &secrets, notices);
+    let bash = BashSettings {
+        hidden_env: config.key_env.iter().cloned().collect(),
+        allowed_env: config.pass_env.clone(),
+        sandbox: sandbox.policy.clone(),
+        limits: crate::tools::executor::limits::CommandLimits::configured(
+            config.sandbox.max_processes,
+            config.sandbox.max_memory_mb,
+            config.sandbox.read_only_max_processes,
+            config.sandbox.read_only_max_memory_mb,
+        ),
+        network_env: command_network_env(network, config)?,
+        ..BashSettings::default()
+    };
+    let readable = config.permissions.readable.clone().unwrap_or_default();
+    let files = FilePolicy::from_env(&readable).with_secrets(secrets.clone());
+    let env = ToolEnv::with_web(
+        workspace.to_path_buf(),
+        bash,
+        files,
+        Some(web_env(config, network)?),
+    );
+    Ok(ConfinedTools {
+        env,
+        sandbox,
+        secrets,
+    })
+}
+
+/// What `confined_tools` built.
+pub struct ConfinedTools {
+    pub env: Arc<ToolEnv>,
+    /// How commands are sandboxed (its policy is the one `env` runs commands in).
+    pub sandbox: SandboxSetup,
+    pub secrets: SecretStores,
 }
 
 /// The web tools' egress client: the system resolver, the one HTTP stack (its proxies, CAs

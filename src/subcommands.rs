@@ -14,7 +14,7 @@ use crate::config::{Config, FlagLayer};
 use crate::exec::status;
 use crate::permissions::Mode;
 use crate::session_log::{self, Record};
-use crate::tools::{BashSettings, Registry, ToolCx, ToolEnv, registry::standard_tools};
+use crate::tools::{Registry, ToolCx, registry::standard_tools};
 use crate::tui::{self, TuiOptions};
 use crate::{launch, policy_cmd, visible};
 
@@ -214,9 +214,11 @@ pub fn tool_list_json() -> Result<String> {
 /// Runs one tool in the current directory, as the model would, without the permission gate
 /// (the user is the one asking). Files are treated as just read, so writes and edits work.
 pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32)> {
-    let (web, network) = crate::config::load_web_settings()?;
+    let config = tools_config()?;
     let mut tools = standard_tools();
-    tools.extend(crate::tools::registry::web_tools(web.search.is_some()));
+    tools.extend(crate::tools::registry::web_tools(
+        config.web.search.is_some(),
+    ));
     let registry = Registry::with_tools(tools);
     let tool = registry.get(name).ok_or_else(|| {
         eyre!(
@@ -226,21 +228,24 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     })?;
     let args: serde_json::Value =
         serde_json::from_str(args).wrap_err("the arguments are not valid JSON")?;
-    let workspace = std::env::current_dir()?;
+    let workspace = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .wrap_err("finding the current directory")?;
     // The same proxy and CAs as a session: `[network]` and the environment.
-    let network = crate::launch::network_stack(&network)?;
-    let web = crate::web::WebEnv::new(
-        web,
-        Arc::new(crate::web::resolve::SystemResolver),
-        Arc::new(network),
-    )
-    .map_err(|message| eyre!(message))?;
-    let env = ToolEnv::with_web(
-        workspace,
-        BashSettings::default(),
-        crate::tools::places::FilePolicy::from_env(&[]),
-        Some(web),
-    );
+    let network = crate::launch::network_stack(&config.network)?;
+    // The same confinement as a session's tools, with the current directory as the
+    // workspace: commands run in its sandbox, the file tools keep to its roots.
+    let mut notices = Vec::new();
+    let env = crate::launch::confined_tools(&config, &workspace, &network, &mut notices)?.env;
+    for notice in notices {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "{}",
+                visible::terminal::clean(&format!("warning: {notice}"))
+            );
+        }
+    }
     let cx = ToolCx::new(Arc::clone(&env));
     if let (Some(path), Some(reader), false) = (
         args.get("path"),
@@ -255,11 +260,13 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
         };
         let _ = reader.run(read_args, &reading).await;
     }
-    // The user asked for exactly this call: it runs as if the gate had passed it.
-    let cx = match tool.access(&args, &cx) {
+    // The user asked for exactly this call: it runs as if the gate had passed it, and a
+    // command gets the sandbox of a command the user approved in a session.
+    let mut cx = match tool.access(&args, &cx) {
         Ok(access) => cx.passing(access),
         Err(_) => cx,
     };
+    cx.grant = crate::tools::executor::Grant::WorkspaceWrite;
     let outcome = tool.run(args, &cx).await;
     env.jobs.kill_all().await;
     match outcome {
@@ -269,6 +276,20 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
         )),
         Ok(output) => Ok((ensure_newline(output.model_text()), status::OK)),
         Err(err) => Ok((format!("Error: {err}\n"), status::FAILED)),
+    }
+}
+
+/// The config for running a tool by hand: a session's, but without a key being needed (no
+/// request is made), so a missing key only means the provider is left unset.
+fn tools_config() -> Result<Config> {
+    match Config::load(&FlagLayer::default()) {
+        Ok(config) => Ok(config),
+        Err(crate::config::ConfigError::MissingKey { .. }) => Ok(Config::load(&FlagLayer {
+            // A provider that needs no key; tools never talk to it.
+            provider: Some("ollama".into()),
+            ..FlagLayer::default()
+        })?),
+        Err(err) => Err(err.into()),
     }
 }
 

@@ -37,6 +37,7 @@ mod steering;
 mod stream_fixtures;
 mod support;
 mod terminal_text;
+mod tool_run;
 mod tools_bash;
 mod tools_files;
 mod tools_jobs;

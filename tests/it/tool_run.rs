@@ -1,0 +1,68 @@
+//! `cairn tool run` runs a tool as the agent does: a command in the sandbox of a session,
+//! with the current directory as the workspace.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+
+use crate::sandbox::landlock;
+use crate::support::cairn_cmd::{CAIRN, try_dir_outside_temp};
+
+/// `cairn tool run bash COMMAND` in `workspace`, with private config and data directories.
+fn tool_run_bash(workspace: &std::path::Path, command: &str) -> (bool, String, String) {
+    // Outside the workspace, like a real HOME.
+    let home = workspace.with_file_name("home");
+    let args = serde_json::json!({ "command": command }).to_string();
+    let output = Command::new(CAIRN)
+        .current_dir(workspace)
+        .env("HOME", &home)
+        .env("CAIRN_CONFIG_DIR", home.join("config"))
+        .env("CAIRN_DATA_DIR", home.join("data"))
+        .env_remove("CAIRN_PROVIDER")
+        .env_remove("CAIRN_BASE_URL")
+        .args(["tool", "run", "bash", &args])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_command_run_by_hand_writes_only_inside_the_workspace() {
+    if !landlock("a_command_run_by_hand_writes_only_inside_the_workspace") {
+        return;
+    }
+    // The workspace's parent lies outside the temp directories, which the sandbox lets
+    // commands write.
+    let Some(outside) = try_dir_outside_temp("tool_run.rs") else {
+        return;
+    };
+    let workspace = outside.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+
+    let (_, stdout, stderr) = tool_run_bash(&workspace, "touch ../x");
+    assert!(
+        !outside.path().join("x").exists(),
+        "`touch ../x` wrote outside the workspace: {stdout} / {stderr}"
+    );
+    assert!(
+        stdout.contains("[sandbox: a write or a connection was refused"),
+        "the output does not say the sandbox refused it: {stdout} / {stderr}"
+    );
+
+    // The same through another spelling: an absolute path outside, and a symlink out.
+    let absolute = outside.path().join("y");
+    let (_, stdout, _) = tool_run_bash(&workspace, &format!("echo hi > '{}'", absolute.display()));
+    assert!(!absolute.exists(), "{stdout}");
+    std::os::unix::fs::symlink(outside.path(), workspace.join("link")).unwrap();
+    let (_, stdout, _) = tool_run_bash(&workspace, "echo hi > link/z");
+    assert!(!outside.path().join("z").exists(), "{stdout}");
+
+    let (ok, stdout, stderr) = tool_run_bash(&workspace, "touch inside && echo done");
+    assert!(ok, "{stdout} / {stderr}");
+    assert!(workspace.join("inside").exists(), "{stdout} / {stderr}");
+    assert!(stdout.contains("done"), "{stdout}");
+}
