@@ -114,17 +114,59 @@ impl App {
         self.status.jobs_running = self.jobs.running();
     }
 
-    /// A finished call that left a job behind: its card follows the job from now on.
+    /// A finished call that left a job behind: its card follows the job from now on. A
+    /// `job_output` or `job_kill` report of an ended job says how it ended too (in a replay,
+    /// the only word there is); a replayed job never reported ended no longer runs.
     pub(crate) fn link_job_card(&mut self, call: &CallId, result: &ToolResult) {
-        let Some(ToolOutput::Command(run)) = &result.output else {
-            return;
-        };
-        let Some(job) = &run.job_id else {
-            return;
-        };
-        self.job_calls.insert(job.clone(), call.clone());
-        let line = self.jobs.get(job).cloned();
-        self.transcript.update_card(call, |card| card.job = line);
+        match &result.output {
+            Some(ToolOutput::Command(run)) => {
+                let Some(job) = &run.job_id else {
+                    return;
+                };
+                self.job_calls.insert(job.clone(), call.clone());
+                let line = self.jobs.get(job).cloned().or_else(|| {
+                    self.read_only.then(|| JobLine {
+                        id: job.clone(),
+                        command: run.command.clone(),
+                        elapsed_ms: 0,
+                        end: Some(JobEnd::Gone),
+                    })
+                });
+                self.transcript.update_card(call, |card| card.job = line);
+            }
+            Some(ToolOutput::Job(report)) if !report.running => {
+                let end = if report.stopped_by_user {
+                    JobEnd::Killed {
+                        by: JobKiller::User,
+                    }
+                } else if report.killed {
+                    JobEnd::Killed {
+                        by: JobKiller::Model,
+                    }
+                } else {
+                    JobEnd::Exited {
+                        exit_code: report.exit_code,
+                        signal: report.signal.clone(),
+                    }
+                };
+                let line = JobLine {
+                    id: report.job_id.clone(),
+                    command: report.command.clone(),
+                    elapsed_ms: report.elapsed_ms,
+                    end: Some(end),
+                };
+                // Known already (live, the job table said it first): nothing changes.
+                if self
+                    .jobs
+                    .get(&line.id)
+                    .is_some_and(|known| known.end.is_some())
+                {
+                    return;
+                }
+                self.apply_jobs(&AgentEvent::Job(JobEvent::Ended { job: line }));
+            }
+            _ => {}
+        }
     }
 
     /// `/jobs`: opens the view and asks for the list.

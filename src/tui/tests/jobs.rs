@@ -343,3 +343,63 @@ fn a_new_conversation_forgets_the_old_jobs() {
     );
     assert!(!screen.contains("⚙ 1 job"), "{screen}");
 }
+
+#[test]
+fn a_replay_shows_how_a_job_ended_from_the_models_report_or_that_it_no_longer_runs() {
+    let mut options = super::options();
+    options.read_only = true;
+    let mut app = App::new(&options, Instant::now());
+    // A replay has the calls and their results, no job events.
+    app.apply(&tool(ToolEvent::Requested {
+        call: CallId::new("c1"),
+        name: "bash".into(),
+        args: json!({"command": "make watch", "timeout_ms": 5000}),
+    }));
+    app.apply(&tool(ToolEvent::Finished {
+        call: CallId::new("c1"),
+        name: "bash".into(),
+        result: ToolResult::ok(ToolOutput::Command(CommandRun {
+            command: "make watch".into(),
+            timed_out_after_ms: Some(5000),
+            job_id: Some("job-1".into()),
+            ..CommandRun::default()
+        })),
+    }));
+    let screen = screen_text(&app, 100, 20);
+    assert!(!screen.contains("⚙"), "{screen}");
+    assert!(
+        screen.contains("⊘ bash  make watch  job-1 · no longer runs"),
+        "{screen}"
+    );
+    // A second job the model read to its end.
+    app.apply(&tool(ToolEvent::Requested {
+        call: CallId::new("c2"),
+        name: "bash".into(),
+        args: json!({"command": "cargo test", "background": true}),
+    }));
+    app.apply(&tool(ToolEvent::Finished {
+        call: CallId::new("c2"),
+        name: "bash".into(),
+        result: ToolResult::ok(ToolOutput::Command(CommandRun {
+            command: "cargo test".into(),
+            job_id: Some("job-2".into()),
+            background: true,
+            ..CommandRun::default()
+        })),
+    }));
+    app.apply(&tool(ToolEvent::Finished {
+        call: CallId::new("c3"),
+        name: "job_output".into(),
+        result: ToolResult::ok(ToolOutput::Job(crate::tool_output::JobReport {
+            job_id: "job-2".into(),
+            command: "cargo test".into(),
+            exit_code: Some(101),
+            ..Default::default()
+        })),
+    }));
+    let screen = screen_text(&app, 100, 20);
+    assert!(
+        screen.contains("✗ bash  cargo test  job-2 · exit code 101"),
+        "{screen}"
+    );
+}
