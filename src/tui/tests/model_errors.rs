@@ -133,3 +133,29 @@ fn a_late_start_up_warning_does_not_split_an_answer_that_is_streaming() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_warning_that_arrives_mid_stream_does_not_split_the_answer() {
+    let mut app = app(Instant::now());
+    streamed(&mut app, "first half");
+    app.apply(&AgentEvent::Warning {
+        message: "something to know".into(),
+    });
+    app.apply(&AgentEvent::TextDelta {
+        turn: TurnId(1),
+        text: " and second half".into(),
+    });
+    app.apply(&AgentEvent::AssistantMessage {
+        turn: TurnId(1),
+        text: "first half and second half".into(),
+        reasoning: String::new(),
+    });
+    let screen = screen_text(&app, 160, 24);
+    assert_eq!(
+        screen.matches("first half and second half").count(),
+        1,
+        "{screen}"
+    );
+    assert_eq!(screen.matches("second half").count(), 1, "{screen}");
+    assert!(screen.contains("something to know"), "{screen}");
+}

@@ -125,29 +125,47 @@ impl Transcript {
 
     /// The assistant entry still streaming for `turn`, if it is the last entry.
     fn streaming(&mut self, turn: TurnId) -> Option<&mut Entry> {
-        let last = self.entries.last_mut()?;
-        match &last.kind {
-            EntryKind::Assistant {
-                turn: t,
-                streaming: true,
-                ..
-            } if *t == turn => Some(last),
+        let index = self.streaming_index()?;
+        let entry = &mut self.entries[index];
+        match &entry.kind {
+            EntryKind::Assistant { turn: t, .. } if *t == turn => Some(entry),
             _ => None,
         }
     }
 
+    /// The answer still streaming: the last entry, or the last before the notices that came
+    /// in while it streamed (a warning must not split an answer in two).
+    fn streaming_index(&self) -> Option<usize> {
+        let index = self
+            .entries
+            .iter()
+            .rposition(|entry| !matches!(entry.kind, EntryKind::Notice { .. }))?;
+        matches!(
+            self.entries[index].kind,
+            EntryKind::Assistant {
+                streaming: true,
+                ..
+            }
+        )
+        .then_some(index)
+    }
+
     fn streaming_or_new(&mut self, turn: TurnId) -> &mut Entry {
-        if self.streaming(turn).is_none() {
-            self.push(EntryKind::Assistant {
+        let index = match self.streaming(turn).is_some() {
+            true => self.streaming_index(),
+            false => None,
+        };
+        let index = match index {
+            Some(index) => index,
+            None => self.push(EntryKind::Assistant {
                 turn,
                 text: StreamText::default(),
                 reasoning: String::new(),
                 streaming: true,
-            });
-        }
+            }),
+        };
         self.changed_below();
-        let last = self.entries.len() - 1;
-        &mut self.entries[last]
+        &mut self.entries[index]
     }
 
     pub fn text_delta(&mut self, turn: TurnId, delta: &str) {
@@ -197,39 +215,25 @@ impl Transcript {
     /// Drops the answer still streaming: the request is being retried and the reply starts
     /// again from its first word (the retry's notice says why).
     pub fn discard_streaming(&mut self) {
-        let streaming = self.entries.last().is_some_and(|entry| {
-            matches!(
-                entry.kind,
-                EntryKind::Assistant {
-                    streaming: true,
-                    ..
-                }
-            )
-        });
-        if !streaming {
+        let Some(index) = self.streaming_index() else {
             return;
+        };
+        // Only notices follow it, never cards: the card indices stay right.
+        self.entries.remove(index);
+        match self.selected {
+            Some(selected) if selected == index => self.selected = None,
+            Some(selected) if selected > index => self.selected = Some(selected - 1),
+            _ => {}
         }
-        self.entries.pop();
-        let len = self.entries.len();
-        if self.selected.is_some_and(|index| index >= len) {
-            self.selected = None;
-        }
-        if matches!(self.scroll, Scroll::At { entry, .. } if entry >= len) {
+        if matches!(self.scroll, Scroll::At { entry, .. } if entry >= index) {
             self.scroll = Scroll::Pinned;
         }
     }
 
     /// Marks every streaming entry finished (turn ended, interrupted).
     pub fn end_streaming(&mut self) {
-        if let Some(entry) = self.entries.last_mut()
-            && matches!(
-                entry.kind,
-                EntryKind::Assistant {
-                    streaming: true,
-                    ..
-                }
-            )
-            && let EntryKind::Assistant { streaming, .. } = entry.kind_mut()
+        if let Some(index) = self.streaming_index()
+            && let EntryKind::Assistant { streaming, .. } = self.entries[index].kind_mut()
         {
             *streaming = false;
         }
