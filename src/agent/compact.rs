@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::Agent;
 use super::context::{BYTES_PER_TOKEN, Meter, serialized_len};
 use crate::bus::{AgentEvent, Usage};
+use crate::llm::stream::cut;
 use crate::llm::{ChatMessage, ChatRequest, LlmError, WireMessages};
 use crate::session_log::Record;
 use crate::tools::{TodoItem, TodoStatus};
@@ -407,17 +408,6 @@ fn stub(name: &str, arguments: &str, bytes: usize) -> String {
         "{STUB_PREFIX}: {what} ({:.1} KB) — {again}]",
         bytes as f64 / 1024.0
     )
-}
-
-fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 /// The old part as plain text for the summariser, at most `budget` bytes: each message cut

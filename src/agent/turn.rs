@@ -266,7 +266,6 @@ impl Agent {
                     wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
                     reason,
                 },
-                StreamDelta::ToolCallStarted { .. } => return,
             };
             let _ = events.send(event);
         };
@@ -533,7 +532,7 @@ impl Shown {
             StreamDelta::Text(text) => self.text.push_str(text),
             StreamDelta::Reasoning(text) => self.reasoning.push_str(text),
             StreamDelta::Retrying { .. } => *self = Self::default(),
-            StreamDelta::Usage(_) | StreamDelta::ToolCallStarted { .. } => {}
+            StreamDelta::Usage(_) => {}
         }
     }
 }

@@ -258,14 +258,6 @@ impl Ledger {
     }
 }
 
-/// The checkpoints (before, after) of the last turn that changed the workspace and was not
-/// undone yet. A turn starts at a user message.
-pub fn turn_to_undo(records: &[Record]) -> Option<(CheckpointId, CheckpointId)> {
-    Ledger::of(records)
-        .to_undo()
-        .map(|t| (t.before.clone(), t.after.clone()))
-}
-
 /// What moving files from checkpoint `from` to `to` would do: the changes to apply, and the
 /// files that moved on since `from` (conflicts, left alone). A file that moved only through
 /// `hops` (cairn's own changes since `from`, oldest first) is not a conflict. `since` ends the

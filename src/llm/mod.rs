@@ -128,11 +128,6 @@ pub struct Completion {
 pub enum StreamDelta {
     Text(String),
     Reasoning(String),
-    /// A tool call began (its name is known; arguments are still arriving).
-    ToolCallStarted {
-        id: CallId,
-        name: String,
-    },
     Usage(Usage),
     /// A retryable failure; the client waits `wait` before retry number `attempt` (1 for the
     /// first retry, at most `max_retries`). `wait` is the server's `Retry-After` when it sent one.

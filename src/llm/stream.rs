@@ -277,7 +277,7 @@ impl StreamAssembler {
             self.push_bounded(false, text, on_delta)?;
         }
         for call in delta.tool_calls.unwrap_or_default() {
-            self.tool_call(call, on_delta)?;
+            self.tool_call(call)?;
         }
         Ok(())
     }

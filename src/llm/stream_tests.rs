@@ -83,20 +83,7 @@ fn openai_two_parallel_calls() {
         cached_tokens: 64,
     };
     assert_eq!(completion.usage, Some(usage));
-    assert_eq!(
-        deltas,
-        vec![
-            StreamDelta::ToolCallStarted {
-                id: CallId::new("call_aaa"),
-                name: "get_weather".into()
-            },
-            StreamDelta::ToolCallStarted {
-                id: CallId::new("call_bbb"),
-                name: "get_weather".into()
-            },
-            StreamDelta::Usage(usage),
-        ]
-    );
+    assert_eq!(deltas, vec![StreamDelta::Usage(usage)]);
 }
 
 #[test]
@@ -200,7 +187,7 @@ data: [DONE]
         )]
     );
     assert_eq!(completion.text, "");
-    assert_eq!(deltas.len(), 1, "no empty text deltas: {deltas:?}");
+    assert!(deltas.is_empty(), "no empty text deltas: {deltas:?}");
 }
 
 #[test]
@@ -277,7 +264,7 @@ data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"id":"same","func
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
 
 "#;
-    let (result, deltas) = decode(body);
+    let (result, _) = decode(body);
     let ids: Vec<String> = result
         .unwrap()
         .tool_calls
@@ -292,17 +279,6 @@ data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
     assert!(ids[3].starts_with("call_"), "{ids:?}");
     let unique: std::collections::HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), 4);
-    let announced: Vec<String> = deltas
-        .into_iter()
-        .filter_map(|d| match d {
-            StreamDelta::ToolCallStarted { id, .. } => Some(id.0),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        announced, ids,
-        "the ids announced while streaming are the final ones"
-    );
 }
 
 #[test]

@@ -59,18 +59,10 @@ impl Walker {
                 Class::Mutating,
                 format!("loads a kubeconfig, whose exec plugins run commands ({name})"),
             ),
-            "kubectl" => subcommand(
-                name,
-                args,
-                &[
-                    "get",
-                    "describe",
-                    "logs",
-                    "version",
-                    "explain",
-                    "api-resources",
-                ],
-            ),
+            "kubectl" => match crate::permissions::outward::kubectl_read_verb(args) {
+                Some(verb) => Own(Class::ReadOnly, format!("only reads ({name} {verb})")),
+                None => subcommand(name, args, &[]),
+            },
             _ => return None,
         })
     }
@@ -96,5 +88,50 @@ fn subcommand(name: &str, args: &[Word], read_only: &[&str]) -> Judged {
             Class::Mutating,
             format!("runs {name}, which is not known to be read-only"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::permissions::classify::{Class, analyze};
+
+    fn class(command: &str) -> Class {
+        analyze(command, std::path::Path::new("/nonexistent-workspace"))
+            .classification()
+            .class
+    }
+
+    /// kubectl's reads are one list: a verb the classifier always knew (`describe`) and one
+    /// only the danger check knew (`top`) both read; what changes a cluster or the kubeconfig
+    /// does not.
+    #[test]
+    fn kubectl_reads_come_from_one_list() {
+        for reads in [
+            "kubectl describe pod x",
+            "kubectl top pods",
+            "kubectl -n prod get pods",
+            "kubectl --context prod events",
+            "kubectl config view",
+            "kubectl auth can-i get pods",
+            "kubectl rollout status deploy/x",
+        ] {
+            assert_eq!(class(reads), Class::ReadOnly, "{reads}");
+        }
+        for writes in [
+            "kubectl delete pod x",
+            "kubectl -n get delete pod x",
+            "kubectl config set-context prod",
+            "kubectl auth reconcile -f rbac.yaml",
+            "kubectl cluster-info dump --output-directory out",
+            "kubectl rollout restart deploy/x",
+            "kubectl kustomize --enable-exec .",
+        ] {
+            assert_ne!(class(writes), Class::ReadOnly, "{writes}");
+        }
+        assert_eq!(class("kubectl delete pod x"), Class::Dangerous);
+        assert_eq!(
+            class("kubectl auth reconcile -f rbac.yaml"),
+            Class::Dangerous
+        );
     }
 }

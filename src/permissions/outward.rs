@@ -517,40 +517,59 @@ fn gh(first: Option<&str>, second: Option<&str>, args: &[Word]) -> Option<Judged
     })
 }
 
-fn kubectl(name: &str, args: &[Word]) -> Option<Judged> {
-    let with_value = [
-        "-n",
-        "--namespace",
-        "--context",
-        "--cluster",
-        "--user",
-        "-s",
-        "--server",
-        "--token",
-        "--kubeconfig",
-        "-l",
-        "--selector",
-        "-o",
-        "--output",
-        "-f",
-        "--filename",
-        "-c",
-        "--container",
-        "--as",
-        "--as-group",
-        "--request-timeout",
-    ];
-    let words = positionals(args, &with_value);
+/// kubectl's options that take a value, so that the verb is the first positional.
+const KUBECTL_WITH_VALUE: &[&str] = &[
+    "-n",
+    "--namespace",
+    "--context",
+    "--cluster",
+    "--user",
+    "-s",
+    "--server",
+    "--token",
+    "--kubeconfig",
+    "-l",
+    "--selector",
+    "-o",
+    "--output",
+    "-f",
+    "--filename",
+    "-c",
+    "--container",
+    "--as",
+    "--as-group",
+    "--request-timeout",
+];
+
+/// The verb of a kubectl command that only reads (the cluster and the local files), or None.
+/// The one list of kubectl's reads: the classifier's read-only verdict and the danger check
+/// both ask it. A verb with sub-verbs that write (`config set-context`, `auth reconcile`,
+/// `cluster-info dump`, `rollout restart`) reads only with a reading sub-verb.
+pub(crate) fn kubectl_read_verb(args: &[Word]) -> Option<&str> {
+    let words = positionals(args, KUBECTL_WITH_VALUE);
     let verb = words.first()?.text.as_str();
-    if KUBECTL_READS.contains(&verb) {
-        return None;
-    }
-    if verb == "rollout"
-        && matches!(
-            words.get(1).map(|w| w.text.as_str()),
-            Some("status" | "history")
-        )
-    {
+    let sub = words.get(1).map(|w| w.text.as_str());
+    let reads = match verb {
+        "config" => matches!(
+            sub,
+            Some("view" | "current-context" | "get-contexts" | "get-clusters" | "get-users")
+        ),
+        "auth" => matches!(sub, Some("can-i" | "whoami")),
+        "cluster-info" => sub != Some("dump"),
+        "plugin" => sub == Some("list"),
+        "rollout" => matches!(sub, Some("status" | "history")),
+        // Exec and function plugins run only when enabled by a flag.
+        "kustomize" => !args.iter().any(|a| a.text.starts_with("--enable")),
+        verb => KUBECTL_READS.contains(&verb),
+    };
+    reads.then_some(verb)
+}
+
+fn kubectl(name: &str, args: &[Word]) -> Option<Judged> {
+    let words = positionals(args, KUBECTL_WITH_VALUE);
+    let verb = words.first()?.text.as_str();
+    // `kubectl config …` changes the local kubeconfig, not a cluster: not a danger.
+    if verb == "config" || kubectl_read_verb(args).is_some() {
         return None;
     }
     Some(Own(

@@ -79,7 +79,7 @@ impl Tool for Glob {
                 if !base.as_os_str().is_empty()
                     && std::fs::symlink_metadata(real.as_path()).is_err() =>
             {
-                let dir = dir_arg(&args);
+                let dir = super::paths::dir_arg(args.path.as_deref());
                 let dir_real = cx.resolve(dir)?;
                 if !dir_real.as_path().is_dir() {
                     return Err(err);
@@ -100,16 +100,9 @@ impl Tool for Glob {
     }
 }
 
-fn dir_arg(args: &Args) -> &str {
-    args.path
-        .as_deref()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or(".")
-}
-
 /// The directory argument joined with the pattern's literal base.
 fn walk_root(args: &Args, base: &Path) -> String {
-    let dir = dir_arg(args);
+    let dir = super::paths::dir_arg(args.path.as_deref());
     if base.as_os_str().is_empty() {
         dir.to_string()
     } else {

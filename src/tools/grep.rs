@@ -99,13 +99,13 @@ impl Tool for Grep {
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: Args = parse_args(args)?;
         query(&args)?;
-        cx.read_access(root_arg(&args))
+        cx.read_access(super::paths::dir_arg(args.path.as_deref()))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(&args)?;
         let query = query(&args)?;
-        let real = cx.resolve(root_arg(&args))?;
+        let real = cx.resolve(super::paths::dir_arg(args.path.as_deref()))?;
         let display = real.display_in(cx.workspace());
         let place = cx.read_place(&real, &display)?;
         existing_root(&place, &display)?;
@@ -118,13 +118,6 @@ impl Tool for Grep {
         .await?;
         Ok(ToolOutput::Matches(matches))
     }
-}
-
-fn root_arg(args: &Args) -> &str {
-    args.path
-        .as_deref()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or(".")
 }
 
 fn query(args: &Args) -> Result<Query, ToolError> {

@@ -56,13 +56,13 @@ impl Tool for ListDir {
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: Args = parse_args(args)?;
-        cx.read_access(root_arg(&args))
+        cx.read_access(super::paths::dir_arg(args.path.as_deref()))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(&args)?;
         let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
-        let real = cx.resolve(root_arg(&args))?;
+        let real = cx.resolve(super::paths::dir_arg(args.path.as_deref()))?;
         let display = real.display_in(cx.workspace());
         let place = cx.read_place(&real, &display)?;
         if existing_root(&place, &display)? != RootKind::Dir {
@@ -82,13 +82,6 @@ impl Tool for ListDir {
         .await?;
         Ok(ToolOutput::Listing(listing))
     }
-}
-
-fn root_arg(args: &Args) -> &str {
-    args.path
-        .as_deref()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or(".")
 }
 
 /// Lists `place` down to `depth` levels, keeping at most `cap` entries, never entering `skip`.

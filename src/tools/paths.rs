@@ -9,6 +9,12 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// The directory a listing or search tool starts from: its `path` argument, or the workspace
+/// (`.`) when it is missing or blank.
+pub fn dir_arg(path: Option<&str>) -> &str {
+    path.filter(|p| !p.trim().is_empty()).unwrap_or(".")
+}
+
 /// Symlink hops followed before giving up, like the kernel's ELOOP limit.
 const MAX_SYMLINK_HOPS: usize = 40;
 

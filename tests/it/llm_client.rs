@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use cairn::bus::{CallId, Usage};
+use cairn::bus::Usage;
 use cairn::llm::{
     AssembledCall, ChatMessage, ChatModel, ChatRequest, Completion, HttpModel, LlmError,
     ProviderSettings, ReplyLimits, StreamDelta, WireMessages,
@@ -522,7 +522,7 @@ async fn parallel_tool_calls_split_across_chunks_are_assembled() {
     .split_arguments_every(3)])
     .await;
     let model = HttpModel::new(settings(llm.url())).unwrap();
-    let (result, deltas) = chat(&model).await;
+    let (result, _) = chat(&model).await;
     let completion = result.unwrap();
     assert_eq!(completion.text, "Let me do both.");
     assert_eq!(completion.finish_reason.as_deref(), Some("tool_calls"));
@@ -538,23 +538,6 @@ async fn parallel_tool_calls_split_across_chunks_are_assembled() {
         .map(|c| serde_json::from_str(&c.arguments).unwrap())
         .collect();
     assert_eq!(args, [write, read]);
-    let started: Vec<_> = deltas
-        .iter()
-        .filter(|d| matches!(d, StreamDelta::ToolCallStarted { .. }))
-        .collect();
-    assert_eq!(
-        started,
-        [
-            &StreamDelta::ToolCallStarted {
-                id: CallId::new("c1"),
-                name: "write_file".into()
-            },
-            &StreamDelta::ToolCallStarted {
-                id: CallId::new("c2"),
-                name: "read_file".into()
-            },
-        ]
-    );
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::StreamAssembler;
 use super::chunk::ToolCallDelta;
 use crate::bus::CallId;
-use crate::llm::{LlmError, StreamDelta};
+use crate::llm::LlmError;
 
 #[derive(Debug, Default)]
 pub(super) struct PartialCall {
@@ -26,11 +26,7 @@ impl StreamAssembler {
     // an index, a fragment that names a tool starts a new call and any other continues the
     // last one; so does a fragment under an unknown index with neither id nor name (endpoints
     // that shift the index of argument fragments). Arguments stay raw text throughout.
-    pub(super) fn tool_call(
-        &mut self,
-        call: ToolCallDelta,
-        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<(), LlmError> {
+    pub(super) fn tool_call(&mut self, call: ToolCallDelta) -> Result<(), LlmError> {
         let id = call.id.filter(|id| !id.is_empty());
         let (name, arguments) = match call.function {
             Some(f) => (f.name.filter(|n| !n.is_empty()), f.arguments),
@@ -93,9 +89,8 @@ impl StreamAssembler {
             && self.calls[at].name.is_empty()
         {
             let id = self.unique_id(at);
-            self.calls[at].name = name.clone();
-            self.calls[at].id = Some(id.clone());
-            on_delta(StreamDelta::ToolCallStarted { id, name });
+            self.calls[at].name = name;
+            self.calls[at].id = Some(id);
         }
         if let Some(arguments) = arguments {
             let max = self.limits.max_call_bytes;
