@@ -104,6 +104,12 @@ pub enum Record {
         commit: crate::checkpoint::CheckpointId,
         kind: crate::checkpoint::CheckpointKind,
     },
+    /// An `/undo`, `/redo` or `/rewind` was done: what it did (after its `Checkpoint` and
+    /// `Fork` records), so a resume and `cairn replay` show the line the user saw.
+    Restored {
+        what: crate::bus::Restore,
+        done: crate::bus::RestorePlan,
+    },
     /// `/rewind` forked the conversation: from here on it is what it was just before the user
     /// message `at` (its ordinal among all user records of the log, 0 first). The records of
     /// the branch left stay in the log (`cairn replay` shows them); a resume continues here.

@@ -296,6 +296,10 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 what: what.clone(),
                 changes: changes.clone(),
             }),
+            Record::Restored { what, done } => out.events.push(AgentEvent::Restored {
+                what: what.clone(),
+                done: done.clone(),
+            }),
             Record::SkillLoaded { name, dir, text } => out.skills.push(LoadedSkill {
                 name: name.clone(),
                 dir: dir.clone(),

@@ -88,7 +88,8 @@ impl Agent {
         let changes = match applied {
             Ok(changes) => changes,
             Err((done, err)) if done.is_empty() => {
-                return self.refuse(target, what, format!("nothing was changed: {err}"));
+                // The confirmation says "Nothing was changed" itself.
+                return self.refuse(target, what, err);
             }
             Err((done, err)) => {
                 self.emit(AgentEvent::Warning {

@@ -14,7 +14,8 @@ use crate::tools::patch;
 #[derive(Debug, Clone)]
 pub(super) struct Located {
     pub changes: Vec<FileChange>,
-    /// "the edit_file call c2", "the command `make gen`", "the revert revert-1".
+    /// What made the change, in words, never an internal id: "the edit of src/x.py", "the
+    /// command `make gen`", "the revert of the edit of src/x.py".
     pub label: String,
     /// Checkpoints around the change, when they are known to bracket it alone.
     pub before: Option<CheckpointId>,
@@ -32,23 +33,39 @@ impl Located {
         }
     }
 
-    /// The revert in words, for the confirmation, the transcript and the model.
+    /// The revert in words, for the confirmation ("Revert {what}."), the transcript
+    /// ("reverted {what}") and the model: "the edit of src/x.py", "hunk 2 of 3 of the edit
+    /// of src/x.py", "what the command `make` did to out/a.txt", "everything the command
+    /// `make` changed (3 files)".
     pub fn what(&self, target: &RevertTarget) -> String {
-        let label = &self.label;
-        match (target.file.and_then(|i| self.changes.get(i)), target.hunk) {
+        let chosen = target.file.and_then(|i| self.changes.get(i));
+        let whole_file = |change: &FileChange| {
+            if self.names_its_file() {
+                self.label.clone()
+            } else {
+                format!(
+                    "what {} did to {}",
+                    self.label,
+                    crate::visible::name(&change.path)
+                )
+            }
+        };
+        match (chosen, target.hunk) {
             (Some(change), Some(hunk)) => {
                 let hunks = patch::parse(&change.diff).hunks.len();
-                format!("hunk {} of {hunks} in {} ({label})", hunk + 1, change.path)
+                format!("hunk {} of {hunks} of {}", hunk + 1, whole_file(change))
             }
-            (Some(change), None) if self.changes.len() == 1 => {
-                format!("{label} to {}", change.path)
-            }
-            (Some(change), None) => format!("what {label} did to {}", change.path),
-            (None, _) if self.changes.len() == 1 => {
-                format!("{label} to {}", self.changes[0].path)
-            }
-            (None, _) => format!("everything {label} changed ({} files)", self.changes.len()),
+            (Some(change), None) => whole_file(change),
+            (None, _) => match self.changes.as_slice() {
+                [only] => whole_file(only),
+                all => format!("everything {} changed ({} files)", self.label, all.len()),
+            },
         }
+    }
+
+    /// Whether the label names the one file the change is about ("the edit of x.py").
+    fn names_its_file(&self) -> bool {
+        !self.label.starts_with("the command ") && self.changes.len() == 1
     }
 }
 
@@ -58,6 +75,40 @@ fn changes_of(output: Option<&ToolOutput>) -> Vec<FileChange> {
         Some(ToolOutput::Command(run)) => run.changes.clone(),
         _ => Vec::new(),
     }
+}
+
+/// What made a change, as the user knows it (never the call's id): the command, or the file
+/// tool's kind of change to its file.
+pub(super) fn change_label(
+    tool: &str,
+    output: Option<&ToolOutput>,
+    changes: &[FileChange],
+) -> String {
+    if let Some(ToolOutput::Command(run)) = output {
+        let (cut, more) = crate::tools::text::cut_chars(run.command.trim(), 60);
+        return format!("the command `{cut}{}`", if more { "…" } else { "" });
+    }
+    let Some(change) = changes.first() else {
+        return format!("the {tool} change");
+    };
+    let path = crate::visible::name(&change.path);
+    match tool {
+        "edit_file" => format!("the edit of {path}"),
+        "write_file" if change.created => format!("the creation of {path}"),
+        "write_file" => format!("the rewrite of {path}"),
+        _ if change.created => format!("the creation of {path} ({tool})"),
+        _ => format!("the change to {path} ({tool})"),
+    }
+}
+
+/// An earlier revert, named by what it reverted: "the revert of the edit of x.py".
+fn revert_label(what: &str, changes: &[FileChange]) -> String {
+    if what.is_empty() {
+        let files = changes.len();
+        let s = if files == 1 { "" } else { "s" };
+        return format!("the earlier revert ({files} file{s})");
+    }
+    format!("the revert of {what}")
 }
 
 /// Finds the change `source` names in the session's records.
@@ -72,17 +123,18 @@ pub(super) fn locate(records: &[Record], target: &RevertTarget) -> Result<Locate
                     changes,
                     before,
                     after,
+                    what,
                     ..
                 } if found == id => Some(Located {
                     changes: changes.clone(),
-                    label: format!("the revert {id}"),
+                    label: revert_label(what, changes),
                     before: before.clone(),
                     after: after.clone(),
                     shared: HashSet::new(),
                 }),
                 _ => None,
             })
-            .ok_or_else(|| format!("no revert {id} in this session's log")),
+            .ok_or_else(|| "that revert is not in this session's log any more".to_string()),
         ChangeSource::Call(call) => locate_call(records, call, target.shown.as_ref()),
     }
 }
@@ -124,16 +176,13 @@ fn locate_call(
         }
     }
     let Some((at, name, output, before_at)) = found else {
-        return Err(format!("no change of call {call} in this session's log"));
+        return Err(
+            "that change is not in this session's log any more (it may be from a rewound branch)"
+                .to_string(),
+        );
     };
     let changes = changes_of(output.as_ref());
-    let label = match &output {
-        Some(ToolOutput::Command(run)) => {
-            let (cut, more) = crate::tools::text::cut_chars(run.command.trim(), 60);
-            format!("the command `{cut}{}`", if more { "…" } else { "" })
-        }
-        _ => format!("the {name} call {call}"),
-    };
+    let label = change_label(&name, output.as_ref(), &changes);
     let is_command = matches!(output, Some(ToolOutput::Command(_)));
     let (before, after, range) = bracket(records, before_at, at, is_command);
     let mut seen: HashMap<String, usize> = HashMap::new();

@@ -79,8 +79,10 @@ impl Plan {
     pub fn to_plan(&self) -> RevertPlan {
         if self.steps.is_empty() {
             return RevertPlan::Refused {
-                reason: "nothing to revert: the files are already as they were before the change"
-                    .into(),
+                reason:
+                    "the files are already as they were before the change, so there is nothing \
+                         to revert"
+                        .into(),
             };
         }
         let conflicts: Vec<RevertConflict> = self

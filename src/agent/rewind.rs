@@ -130,6 +130,10 @@ impl Agent {
             self.fork(*at, text);
         }
         let note = note_for(&what, &moved);
+        self.record(&Record::Restored {
+            what: what.clone(),
+            done: moved.clone(),
+        });
         self.emit(AgentEvent::Restored { what, done: moved });
         if let Some(note) = note {
             self.tell_model(note);

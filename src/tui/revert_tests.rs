@@ -69,7 +69,7 @@ fn press(modal: &mut RevertModal, code: KeyCode) -> RevertKey {
     modal.handle_key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-const WHAT: &str = "hunk 2 of 3 in src/f.txt (the edit_file call c2)";
+const WHAT: &str = "hunk 2 of 3 of the edit of src/f.txt";
 
 #[test]
 fn the_preview_shows_the_reverse_diff_and_the_keys() {
@@ -226,7 +226,7 @@ mod in_the_app {
         assert!(screen(&app).contains("Working out what the revert would do"));
         app.apply(&AgentEvent::RevertPreview {
             target: wanted.clone(),
-            what: "hunk 1 of 1 in src/f.txt (the edit_file call c2)".into(),
+            what: "hunk 1 of 1 of the edit of src/f.txt".into(),
             plan: ready(None),
             moved: false,
         });
@@ -240,7 +240,7 @@ mod in_the_app {
         app.apply(&AgentEvent::Reverted {
             id: "revert-1".into(),
             target: wanted,
-            what: "hunk 1 of 1 in src/f.txt (the edit_file call c2)".into(),
+            what: "hunk 1 of 1 of the edit of src/f.txt".into(),
             changes: vec![FileChange {
                 path: "src/f.txt".into(),
                 diff: "--- a/src/f.txt\n+++ b/src/f.txt\n@@ -1,2 +1,2 @@\n a\n-c\n+b\n".into(),
@@ -252,7 +252,7 @@ mod in_the_app {
         let shown = screen(&app);
         assert!(!shown.contains("y apply"), "the modal closed:\n{shown}");
         assert!(
-            shown.contains("reverted hunk 1 of 1 in src/f.txt"),
+            shown.contains("reverted hunk 1 of 1 of the edit of src/f.txt"),
             "{shown}"
         );
         assert!(shown.contains("2 edits · 1 file"), "{shown}");

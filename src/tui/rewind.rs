@@ -358,8 +358,8 @@ fn plan_lines(what: &Restore, plan: &RestorePlan) -> Vec<Line<'static>> {
     out.push(Line::styled(
         match files {
             0 => "No file changes.".to_string(),
-            1 => "1 file changes:".to_string(),
-            n => format!("{n} files change:"),
+            1 => "This changes 1 file:".to_string(),
+            n => format!("This changes {n} files:"),
         },
         theme::bold(),
     ));
@@ -421,6 +421,15 @@ pub fn action_label(file: &crate::tool_output::FileChange) -> &'static str {
     }
 }
 
+/// What a restore did to a file, for the line after it: "restored", "removed", "recreated".
+fn done_label(file: &crate::tool_output::FileChange) -> &'static str {
+    match action_label(file).trim_end() {
+        "recreate" => "recreated",
+        "remove" => "removed",
+        _ => "restored",
+    }
+}
+
 /// The transcript's note after a restore was done.
 pub fn restored_text(what: &Restore, done: &RestorePlan) -> String {
     let head = match what {
@@ -441,13 +450,7 @@ pub fn restored_text(what: &Restore, done: &RestorePlan) -> String {
             .files
             .iter()
             .take(8)
-            .map(|f| {
-                format!(
-                    "{} {}",
-                    action_label(f).trim_end(),
-                    crate::visible::name(&f.path)
-                )
-            })
+            .map(|f| format!("{} {}", done_label(f), crate::visible::name(&f.path)))
             .collect();
         if names.is_empty() {
             out.push_str(": no file changed");

@@ -486,6 +486,7 @@ mod model_errors;
 mod pickers;
 mod plan;
 mod queue;
+mod replay;
 mod status_line;
 mod web_card;
 mod welcome;

@@ -159,7 +159,7 @@ async fn revert_one_hunk_then_a_commands_effects_and_tell_the_model_with_git_unt
     // The middle hunk only.
     let hunk = target(call("c2"), Some(0), Some(1));
     let (what, plan) = preview(&mut agent, &hunk).await;
-    assert_eq!(what, "hunk 2 of 3 in f.txt (the write_file call c2)");
+    assert_eq!(what, "hunk 2 of 3 of the rewrite of f.txt");
     let RevertPlan::Ready { files, .. } = &plan else {
         panic!("{plan:?}")
     };
@@ -201,7 +201,7 @@ async fn revert_one_hunk_then_a_commands_effects_and_tell_the_model_with_git_unt
     agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
     let sent = llm.request(llm.requests().len() - 1).to_string();
     assert!(
-        sent.contains("The user reverted hunk 2 of 3 in f.txt"),
+        sent.contains("The user reverted hunk 2 of 3 of the rewrite of f.txt"),
         "{sent}"
     );
     assert!(sent.contains("-line twenty\\n+line 20"), "{sent}");

@@ -71,7 +71,7 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
         })
         .await;
     for expected in [
-        "Revert hunk 2 of 3 in f.txt (the write_file call c2)",
+        "Revert hunk 2 of 3 of the rewrite of f.txt",
         "change f.txt +1 -1",
         "- line twenty",
         "+ line 20",
@@ -80,7 +80,8 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
     }
     assert_eq!(sb.read("f.txt"), edited(), "nothing is written before y");
     tui.send("y");
-    tui.wait_for_text("reverted hunk 2 of 3 in f.txt").await;
+    tui.wait_for_text("reverted hunk 2 of 3 of the rewrite of f.txt")
+        .await;
     assert_eq!(
         sb.read("f.txt"),
         edited().replace("line twenty\n", "line 20\n"),
@@ -98,7 +99,7 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
     tui.wait_for_text("Understood.").await;
     let sent = llm.request(3).to_string();
     assert!(
-        sent.contains("The user reverted hunk 2 of 3 in f.txt (the write_file call c2)"),
+        sent.contains("The user reverted hunk 2 of 3 of the rewrite of f.txt"),
         "{sent}"
     );
     assert!(sent.contains("-line twenty\\n+line 20\\n"), "{sent}");
@@ -110,7 +111,8 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
     let replay = Tui::start_args(&sb, &["replay", &id], 120, 40);
     replay
         .wait_for("the revert in the replay", |s| {
-            s.contains("reverted hunk 2 of 3 in f.txt") && s.contains("2 edits · 1 file")
+            s.contains("reverted hunk 2 of 3 of the rewrite of f.txt")
+                && s.contains("2 edits · 1 file")
         })
         .await;
     replay.quit().await;
