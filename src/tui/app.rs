@@ -103,6 +103,9 @@ pub struct App {
     pub(crate) layers: Layers,
     pub(crate) focus: Focus,
     pub(crate) tab: Tab,
+    /// Edits in the diff pane when its tab was last shown (narrow layout): the newer ones
+    /// are badged on the tab bar.
+    pub(crate) diffs_seen: usize,
     pub(crate) read_only: bool,
     /// The agent is working on a request (from our submit until `Idle`).
     pub(crate) busy: bool,
@@ -174,6 +177,7 @@ impl App {
                 Focus::Input
             },
             tab: Tab::Transcript,
+            diffs_seen: 0,
             read_only: options.read_only,
             busy: false,
             queued: Default::default(),

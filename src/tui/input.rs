@@ -369,6 +369,9 @@ impl App {
 
     pub(crate) fn set_focus(&mut self, focus: Focus) {
         self.focus = focus;
+        if focus == Focus::Diffs {
+            self.diffs_seen = self.diffs.len();
+        }
         self.tab = match focus {
             Focus::Transcript => Tab::Transcript,
             Focus::Todos => Tab::Todos,
@@ -426,6 +429,7 @@ impl App {
             self.set_focus(Focus::Diffs);
         } else if self.tab != Tab::Diffs {
             self.tab = Tab::Diffs;
+            self.diffs_seen = self.diffs.len();
         }
     }
 

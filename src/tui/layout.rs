@@ -117,15 +117,17 @@ impl App {
     fn render_narrow(&self, main: Rect, buf: &mut Buffer) {
         let [tabs, body] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main);
-        let todos = if self.todos.is_empty() {
+        let (done, total, current) = self.todos.progress();
+        let todos = if total == 0 {
             String::new()
         } else {
-            " •".to_string()
+            format!(" {done}/{total}")
         };
-        let diffs = if self.diffs.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", self.diffs.len())
+        let unseen = self.diffs.len().saturating_sub(self.diffs_seen);
+        let diffs = match (self.diffs.len(), unseen) {
+            (0, _) => String::new(),
+            (n, new) if new > 0 && self.tab != Tab::Diffs => format!(" {n} ({new} new)"),
+            (n, _) => format!(" {n}"),
         };
         let labels = [
             (Tab::Transcript, "Transcript".to_string()),
@@ -144,7 +146,20 @@ impl App {
             };
             spans.push(Span::styled(label, style));
         }
-        spans.push(Span::styled("   Tab switches", theme::dim()));
+        // The item in progress where the user looks, when the todos are not the tab shown.
+        let used: usize = spans.iter().map(|s| wrap::width(&s.content)).sum();
+        let room = usize::from(tabs.width).saturating_sub(used + 4);
+        match current {
+            Some(current) if self.tab != Tab::Todos && room >= 12 => {
+                let text = crate::visible::name(current);
+                spans.push(Span::styled("  ▸ ", theme::accent()));
+                spans.push(Span::styled(
+                    wrap::truncate(&text, room),
+                    theme::todo_in_progress(),
+                ));
+            }
+            _ => spans.push(Span::styled("   Tab switches", theme::dim())),
+        }
         buf.set_line(tabs.x, tabs.y, &Line::from(spans), tabs.width);
         let mut areas = Areas::default();
         match self.tab {

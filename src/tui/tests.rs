@@ -173,6 +173,12 @@ fn whole_layout_200x60() {
 #[test]
 fn narrow_terminal_shows_side_panes_as_tabs() {
     let mut app = scripted_session(Instant::now());
+    // At 80 columns the plan and the edits are not hidden behind their tabs: the tab bar
+    // says how far the todos are, which one runs, and that an edit is new.
+    let bar = screen_text(&app, 80, 24);
+    assert!(bar.contains("Todos 1/3"), "{bar}");
+    assert!(bar.contains("▸ Run the test suite"), "{bar}");
+    assert!(bar.contains("Diffs 1 (1 new)"), "{bar}");
     app.handle_input(&key(KeyCode::Tab));
     app.handle_input(&key(KeyCode::Tab));
     app.handle_input(&key(KeyCode::Tab));

@@ -28,6 +28,22 @@ impl TodoPane {
         self.items.is_empty()
     }
 
+    /// Items done, items in all, and the one in progress: what the narrow layout's tab bar
+    /// shows, so the plan is seen without opening its tab.
+    pub fn progress(&self) -> (usize, usize, Option<&str>) {
+        let done = self
+            .items
+            .iter()
+            .filter(|t| t.status == TodoStatus::Completed)
+            .count();
+        let current = self
+            .items
+            .iter()
+            .find(|t| t.status == TodoStatus::InProgress)
+            .map(|t| t.content.as_str());
+        (done, self.items.len(), current)
+    }
+
     pub fn scroll_by(&mut self, delta: isize) {
         self.scroll = self
             .scroll
