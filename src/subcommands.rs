@@ -235,17 +235,22 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     let network = crate::launch::network_stack(&config.network)?;
     // The same confinement as a session's tools, with the current directory as the
     // workspace: commands run in its sandbox, the file tools keep to its roots.
+    // The only setup notice is a missing Landlock; it speaks of asking, which a call the
+    // user typed does not do, so it is said here as it applies.
     let mut notices = Vec::new();
-    let env = crate::launch::confined_tools(&config, &workspace, &network, &mut notices)?.env;
-    for notice in notices {
+    let confined = crate::launch::confined_tools(&config, &workspace, &network, &mut notices)?;
+    if !confined.sandbox.summary.on && name == "bash" {
         #[allow(clippy::print_stderr)]
         {
-            eprintln!(
-                "{}",
-                visible::terminal::clean(&format!("warning: {notice}"))
-            );
+            let why = if confined.sandbox.missing {
+                "Landlock is unavailable"
+            } else {
+                "sandbox.enabled = false in the config"
+            };
+            eprintln!("warning: no sandbox ({why}): the command runs with your full permissions");
         }
     }
+    let env = confined.env;
     let cx = ToolCx::new(Arc::clone(&env));
     if let (Some(path), Some(reader), false) = (
         args.get("path"),

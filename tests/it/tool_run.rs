@@ -66,3 +66,19 @@ fn a_command_run_by_hand_writes_only_inside_the_workspace() {
     assert!(workspace.join("inside").exists(), "{stdout} / {stderr}");
     assert!(stdout.contains("done"), "{stdout}");
 }
+
+#[test]
+fn a_command_run_by_hand_without_the_sandbox_says_so() {
+    let root = tempfile::tempdir().unwrap();
+    let workspace = root.path().join("ws");
+    let config = root.path().join("home/config");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[sandbox]\nenabled = false\n").unwrap();
+    let (ok, stdout, stderr) = tool_run_bash(&workspace, "echo ran");
+    assert!(ok && stdout.contains("ran"), "{stdout} / {stderr}");
+    assert!(
+        stderr.contains("no sandbox (sandbox.enabled = false in the config)"),
+        "{stderr}"
+    );
+}
