@@ -328,3 +328,74 @@ async fn tui_pty_cairn_undo_on_a_terminal_shows_the_files_and_asks() {
     assert_eq!(sb.read("a.txt"), "one\n");
     assert!(!sb.path("b.txt").exists());
 }
+
+/// `p` on a held command saves a project rule; `/undo` then takes back the command's file but
+/// keeps `.cairn/config.toml` with the rule, and so does a rewind of the files after a redo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_undo_after_p_keeps_the_project_rule() {
+    let sb = Sandbox::new().file("a.txt", "one\n");
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch made.txt"})),
+        Script::text("Made it."),
+    ])
+    .await;
+    let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 120, 40);
+    tui.submit("make it").await;
+    // The legend shows once the prompt takes keys (not while it holds back after typing).
+    tui.wait_for("the approval", |s| {
+        s.contains("Allow bash?") && s.contains("approve once") && s.contains("in this project")
+    })
+    .await;
+    tui.send("p");
+    tui.wait_for("the answer", |s| {
+        s.contains("Made it.") && s.contains("idle")
+    })
+    .await;
+    assert!(sb.path("made.txt").exists());
+    let saved = sb.read(".cairn/config.toml");
+    assert!(saved.contains("touch"), "{saved}");
+
+    tui.send("/undo\r");
+    let confirm = tui
+        .wait_for("the undo confirmation", |s| {
+            s.contains("Undo the last turn") && s.contains("y apply")
+        })
+        .await;
+    assert!(
+        confirm.contains("This changes 1 file:") && confirm.contains("  made.txt"),
+        "only the model's file: {confirm}"
+    );
+    tui.send("y");
+    tui.wait_for_text("undid the last turn").await;
+    assert!(
+        !sb.path("made.txt").exists(),
+        "the model's change is undone"
+    );
+    assert_eq!(
+        sb.read(".cairn/config.toml"),
+        saved,
+        "the user's rule stays"
+    );
+
+    tui.send("/redo\r");
+    tui.wait_for_text("Redo what the last undo took back").await;
+    tui.send("y");
+    tui.wait_for_text("redid the undone turn").await;
+    assert!(sb.path("made.txt").exists());
+    tui.send("/rewind\r");
+    tui.wait_for_text("Rewind to before a message").await;
+    tui.send("\r");
+    tui.wait_for_text("what to restore?").await;
+    tui.send("f");
+    tui.wait_for("the rewind confirmation", |s| s.contains("y apply"))
+        .await;
+    tui.send("y");
+    tui.wait_for_text("rewound the files").await;
+    assert!(!sb.path("made.txt").exists());
+    assert_eq!(
+        sb.read(".cairn/config.toml"),
+        saved,
+        "a rewind keeps it too"
+    );
+    tui.quit().await;
+}
