@@ -121,9 +121,11 @@ fn bench_large_workspace() {
     };
     let store = CheckpointStore::open_with(data.path(), root, session).unwrap();
     assert!(store.watching(), "file notifications unavailable here");
+    cairn::checkpoint::phases::reset();
     let first = timed(|| {
         store.snapshot().unwrap();
     });
+    let first_phases = cairn::checkpoint::phases::totals();
     // The next one re-checks entries the first recorded in the same second as their files.
     std::thread::sleep(Duration::from_millis(1100));
     store.snapshot().unwrap();
@@ -133,6 +135,14 @@ fn bench_large_workspace() {
         "  first checkpoint:                  {} (target < 2 s)",
         medians(vec![first])
     );
+    for t in first_phases {
+        println!(
+            "    {:<40} {:>9.1?} wall {:>9.1?} CPU",
+            t.phase.name(),
+            t.wall,
+            t.cpu
+        );
+    }
     println!("  with file notifications (a session):");
     println!(
         "    after a command that changed nothing: {}",

@@ -30,9 +30,11 @@ pub enum Phase {
     Commit,
     /// A command's list of changed files (tree diff and the diffs of the files).
     Changes,
+    /// Writing a deferred checkpoint to disk (in the background).
+    Flush,
 }
 
-const PHASES: [Phase; 10] = [
+const PHASES: [Phase; 11] = [
     Phase::Before,
     Phase::CommandAfter,
     Phase::Settle,
@@ -43,6 +45,7 @@ const PHASES: [Phase; 10] = [
     Phase::Trees,
     Phase::Commit,
     Phase::Changes,
+    Phase::Flush,
 ];
 
 impl Phase {
@@ -58,6 +61,7 @@ impl Phase {
             Phase::Trees => "  write trees",
             Phase::Commit => "  commit and refs",
             Phase::Changes => "a command's changed-file list",
+            Phase::Flush => "write a deferred checkpoint (background)",
         }
     }
 }

@@ -121,6 +121,7 @@ impl CheckpointStore {
         if live.unwritten.is_empty() {
             return self.db.flush().map_err(io_err(self.git_dir()));
         }
+        let _timer = phases::time(Phase::Flush);
         self.db.flush().map_err(io_err(self.git_dir()))?;
         for commit in std::mem::take(&mut live.unwritten) {
             self.add_ref(&commit)?;
@@ -216,18 +217,22 @@ impl CheckpointStore {
         };
         let looked = if full {
             let _timer = phases::time(Phase::Scan);
-            // Many objects may be new: packed together rather than a file each.
+            // Many objects may be new: packed together rather than a file each (the trees
+            // too: the bulk ends once they are written).
             self.db.begin_bulk();
-            let scanned = scanner.scan_dir(b"");
-            self.db.end_bulk().map_err(io_err(self.git_dir()))?;
-            scanned
+            scanner.scan_dir(b"")
         } else {
             let _timer = phases::time(Phase::Look);
             paths.sort();
             paths.dedup();
             paths.iter().try_for_each(|p| scanner.refresh(p))
         };
-        looked.map_err(io_err(self.workspace()))?;
+        if let Err(err) = looked {
+            if full {
+                self.db.end_bulk().map_err(io_err(self.git_dir()))?;
+            }
+            return Err(io_err(self.workspace())(err));
+        }
         if full {
             live.scanned = true;
             live.full_scans += 1;
@@ -238,9 +243,11 @@ impl CheckpointStore {
         }
         let tree = {
             let _timer = phases::time(Phase::Trees);
-            live.manifest
-                .write_trees(&self.db)
-                .map_err(io_err(self.git_dir()))?
+            let written = live.manifest.write_trees(&self.db);
+            if full {
+                self.db.end_bulk().map_err(io_err(self.git_dir()))?;
+            }
+            written.map_err(io_err(self.git_dir()))?
         };
         if let Some((commit, head_tree)) = live.head
             && head_tree == tree
