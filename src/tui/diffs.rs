@@ -12,6 +12,7 @@ use ratatui::widgets::{Block, Widget};
 
 use crate::bus::{CallId, ChangeSource, RevertTarget};
 use crate::tool_output::FileChange;
+use crate::tui::diff_body::Body;
 use crate::tui::{highlight, theme, wrap};
 
 pub use crate::tui::diff_lines::{side_by_side, side_by_side_fits, unified};
@@ -131,12 +132,11 @@ struct LayoutKey {
     view: DiffView,
 }
 
-/// The body of the selected change as drawn: its rows and the row each hunk starts at.
+/// The body of the selected change as drawn, and the layout it was drawn for.
 #[derive(Debug)]
-struct Body {
+struct Drawn {
     key: LayoutKey,
-    lines: Vec<Line<'static>>,
-    hunk_rows: Vec<usize>,
+    body: Body,
     /// Side by side was chosen but would cut code at this width: drawn unified instead.
     too_narrow: bool,
 }
@@ -155,7 +155,7 @@ pub struct DiffPane {
     scroll: Cell<usize>,
     /// Set when a hunk was selected: the next render scrolls it into view.
     jump: Cell<bool>,
-    cache: RefCell<Option<Body>>,
+    cache: RefCell<Option<Drawn>>,
 }
 
 impl Default for DiffPane {
@@ -372,19 +372,24 @@ impl DiffPane {
             );
             return;
         };
-        let (body, hunk_rows) = (cache.lines.as_slice(), cache.hunk_rows.as_slice());
+        let (row_count, hunk_count) = (cache.body.rows.len(), cache.body.hunk_rows.len());
+        let jump_row = self.hunk.and_then(|h| cache.body.hunk_rows.get(h).copied());
+        drop(cache);
         let mut lines = self.summary_lines(inner.width, inner.height);
-        lines.push(self.header_line(inner.width, hunk_rows.len()));
+        lines.push(self.header_line(inner.width, hunk_count));
         let head = lines.len();
         let room = usize::from(inner.height).saturating_sub(head);
         if self.jump.take()
-            && let Some(row) = self.hunk.and_then(|h| hunk_rows.get(h))
+            && let Some(row) = jump_row
         {
-            self.scroll.set(*row);
+            self.scroll.set(row);
         }
-        let scroll = self.scroll.get().min(body.len().saturating_sub(room));
+        let scroll = self.scroll.get().min(row_count.saturating_sub(room));
         self.scroll.set(scroll);
-        lines.extend(body.iter().skip(scroll).take(room).cloned());
+        if let Some(drawn) = self.cache.borrow_mut().as_mut() {
+            drawn.body.highlight(scroll..scroll + room);
+            lines.extend(drawn.body.rows.iter().skip(scroll).take(room).cloned());
+        }
         for (i, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
         }
@@ -392,7 +397,7 @@ impl DiffPane {
 
     /// The selected change drawn for `width` (cached while nothing changes); None with no
     /// changes.
-    fn layout(&self, width: u16) -> Option<std::cell::Ref<'_, Body>> {
+    fn layout(&self, width: u16) -> Option<std::cell::Ref<'_, Drawn>> {
         if self.changes.is_empty() {
             return None;
         }
@@ -516,7 +521,7 @@ impl DiffPane {
     }
 
     /// The selected change drawn hunk by hunk, the selected hunk marked by a bar at the left.
-    fn body(&self, key: LayoutKey) -> Body {
+    fn body(&self, key: LayoutKey) -> Drawn {
         let change = &self.changes[self.selected];
         let lang = highlight::token_for_path(&change.path);
         let parsed = parse(&change.diff);
@@ -528,43 +533,12 @@ impl DiffPane {
         } else {
             key.view
         };
-        let mut lines = Vec::new();
-        let mut hunk_rows = Vec::new();
-        for group in parsed.chunk_by(|_, next| !matches!(next, DiffLine::Hunk(_))) {
-            let is_hunk = matches!(group.first(), Some(DiffLine::Hunk(_)));
-            let mut drawn = match view {
-                DiffView::Unified => unified(group, lang, width),
-                DiffView::SideBySide => side_by_side(group, lang, width),
-            };
-            if is_hunk {
-                if key.hunk == Some(hunk_rows.len()) {
-                    drawn.iter_mut().for_each(mark_selected);
-                }
-                hunk_rows.push(lines.len());
-            }
-            lines.extend(drawn);
-        }
-        Body {
+        Drawn {
             key,
-            lines,
-            hunk_rows,
+            body: Body::new(parsed, lang, view, width, key.hunk),
             too_narrow,
         }
     }
-}
-
-/// Puts the selection bar in the first column of a row of the selected hunk.
-fn mark_selected(line: &mut Line<'static>) {
-    // The bar takes the place of a leading blank (line numbers are right-aligned); a row
-    // without one (the `@@` header) moves right by one column instead.
-    if let Some(first) = line.spans.first_mut()
-        && first.content.starts_with(' ')
-    {
-        let rest: String = first.content.chars().skip(1).collect();
-        *first = Span::styled(rest, first.style);
-    }
-    line.spans
-        .insert(0, Span::styled("▌", theme::selection_bar()));
 }
 
 fn plural(n: usize, what: &str) -> String {

@@ -29,6 +29,7 @@ pub mod choice;
 pub mod colours;
 pub mod composer;
 pub mod cost;
+mod diff_body;
 mod diff_lines;
 pub mod diffs;
 pub mod frame;
