@@ -162,24 +162,6 @@ fn reps() -> usize {
         .unwrap_or(REPS)
 }
 
-/// CPU time (user + system) of this process, all its threads, and the children it waited
-/// for: on a shared machine wall time measures the neighbours too, this measures the work.
-fn cpu_time() -> Duration {
-    let mut total = Duration::ZERO;
-    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
-        // SAFETY: getrusage only writes the struct it is given.
-        let usage = unsafe {
-            let mut usage = std::mem::zeroed::<libc::rusage>();
-            libc::getrusage(who, &mut usage);
-            usage
-        };
-        for t in [usage.ru_utime, usage.ru_stime] {
-            total += Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-        }
-    }
-    total
-}
-
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
@@ -288,7 +270,7 @@ async fn session(checkpoints: bool) -> (Duration, Duration) {
     let (ends, mut front) = bus::channel();
     let agent = Agent::start(settings, engine, StartFrom::New, ends.events).unwrap();
     let task = tokio::spawn(agent.run(ends.commands));
-    let (start, cpu) = (Instant::now(), cpu_time());
+    let (start, cpu) = (Instant::now(), phases::process_cpu());
     front
         .commands
         .send(UserCommand::Submit {
@@ -313,7 +295,7 @@ async fn session(checkpoints: bool) -> (Duration, Duration) {
     let _ = front.commands.send(UserCommand::Shutdown).await;
     task.await.unwrap();
     // CPU to the agent's end: work it left running in the background counts too.
-    (wall, cpu_time() - cpu)
+    (wall, phases::process_cpu() - cpu)
 }
 
 fn provider(url: &str) -> ProviderSettings {

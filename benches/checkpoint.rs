@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cairn::checkpoint::{CheckpointStore, StoreOptions};
+use cairn::checkpoint::{CheckpointStore, StoreOptions, phases};
 
 const TREE_DIRS: usize = 200;
 const FILES_PER_DIR: usize = 100;
@@ -30,29 +30,11 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// CPU time (user + system) of this process and its waited-for children so far: on a loaded
-/// machine wall time mostly measures the neighbours, this measures the work.
-fn cpu_time() -> Duration {
-    let mut total = Duration::ZERO;
-    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
-        // SAFETY: getrusage only writes the struct it is given.
-        let usage = unsafe {
-            let mut usage = std::mem::zeroed::<libc::rusage>();
-            libc::getrusage(who, &mut usage);
-            usage
-        };
-        for t in [usage.ru_utime, usage.ru_stime] {
-            total += Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-        }
-    }
-    total
-}
-
 /// Wall and CPU time of `f`.
 fn timed(f: impl FnOnce()) -> (Duration, Duration) {
-    let (start, cpu) = (Instant::now(), cpu_time());
+    let (start, cpu) = (Instant::now(), phases::process_cpu());
     f();
-    (start.elapsed(), cpu_time() - cpu)
+    (start.elapsed(), phases::process_cpu() - cpu)
 }
 
 /// Median wall and median CPU time, printed.

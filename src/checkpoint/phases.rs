@@ -94,6 +94,24 @@ pub fn thread_cpu() -> Duration {
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
+/// CPU time (user + system) of this process, all its threads, and the children it waited
+/// for: on a shared machine wall time measures the neighbours too, this measures the work.
+pub fn process_cpu() -> Duration {
+    let mut total = Duration::ZERO;
+    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
+        // SAFETY: getrusage only writes the struct it is given.
+        let usage = unsafe {
+            let mut usage = std::mem::zeroed::<libc::rusage>();
+            libc::getrusage(who, &mut usage);
+            usage
+        };
+        for t in [usage.ru_utime, usage.ru_stime] {
+            total += Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+        }
+    }
+    total
+}
+
 /// Times a phase until dropped. `on_thread`: the phase runs on this thread throughout (its
 /// CPU time means something); an awaited phase may move threads and counts wall time only.
 pub struct Timer {

@@ -84,7 +84,7 @@ async fn a_change_whose_checkpoint_failed_is_not_run_unasked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_after_saving_a_project_rule_keeps_the_rule() {
-    use cairn::bus::{AgentEvent, Decision, Restore, ToolEvent, UserCommand};
+    use cairn::bus::{AgentEvent, Decision, Restore, ToolEvent};
     use cairn::permissions::Mode;
 
     use crate::support::agent::TestAgent;
@@ -112,15 +112,7 @@ async fn undo_after_saving_a_project_rule_keeps_the_rule() {
     let config = ws.path().join(".cairn/config.toml");
     let saved = std::fs::read_to_string(&config).unwrap();
     assert!(ws.path().join("a.txt").exists());
-    agent
-        .send(UserCommand::Restore {
-            what: Restore::Undo,
-            apply: true,
-        })
-        .await;
-    agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
-        .await;
+    agent.restore(Restore::Undo).await;
     assert!(
         !ws.path().join("a.txt").exists(),
         "the model's change is undone"

@@ -62,15 +62,7 @@ async fn a_background_job_is_paused_while_undo_restores_and_goes_on_after() {
     let (_llm, mut agent) = session_with_a_busy_job(ws.path(), data.path(), &mark).await;
     assert!(!mark.exists(), "nothing paused the job yet");
 
-    agent
-        .send(UserCommand::Restore {
-            what: Restore::Undo,
-            apply: true,
-        })
-        .await;
-    agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
-        .await;
+    agent.restore(Restore::Undo).await;
     assert_eq!(
         std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
         "one\n"

@@ -13,6 +13,14 @@ use cairn::bus::{AgentEvent, EndReason};
 use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
+/// The `error: …` line of a failed run's stderr.
+fn error_line(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no error line in: {stderr}"))
+}
+
 /// A port on 127.0.0.1 that nothing listens on (bound, then let go).
 pub fn closed_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -73,11 +81,7 @@ async fn exec_with_a_refused_key_names_the_provider_and_the_variable_it_came_fro
         )
         .await;
     assert_ne!(run.code, 0);
-    let error = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("error: "))
-        .unwrap();
+    let error = error_line(&run.stderr);
     assert!(
         error.contains("openai") && error.contains("OPENAI_API_KEY"),
         "{error}"
@@ -97,11 +101,7 @@ async fn exec_without_a_key_says_none_was_set_and_which_variable_to_set() {
     .await;
     let run = sb.exec(&llm.url(), &["hi"]).await;
     assert_ne!(run.code, 0);
-    let error = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("error: "))
-        .unwrap();
+    let error = error_line(&run.stderr);
     assert!(
         error.contains("none is set") && error.contains("CAIRN_API_KEY"),
         "{error}"

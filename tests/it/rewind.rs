@@ -132,15 +132,7 @@ async fn a_new_change_after_an_undo_empties_the_redo_slot() {
     assert_eq!(plan.files.len(), 1);
     assert_eq!(plan.files[0].path, "out/a.txt");
     assert!(ws.path().join("out/a.txt").exists());
-    agent
-        .send(UserCommand::Restore {
-            what: Restore::Undo,
-            apply: true,
-        })
-        .await;
-    agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
-        .await;
+    agent.restore(Restore::Undo).await;
     assert!(!ws.path().join("out/a.txt").exists());
 
     agent.submit("make b instead").await;
@@ -181,17 +173,11 @@ async fn rewind_conversation(agent: &mut TestAgent, text: &str) {
         .unwrap()
         .at;
     agent
-        .send(UserCommand::Restore {
-            what: Restore::Rewind {
-                at,
-                files: false,
-                conversation: true,
-            },
-            apply: true,
+        .restore(Restore::Rewind {
+            at,
+            files: false,
+            conversation: true,
         })
-        .await;
-    agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
         .await;
 }
 
@@ -297,15 +283,7 @@ async fn cairn_undo_after_a_tui_undo_goes_one_more_turn_back() {
     agent.wait_for(idle).await;
     say(&mut agent, "make a").await;
     say(&mut agent, "make b").await;
-    agent
-        .send(UserCommand::Restore {
-            what: Restore::Undo,
-            apply: true,
-        })
-        .await;
-    agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
-        .await;
+    agent.restore(Restore::Undo).await;
     assert!(!ws.path().join("out/b.txt").exists());
     assert!(ws.path().join("out/a.txt").exists());
     let log = agent.log.clone();

@@ -62,17 +62,11 @@ async fn the_session_count_keeps_the_requests_a_rewind_left_behind() {
     };
     let at = points.iter().find(|p| p.text == "second").unwrap().at;
     agent
-        .send(UserCommand::Restore {
-            what: Restore::Rewind {
-                at,
-                files: false,
-                conversation: true,
-            },
-            apply: true,
+        .restore(Restore::Rewind {
+            at,
+            files: false,
+            conversation: true,
         })
-        .await;
-    agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
         .await;
     agent
         .wait_for(|e| matches!(e, AgentEvent::SessionUsage { .. }))

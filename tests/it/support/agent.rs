@@ -143,19 +143,7 @@ impl TestAgent {
         from: StartFrom,
         skills: cairn::agent::SkillSettings,
     ) -> TestAgent {
-        let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
-        Self::spawn_adjusted(
-            workspace,
-            sessions,
-            url,
-            mode,
-            from,
-            1_000_000,
-            bash,
-            files,
-            |s| s.skills = skills,
-        )
-        .await
+        Self::adjusted_from(workspace, sessions, url, mode, from, |s| s.skills = skills).await
     }
 
     /// A fresh session with the web tools (`web_fetch`) on `web`.
@@ -178,19 +166,9 @@ impl TestAgent {
         mode: Mode,
         checkpoints: cairn::agent::CheckpointSettings,
     ) -> TestAgent {
-        let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
-        let from = StartFrom::New;
-        Self::spawn_adjusted(
-            workspace,
-            sessions,
-            url,
-            mode,
-            from,
-            1_000_000,
-            bash,
-            files,
-            |s| s.checkpoints = checkpoints,
-        )
+        Self::adjusted(workspace, sessions, url, mode, |s| {
+            s.checkpoints = checkpoints
+        })
         .await
     }
 
@@ -202,8 +180,19 @@ impl TestAgent {
         mode: Mode,
         adjust: impl FnOnce(&mut AgentSettings),
     ) -> TestAgent {
+        Self::adjusted_from(workspace, sessions, url, mode, StartFrom::New, adjust).await
+    }
+
+    /// A session started from `from` whose settings `adjust` changes first.
+    pub async fn adjusted_from(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        from: StartFrom,
+        adjust: impl FnOnce(&mut AgentSettings),
+    ) -> TestAgent {
         let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
-        let from = StartFrom::New;
         Self::spawn_adjusted(
             workspace, sessions, url, mode, from, 1_000_000, bash, files, adjust,
         )
@@ -298,6 +287,13 @@ impl TestAgent {
 
     pub async fn send(&self, command: UserCommand) {
         self.front.commands.send(command).await.unwrap();
+    }
+
+    /// Applies `what` (undo, redo, a rewind) and waits until it is done: the `Restored` event.
+    pub async fn restore(&mut self, what: bus::Restore) -> AgentEvent {
+        self.send(UserCommand::Restore { what, apply: true }).await;
+        self.wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
+            .await
     }
 
     /// A fresh session in `workspace`, its logs under `sessions`.
