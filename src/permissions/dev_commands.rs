@@ -114,6 +114,9 @@ mod tests {
             "kubectl config view",
             "kubectl auth can-i get pods",
             "kubectl rollout status deploy/x",
+            "kubectl --namespace=prod get pods",
+            "kubectl --as admin get pods",
+            "kubectl -o yaml get pods",
         ] {
             assert_eq!(class(reads), Class::ReadOnly, "{reads}");
         }
@@ -128,7 +131,19 @@ mod tests {
         ] {
             assert_ne!(class(writes), Class::ReadOnly, "{writes}");
         }
-        assert_eq!(class("kubectl delete pod x"), Class::Dangerous);
+        // The verb is found past global flags in every spelling, and oc and k are kubectl.
+        for delete in [
+            "kubectl delete pod x",
+            "kubectl -nprod delete pod x",
+            "kubectl --namespace prod delete pod x",
+            "kubectl --as admin delete pod x",
+            "kubectl -s https://x delete pod x",
+            "kubectl -v=9 delete pod x",
+            "oc -n p delete pod x",
+            "k -n p delete pod x",
+        ] {
+            assert_eq!(class(delete), Class::Dangerous, "{delete}");
+        }
         assert_eq!(
             class("kubectl auth reconcile -f rbac.yaml"),
             Class::Dangerous
