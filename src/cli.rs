@@ -128,7 +128,7 @@ pub enum ToolCommand {
     /// The tool is confined as the agent's are, with the current directory as the workspace:
     /// `bash` runs in the workspace-write sandbox (writes only in the workspace, the temp
     /// directories and `sandbox.writable`; no network unless `sandbox.network = true`), and
-    /// the file tools keep to the workspace and the readable roots.
+    /// the file tools write only inside the workspace and read no secret store.
     Run {
         name: String,
         /// The arguments as a JSON object.

@@ -213,6 +213,31 @@ pub fn tool_list_json() -> Result<String> {
 
 /// Runs one tool in the current directory, as the model would, without the permission gate
 /// (the user is the one asking). Files are treated as just read, so writes and edits work.
+/// What a call typed by hand may not do, because a command run the same way could not: a
+/// file tool keeps its writes inside the workspace and reads no secret store, as the
+/// sandbox keeps `bash`. (In a session the gate would ask; here nobody can.)
+fn beyond_the_wall(access: &crate::tools::Access) -> Option<String> {
+    use crate::tools::Access;
+    match access {
+        Access::Write { path, display } | Access::WriteProtected { path, display, .. }
+            if !path.inside_workspace() =>
+        {
+            Some(format!(
+                "`{display}` is outside the workspace (the current directory): `cairn tool run` \
+                 writes only inside it, as its commands' sandbox does; run it from a directory \
+                 that contains the file"
+            ))
+        }
+        Access::ReadGuarded {
+            sensitive: Some(why),
+            ..
+        } => Some(format!(
+            "{why}: `cairn tool run` does not read it, as its commands' sandbox does not"
+        )),
+        _ => None,
+    }
+}
+
 pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32)> {
     let config = tools_config()?;
     let mut tools = standard_tools();
@@ -267,7 +292,11 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     }
     // The user asked for exactly this call: it runs as if the gate had passed it, and a
     // command gets the sandbox of a command the user approved in a session.
-    let mut cx = match tool.access(&args, &cx) {
+    let access = tool.access(&args, &cx);
+    if let Some(refusal) = access.as_ref().ok().and_then(beyond_the_wall) {
+        return Ok((format!("Error: {refusal}\n"), status::FAILED));
+    }
+    let mut cx = match access {
         Ok(access) => cx.passing(access),
         Err(_) => cx,
     };

@@ -9,9 +9,14 @@ use crate::support::cairn_cmd::{CAIRN, try_dir_outside_temp};
 
 /// `cairn tool run bash COMMAND` in `workspace`, with private config and data directories.
 fn tool_run_bash(workspace: &std::path::Path, command: &str) -> (bool, String, String) {
+    let args = serde_json::json!({ "command": command }).to_string();
+    tool_run(workspace, "bash", &args)
+}
+
+/// `cairn tool run TOOL ARGS` in `workspace`, with private config and data directories.
+fn tool_run(workspace: &std::path::Path, tool: &str, args: &str) -> (bool, String, String) {
     // Outside the workspace, like a real HOME.
     let home = workspace.with_file_name("home");
-    let args = serde_json::json!({ "command": command }).to_string();
     let output = Command::new(CAIRN)
         .current_dir(workspace)
         .env("HOME", &home)
@@ -19,7 +24,7 @@ fn tool_run_bash(workspace: &std::path::Path, command: &str) -> (bool, String, S
         .env("CAIRN_DATA_DIR", home.join("data"))
         .env_remove("CAIRN_PROVIDER")
         .env_remove("CAIRN_BASE_URL")
-        .args(["tool", "run", "bash", &args])
+        .args(["tool", "run", tool, args])
         .timeout(std::time::Duration::from_secs(20))
         .output()
         .unwrap();
@@ -80,5 +85,63 @@ fn a_command_run_by_hand_without_the_sandbox_says_so() {
     assert!(
         stderr.contains("no sandbox (sandbox.enabled = false in the config)"),
         "{stderr}"
+    );
+}
+
+/// The file tools keep to the same wall as the sandboxed command: no write outside the
+/// workspace (by `..`, an absolute path or a symlink out, with either write tool) and no read
+/// of a secret store, each refused with a reason; a write inside works.
+#[test]
+fn a_file_tool_run_by_hand_keeps_to_the_workspace_and_out_of_secret_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let outside = dir.path().join("notes.txt");
+    std::fs::write(&outside, "keep\n").unwrap();
+    std::os::unix::fs::symlink(dir.path(), workspace.join("up")).unwrap();
+    let write = |path: &str| serde_json::json!({ "path": path, "content": "hi\n" }).to_string();
+    let attempts = [
+        ("write_file", write("../x")),
+        (
+            "write_file",
+            write(&dir.path().join("y").display().to_string()),
+        ),
+        ("write_file", write("up/z")),
+        (
+            "edit_file",
+            serde_json::json!({
+                "path": outside.display().to_string(),
+                "old_string": "keep",
+                "new_string": "lost",
+            })
+            .to_string(),
+        ),
+    ];
+    for (tool, args) in &attempts {
+        let (ok, stdout, stderr) = tool_run(&workspace, tool, args);
+        assert!(!ok, "{tool} {args}: {stdout} / {stderr}");
+        assert!(
+            stdout.contains("outside the workspace"),
+            "{tool} {args}: {stdout}"
+        );
+    }
+    for name in ["x", "y", "z"] {
+        assert!(!dir.path().join(name).exists(), "{name} was written");
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n");
+
+    let keys = dir.path().join("home/.ssh");
+    std::fs::create_dir_all(&keys).unwrap();
+    std::fs::write(keys.join("id_ed25519"), "PRIVATE KEY\n").unwrap();
+    let read = serde_json::json!({ "path": keys.join("id_ed25519").display().to_string() });
+    let (ok, stdout, _) = tool_run(&workspace, "read_file", &read.to_string());
+    assert!(!ok && !stdout.contains("PRIVATE KEY"), "{stdout}");
+    assert!(stdout.contains("secret store"), "{stdout}");
+
+    let (ok, stdout, stderr) = tool_run(&workspace, "write_file", &write("in/ok.txt"));
+    assert!(ok, "{stdout} / {stderr}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("in/ok.txt")).unwrap(),
+        "hi\n"
     );
 }
