@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cairn::agent::prompt::{WorkspaceFacts, system_prompt};
-use cairn::permissions::Mode;
+use cairn::bus::Mode;
 use cairn::session_log::ToldState;
 use cairn::skills::{Sources, commands, discover_skills, listing};
 

@@ -9,8 +9,8 @@
 
 use std::time::{Duration, Instant};
 
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId};
-use cairn::permissions::Mode;
 use cairn::tools::{CommandRun, FileChange, ToolOutput};
 use cairn::tui::TuiOptions;
 use cairn::tui::app::App;

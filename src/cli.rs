@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::bus::Mode;
 use crate::config::FlagLayer;
-use crate::permissions::Mode;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::permissions::Mode;
+use crate::bus::Mode;
 use crate::permissions::classify::Places;
 use crate::permissions::policy::{PolicyDecision, PolicyGate, PolicySettings};
 use crate::permissions::rules::{RuleSet, shell_quote};

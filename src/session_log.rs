@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::bus::Mode;
 use crate::bus::{
     CallId, Decision, EndReason, RevertTarget, SessionId, SessionSummary, ToolResult, Usage,
 };
 use crate::content::{Part, ReasoningPart};
-use crate::permissions::Mode;
 
 /// A tool call as the model made it, arguments as raw JSON text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

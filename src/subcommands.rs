@@ -8,11 +8,11 @@ use std::sync::Arc;
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
 use crate::agent::history;
+use crate::bus::Mode;
 use crate::bus::{self, AgentEvent, UserCommand};
 use crate::cli::{RunArgs, UsageError};
 use crate::config::{Config, FlagLayer};
 use crate::exec::status;
-use crate::permissions::Mode;
 use crate::session_log::{self, Record};
 use crate::tools::{Registry, ToolCx, registry::standard_tools};
 use crate::tui::{self, TuiOptions};

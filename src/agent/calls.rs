@@ -141,7 +141,7 @@ impl Agent {
         };
         let mode = self.shared.mode();
         // Plan mode refuses before the gate and its rules: no rule lets a change through.
-        if mode == crate::permissions::Mode::Plan
+        if mode == crate::bus::Mode::Plan
             && let Some(text) =
                 crate::permissions::plan::refusal(&call.name, &access, &self.settings.workspace)
         {
@@ -150,7 +150,7 @@ impl Agent {
         // The plan is answered by the user; a headless run (nobody to ask) runs the tool,
         // which says so.
         if call.name == crate::tools::EXIT_PLAN_MODE
-            && (mode != crate::permissions::Mode::Plan || self.settings.interactive)
+            && (mode != crate::bus::Mode::Plan || self.settings.interactive)
         {
             return done(self.answer_plan(call, &args, mode, cancel).await);
         }
@@ -168,7 +168,7 @@ impl Agent {
         let refused = match &access {
             Access::Command { command, .. } => {
                 self.settings.interactive
-                    && mode != crate::permissions::Mode::Never
+                    && mode != crate::bus::Mode::Never
                     && self.engine.tool_env.refused.contains(command)
             }
             _ => false,
@@ -249,7 +249,7 @@ impl Agent {
         }
         // While planning an approved command still runs read-only (`u` is the user's own
         // choice to let it out).
-        if mode == crate::permissions::Mode::Plan && matches!(grant, Grant::WorkspaceWrite) {
+        if mode == crate::bus::Mode::Plan && matches!(grant, Grant::WorkspaceWrite) {
             grant = Grant::ReadOnly;
         }
         Plan::Run(Ready {
@@ -476,7 +476,7 @@ impl Agent {
         let Some(failure) = self.checkpoints.last_failure().map(str::to_string) else {
             return batch;
         };
-        if self.shared.mode() == crate::permissions::Mode::Never {
+        if self.shared.mode() == crate::bus::Mode::Never {
             return batch;
         }
         let why =

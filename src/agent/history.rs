@@ -38,7 +38,7 @@ pub struct Rebuilt {
     /// The skills loaded on the current branch, in order (a skill loaded again comes again).
     pub skills: Vec<LoadedSkill>,
     /// The mode and the model the session was in at the end of its log, when it says.
-    pub mode: Option<crate::permissions::Mode>,
+    pub mode: Option<crate::bus::Mode>,
     pub model: Option<String>,
 }
 
@@ -351,7 +351,7 @@ fn shell_events(id: &str, command: &str, context: bool, result: &ToolResult) -> 
 }
 
 /// The mode the session started in (its first system prompt's), when the log says.
-pub fn start_mode(records: &[Record]) -> Option<crate::permissions::Mode> {
+pub fn start_mode(records: &[Record]) -> Option<crate::bus::Mode> {
     records.iter().find_map(|r| match r {
         Record::System { told, .. } => Some(told.mode),
         _ => None,

@@ -39,10 +39,11 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, CallId, CostRow, Decision, SessionId, Usage, UserCommand};
 use crate::llm::ChatModel;
 use crate::models;
-use crate::permissions::{Mode, PermissionGate};
+use crate::permissions::PermissionGate;
 use crate::session_log::{self, LogError, Record, SessionLog, ToldState};
 use crate::tools::{Registry, TodoItem, ToolEnv};
 use prompt::WorkspaceFacts;

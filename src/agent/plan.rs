@@ -7,9 +7,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Agent;
 use super::calls::Subject;
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, Decision, ToolResult};
 use crate::llm::AssembledCall;
-use crate::permissions::Mode;
 use crate::session_log::Record;
 
 impl Agent {

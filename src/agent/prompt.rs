@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::permissions::Mode;
+use crate::bus::Mode;
 use crate::session_log::ToldState;
 
 /// `AGENTS.md` beyond this is cut: instructions, not a second codebase.

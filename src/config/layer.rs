@@ -9,7 +9,7 @@ use super::{
     BashFile, CheckpointsFile, ConfigError, PermissionsFile, PriceFile, PricesFile, SandboxFile,
     WebFile,
 };
-use crate::permissions::Mode;
+use crate::bus::Mode;
 
 /// One layer of configuration: every key optional, unknown keys refused.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

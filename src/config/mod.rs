@@ -21,8 +21,8 @@ pub use prices::{PriceFile, PricesFile};
 pub use tables::{BashFile, CheckpointsFile, PermissionsFile, SandboxFile};
 pub use web::{SearchFile, WebFile};
 
+use crate::bus::Mode;
 use crate::llm::ProviderSettings;
-use crate::permissions::Mode;
 use limits::reply_limits;
 
 #[derive(Debug, thiserror::Error)]

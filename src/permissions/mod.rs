@@ -39,7 +39,7 @@ mod wrappers;
 
 use crate::tools::Access;
 
-pub use crate::bus::Mode;
+use crate::bus::Mode;
 
 /// The gate's answer for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,11 +9,12 @@ use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bus::Mode;
 use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
 use crate::permissions::rules::{
     Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, part_prefix,
 };
-use crate::permissions::{Mode, PermissionGate, Verdict};
+use crate::permissions::{PermissionGate, Verdict};
 use crate::permissions::{file_access, web_hosts};
 use crate::tools::Access;
 use crate::tools::executor::sandbox::{Grant, SandboxPolicy};

@@ -5,8 +5,9 @@
 //! rule allows, `auto` and `never` run. The egress policy (private addresses) holds apart from
 //! all of this, in every mode.
 
+use crate::bus::Mode;
+use crate::permissions::Verdict;
 use crate::permissions::rules::{RuleKind, RuleSet};
-use crate::permissions::{Mode, Verdict};
 
 /// The tool word host rules start with.
 pub const TOOL: &str = "web_fetch";

@@ -233,7 +233,7 @@ mod tests {
             command: command.into(),
             background: false,
         };
-        gate.check("bash", &access, crate::permissions::Mode::AutoEdit)
+        gate.check("bash", &access, crate::bus::Mode::AutoEdit)
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use ratatui::layout::Rect;
 
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
-use crate::permissions::Mode;
 use crate::tool_output::ToolOutput;
 use crate::tui::TuiOptions;
 use crate::tui::approval::{ApprovalPrompt, Held};

@@ -20,8 +20,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use crate::bus::Mode;
 use crate::bus::{CallId, Decision};
-use crate::permissions::Mode;
 use crate::permissions::classify::Class;
 use crate::permissions::plan::EXIT_PLAN_MODE;
 use crate::tool_output::FileChange;

@@ -10,7 +10,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::permissions::Mode;
+use crate::bus::Mode;
 use crate::tui::keymap::{self, Action, Scope};
 use crate::tui::{layers, theme, wrap};
 

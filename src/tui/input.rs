@@ -7,8 +7,8 @@ use crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 
+use crate::bus::Mode;
 use crate::bus::{Restore, UserCommand};
-use crate::permissions::Mode;
 use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
 use crate::tui::choice::{ChoiceOutcome, ChoicePicker, Pick};
 use crate::tui::composer::ComposerAction;

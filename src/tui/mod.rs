@@ -66,7 +66,7 @@ pub mod wrap;
 pub struct TuiOptions {
     pub provider: String,
     pub model: String,
-    pub mode: crate::permissions::Mode,
+    pub mode: crate::bus::Mode,
     /// Replay: browse a past session; nothing can be sent.
     pub read_only: bool,
     /// A prompt given on the command line, sent as soon as the UI is up.

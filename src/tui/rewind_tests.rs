@@ -8,8 +8,8 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, FileConflict, Restore, RestorePlan, RewindPoint, UserCommand};
-use crate::permissions::Mode;
 use crate::tool_output::FileChange;
 use crate::tui::TuiOptions;
 use crate::tui::app::App;

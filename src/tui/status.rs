@@ -10,8 +10,8 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use crate::bus::Mode;
 use crate::bus::Usage;
-use crate::permissions::Mode;
 use crate::tui::{theme, wrap};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

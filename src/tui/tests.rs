@@ -12,8 +12,8 @@ use serde_json::json;
 
 use super::TuiOptions;
 use super::app::{App, Focus};
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId, Usage};
-use crate::permissions::Mode;
 use crate::tool_output::{CommandRun, FileChange, TodoItem, TodoStatus, ToolOutput};
 
 fn options() -> TuiOptions {

@@ -144,7 +144,7 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::permissions::Mode;
+    use crate::bus::Mode;
     use crate::permissions::classify::Places;
     use crate::permissions::policy::{Outcome, PolicyGate, PolicySettings};
     use crate::permissions::rules::RuleSet;

@@ -6,8 +6,8 @@ use serde_json::json;
 
 use crate::support::agent::TestAgent;
 use cairn::agent::StartFrom;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, Decision, EndReason, ToolEvent, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 fn is_approval(e: &AgentEvent) -> bool {

@@ -257,7 +257,7 @@ fn no_layer_imports_one_above_it() {
 #[test]
 fn the_checker_fails_on_a_forbidden_import() {
     // The bus reaching up into permissions, the old circle.
-    let bus = "use std::fmt;\nuse crate::permissions::Mode;\n";
+    let bus = "use std::fmt;\nuse crate::bus::Mode;\n";
     assert_eq!(
         violations("bus", "bus.rs", bus).len(),
         2,

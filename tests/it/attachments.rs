@@ -409,7 +409,7 @@ async fn a_clipboard_image_is_fitted_like_a_file_and_garbage_bytes_send_nothing(
         ws.path(),
         data.path(),
         &llm.url(),
-        cairn::permissions::Mode::AutoEdit,
+        cairn::bus::Mode::AutoEdit,
     )
     .await;
     let submit = |bytes: Vec<u8>| UserCommand::Submit {
@@ -472,7 +472,7 @@ async fn a_declined_image_path_is_left_out_and_the_message_still_goes() {
         ws.path(),
         data.path(),
         &llm.url(),
-        cairn::permissions::Mode::Ask,
+        cairn::bus::Mode::Ask,
     )
     .await;
     agent

@@ -8,8 +8,8 @@ use serde_json::json;
 
 use crate::support::agent::TestAgent;
 use cairn::agent::CheckpointSettings;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, Decision, ToolEvent};
-use cairn::permissions::Mode;
 use cairn::testing::{ExecCounter, MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {

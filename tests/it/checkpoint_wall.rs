@@ -84,8 +84,8 @@ async fn a_change_whose_checkpoint_failed_is_not_run_unasked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_after_saving_a_project_rule_keeps_the_rule() {
+    use cairn::bus::Mode;
     use cairn::bus::{AgentEvent, Decision, Restore, ToolEvent};
-    use cairn::permissions::Mode;
 
     use crate::support::agent::TestAgent;
 
@@ -130,8 +130,8 @@ async fn undo_after_saving_a_project_rule_keeps_the_rule() {
 /// rewind of the files; the file stays trusted for the next start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_restore_takes_back_a_rule_saved_with_p() {
+    use cairn::bus::Mode;
     use cairn::bus::{AgentEvent, Decision, Restore, ToolEvent, UserCommand};
-    use cairn::permissions::Mode;
     use cairn::permissions::trust::TrustStore;
     use cairn::tool_output::ToolOutput;
 

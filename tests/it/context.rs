@@ -7,8 +7,8 @@ use serde_json::json;
 
 use crate::support::agent::TestAgent;
 use cairn::agent::StartFrom;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {

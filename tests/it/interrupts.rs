@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use crate::support::agent::TestAgent;
 use cairn::agent::{INTERRUPTED_MARK, INTERRUPTED_NOTE, StartFrom};
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, EndReason, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockCall, MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {

@@ -10,8 +10,8 @@ use serde_json::json;
 
 use crate::support::agent::TestAgent;
 use crate::support::cairn_cmd::eventually;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, Restore, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use crate::support::agent::TestAgent;
 use crate::support::cairn_cmd::{alive, eventually, read_pid};
 use cairn::agent::StartFrom;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, JobEnd, JobEvent, JobKiller, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use crate::support::agent::TestAgent;
 use crate::support::cairn_cmd::Sandbox;
 use cairn::agent::CUT_OFF_MARK;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, EndReason};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 /// The `error: …` line of a failed run's stderr.

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use cairn::agent::StartFrom;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 use crate::support::agent::TestAgent;

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use cairn::permissions::Mode;
+use cairn::bus::Mode;
 use cairn::permissions::rules::{RuleSet, save_project_rule};
 use cairn::policy_cmd;
 

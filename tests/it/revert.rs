@@ -11,8 +11,8 @@ use serde_json::json;
 
 use crate::support::agent::TestAgent;
 use cairn::agent::StartFrom;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, CallId, ChangeSource, RevertPlan, RevertTarget, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 pub(crate) fn numbered(n: usize) -> String {

@@ -10,8 +10,8 @@ use serde_json::json;
 use crate::revert::{numbered, revert, target};
 use crate::support::agent::TestAgent;
 use cairn::agent::StartFrom;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, CallId, ChangeSource, Restore, RestorePlan, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 const G: &str = "alpha\nbeta\n";

@@ -8,8 +8,8 @@
 use serde_json::json;
 
 use crate::support::agent::TestAgent;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, Restore, RewindPoint, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 fn idle(e: &AgentEvent) -> bool {

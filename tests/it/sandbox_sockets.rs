@@ -201,8 +201,8 @@ async fn an_approved_command_connects_only_inside_the_workspace_and_says_what_wa
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_refused_a_socket_asks_again_and_u_runs_it_outside_the_sandbox() {
     use cairn::agent::StartFrom;
+    use cairn::bus::Mode;
     use cairn::bus::{AgentEvent, Decision, ToolEvent};
-    use cairn::permissions::Mode;
     use cairn::tools::BashSettings;
     use cairn::tools::executor::sandbox::SandboxPolicy;
     use serde_json::json;

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::support::agent::TestAgent;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, Restore, Usage, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 fn idle(e: &AgentEvent) -> bool {

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::support::agent::TestAgent;
 use crate::support::cairn_cmd::Sandbox;
 use cairn::agent::{SkillSettings, StartFrom};
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, Decision, SkillStatus, ToolEvent, UserCommand};
-use cairn::permissions::Mode;
 use cairn::skills::Sources;
 use cairn::testing::{MockLlm, Script};
 

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use crate::support::agent::TestAgent;
 use cairn::agent::StartFrom;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, EndReason, ShellEvent, ToolEvent, UserCommand};
-use cairn::permissions::Mode;
 use cairn::testing::{MockLlm, Script};
 
 fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::support::agent::TestAgent;
+use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, Decision, ToolEvent};
-use cairn::permissions::Mode;
 use cairn::testing::mock_site::{MockSite, Page};
 use cairn::testing::{MockLlm, Script};
 use cairn::web::client::DirectStack;

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::tools_files::{Ws, call};
 use crate::support::agent::TestAgent;
 use cairn::bus::AgentEvent;
-use cairn::permissions::Mode;
+use cairn::bus::Mode;
 use cairn::testing::{MockCall, MockLlm, Script};
 
 const EDITS: usize = 50;

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{app, ctrl, draw, held_rm, key, options, screen_text, scripted_session, type_text};
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, Decision, EndReason, TurnId, UserCommand};
-use crate::permissions::Mode;
 use crate::tui::app::{App, AppIntent, Focus};
 
 fn steer_id(commands: &[UserCommand], want: &str) -> String {

@@ -8,8 +8,8 @@ use std::time::Instant;
 use crossterm::event::KeyCode;
 
 use super::{app, draw, key, screen_text, type_text};
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, UserCommand};
-use crate::permissions::Mode;
 
 fn slash(app: &mut crate::tui::app::App, line: &str) {
     app.composer.set_text(line);

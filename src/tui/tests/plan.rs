@@ -7,8 +7,8 @@ use std::time::Instant;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{app, draw, key, screen_text, tool, type_text};
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, CallId, ToolEvent};
-use crate::permissions::Mode;
 
 fn held_plan() -> AgentEvent {
     tool(ToolEvent::AwaitingApproval {

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use super::{draw, options, screen_text};
 use crate::agent::history;
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, Restore, RestorePlan, SessionId};
-use crate::permissions::Mode;
 use crate::session_log::{Record, ToldState};
 use crate::tool_output::FileChange;
 use crate::tui::app::App;

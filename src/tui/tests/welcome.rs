@@ -8,8 +8,8 @@ use std::time::Instant;
 use crossterm::event::KeyCode;
 
 use super::{app, draw, key, options, screen_text, type_text};
+use crate::bus::Mode;
 use crate::bus::{AgentEvent, SessionId, UserCommand};
-use crate::permissions::Mode;
 use crate::tui::app::App;
 use crate::tui::transcript::entry::NoticeLevel;
 use crate::tui::welcome::{Sandbox, Welcome};

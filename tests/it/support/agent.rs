@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn::agent::{Agent, AgentSettings, ContextSettings, Engine, StartFrom};
+use cairn::bus::Mode;
 use cairn::bus::{self, AgentEvent, CallId, Decision, FrontEnds, UserCommand};
 use cairn::llm::ProviderSettings;
 use cairn::llm::client::HttpModel;
-use cairn::permissions::Mode;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
 use cairn::permissions::rules::RuleSet;
 use cairn::tools::places::FilePolicy;

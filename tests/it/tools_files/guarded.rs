@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::Ws;
+use cairn::bus::Mode;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
 use cairn::permissions::rules::RuleSet;
-use cairn::permissions::{Mode, PermissionGate, Verdict};
+use cairn::permissions::{PermissionGate, Verdict};
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::glob::Glob;
 use cairn::tools::grep::Grep;
