@@ -18,12 +18,12 @@ use serde_json::json;
 use cairn::agent::{Agent, AgentSettings, CheckpointSettings, ContextSettings, Engine, StartFrom};
 use cairn::bus::{self, AgentEvent, Mode, UserCommand};
 use cairn::checkpoint::phases;
+use cairn::fs::places::FilePolicy;
 use cairn::llm::ProviderSettings;
 use cairn::llm::client::HttpModel;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
 use cairn::permissions::rules::RuleSet;
 use cairn::testing::{ExecCounter, MockLlm, Script};
-use cairn::tools::places::FilePolicy;
 use cairn::tools::registry::standard_tools;
 use cairn::tools::{BashSettings, Registry, ToolEnv};
 

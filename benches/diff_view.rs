@@ -34,7 +34,7 @@ fn change() -> FileChange {
             }
         })
         .collect();
-    let diff = cairn::tools::diff::diff_files(before.as_bytes(), after.as_bytes(), "big.rs", false);
+    let diff = cairn::fs::diff::diff_files(before.as_bytes(), after.as_bytes(), "big.rs", false);
     FileChange {
         path: "src/big.rs".into(),
         diff: diff.text,

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use cairn::fs::places::FilePolicy;
 use cairn::llm::{
     ChatMessage, ChatModel, ChatRequest, HttpModel, ProviderSettings, StreamDelta, WireMessages,
 };
 use cairn::net::{Network, NetworkFile, NetworkSettings};
 use cairn::testing::mock_site::{MockSite, Page};
-use cairn::tools::places::FilePolicy;
 use cairn::tools::web_fetch::WebFetch;
 use cairn::tools::{BashSettings, Tool, ToolCx, ToolEnv};
 use cairn::web::client::DirectStack;

@@ -11,6 +11,7 @@ use crate::agent::{Agent, AgentSettings, ContextSettings, Engine, StartFrom};
 use crate::bus::{self, FrontEnds, UserCommand};
 use crate::cli::{RunArgs, UsageError};
 use crate::config::{Config, ConfigError, FlagLayer};
+use crate::fs::places::FilePolicy;
 use crate::llm::client::HttpModel;
 use crate::models::discover::WindowProbe;
 use crate::net::{Network, NetworkSettings, ProxyTarget};
@@ -22,7 +23,6 @@ use crate::secret_stores::SecretStores;
 use crate::session_log;
 use crate::tools::executor::net_env::{CA_VARS, CredentialedVar, NetworkEnv};
 use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
-use crate::tools::places::FilePolicy;
 use crate::tools::registry::web_tools;
 use crate::tools::{BashSettings, Registry, Tool, ToolEnv, registry::standard_tools};
 use crate::web::WebEnv;
@@ -165,7 +165,7 @@ pub fn confined_tools(
 ) -> Result<ConfinedTools> {
     // The one list of secret stores, for the file tools, the classifier and the sandbox.
     let secrets = SecretStores::from_env(
-        &crate::tools::places::own_dirs(),
+        &crate::fs::places::own_dirs(),
         config.sandbox.deny_read.as_deref().unwrap_or_default(),
     )
     .map_err(|err| UsageError(err.to_string()))?;

@@ -22,6 +22,7 @@ pub mod config;
 pub mod content;
 pub mod exec;
 pub mod finder;
+pub mod fs;
 pub mod launch;
 pub mod llm;
 pub mod models;

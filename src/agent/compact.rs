@@ -277,7 +277,7 @@ impl Agent {
     /// dropped: an edit of such a file needs a fresh read first.
     fn forget_unseen_reads(&self, before: &[ChatMessage], after: &[ChatMessage]) {
         let workspace = &self.engine.tool_env.workspace;
-        let resolve = |raw: &str| crate::tools::paths::resolve(workspace, raw).ok();
+        let resolve = |raw: &str| crate::fs::paths::resolve(workspace, raw).ok();
         let seen_after: HashSet<_> = visible_reads(after)
             .into_iter()
             .filter_map(|p| resolve(&p))

@@ -85,7 +85,7 @@ pub(super) fn change_label(
     changes: &[FileChange],
 ) -> String {
     if let Some(ToolOutput::Command(run)) = output {
-        let (cut, more) = crate::tools::text::cut_chars(run.command.trim(), 60);
+        let (cut, more) = crate::fs::text::cut_chars(run.command.trim(), 60);
         return format!("the command `{cut}{}`", if more { "…" } else { "" });
     }
     let Some(change) = changes.first() else {

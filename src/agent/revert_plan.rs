@@ -12,10 +12,11 @@ use crate::bus::{
     RevertConflict, RevertFile as ShownFile, RevertMismatch, RevertPlan, RevertTarget,
 };
 use crate::checkpoint::CheckpointStore;
+use crate::fs::diff::diff_files;
+use crate::fs::encoding;
 use crate::tool_output::FileChange;
-use crate::tools::diff::diff_files;
 use crate::tools::revert_files::RevertFile;
-use crate::tools::{ToolEnv, encoding, patch};
+use crate::tools::{ToolEnv, patch};
 
 /// Contents over this size (or with a NUL byte) are summarised, not diffed, as checkpoints do.
 const MAX_DIFF_INPUT: usize = 1024 * 1024;

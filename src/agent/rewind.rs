@@ -257,7 +257,7 @@ impl Agent {
     /// kept one shows their content.
     fn forget_dropped_reads(&self, dropped: &[ChatMessage]) {
         let workspace = &self.engine.tool_env.workspace;
-        let resolve = |raw: &str| crate::tools::paths::resolve(workspace, raw).ok();
+        let resolve = |raw: &str| crate::fs::paths::resolve(workspace, raw).ok();
         let seen: HashSet<_> = super::compact::visible_reads(self.session.conversation.messages())
             .into_iter()
             .filter_map(|p| resolve(&p))

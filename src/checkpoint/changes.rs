@@ -2,8 +2,8 @@
 //! so a command's effects (`sed -i`, a generator, `rm`) appear like the edits of file tools.
 
 use super::store::{ChangeKind, CheckpointError, CheckpointStore, PathChange};
-use crate::tools::FileChange;
-use crate::tools::diff::diff_files;
+use crate::fs::diff::diff_files;
+use crate::tool_output::FileChange;
 
 /// At most this many files of one change are shown; the note says how many more there were.
 pub const MAX_FILES: usize = 200;

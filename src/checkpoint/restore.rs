@@ -1,5 +1,5 @@
 //! Putting files back as a checkpoint had them. Every step goes through directory handles
-//! opened beneath the workspace (`tools::confined`), never by path string: a directory a
+//! opened beneath the workspace (`fs::confined`), never by path string: a directory a
 //! command (or a background job still running) swaps for a symbolic link between two steps
 //! is refused, not followed, so nothing is ever written or removed outside the workspace. A
 //! file is written to a fresh temp name in its directory (`O_EXCL | O_NOFOLLOW`) and renamed
@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path};
 
 use super::store::{CheckpointError, CheckpointId, CheckpointStore, io_err};
-use crate::tools::confined::{DirHandle, is_swap};
+use crate::fs::confined::{DirHandle, is_swap};
 
 impl CheckpointStore {
     /// Puts `paths` back as they were in checkpoint `id`: files it had are written (with their

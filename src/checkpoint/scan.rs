@@ -17,7 +17,7 @@ use super::rules::Rules;
 use super::store::MAX_FILE_BYTES;
 use super::tree::{Entry, MODE_EXEC, MODE_FILE, MODE_LINK, Manifest, Stat};
 use super::watch::Watcher;
-use crate::tools::confined::{DirHandle, OpenError};
+use crate::fs::confined::{DirHandle, OpenError};
 
 /// Why paths are left out, by path (a nested repository's ends with `/`).
 pub(super) type LeftOut = BTreeMap<Vec<u8>, String>;

@@ -30,7 +30,7 @@ use super::store::{
 };
 use super::tree::{self, Manifest};
 use super::watch::Watcher;
-use crate::tools::confined::DirHandle;
+use crate::fs::confined::DirHandle;
 
 /// Where each checkpoint's own ref is kept (so packing keeps every one, and the size budget
 /// can drop the oldest): one line `<id> refs/cairn/cp/<id>` per checkpoint, oldest first.

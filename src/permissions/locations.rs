@@ -38,7 +38,7 @@ impl Places {
             .map(PathBuf::from);
         let secrets = SecretStores::new(
             &crate::secret_stores::known_homes(),
-            &crate::tools::places::own_dirs(),
+            &crate::fs::places::own_dirs(),
         );
         Self {
             temp,
@@ -278,7 +278,7 @@ fn is_protected(real: &Path, workspace: &Path, home: Option<&Path>) -> bool {
         .is_some_and(|n| STARTUP_NAMES.iter().any(|s| n == *s));
     let in_home = home.is_some_and(|home| {
         real.strip_prefix(home).is_ok_and(|rest| {
-            crate::tools::places::HOME_PROTECTED
+            crate::fs::places::HOME_PROTECTED
                 .iter()
                 .any(|p| rest.starts_with(p))
         })

@@ -24,7 +24,7 @@ pub(crate) fn mentions_protected(text: &str) -> Option<&'static str> {
     if let Some(c) = component {
         return Some(if c == ".git" { ".git" } else { ".cairn" });
     }
-    crate::tools::places::HOME_PROTECTED
+    crate::fs::places::HOME_PROTECTED
         .iter()
         .filter(|name| !name.contains('/'))
         .find(|name| {

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::tools::paths;
+use crate::fs::paths;
 
 fn gate(rules: RuleSet) -> (tempfile::TempDir, PolicyGate) {
     let ws = tempfile::tempdir().unwrap();

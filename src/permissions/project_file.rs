@@ -9,9 +9,9 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::fs::confined::{Beneath, OpenError};
+use crate::fs::paths::workspace_root;
 use crate::permissions::rules::{RulesError, project_config};
-use crate::tools::confined::{Beneath, OpenError};
-use crate::tools::paths::workspace_root;
 
 /// The config's place beneath the workspace's real path.
 fn place(workspace: &Path) -> Result<Beneath, RulesError> {
@@ -92,7 +92,7 @@ pub fn write(workspace: &Path, text: &str) -> Result<PathBuf, RulesError> {
     };
     let place = place(workspace)?;
     let (dir, name) = place.create_parent().map_err(|err| {
-        if crate::tools::confined::is_swap(&err) {
+        if crate::fs::confined::is_swap(&err) {
             failed(symlink())
         } else {
             failed(err)

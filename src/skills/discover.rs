@@ -78,7 +78,7 @@ impl Sources {
             config_dir,
             secrets: SecretStores::new(
                 &crate::secret_stores::known_homes(),
-                &crate::tools::places::own_dirs(),
+                &crate::fs::places::own_dirs(),
             ),
         }
     }

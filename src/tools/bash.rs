@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use super::executor::{
     self, CommandSpec, Ending, OnTimeout, Outcome, View, Which, capture::split_budget,
 };
-use super::text::{lenient_flag, lenient_u64};
 use super::{Access, CommandRun, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use crate::fs::text::{lenient_flag, lenient_u64};
 
 /// Timeout when the model names none.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::text::{cut_chars, line_of};
+use crate::fs::text::{cut_chars, line_of};
 
 /// Line numbers shown for an ambiguous match.
 const MAX_LISTED: usize = 20;

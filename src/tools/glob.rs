@@ -15,12 +15,12 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::confined::Beneath;
-use super::confined_walk::{Entry, Kind, Walk, WalkState};
-use super::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use super::{
     Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
+use crate::fs::confined::Beneath;
+use crate::fs::confined_walk::{Entry, Kind, Walk, WalkState};
+use crate::fs::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 
 pub const MAX_RESULTS: usize = 500;
 
@@ -79,7 +79,7 @@ impl Tool for Glob {
                 if !base.as_os_str().is_empty()
                     && std::fs::symlink_metadata(real.as_path()).is_err() =>
             {
-                let dir = super::paths::dir_arg(args.path.as_deref());
+                let dir = crate::fs::paths::dir_arg(args.path.as_deref());
                 let dir_real = cx.resolve(dir)?;
                 if !dir_real.as_path().is_dir() {
                     return Err(err);
@@ -102,7 +102,7 @@ impl Tool for Glob {
 
 /// The directory argument joined with the pattern's literal base.
 fn walk_root(args: &Args, base: &Path) -> String {
-    let dir = super::paths::dir_arg(args.path.as_deref());
+    let dir = crate::fs::paths::dir_arg(args.path.as_deref());
     if base.as_os_str().is_empty() {
         dir.to_string()
     } else {

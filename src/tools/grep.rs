@@ -20,14 +20,14 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::confined::{Beneath, OpenError};
-use super::confined_walk::{Entry, Kind, Problem, Walk, WalkState};
-use super::line_cap::LineCap;
-use super::text::{cut_chars, lenient_bool, lenient_usize};
-use super::walk::{existing_root, problem_notes, shown_path, workspace_real};
 use super::{
     Access, GrepLine, GrepMode, Matches, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
+use crate::fs::confined::{Beneath, OpenError};
+use crate::fs::confined_walk::{Entry, Kind, Problem, Walk, WalkState};
+use crate::fs::line_cap::LineCap;
+use crate::fs::text::{cut_chars, lenient_bool, lenient_usize};
+use crate::fs::walk::{existing_root, problem_notes, shown_path, workspace_real};
 
 pub const DEFAULT_LIMIT: usize = 200;
 /// The most results a model may ask for: more would flood its context.
@@ -99,13 +99,13 @@ impl Tool for Grep {
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: Args = parse_args(args)?;
         query(&args)?;
-        cx.read_access(super::paths::dir_arg(args.path.as_deref()))
+        cx.read_access(crate::fs::paths::dir_arg(args.path.as_deref()))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(&args)?;
         let query = query(&args)?;
-        let real = cx.resolve(super::paths::dir_arg(args.path.as_deref()))?;
+        let real = cx.resolve(crate::fs::paths::dir_arg(args.path.as_deref()))?;
         let display = real.display_in(cx.workspace());
         let place = cx.read_place(&real, &display)?;
         existing_root(&place, &display)?;

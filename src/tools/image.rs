@@ -8,7 +8,7 @@ use std::io::{Cursor, Read};
 use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 
 use super::ToolError;
-use super::confined::{Beneath, OpenError};
+use crate::fs::confined::{Beneath, OpenError};
 
 /// Longest edge sent, in pixels (OpenAI's high-detail input and Anthropic's limit for
 /// requests with many images).

@@ -12,13 +12,13 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::confined::Beneath;
-use super::confined_walk::{Kind, Walk, WalkState};
-use super::text::lenient_usize;
-use super::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use super::{
     Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
+use crate::fs::confined::Beneath;
+use crate::fs::confined_walk::{Kind, Walk, WalkState};
+use crate::fs::text::lenient_usize;
+use crate::fs::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use crate::sync::MutexExt;
 
 pub const MAX_ENTRIES: usize = 500;
@@ -56,13 +56,13 @@ impl Tool for ListDir {
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: Args = parse_args(args)?;
-        cx.read_access(super::paths::dir_arg(args.path.as_deref()))
+        cx.read_access(crate::fs::paths::dir_arg(args.path.as_deref()))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let args: Args = parse_args(&args)?;
         let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
-        let real = cx.resolve(super::paths::dir_arg(args.path.as_deref()))?;
+        let real = cx.resolve(crate::fs::paths::dir_arg(args.path.as_deref()))?;
         let display = real.display_in(cx.workspace());
         let place = cx.read_place(&real, &display)?;
         if existing_root(&place, &display)? != RootKind::Dir {
@@ -104,7 +104,7 @@ pub fn list(
         .max_depth(depth)
         .threads(1)
         .run(|| {
-            |entry: &super::confined_walk::Entry| {
+            |entry: &crate::fs::confined_walk::Entry| {
                 if cancel.is_cancelled() {
                     return WalkState::Quit;
                 }

@@ -4,45 +4,32 @@
 
 mod ansi;
 pub mod bash;
-pub mod confined;
-pub mod confined_walk;
-pub mod diff;
 pub mod edit_file;
 mod edit_match;
-pub mod encoding;
 pub mod executor;
 pub mod exit_plan_mode;
 mod file_render;
-mod file_store;
 pub mod glob;
 pub mod grep;
 pub mod image;
 pub mod job_tools;
 pub mod jobs;
 pub mod jobs_user;
-mod line_cap;
 pub mod list_dir;
 pub mod patch;
-pub mod paths;
-pub mod places;
 pub mod read_file;
 pub mod read_image;
-pub mod read_state;
 pub mod registry;
 pub use registry::Registry;
 pub mod render;
 pub mod revert_files;
 pub mod skill;
-pub mod text;
 pub mod todo_write;
 pub mod user_shell;
-mod walk;
-mod walk_rules;
 pub mod web_fetch;
 mod web_render;
 pub mod web_search;
 pub mod write_file;
-pub mod write_queue;
 
 pub use crate::tool_output::*;
 
@@ -52,11 +39,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use confined::Beneath;
-use paths::RealPath;
-use places::FilePolicy;
-use read_state::ReadTracker;
-use write_queue::WriteQueue;
+use crate::fs::confined::{self, Beneath};
+use crate::fs::paths::{self, RealPath};
+use crate::fs::places::FilePolicy;
+use crate::fs::read_state::ReadTracker;
+use crate::fs::write_queue::{self, WriteQueue};
 
 /// The model's face of a tool, a wire type of the request (`llm::wire`).
 pub use crate::llm::wire::ToolSpec;

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::tools::diff::diff_files;
+use crate::fs::diff::diff_files;
 
 fn numbered(n: usize) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()

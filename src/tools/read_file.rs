@@ -14,14 +14,14 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::confined::{Beneath, OpenError};
-use super::encoding::{self, SNIFF_BYTES, StreamDecoder, TextEncoding};
-use super::read_state::{FileStamp, StampHasher};
-use super::text::{count_newlines, cut_chars, lenient_usize};
 use super::{
     Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, changed, open_error,
     parse_args,
 };
+use crate::fs::confined::{Beneath, OpenError};
+use crate::fs::encoding::{self, SNIFF_BYTES, StreamDecoder, TextEncoding};
+use crate::fs::read_state::{FileStamp, StampHasher};
+use crate::fs::text::{count_newlines, cut_chars, lenient_usize};
 
 /// Lines shown when the model gives no limit.
 pub const DEFAULT_LIMIT: usize = 2000;

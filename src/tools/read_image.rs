@@ -51,7 +51,10 @@ impl Tool for ReadImage {
 }
 
 /// Reads, checks and fits the image at `place`: what `read_image` and `@image.png` send.
-pub fn view_image(place: &super::confined::Beneath, display: &str) -> Result<ImageView, ToolError> {
+pub fn view_image(
+    place: &crate::fs::confined::Beneath,
+    display: &str,
+) -> Result<ImageView, ToolError> {
     let bytes = super::image::read_file_bytes(place, display)?;
     super::image::view(&bytes, display)
 }

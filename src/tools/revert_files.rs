@@ -11,10 +11,10 @@
 use std::fs::Metadata;
 use std::os::unix::fs::PermissionsExt;
 
-use super::confined::Beneath;
-use super::file_store::{load, write_atomically};
-use super::paths::{self, RealPath};
 use super::{ToolEnv, ToolError, open_error};
+use crate::fs::confined::Beneath;
+use crate::fs::file_store::{load, write_atomically};
+use crate::fs::paths::{self, RealPath};
 
 /// One file of a revert.
 #[derive(Debug, Clone)]
@@ -137,7 +137,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::tools::places::FilePolicy;
+    use crate::fs::places::FilePolicy;
 
     fn env(dir: &std::path::Path) -> std::sync::Arc<ToolEnv> {
         ToolEnv::with_files(

@@ -38,7 +38,7 @@ fn parse_numbers_old_and_new_lines() {
 fn removed_and_added_lines_that_look_like_headers_stay_in_the_hunk() {
     let before = b"-- list users\nselect * from users;\n++counter;\n";
     let after = b"-- list all users\nselect * from users;\n++total;\n";
-    let diff = crate::tools::diff::diff_files(before, after, "q.sql", false);
+    let diff = crate::fs::diff::diff_files(before, after, "q.sql", false);
     assert!(diff.text.contains("\n--- list users\n"), "{}", diff.text);
     let parsed = parse(&diff.text);
     assert!(parsed.contains(&DiffLine::Removed {
@@ -79,7 +79,7 @@ fn headers_of_a_second_file_after_a_finished_hunk_are_skipped() {
 #[test]
 fn a_cut_diff_ends_in_a_note_not_a_context_line() {
     let after: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
-    let diff = crate::tools::diff::diff_files(b"", after.as_bytes(), "big.txt", true);
+    let diff = crate::fs::diff::diff_files(b"", after.as_bytes(), "big.txt", true);
     let parsed = parse(&diff.text);
     assert_eq!(parsed.last(), Some(&DiffLine::Truncated));
     assert!(
@@ -134,7 +134,7 @@ fn a_selected_hunk_is_marked_scrolled_to_and_names_the_revert_target() {
         .replace("line 3\n", "line three\n")
         .replace("line 20\n", "line twenty\n")
         .replace("line 37\n", "line thirty-seven\n");
-    let diff = crate::tools::diff::diff_files(before.as_bytes(), after.as_bytes(), "f.txt", false);
+    let diff = crate::fs::diff::diff_files(before.as_bytes(), after.as_bytes(), "f.txt", false);
     let mut pane = DiffPane::new();
     let call = crate::bus::ChangeSource::Call(crate::bus::CallId::new("c2"));
     pane.push_from(

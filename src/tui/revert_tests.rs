@@ -20,7 +20,7 @@ fn target() -> RevertTarget {
 }
 
 fn ready(warning: Option<&str>) -> RevertPlan {
-    let diff = crate::tools::diff::diff_files(
+    let diff = crate::fs::diff::diff_files(
         b"a\nb\nline twenty\nd\ne\n",
         b"a\nb\nline 20\nd\ne\n",
         "src/f.txt",
@@ -128,7 +128,7 @@ mod in_the_app {
     use crate::tui::app::{App, Focus};
 
     fn change_diff() -> String {
-        crate::tools::diff::diff_files(b"a\nb\n", b"a\nc\n", "src/f.txt", false).text
+        crate::fs::diff::diff_files(b"a\nb\n", b"a\nc\n", "src/f.txt", false).text
     }
 
     fn app_with_an_edit() -> App {

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("content", 0),
     ("visible", 0),
     // 1: the services the agent drives.
+    ("fs", 1),
     ("tools", 1),
     ("llm", 1),
     ("permissions", 1),

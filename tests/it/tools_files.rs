@@ -41,7 +41,7 @@ impl Ws {
         }
     }
     /// A workspace at `root` (canonical, existing) with this file policy.
-    pub fn at(root: PathBuf, files: cairn::tools::places::FilePolicy) -> Self {
+    pub fn at(root: PathBuf, files: cairn::fs::places::FilePolicy) -> Self {
         let cx = ToolCx::new(ToolEnv::with_files(
             root.clone(),
             BashSettings::default(),

@@ -12,9 +12,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::cairn_cmd::Sandbox;
+use cairn::fs::places::FilePolicy;
 use cairn::testing::mock_site::{MockSite, Page};
 use cairn::testing::{MockLlm, Script};
-use cairn::tools::places::FilePolicy;
 use cairn::tools::web_fetch::WebFetch;
 use cairn::tools::web_search::WebSearchTool;
 use cairn::tools::{

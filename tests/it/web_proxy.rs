@@ -12,9 +12,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::support::net_servers::{TestCa, closed_port, connect_proxy, socks5_server, tls_front};
+use cairn::fs::places::FilePolicy;
 use cairn::net::{Network, NetworkFile, NetworkSettings, OneOrMany};
 use cairn::testing::mock_site::{MockSite, Page};
-use cairn::tools::places::FilePolicy;
 use cairn::tools::web_fetch::WebFetch;
 use cairn::tools::{BashSettings, HostCheck, Tool, ToolCx, ToolEnv, ToolError, ToolOutput};
 use cairn::web::resolve::MapResolver;

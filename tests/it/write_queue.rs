@@ -130,7 +130,7 @@ async fn a_cancelled_call_waiting_in_the_queue_changes_nothing() {
     call(&ws, &ReadFile, json!({"path": "f.txt"}))
         .await
         .unwrap();
-    let real = cairn::tools::paths::resolve(&ws.root, "f.txt").unwrap();
+    let real = cairn::fs::paths::resolve(&ws.root, "f.txt").unwrap();
     let turn = ws.cx.env.writes.lock(&real).await;
     let cx = ToolCx::new(ws.env());
     let cancel = cx.cancel.clone();
@@ -149,7 +149,7 @@ async fn a_cancelled_call_waiting_in_the_queue_changes_nothing() {
 async fn a_read_waits_for_a_running_write_of_the_same_file() {
     use futures_util::FutureExt;
     let ws = Ws::new().file("f.txt", "before\n");
-    let real = cairn::tools::paths::resolve(&ws.root, "./f.txt").unwrap();
+    let real = cairn::fs::paths::resolve(&ws.root, "./f.txt").unwrap();
     let turn = ws.cx.env.writes.lock(&real).await;
     let mut reading = Box::pin(ReadFile.run(json!({"path": "f.txt"}), &ws.cx));
     assert!(
@@ -199,7 +199,7 @@ async fn writes_to_different_paths_in_one_reply_overlap() {
     .await;
     let mut agent = TestAgent::new_session(&root, data.path(), &llm.url(), Mode::AutoEdit).await;
     // A blocking hook: someone holds a.txt's turn, so the first write cannot finish.
-    let a = cairn::tools::paths::resolve(&root, "a.txt").unwrap();
+    let a = cairn::fs::paths::resolve(&root, "a.txt").unwrap();
     let held = agent.tools.writes.lock(&a).await;
     agent.submit("write both").await;
     // The second write lands while the first still waits: they run at the same time.

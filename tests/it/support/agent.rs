@@ -9,11 +9,11 @@ use std::time::Duration;
 use cairn::agent::{Agent, AgentSettings, ContextSettings, Engine, StartFrom};
 use cairn::bus::Mode;
 use cairn::bus::{self, AgentEvent, CallId, Decision, FrontEnds, UserCommand};
+use cairn::fs::places::FilePolicy;
 use cairn::llm::ProviderSettings;
 use cairn::llm::client::HttpModel;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
 use cairn::permissions::rules::RuleSet;
-use cairn::tools::places::FilePolicy;
 use cairn::tools::registry::standard_tools;
 use cairn::tools::{BashSettings, Registry, ToolEnv};
 

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::Ws;
 use cairn::bus::Mode;
+use cairn::fs::places::FilePolicy;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
 use cairn::permissions::rules::RuleSet;
 use cairn::permissions::{PermissionGate, Verdict};
@@ -16,7 +17,6 @@ use cairn::tools::edit_file::EditFile;
 use cairn::tools::glob::Glob;
 use cairn::tools::grep::Grep;
 use cairn::tools::list_dir::ListDir;
-use cairn::tools::places::FilePolicy;
 use cairn::tools::read_file::ReadFile;
 use cairn::tools::write_file::WriteFile;
 use cairn::tools::{Access, Tool};

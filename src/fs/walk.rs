@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::confined::{Beneath, OpenError};
 use super::confined_walk::Problem;
-use super::{ToolError, changed, open_error};
+use crate::tools::{ToolError, changed, open_error};
 
 /// Problems shown at most; the rest are counted.
 const MAX_PROBLEMS: usize = 20;

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use super::ToolError;
 use super::paths::RealPath;
+use crate::tools::ToolError;
 
 /// Enough of a file's state to notice a change: size and a content hash (mtime alone misses
 /// two writes within the file system's timestamp resolution, and a `touch` is no change).

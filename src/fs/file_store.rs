@@ -12,7 +12,8 @@ use super::confined::{Beneath, DirHandle, OpenError};
 use super::diff::diff_files;
 use super::paths::RealPath;
 use super::read_state::{FileStamp, ReadTracker};
-use super::{FileChange, ToolError, changed, open_error};
+use crate::tool_output::FileChange;
+use crate::tools::{ToolError, changed, open_error};
 
 /// A file as found on disk just before a change.
 pub struct Current {
@@ -54,7 +55,7 @@ pub fn load(place: &Beneath, display: &str) -> Result<Current, ToolError> {
         .map_err(|err| ToolError::io(format!("reading {display}"), err))?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.read_to_end(&mut bytes)
-        .map_err(|err| super::read_file::would_block(display, err))?;
+        .map_err(|err| crate::tools::read_file::would_block(display, err))?;
     Ok(Current {
         bytes,
         meta: Some(meta),

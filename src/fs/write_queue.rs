@@ -71,7 +71,7 @@ mod tests {
     use futures_util::FutureExt;
 
     use super::*;
-    use crate::tools::paths;
+    use crate::fs::paths;
 
     #[tokio::test]
     async fn one_path_is_serialised_and_other_paths_are_not() {
