@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use cairn::bus::Mode;
-use cairn::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId};
+use cairn::bus::{AgentEvent, CallId, StepId, ToolEvent, ToolResult};
 use cairn::tools::{CommandRun, FileChange, ToolOutput};
 use cairn::tui::TuiOptions;
 use cairn::tui::app::App;
@@ -32,7 +32,7 @@ fn events(i: usize) -> Vec<AgentEvent> {
     match i % 4 {
         0 => vec![AgentEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests"), images: vec![] }],
         1 => vec![AgentEvent::AssistantMessage {
-            turn: TurnId(i as u64),
+            step: StepId(i as u64),
             text: format!(
                 "Step **{i}**: I changed `parse` so that it streams.\n\n```rust\nfn parse(input: &str) -> Vec<Token> {{\n    input.split_whitespace().map(Token::from).collect()\n}}\n```\n\n- keeps the API\n- faster on big inputs"
             ),
@@ -175,7 +175,7 @@ fn stream_in_process() {
     let mut draw_time = Duration::ZERO;
     for (i, chunk) in words.chunks(10).enumerate() {
         app.apply(&AgentEvent::TextDelta {
-            turn: TurnId(1),
+            step: StepId(1),
             text: chunk.concat(),
         });
         if i % 1000 == 999 {
@@ -186,7 +186,7 @@ fn stream_in_process() {
         }
     }
     app.apply(&AgentEvent::AssistantMessage {
-        turn: TurnId(1),
+        step: StepId(1),
         text: text.clone(),
         reasoning: String::new(),
     });

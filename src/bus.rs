@@ -107,10 +107,12 @@ impl fmt::Display for CallId {
     }
 }
 
-/// One model request/response round within a user request.
+/// One model step (a request/response round) within a user request ("turn" means the whole
+/// user request). The event field that carries it keeps its old name `turn` on the wire:
+/// `exec --json` scripts read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct TurnId(pub u64);
+pub struct StepId(pub u64);
 
 /// Id of a session: also the stem of its log file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -446,8 +448,10 @@ pub struct Usage {
 /// One model request in a cost report.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CostRow {
-    /// The request's turn; 0 for a compaction's summary request.
-    pub turn: u64,
+    /// The request's model step; 0 for a compaction's summary request. Named `turn` in the
+    /// serialized form, as before.
+    #[serde(rename = "turn")]
+    pub step: u64,
     pub usage: Usage,
     /// Dollars, when the model's prices are known.
     pub cost_usd: Option<f64>,
@@ -637,22 +641,27 @@ pub enum AgentEvent {
     /// One model step of the request began (a reply, then its tool calls); one `StepEnded`
     /// with the same id follows before the next step or the request's end.
     StepStarted {
-        turn: TurnId,
+        #[serde(rename = "turn")]
+        step: StepId,
     },
     StepEnded {
-        turn: TurnId,
+        #[serde(rename = "turn")]
+        step: StepId,
     },
     TextDelta {
-        turn: TurnId,
+        #[serde(rename = "turn")]
+        step: StepId,
         text: String,
     },
     ReasoningDelta {
-        turn: TurnId,
+        #[serde(rename = "turn")]
+        step: StepId,
         text: String,
     },
-    /// The assistant message of a turn is complete (also replayed on resume).
+    /// The assistant message of a step is complete (also replayed on resume).
     AssistantMessage {
-        turn: TurnId,
+        #[serde(rename = "turn")]
+        step: StepId,
         text: String,
         reasoning: String,
     },
@@ -697,7 +706,7 @@ pub enum AgentEvent {
         configured: String,
         unavailable: Option<String>,
     },
-    /// Something the user should know that did not end the turn.
+    /// Something the user should know that did not end the request.
     Warning {
         message: String,
     },
@@ -712,9 +721,10 @@ pub enum AgentEvent {
         skills: Vec<SkillLine>,
         budget: usize,
     },
-    /// The request that `RequestStarted` opened is over; `turn` is its last step.
+    /// The request that `RequestStarted` opened is over; `last_step` is its last step.
     RequestEnded {
-        turn: TurnId,
+        #[serde(rename = "turn")]
+        last_step: StepId,
         reason: EndReason,
     },
     /// The agent is idle and waits for the next `Submit`.

@@ -120,7 +120,7 @@ impl Agent {
                 return Ok(Vec::new());
             }
         };
-        let id = format!("attach-{}-{n}", self.turn_counter + 1);
+        let id = format!("attach-{}-{n}", self.step_counter + 1);
         if !self
             .may_attach(&id, tool, &args, &spelled, &access, cancel)
             .await?
@@ -175,7 +175,7 @@ impl Agent {
                     Err(err) => return Err(self.refuse_attach(format!("the image {path}: {err}"))),
                 };
                 let args = json!({"path": path});
-                let id = format!("attach-{}-image-{n}", self.turn_counter + 1);
+                let id = format!("attach-{}-image-{n}", self.step_counter + 1);
                 if !self
                     .may_attach(&id, "read_image", &args, path, &access, cancel)
                     .await?

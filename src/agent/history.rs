@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use crate::bus::{AgentEvent, CallId, ImageChip, ShellEvent, ToolEvent, ToolResult, TurnId, Usage};
+use crate::bus::{AgentEvent, CallId, ImageChip, ShellEvent, StepId, ToolEvent, ToolResult, Usage};
 use crate::content::{ImageRef, Part, ReasoningPart};
 use crate::llm::{ChatMessage, UserContent, WireToolCall};
 use crate::session_log::{LoggedCall, Record, ToldState};
@@ -25,7 +25,7 @@ pub struct Rebuilt {
     pub told: Option<ToldState>,
     pub messages: Vec<ChatMessage>,
     pub todos: Vec<TodoItem>,
-    /// Usage of every model request: (turn, usage); turn 0 for a compaction's summary.
+    /// Usage of every model request: (step, usage); step 0 for a compaction's summary.
     pub costs: Vec<(u64, Usage)>,
     /// The latest user request's text.
     pub request_text: String,
@@ -152,7 +152,7 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
     let mut out = Rebuilt::default();
     // Calls of the latest assistant message still waiting for a result, in order.
     let mut open: Vec<LoggedCall> = Vec::new();
-    let mut turn = 0u64;
+    let mut step = 0u64;
     let mut users = 0usize;
     for (index, record) in records.iter().enumerate() {
         match record {
@@ -160,7 +160,7 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 close_open_calls(&mut out, &mut open);
                 out.users.push(BranchUser {
                     at: users,
-                    step: turn,
+                    step,
                     text: text.clone(),
                     time: time.clone(),
                 });
@@ -178,11 +178,11 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 tool_calls,
             } => {
                 close_open_calls(&mut out, &mut open);
-                turn += 1;
+                step += 1;
                 out.messages
                     .push(assistant_message(text, reasoning, tool_calls));
                 out.events.push(AgentEvent::AssistantMessage {
-                    turn: TurnId(turn),
+                    step: StepId(step),
                     text: text.clone(),
                     reasoning: reasoning.text.clone(),
                 });
@@ -219,7 +219,7 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
             }
             Record::SessionRule { prefix } => out.session_rules.push(prefix.clone()),
             Record::Usage(usage) => {
-                out.costs.push((turn, *usage));
+                out.costs.push((step, *usage));
                 out.events.push(AgentEvent::Usage(*usage));
             }
             Record::Compacted {
@@ -254,7 +254,7 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 });
             }
             Record::Ended { reason } => out.events.push(AgentEvent::RequestEnded {
-                turn: TurnId(turn),
+                last_step: StepId(step),
                 reason: reason.clone(),
             }),
             Record::Approval { call, decision } => {
@@ -475,6 +475,44 @@ mod tests {
         };
         assert_eq!(content, &None);
         assert_eq!(reasoning_content.as_deref(), Some("think"));
+    }
+
+    #[test]
+    fn an_old_log_loads_and_its_steps_keep_the_turn_field_on_the_wire() {
+        // A log written before model steps were called `StepId`: its replayed events number
+        // the steps as before, and `exec --json` readers still find them under `turn`.
+        let old_log = include_str!("../../tests/fixtures/logs/20260101-000000-0001.jsonl");
+        let records: Vec<Record> = old_log
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let events = rebuild(&records).events;
+        let steps: Vec<u64> = events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::AssistantMessage { step, .. } => Some(step.0),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(steps, [1, 2, 3]);
+        let first = events
+            .iter()
+            .find(|event| matches!(event, AgentEvent::AssistantMessage { .. }))
+            .unwrap();
+        let wire = serde_json::to_value(first).unwrap();
+        assert_eq!(wire["type"], "assistant_message");
+        assert_eq!(wire["turn"], 1);
+        assert!(wire.get("step").is_none(), "{wire}");
+        let ended: AgentEvent =
+            serde_json::from_str(r#"{"type":"request_ended","turn":3,"reason":"completed"}"#)
+                .unwrap();
+        assert_eq!(
+            ended,
+            AgentEvent::RequestEnded {
+                last_step: StepId(3),
+                reason: crate::bus::EndReason::Completed
+            }
+        );
     }
 
     #[test]

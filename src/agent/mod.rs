@@ -230,7 +230,7 @@ struct Session {
     /// The system prompt and the messages, with the caches derived from them.
     conversation: Conversation,
     todos: Vec<TodoItem>,
-    /// Usage of every model request: (turn, usage); turn 0 for a compaction's summary.
+    /// Usage of every model request: (step, usage); step 0 for a compaction's summary.
     costs: Vec<(u64, Usage)>,
     /// The user's words of the request being worked on (kept verbatim through compaction).
     request_text: String,
@@ -247,7 +247,7 @@ pub struct Agent {
     shared: Arc<Shared>,
     session: Session,
     facts: WorkspaceFacts,
-    turn_counter: u64,
+    step_counter: u64,
     log_failed: bool,
     window: Arc<WindowCell>,
     /// Bytes of the tool schemas, sent with every request.
@@ -277,7 +277,7 @@ impl Agent {
             shared,
             session,
             facts,
-            turn_counter: 0,
+            step_counter: 0,
             log_failed: false,
             window,
             tools_bytes,
@@ -523,7 +523,7 @@ impl Agent {
         match open_session(&self.settings, &self.engine, &self.facts, &from, found) {
             Ok((session, history)) => {
                 self.session = session;
-                self.turn_counter = 0;
+                self.step_counter = 0;
                 self.emit(AgentEvent::Reset);
                 self.announce(matches!(from, StartFrom::Resume(_)), history);
                 for message in skill_warnings {
@@ -563,8 +563,8 @@ impl Agent {
         self.session
             .costs
             .iter()
-            .map(|&(turn, usage)| CostRow {
-                turn,
+            .map(|&(step, usage)| CostRow {
+                step,
                 usage,
                 cost_usd: prices.map(|p| {
                     p.cost(

@@ -123,7 +123,7 @@ impl Agent {
 
     /// Logs and says that the queued message `id` entered the conversation now.
     pub(super) fn note_delivered(&mut self, id: String) {
-        let step = self.turn_counter;
+        let step = self.step_counter;
         self.record(&Record::Delivered {
             id: id.clone(),
             step,

@@ -9,7 +9,7 @@ use super::calls::CallsOutcome;
 use super::compact::{Why, is_context_overflow, window_in_error};
 use super::history::{assistant_message, image_chips, user_message};
 use super::steering::Request;
-use crate::bus::{AgentEvent, EndReason, TurnId};
+use crate::bus::{AgentEvent, EndReason, StepId};
 use crate::content::ReasoningPart;
 use crate::llm::{ChatMessage, ChatRequest, Completion, LlmError, StreamDelta};
 use crate::session_log::{LoggedCall, Record, ToldState};
@@ -26,7 +26,7 @@ impl Agent {
             text,
             attach,
         } = request;
-        let mut last_turn = TurnId(self.turn_counter);
+        let mut last_step = StepId(self.step_counter);
         self.emit(AgentEvent::RequestStarted);
         // `/name args` becomes the command's text (a skill's, which it also loads).
         let text = self.expand_command(&text);
@@ -36,7 +36,7 @@ impl Agent {
             Ok(parts) => parts,
             Err(reason) => {
                 self.emit(AgentEvent::RequestEnded {
-                    turn: last_turn,
+                    last_step,
                     reason: reason.clone(),
                 });
                 return reason;
@@ -48,13 +48,13 @@ impl Agent {
         }
         let reason = 'request: {
             for _ in 0..self.settings.max_steps {
-                self.turn_counter += 1;
-                let turn = TurnId(self.turn_counter);
-                last_turn = turn;
-                self.emit(AgentEvent::StepStarted { turn });
-                let step = self.step(turn, cancel).await;
-                self.emit(AgentEvent::StepEnded { turn });
-                match step {
+                self.step_counter += 1;
+                let step = StepId(self.step_counter);
+                last_step = step;
+                self.emit(AgentEvent::StepStarted { step });
+                let ended = self.step(step, cancel).await;
+                self.emit(AgentEvent::StepEnded { step });
+                match ended {
                     // A step boundary: what the user sent meanwhile comes in here, after the
                     // step's results and before the next request.
                     None => {
@@ -86,7 +86,7 @@ impl Agent {
             });
         }
         self.emit(AgentEvent::RequestEnded {
-            turn: last_turn,
+            last_step,
             reason: reason.clone(),
         });
         reason
@@ -107,11 +107,11 @@ impl Agent {
     }
 
     /// One model step: the reply and its tool calls. `Some` when the request ends with it.
-    async fn step(&mut self, turn: TurnId, cancel: &CancellationToken) -> Option<EndReason> {
+    async fn step(&mut self, step: StepId, cancel: &CancellationToken) -> Option<EndReason> {
         self.tell_changes();
         self.tell_job_news();
         self.compact_if_needed(cancel).await;
-        let completion = match self.reply(turn, cancel).await {
+        let completion = match self.reply(step, cancel).await {
             Ok(completion) => completion,
             Err(reason) => return Some(reason),
         };
@@ -137,14 +137,14 @@ impl Agent {
     /// window, compacts and tries once more (never twice: a second refusal ends the request).
     async fn reply(
         &mut self,
-        turn: TurnId,
+        step: StepId,
         cancel: &CancellationToken,
     ) -> Result<Completion, EndReason> {
-        let message = match self.stream_reply(turn, cancel).await {
+        let message = match self.stream_reply(step, cancel).await {
             Ok(completion) => return Ok(completion),
             Err(ReplyError::End(reason)) => return Err(reason),
             Err(ReplyError::ImageRefused(message)) => {
-                return self.retry_without_images(turn, &message, cancel).await;
+                return self.retry_without_images(step, &message, cancel).await;
             }
             Err(ReplyError::TooLong(message)) => message,
         };
@@ -164,11 +164,11 @@ impl Agent {
                 "the request is too long for the model and there is nothing left to compact: {message}"
             )));
         }
-        match self.stream_reply(turn, cancel).await {
+        match self.stream_reply(step, cancel).await {
             Ok(completion) => Ok(completion),
             Err(ReplyError::End(reason)) => Err(reason),
             Err(ReplyError::ImageRefused(message)) => {
-                self.retry_without_images(turn, &message, cancel).await
+                self.retry_without_images(step, &message, cancel).await
             }
             Err(ReplyError::TooLong(message)) => Err(EndReason::Failed(format!(
                 "the request is still too long for the model after compacting: {message}"
@@ -180,7 +180,7 @@ impl Agent {
     /// (logged, so no resume sends them again), and the request goes once more.
     async fn retry_without_images(
         &mut self,
-        turn: TurnId,
+        step: StepId,
         message: &str,
         cancel: &CancellationToken,
     ) -> Result<Completion, EndReason> {
@@ -198,7 +198,7 @@ impl Agent {
                 removed.join(", ")
             ),
         });
-        match self.stream_reply(turn, cancel).await {
+        match self.stream_reply(step, cancel).await {
             Ok(completion) => Ok(completion),
             Err(ReplyError::End(reason)) => Err(reason),
             Err(ReplyError::ImageRefused(message) | ReplyError::TooLong(message)) => {
@@ -243,7 +243,7 @@ impl Agent {
     /// Streams one reply and records it. On failure returns how the request ends.
     async fn stream_reply(
         &mut self,
-        turn: TurnId,
+        step: StepId,
         cancel: &CancellationToken,
     ) -> Result<Completion, ReplyError> {
         let registry = std::sync::Arc::clone(&self.engine.registry);
@@ -253,8 +253,8 @@ impl Agent {
         let mut on_delta = |delta: StreamDelta| {
             shown.follow(&delta);
             let event = match delta {
-                StreamDelta::Text(text) => AgentEvent::TextDelta { turn, text },
-                StreamDelta::Reasoning(text) => AgentEvent::ReasoningDelta { turn, text },
+                StreamDelta::Text(text) => AgentEvent::TextDelta { step, text },
+                StreamDelta::Reasoning(text) => AgentEvent::ReasoningDelta { step, text },
                 // Usage is published with the reply, after it is recorded.
                 StreamDelta::Usage(_) => return,
                 StreamDelta::Retrying {
@@ -280,11 +280,11 @@ impl Agent {
         self.settle_checkpoint_record().await;
         match result {
             Ok(completion) => {
-                self.keep_reply(turn, &completion);
+                self.keep_reply(step, &completion);
                 Ok(completion)
             }
             Err(LlmError::Cancelled) => {
-                self.keep_interrupted_reply(turn, shown);
+                self.keep_interrupted_reply(step, shown);
                 Err(ReplyError::End(EndReason::Interrupted))
             }
             Err(LlmError::Status { status, message })
@@ -304,7 +304,7 @@ impl Agent {
                         tool_calls: Vec::new(),
                         ..(*partial).clone()
                     };
-                    self.keep_reply(turn, &text_only);
+                    self.keep_reply(step, &text_only);
                 }
                 let what = if kept {
                     "; the text that arrived is kept, marked incomplete"
@@ -316,7 +316,7 @@ impl Agent {
                 ))))
             }
             Err(LlmError::Capped { reason, partial }) => {
-                self.keep_capped_reply(turn, &partial, &reason);
+                self.keep_capped_reply(step, &partial, &reason);
                 let kept = if partial.text.is_empty() {
                     ""
                 } else {
@@ -329,7 +329,7 @@ impl Agent {
             Err(err) => {
                 // An error after text was shown (a final error frame mid-answer): the text
                 // stays, marked, as a cut stream's does.
-                let kept = self.keep_shown_on_failure(turn, shown);
+                let kept = self.keep_shown_on_failure(step, shown);
                 let message = if kept {
                     format!("{err}\nthe text that arrived is kept, marked incomplete")
                 } else {
@@ -341,7 +341,7 @@ impl Agent {
     }
 
     /// Keeps what the user saw of a reply that failed, marked as incomplete; whether any was.
-    fn keep_shown_on_failure(&mut self, turn: TurnId, shown: Shown) -> bool {
+    fn keep_shown_on_failure(&mut self, step: StepId, shown: Shown) -> bool {
         if shown.text.is_empty() && shown.reasoning.is_empty() {
             return false;
         }
@@ -350,13 +350,13 @@ impl Agent {
             reasoning: shown.reasoning,
             ..Completion::default()
         };
-        self.keep_reply(turn, &partial);
+        self.keep_reply(step, &partial);
         true
     }
 
     /// The user interrupted the reply while it streamed: what they saw of it is kept, marked,
     /// so the transcript, the log (and a resume) and the model's next request all hold it.
-    fn keep_interrupted_reply(&mut self, turn: TurnId, shown: Shown) {
+    fn keep_interrupted_reply(&mut self, step: StepId, shown: Shown) {
         if shown.text.is_empty() && shown.reasoning.is_empty() {
             return;
         }
@@ -365,7 +365,7 @@ impl Agent {
             reasoning: shown.reasoning,
             ..Completion::default()
         };
-        self.keep_reply(turn, &partial);
+        self.keep_reply(step, &partial);
     }
 
     /// After an interrupt the model is told, at the end of the conversation, that the user
@@ -380,9 +380,9 @@ impl Agent {
     /// A reply stopped at a size limit: what arrived is kept (its calls never run), and a note
     /// at the end of the conversation tells the model in the next request, so it does not
     /// take the cut text for its whole answer or repeat the oversized call.
-    fn keep_capped_reply(&mut self, turn: TurnId, partial: &Completion, reason: &str) {
+    fn keep_capped_reply(&mut self, step: StepId, partial: &Completion, reason: &str) {
         if !partial.text.is_empty() || !partial.reasoning.is_empty() {
-            self.keep_reply(turn, partial);
+            self.keep_reply(step, partial);
         }
         let text = format!(
             "[cairn] Your previous reply was stopped because {reason}; only its beginning was \
@@ -429,7 +429,7 @@ impl Agent {
 
     /// Appends the assistant message to the log (before any of its calls runs) and to the
     /// conversation, and publishes it.
-    fn keep_reply(&mut self, turn: TurnId, completion: &Completion) {
+    fn keep_reply(&mut self, step: StepId, completion: &Completion) {
         let calls: Vec<LoggedCall> = completion
             .tool_calls
             .iter()
@@ -451,7 +451,7 @@ impl Agent {
         if let Some(usage) = completion.usage {
             self.record(&Record::Usage(usage));
             self.emit(AgentEvent::Usage(usage));
-            self.session.costs.push((turn.0, usage));
+            self.session.costs.push((step.0, usage));
         }
         self.session
             .conversation
@@ -460,7 +460,7 @@ impl Agent {
             self.session.conversation.anchor(&usage);
         }
         self.emit(AgentEvent::AssistantMessage {
-            turn,
+            step,
             text: completion.text.clone(),
             reasoning: completion.reasoning.clone(),
         });

@@ -431,20 +431,20 @@ impl App {
                 self.busy = true;
                 self.status.activity = Activity::Thinking;
             }
-            AgentEvent::TextDelta { turn, text } => {
-                self.transcript.text_delta(*turn, text);
+            AgentEvent::TextDelta { step, text } => {
+                self.transcript.text_delta(*step, text);
                 self.status.activity = Activity::Streaming;
             }
-            AgentEvent::ReasoningDelta { turn, text } => {
-                self.transcript.reasoning_delta(*turn, text);
+            AgentEvent::ReasoningDelta { step, text } => {
+                self.transcript.reasoning_delta(*step, text);
                 self.status.activity = Activity::Reasoning;
             }
             AgentEvent::AssistantMessage {
-                turn,
+                step,
                 text,
                 reasoning,
             } => {
-                self.transcript.assistant_message(*turn, text, reasoning);
+                self.transcript.assistant_message(*step, text, reasoning);
             }
             AgentEvent::Retrying {
                 attempt,

@@ -1,5 +1,5 @@
 //! The `/cost` view and the compaction card: text blocks in the transcript. `/cost` lists
-//! every model request of the session (its turn, tokens in, of which cached, out, dollars)
+//! every model request of the session (its model step, under the on-screen heading `turn`; tokens in, of which cached, out, dollars)
 //! and the totals with the cache-hit ratio.
 
 use crate::bus::{CostRow, Usage};
@@ -54,13 +54,13 @@ pub fn report_text(rows: &[CostRow], model: &str) -> String {
     let mut total = Usage::default();
     let mut cost = Some(0.0);
     for row in rows {
-        let turn = if row.turn == 0 {
+        let step = if row.step == 0 {
             "compact".to_string()
         } else {
-            row.turn.to_string()
+            row.step.to_string()
         };
         out.push_str(&format!(
-            "{turn:>6}  {:>9}  {:>9}  {:>8}  {:>9}\n",
+            "{step:>6}  {:>9}  {:>9}  {:>8}  {:>9}\n",
             tokens(row.usage.prompt_tokens),
             tokens(row.usage.cached_tokens),
             tokens(row.usage.completion_tokens),
@@ -100,8 +100,8 @@ mod tests {
 
     #[test]
     fn the_report_lists_each_request_and_totals_with_the_cache_ratio() {
-        let row = |turn, prompt, cached, cost| CostRow {
-            turn,
+        let row = |step, prompt, cached, cost| CostRow {
+            step,
             usage: Usage {
                 prompt_tokens: prompt,
                 completion_tokens: 100,

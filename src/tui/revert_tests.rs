@@ -122,7 +122,7 @@ mod in_the_app {
     use crossterm::event::Event;
 
     use super::*;
-    use crate::bus::{AgentEvent, ToolEvent, ToolResult, TurnId};
+    use crate::bus::{AgentEvent, StepId, ToolEvent, ToolResult};
     use crate::tool_output::ToolOutput;
     use crate::tui::TuiOptions;
     use crate::tui::app::{App, Focus};
@@ -194,7 +194,7 @@ mod in_the_app {
     #[test]
     fn while_the_model_works_a_revert_is_refused_and_says_why() {
         let mut app = app_with_an_edit();
-        app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+        app.apply(&AgentEvent::StepStarted { step: StepId(1) });
         press(&mut app, 'R');
         assert!(
             app.take_commands().is_empty(),

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::TuiOptions;
 use super::app::{App, Focus};
 use crate::bus::Mode;
-use crate::bus::{AgentEvent, CallId, ToolEvent, ToolResult, TurnId, Usage};
+use crate::bus::{AgentEvent, CallId, StepId, ToolEvent, ToolResult, Usage};
 use crate::tool_output::{CommandRun, FileChange, TodoItem, TodoStatus, ToolOutput};
 
 fn options() -> TuiOptions {
@@ -107,7 +107,7 @@ fn command(cmd: &str, stdout: &str, exit: i32, ms: u64) -> ToolResult {
 /// an edit, a todo update, a finished and a running command.
 fn scripted_session(t0: Instant) -> App {
     let mut app = app(t0);
-    let turn = TurnId(1);
+    let step = StepId(1);
     let events = vec![
         AgentEvent::SessionStarted {
             session: crate::bus::SessionId("s1".into()),
@@ -118,12 +118,12 @@ fn scripted_session(t0: Instant) -> App {
             resumed: false,
         },
         AgentEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into(), images: vec![] },
-        AgentEvent::StepStarted { turn },
-        AgentEvent::ReasoningDelta { turn, text: "The user wants a greet function next to add.".into() },
-        AgentEvent::TextDelta { turn, text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n".into() },
-        AgentEvent::TextDelta { turn, text: "    format!(\"Hello, {name}!\")\n}\n```\n\nThen I run the tests.".into() },
+        AgentEvent::StepStarted { step },
+        AgentEvent::ReasoningDelta { step, text: "The user wants a greet function next to add.".into() },
+        AgentEvent::TextDelta { step, text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n".into() },
+        AgentEvent::TextDelta { step, text: "    format!(\"Hello, {name}!\")\n}\n```\n\nThen I run the tests.".into() },
         AgentEvent::AssistantMessage {
-            turn,
+            step,
             text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n    format!(\"Hello, {name}!\")\n}\n```\n\nThen I run the tests.".into(),
             reasoning: "The user wants a greet function next to add.".into(),
         },
@@ -199,18 +199,18 @@ fn too_small_terminal_shows_a_message_and_recovers() {
 fn streaming_text_with_an_open_code_block() {
     let t0 = Instant::now();
     let mut app = app(t0);
-    let turn = TurnId(1);
+    let step = StepId(1);
     app.apply(&AgentEvent::UserMessage {
         text: "show me a loop".into(),
         images: vec![],
     });
-    app.apply(&AgentEvent::StepStarted { turn });
+    app.apply(&AgentEvent::StepStarted { step });
     app.apply(&AgentEvent::TextDelta {
-        turn,
+        step,
         text: "Here is a loop in Python:\n\n```python\nfor i in range(3):\n".into(),
     });
     app.apply(&AgentEvent::TextDelta {
-        turn,
+        step,
         text: "    print(i)\n".into(),
     });
     insta::assert_snapshot!(draw(&app, 60, 16));
@@ -418,10 +418,10 @@ fn resize_and_back_neither_duplicates_nor_loses_lines() {
 #[test]
 fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
     let mut app = app(Instant::now());
-    let turn = TurnId(1);
-    app.apply(&AgentEvent::StepStarted { turn });
+    let step = StepId(1);
+    app.apply(&AgentEvent::StepStarted { step });
     app.apply(&AgentEvent::ReasoningDelta {
-        turn,
+        step,
         text: "First, read the parser.\nThen check the tests.".into(),
     });
     let thinking = screen_text(&app, 70, 14);
@@ -430,11 +430,11 @@ fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
         "{thinking}"
     );
     app.apply(&AgentEvent::TextDelta {
-        turn,
+        step,
         text: "The parser is fine.".into(),
     });
     app.apply(&AgentEvent::AssistantMessage {
-        turn,
+        step,
         text: "The parser is fine.".into(),
         reasoning: "First, read the parser.\nThen check the tests.".into(),
     });
@@ -466,7 +466,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
     });
     app.apply(&AgentEvent::CostReport {
         rows: vec![crate::bus::CostRow {
-            turn: 3,
+            step: 3,
             usage: Usage {
                 prompt_tokens: 10_000,
                 completion_tokens: 500,

@@ -63,7 +63,7 @@ async fn a_held_command_runs_once_approved_and_the_decision_is_logged() {
     assert_eq!(
         end,
         AgentEvent::RequestEnded {
-            turn: cairn::bus::TurnId(2),
+            last_step: cairn::bus::StepId(2),
             reason: EndReason::Completed
         }
     );
@@ -346,8 +346,8 @@ async fn start_and_end_events_pair_one_to_one_and_a_tool_starts_after_the_one_be
     let steps: Vec<(bool, u64)> = seen
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::StepStarted { turn } => Some((true, turn.0)),
-            AgentEvent::StepEnded { turn } => Some((false, turn.0)),
+            AgentEvent::StepStarted { step } => Some((true, step.0)),
+            AgentEvent::StepEnded { step } => Some((false, step.0)),
             _ => None,
         })
         .collect();

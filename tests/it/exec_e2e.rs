@@ -363,6 +363,34 @@ async fn json_mode_prints_one_event_per_line() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_events_number_the_model_step_under_turn_as_they_always_did() {
+    // Scripts read `turn` from the step events; inside, the model step is a `StepId`.
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![Script::text("hi there")]).await;
+    let run = sb.exec(&llm.url(), &["--json", "hello"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for kind in [
+        "step_started",
+        "text_delta",
+        "assistant_message",
+        "step_ended",
+        "request_ended",
+    ] {
+        let event = events
+            .iter()
+            .find(|e| e["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} in {events:#?}"));
+        assert_eq!(event["turn"], 1, "{event}");
+        assert!(event.get("step").is_none(), "{event}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_json_event_parses_with_a_parser_that_rejects_duplicate_keys() {
     let sb = Sandbox::new().file("notes.txt", "hello world\n");
     let runs: Vec<(Vec<Script>, &[&str])> = vec![

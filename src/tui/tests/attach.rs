@@ -263,7 +263,7 @@ fn a_message_refused_before_it_was_sent_comes_back_into_the_input_with_its_image
         message: "clipboard.png is an image, and deepseek-chat does not take images".into(),
     });
     app.apply(&AgentEvent::RequestEnded {
-        turn: crate::bus::TurnId(0),
+        last_step: crate::bus::StepId(0),
         reason: crate::bus::EndReason::Failed("clipboard.png is an image".into()),
     });
     app.apply(&AgentEvent::Idle);
@@ -281,7 +281,7 @@ fn a_message_refused_before_it_was_sent_comes_back_into_the_input_with_its_image
         images: vec![],
     });
     app.apply(&AgentEvent::RequestEnded {
-        turn: crate::bus::TurnId(1),
+        last_step: crate::bus::StepId(1),
         reason: crate::bus::EndReason::Failed("401".into()),
     });
     assert_eq!(app.composer.text(), "");

@@ -10,21 +10,21 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 
 use super::{app, draw};
-use crate::bus::{AgentEvent, TurnId};
+use crate::bus::{AgentEvent, StepId};
 use crate::tui::highlight;
 
 const ANSWER: &str = "Typed config:\n\n```ts\ninterface Config {\n  name: string;\n}\nconst config: Config = { name: \"cairn\" };\n```\n\nand its file:\n\n```toml\n[package]\nname = \"cairn\"\nedition = 2024\n```\n";
 
 fn answered() -> crate::tui::app::App {
     let mut app = app(Instant::now());
-    let turn = TurnId(1);
+    let step = StepId(1);
     app.apply(&AgentEvent::UserMessage {
         text: "Show me the config in TypeScript and TOML".into(),
         images: vec![],
     });
-    app.apply(&AgentEvent::StepStarted { turn });
+    app.apply(&AgentEvent::StepStarted { step });
     app.apply(&AgentEvent::AssistantMessage {
-        turn,
+        step,
         text: ANSWER.into(),
         reasoning: String::new(),
     });

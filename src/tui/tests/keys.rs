@@ -8,7 +8,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{app, ctrl, draw, held_rm, key, options, screen_text, scripted_session, type_text};
 use crate::bus::Mode;
-use crate::bus::{AgentEvent, Decision, EndReason, TurnId, UserCommand};
+use crate::bus::{AgentEvent, Decision, EndReason, StepId, UserCommand};
 use crate::tui::app::{App, AppIntent, Focus};
 
 fn steer_id(commands: &[UserCommand], want: &str) -> String {
@@ -244,7 +244,7 @@ fn deny_with_a_message() {
 fn esc_interrupts_and_ctrl_c_twice_quits() {
     let t0 = Instant::now();
     let mut app = app(t0);
-    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
     app.handle_input(&key(KeyCode::Esc));
     assert!(matches!(
         app.take_commands().as_slice(),
@@ -339,7 +339,7 @@ fn replay_is_read_only_and_says_so() {
         images: vec![],
     });
     app.apply(&AgentEvent::AssistantMessage {
-        turn: TurnId(1),
+        step: StepId(1),
         text: "old answer".into(),
         reasoning: String::new(),
     });
@@ -381,7 +381,7 @@ fn an_edit_card_points_to_the_diff_pane_and_brackets_step_through_edits() {
 fn a_turn_failure_is_shown_and_the_ui_stays_usable() {
     let mut app = app(Instant::now());
     app.apply(&AgentEvent::RequestEnded {
-        turn: TurnId(1),
+        last_step: StepId(1),
         reason: EndReason::Failed("401 invalid api key".into()),
     });
     app.apply(&AgentEvent::Idle);
@@ -446,7 +446,7 @@ fn after_an_interrupt_queued_messages_stay_separate_and_wait_for_the_user() {
         [UserCommand::Interrupt]
     ));
     app.apply(&AgentEvent::RequestEnded {
-        turn: TurnId(1),
+        last_step: StepId(1),
         reason: EndReason::Interrupted,
     });
     app.apply(&AgentEvent::Returned { ids: vec![second] });
@@ -524,7 +524,7 @@ fn bang_runs_a_shell_command_and_esc_stops_it_before_the_turn() {
 fn an_answer_cut_at_the_output_limit_is_flagged_and_continue_asks_for_the_rest() {
     let mut app = app(Instant::now());
     app.apply(&AgentEvent::RequestEnded {
-        turn: TurnId(1),
+        last_step: StepId(1),
         reason: EndReason::OutputLimit,
     });
     app.apply(&AgentEvent::Idle);
@@ -555,7 +555,7 @@ fn type_slowly(app: &mut App, text: &str, start: Instant, gap: Duration) -> Inst
 fn a_prompt_opening_while_typing_answers_nothing_and_the_typing_lands_in_the_input() {
     let t0 = Instant::now();
     let mut app = app(t0);
-    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
     // "any news?" as a user types it: the prompt opens after the `n` of "any" …
     let at = type_slowly(&mut app, "any", t0, Duration::from_millis(120));
     app.set_now(at + Duration::from_millis(60));
@@ -598,7 +598,7 @@ fn a_prompt_opening_while_typing_answers_nothing_and_the_typing_lands_in_the_inp
 #[test]
 fn esc_on_the_prompt_denies_without_interrupting_the_turn() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
     app.apply(&held_rm());
     app.handle_input(&key(KeyCode::Esc));
     let sent = app.take_commands();
@@ -625,7 +625,7 @@ fn esc_on_the_prompt_denies_without_interrupting_the_turn() {
 #[test]
 fn ctrl_c_interrupts_but_keeps_the_draft() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
     type_text(&mut app, "half a thought");
     app.handle_input(&ctrl('c'));
     assert!(matches!(

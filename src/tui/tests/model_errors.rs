@@ -6,12 +6,12 @@
 use std::time::Instant;
 
 use super::{app, screen_text};
-use crate::bus::{AgentEvent, EndReason, TurnId};
+use crate::bus::{AgentEvent, EndReason, StepId};
 
 fn streamed(app: &mut super::App, text: &str) {
-    app.apply(&AgentEvent::StepStarted { turn: TurnId(1) });
+    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
     app.apply(&AgentEvent::TextDelta {
-        turn: TurnId(1),
+        step: StepId(1),
         text: text.into(),
     });
 }
@@ -28,11 +28,11 @@ fn a_retry_drops_the_cut_attempts_text_and_the_reply_streams_again() {
             .into(),
     });
     app.apply(&AgentEvent::TextDelta {
-        turn: TurnId(1),
+        step: StepId(1),
         text: "the whole answer".into(),
     });
     app.apply(&AgentEvent::AssistantMessage {
-        turn: TurnId(1),
+        step: StepId(1),
         text: "the whole answer".into(),
         reasoning: String::new(),
     });
@@ -51,12 +51,12 @@ fn a_kept_partial_is_shown_marked_incomplete_with_the_failure_after_it() {
     streamed(&mut app, "one two");
     let kept = "one two\n\n[cut off: the reply broke off here and is incomplete]".to_string();
     app.apply(&AgentEvent::AssistantMessage {
-        turn: TurnId(1),
+        step: StepId(1),
         text: kept,
         reasoning: String::new(),
     });
     app.apply(&AgentEvent::RequestEnded {
-        turn: TurnId(1),
+        last_step: StepId(1),
         reason: EndReason::Failed(
             "the answer was cut off; the text that arrived is kept, marked incomplete\nthe connection dropped before the reply was complete"
                 .into(),
@@ -99,12 +99,12 @@ fn an_interrupted_answer_stays_in_the_transcript_marked() {
     let mut app = app(Instant::now());
     streamed(&mut app, "step step step");
     app.apply(&AgentEvent::AssistantMessage {
-        turn: TurnId(1),
+        step: StepId(1),
         text: "step step step\n\n[interrupted by the user: the reply stopped here]".into(),
         reasoning: String::new(),
     });
     app.apply(&AgentEvent::RequestEnded {
-        turn: TurnId(1),
+        last_step: StepId(1),
         reason: EndReason::Interrupted,
     });
     let screen = screen_text(&app, 160, 24);
@@ -123,7 +123,7 @@ fn a_late_start_up_warning_does_not_split_an_answer_that_is_streaming() {
         problem: Some("start-up check: the model server did not answer within 10s".into()),
     });
     app.apply(&AgentEvent::TextDelta {
-        turn: TurnId(1),
+        step: StepId(1),
         text: ", in one piece".into(),
     });
     let screen = screen_text(&app, 160, 24);
@@ -142,11 +142,11 @@ fn a_warning_that_arrives_mid_stream_does_not_split_the_answer() {
         message: "something to know".into(),
     });
     app.apply(&AgentEvent::TextDelta {
-        turn: TurnId(1),
+        step: StepId(1),
         text: " and second half".into(),
     });
     app.apply(&AgentEvent::AssistantMessage {
-        turn: TurnId(1),
+        step: StepId(1),
         text: "first half and second half".into(),
         reasoning: String::new(),
     });

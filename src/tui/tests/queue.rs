@@ -8,7 +8,7 @@ use std::time::Instant;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{app, ctrl, draw, key, type_text};
-use crate::bus::{AgentEvent, EndReason, TurnId};
+use crate::bus::{AgentEvent, EndReason, StepId};
 
 fn busy_with_a_queue() -> crate::tui::app::App {
     let mut app = app(Instant::now());
@@ -37,7 +37,7 @@ fn the_queue_shows_each_entry_and_where_it_waits() {
 fn a_turn_that_did_not_finish_pauses_the_queue_and_says_so() {
     let mut app = busy_with_a_queue();
     app.apply(&AgentEvent::RequestEnded {
-        turn: TurnId(1),
+        last_step: StepId(1),
         reason: EndReason::Failed("the provider is down".into()),
     });
     app.apply(&AgentEvent::Idle);

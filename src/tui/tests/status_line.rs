@@ -105,7 +105,7 @@ fn a_model_without_prices_shows_dollar_question_and_cost_says_why() {
     }
     app.apply(&AgentEvent::CostReport {
         rows: vec![crate::bus::CostRow {
-            turn: 1,
+            step: 1,
             usage: usage(12_000, 0),
             cost_usd: None,
         }],

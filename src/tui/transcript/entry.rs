@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use super::render;
 use super::stream::StreamText;
-use crate::bus::TurnId;
+use crate::bus::StepId;
 use crate::tui::cards::ToolCard;
 use crate::tui::{theme, wrap};
 
@@ -30,7 +30,7 @@ pub enum EntryKind {
         images: Vec<String>,
     },
     Assistant {
-        turn: TurnId,
+        step: StepId,
         text: StreamText,
         reasoning: String,
         streaming: bool,

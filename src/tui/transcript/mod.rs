@@ -18,7 +18,7 @@ use ratatui::text::{Line, Span};
 
 use self::entry::{Entry, EntryKind, LayoutKey, NoticeLevel};
 use self::stream::StreamText;
-use crate::bus::{CallId, TurnId};
+use crate::bus::{CallId, StepId};
 use crate::tui::cards::ToolCard;
 use crate::tui::theme;
 
@@ -123,12 +123,12 @@ impl Transcript {
         });
     }
 
-    /// The assistant entry still streaming for `turn`, if it is the last entry.
-    fn streaming(&mut self, turn: TurnId) -> Option<&mut Entry> {
+    /// The assistant entry still streaming for `step`, if it is the last entry.
+    fn streaming(&mut self, step: StepId) -> Option<&mut Entry> {
         let index = self.streaming_index()?;
         let entry = &mut self.entries[index];
         match &entry.kind {
-            EntryKind::Assistant { turn: t, .. } if *t == turn => Some(entry),
+            EntryKind::Assistant { step: t, .. } if *t == step => Some(entry),
             _ => None,
         }
     }
@@ -150,15 +150,15 @@ impl Transcript {
         .then_some(index)
     }
 
-    fn streaming_or_new(&mut self, turn: TurnId) -> &mut Entry {
-        let index = match self.streaming(turn).is_some() {
+    fn streaming_or_new(&mut self, step: StepId) -> &mut Entry {
+        let index = match self.streaming(step).is_some() {
             true => self.streaming_index(),
             false => None,
         };
         let index = match index {
             Some(index) => index,
             None => self.push(EntryKind::Assistant {
-                turn,
+                step,
                 text: StreamText::default(),
                 reasoning: String::new(),
                 streaming: true,
@@ -168,22 +168,22 @@ impl Transcript {
         &mut self.entries[index]
     }
 
-    pub fn text_delta(&mut self, turn: TurnId, delta: &str) {
-        if let EntryKind::Assistant { text, .. } = self.streaming_or_new(turn).kind_mut() {
+    pub fn text_delta(&mut self, step: StepId, delta: &str) {
+        if let EntryKind::Assistant { text, .. } = self.streaming_or_new(step).kind_mut() {
             text.push(delta);
         }
     }
 
-    pub fn reasoning_delta(&mut self, turn: TurnId, delta: &str) {
-        if let EntryKind::Assistant { reasoning, .. } = self.streaming_or_new(turn).kind_mut() {
+    pub fn reasoning_delta(&mut self, step: StepId, delta: &str) {
+        if let EntryKind::Assistant { reasoning, .. } = self.streaming_or_new(step).kind_mut() {
             reasoning.push_str(delta);
         }
     }
 
     /// The complete assistant message: closes the streaming entry (taking the final text as
     /// the truth), or adds the message when it was not streamed (resume, replay).
-    pub fn assistant_message(&mut self, turn: TurnId, full_text: &str, full_reasoning: &str) {
-        if let Some(entry) = self.streaming(turn) {
+    pub fn assistant_message(&mut self, step: StepId, full_text: &str, full_reasoning: &str) {
+        if let Some(entry) = self.streaming(step) {
             if let EntryKind::Assistant {
                 text,
                 reasoning,
@@ -205,7 +205,7 @@ impl Transcript {
             return;
         }
         self.push(EntryKind::Assistant {
-            turn,
+            step,
             text: StreamText::new(full_text),
             reasoning: full_reasoning.to_string(),
             streaming: false,

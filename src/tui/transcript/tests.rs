@@ -35,13 +35,13 @@ fn pinned_view_follows_the_stream() {
     let now = Instant::now();
     let mut t = numbered(20);
     screen(&t, 40, 6, now);
-    t.text_delta(TurnId(1), "first words");
+    t.text_delta(StepId(1), "first words");
     assert!(
         screen(&t, 40, 6, now)
             .iter()
             .any(|l| l.contains("first words"))
     );
-    t.text_delta(TurnId(1), "\n\nmore words at the end");
+    t.text_delta(StepId(1), "\n\nmore words at the end");
     let s = screen(&t, 40, 6, now);
     assert!(
         s.iter().any(|l| l.contains("more words at the end")),
@@ -57,7 +57,7 @@ fn a_scrolled_up_view_holds_still_while_streaming_and_says_so() {
     t.scroll_up(10, now);
     let before = screen(&t, 40, 6, now);
     for i in 0..50 {
-        t.text_delta(TurnId(1), &format!("streamed line {i}\n\n"));
+        t.text_delta(StepId(1), &format!("streamed line {i}\n\n"));
     }
     let after = screen(&t, 40, 6, now);
     assert_eq!(before[..5], after[..5], "the view must not jump");
@@ -137,7 +137,7 @@ fn only_entries_on_screen_are_laid_out() {
     let now = Instant::now();
     let mut t = Transcript::new();
     for i in 0..10_000 {
-        t.assistant_message(TurnId(i), &format!("answer **{i}**"), "");
+        t.assistant_message(StepId(i), &format!("answer **{i}**"), "");
     }
     t.jump_to(5000, now);
     let s = screen(&t, 60, 10, now);
