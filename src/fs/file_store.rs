@@ -12,8 +12,8 @@ use super::confined::{Beneath, DirHandle, OpenError};
 use super::diff::diff_files;
 use super::paths::RealPath;
 use super::read_state::{FileStamp, ReadTracker};
+use super::{FileError, changed, open_error};
 use crate::tool_output::FileChange;
-use crate::tools::{ToolError, changed, open_error};
 
 /// A file as found on disk just before a change.
 pub struct Current {
@@ -24,7 +24,7 @@ pub struct Current {
 
 /// Loads the file at `place` (opened beneath its root, symlinks refused). A missing file —
 /// or a missing parent directory — is `Ok` with no metadata; a directory is an error.
-pub fn load(place: &Beneath, display: &str) -> Result<Current, ToolError> {
+pub fn load(place: &Beneath, display: &str) -> Result<Current, FileError> {
     let missing = || Current {
         bytes: Vec::new(),
         meta: None,
@@ -38,12 +38,12 @@ pub fn load(place: &Beneath, display: &str) -> Result<Current, ToolError> {
         Ok(file) => file,
         Err(OpenError::Missing) => return Ok(missing()),
         Err(OpenError::Directory) => {
-            return Err(ToolError::Failed(format!(
+            return Err(FileError::Failed(format!(
                 "{display} is a directory, not a file"
             )));
         }
         Err(OpenError::NotRegular) => {
-            return Err(ToolError::Failed(format!(
+            return Err(FileError::Failed(format!(
                 "{display} is not a regular file (a device, pipe or socket); it cannot be written"
             )));
         }
@@ -52,10 +52,10 @@ pub fn load(place: &Beneath, display: &str) -> Result<Current, ToolError> {
     };
     let meta = file
         .metadata()
-        .map_err(|err| ToolError::io(format!("reading {display}"), err))?;
+        .map_err(|err| FileError::io(format!("reading {display}"), err))?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.read_to_end(&mut bytes)
-        .map_err(|err| crate::tools::read_file::would_block(display, err))?;
+        .map_err(|err| super::would_block(display, err))?;
     Ok(Current {
         bytes,
         meta: Some(meta),
@@ -68,7 +68,7 @@ pub fn check_fresh(
     real: &RealPath,
     display: &str,
     current: &Current,
-) -> Result<(), ToolError> {
+) -> Result<(), FileError> {
     match &current.meta {
         Some(meta) => reads.check_fresh(real, display, &FileStamp::of_bytes(&current.bytes, meta)),
         None => Ok(()),
@@ -85,7 +85,7 @@ pub fn store(
     current: &Current,
     after: &[u8],
     replacements: usize,
-) -> Result<FileChange, ToolError> {
+) -> Result<FileChange, FileError> {
     let opened = if current.meta.is_none() {
         place.create_parent()
     } else {

@@ -8,6 +8,7 @@ pub mod confined;
 pub mod confined_walk;
 pub mod diff;
 pub mod encoding;
+mod error;
 pub mod file_store;
 pub mod line_cap;
 pub mod paths;
@@ -17,3 +18,5 @@ pub mod text;
 pub mod walk;
 pub mod walk_rules;
 pub mod write_queue;
+
+pub use error::{FileError, changed, open_error, would_block};

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use super::FileError;
 use super::paths::RealPath;
-use crate::tools::ToolError;
 
 /// Enough of a file's state to notice a change: size and a content hash (mtime alone misses
 /// two writes within the file system's timestamp resolution, and a `touch` is no change).
@@ -127,12 +127,12 @@ impl ReadTracker {
         path: &RealPath,
         display: &str,
         current: &FileStamp,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), FileError> {
         match self.get(path) {
-            None => Err(ToolError::NotRead {
+            None => Err(FileError::NotRead {
                 path: display.to_string(),
             }),
-            Some(seen) if !seen.same_content(current) => Err(ToolError::Stale {
+            Some(seen) if !seen.same_content(current) => Err(FileError::Stale {
                 path: display.to_string(),
             }),
             Some(_) => Ok(()),
@@ -198,14 +198,14 @@ mod tests {
         let seen = stamp_in_pieces(b"a", &[1]);
         assert!(matches!(
             tracker.check_fresh(&path, "a", &seen),
-            Err(ToolError::NotRead { .. })
+            Err(FileError::NotRead { .. })
         ));
         tracker.record(&path, seen.clone());
         assert!(tracker.check_fresh(&path, "a", &seen).is_ok());
         let changed = stamp_in_pieces(b"b", &[1]);
         assert!(matches!(
             tracker.check_fresh(&path, "a", &changed),
-            Err(ToolError::Stale { .. })
+            Err(FileError::Stale { .. })
         ));
     }
 }

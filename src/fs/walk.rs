@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::confined::{Beneath, OpenError};
 use super::confined_walk::Problem;
-use crate::tools::{ToolError, changed, open_error};
+use super::{FileError, changed, open_error};
 
 /// Problems shown at most; the rest are counted.
 const MAX_PROBLEMS: usize = 20;
@@ -53,9 +53,9 @@ pub enum RootKind {
 
 /// Checks a walk's root beneath its place: it exists, and no symlink was swapped in on the
 /// way since the check. A missing root is a correctable error.
-pub fn existing_root(place: &Beneath, display: &str) -> Result<RootKind, ToolError> {
+pub fn existing_root(place: &Beneath, display: &str) -> Result<RootKind, FileError> {
     let missing = || {
-        ToolError::Failed(format!(
+        FileError::Failed(format!(
             "{display}: no such file or directory (list_dir . shows the top of the workspace)"
         ))
     };
@@ -75,7 +75,7 @@ pub fn existing_root(place: &Beneath, display: &str) -> Result<RootKind, ToolErr
         Err(OpenError::Missing) => Err(missing()),
         Err(OpenError::Directory) => Ok(RootKind::Dir),
         Err(OpenError::Symlink) => Err(changed(display)),
-        Err(OpenError::NotRegular) => Err(ToolError::Failed(format!(
+        Err(OpenError::NotRegular) => Err(FileError::Failed(format!(
             "{display} is not a regular file or directory (a device, pipe or socket)"
         ))),
         Err(OpenError::Io(err)) => Err(open_error(display, "reading", err)),

@@ -8,11 +8,11 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
+use super::args::{lenient_flag, lenient_u64};
 use super::executor::{
     self, CommandSpec, Ending, OnTimeout, Outcome, View, Which, capture::split_budget,
 };
 use super::{Access, CommandRun, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
-use crate::fs::text::{lenient_flag, lenient_u64};
 
 /// Timeout when the model names none.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;

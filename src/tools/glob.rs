@@ -82,10 +82,10 @@ impl Tool for Glob {
                 let dir = crate::fs::paths::dir_arg(args.path.as_deref());
                 let dir_real = cx.resolve(dir)?;
                 if !dir_real.as_path().is_dir() {
-                    return Err(err);
+                    return Err(err.into());
                 }
             }
-            Err(err) => return Err(err),
+            Err(err) => return Err(err.into()),
         }
         let workspace = workspace_real(cx.workspace());
         let skip = cx.env.files.sensitive_below(real.as_path());
@@ -181,7 +181,7 @@ pub fn find(
     let problems = match walked {
         Ok(problems) => problems,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(err) => return Err(super::open_error(&display, "globbing", err)),
+        Err(err) => return Err(crate::fs::open_error(&display, "globbing", err).into()),
     };
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);

@@ -20,13 +20,14 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::args::{lenient_bool, lenient_usize};
 use super::{
     Access, GrepLine, GrepMode, Matches, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
 use crate::fs::confined::{Beneath, OpenError};
 use crate::fs::confined_walk::{Entry, Kind, Problem, Walk, WalkState};
 use crate::fs::line_cap::LineCap;
-use crate::fs::text::{cut_chars, lenient_bool, lenient_usize};
+use crate::fs::text::cut_chars;
 use crate::fs::walk::{existing_root, problem_notes, shown_path, workspace_real};
 
 pub const DEFAULT_LIMIT: usize = 200;
@@ -261,7 +262,7 @@ pub fn search(
         }
     });
     let display = shown_path(workspace, root);
-    let mut problems = walked.map_err(|err| super::open_error(&display, "searching", err))?;
+    let mut problems = walked.map_err(|err| crate::fs::open_error(&display, "searching", err))?;
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }

@@ -152,7 +152,7 @@ pub fn read_file_bytes(place: &Beneath, display: &str) -> Result<Vec<u8>, ToolEr
     let (dir, name) = match place.parent() {
         Ok(found) => found,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
-        Err(err) => return Err(super::open_error(display, "reading", err)),
+        Err(err) => return Err(crate::fs::open_error(display, "reading", err).into()),
     };
     let file = match dir.open_regular(&name) {
         Ok(file) => file,
@@ -167,13 +167,15 @@ pub fn read_file_bytes(place: &Beneath, display: &str) -> Result<Vec<u8>, ToolEr
                 "{display} is not a regular file (a device, pipe or socket)"
             )));
         }
-        Err(OpenError::Symlink) => return Err(super::changed(display)),
-        Err(OpenError::Io(err)) => return Err(super::open_error(display, "opening", err)),
+        Err(OpenError::Symlink) => return Err(crate::fs::changed(display).into()),
+        Err(OpenError::Io(err)) => {
+            return Err(crate::fs::open_error(display, "opening", err).into());
+        }
     };
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|err| super::read_file::would_block(display, err))?;
+        .map_err(|err| crate::fs::would_block(display, err))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(ToolError::Failed(format!(
             "{display} is larger than {} MB; cairn sends smaller images only",

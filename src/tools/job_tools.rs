@@ -16,7 +16,7 @@ pub const MAX_WAIT_MS: u64 = 600_000;
 struct OutputArgs {
     #[serde(deserialize_with = "job_id")]
     job_id: String,
-    #[serde(default, deserialize_with = "crate::fs::text::lenient_u64")]
+    #[serde(default, deserialize_with = "super::args::lenient_u64")]
     wait_ms: Option<u64>,
 }
 

@@ -12,12 +12,12 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::args::lenient_usize;
 use super::{
     Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
 };
 use crate::fs::confined::Beneath;
 use crate::fs::confined_walk::{Kind, Walk, WalkState};
-use crate::fs::text::lenient_usize;
 use crate::fs::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use crate::sync::MutexExt;
 
@@ -121,7 +121,7 @@ pub fn list(
                 WalkState::Continue
             }
         })
-        .map_err(|err| super::open_error(&display, "listing", err))?;
+        .map_err(|err| crate::fs::open_error(&display, "listing", err))?;
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }

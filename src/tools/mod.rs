@@ -3,6 +3,7 @@
 //! the write queue, then `run`s it; the canonical `ToolOutput` goes to the log and the UI.
 
 mod ansi;
+pub mod args;
 pub mod bash;
 pub mod edit_file;
 mod edit_match;
@@ -39,11 +40,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::fs::confined::{self, Beneath};
+use crate::fs::confined::Beneath;
 use crate::fs::paths::{self, RealPath};
 use crate::fs::places::FilePolicy;
 use crate::fs::read_state::ReadTracker;
 use crate::fs::write_queue::{self, WriteQueue};
+use crate::fs::{FileError, changed};
 
 /// The model's face of a tool, a wire type of the request (`llm::wire`).
 pub use crate::llm::wire::ToolSpec;
@@ -122,6 +124,18 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|err| ToolError::Internal(format!("{what}: {err}")))?
+}
+
+/// A file error keeps its variant and its words as a tool's error.
+impl From<FileError> for ToolError {
+    fn from(err: FileError) -> Self {
+        match err {
+            FileError::NotRead { path } => Self::NotRead { path },
+            FileError::Stale { path } => Self::Stale { path },
+            FileError::Failed(message) => Self::Failed(message),
+            FileError::Io { what, source } => Self::Io { what, source },
+        }
+    }
 }
 
 impl ToolError {
@@ -324,7 +338,7 @@ impl ToolCx {
         if guarded && let Some(place) = Beneath::new(std::path::Path::new("/"), real.as_path()) {
             return Ok(place);
         }
-        Err(changed(display))
+        Err(changed(display).into())
     }
 
     /// Where the approval prompt's preview reads `real` from (it shows the user, not the
@@ -351,7 +365,7 @@ impl ToolCx {
         if passed && let Some(place) = Beneath::new(std::path::Path::new("/"), real.as_path()) {
             return Ok(place);
         }
-        Err(changed(display))
+        Err(changed(display).into())
     }
 
     /// Waits for `path`'s turn in the write queue; `None` when the call is cancelled first.
@@ -369,24 +383,6 @@ impl ToolCx {
         }
         paths::resolve_in(&self.env.workspace, raw, self.env.files.home.as_deref())
             .map_err(|err| ToolError::io(format!("resolving {raw}"), err))
-    }
-}
-
-/// The error of a call whose target moved after the gate checked it.
-pub fn changed(display: &str) -> ToolError {
-    ToolError::Failed(format!(
-        "{display}: the path changed since the call was checked (a directory on the way was \
-         replaced, or it now leads outside what was allowed); nothing was done. Check the path \
-         and send the call again"
-    ))
-}
-
-/// Maps an error of opening beneath a root: a swapped-in symlink is `changed`.
-pub fn open_error(display: &str, what: &str, err: std::io::Error) -> ToolError {
-    if confined::is_swap(&err) {
-        changed(display)
-    } else {
-        ToolError::io(format!("{what} {display}"), err)
     }
 }
 

@@ -14,14 +14,13 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, changed, open_error,
-    parse_args,
-};
+use super::args::lenient_usize;
+use super::{Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 use crate::fs::confined::{Beneath, OpenError};
 use crate::fs::encoding::{self, SNIFF_BYTES, StreamDecoder, TextEncoding};
 use crate::fs::read_state::{FileStamp, StampHasher};
-use crate::fs::text::{count_newlines, cut_chars, lenient_usize};
+use crate::fs::text::{count_newlines, cut_chars};
+use crate::fs::{changed, open_error, would_block};
 
 /// Lines shown when the model gives no limit.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -131,7 +130,7 @@ pub fn read_window(
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Err(missing_file(path, display));
         }
-        Err(err) => return Err(open_error(display, "reading", err)),
+        Err(err) => return Err(open_error(display, "reading", err).into()),
     };
     // Opened without blocking and checked on the handle: a FIFO nobody writes to, a device
     // (`/dev/zero`, `/proc/kmsg`) or a socket gets an error instead of a hang.
@@ -144,8 +143,8 @@ pub fn read_window(
                 "{display} is not a regular file (a device, pipe or socket); read_file reads files only"
             )));
         }
-        Err(OpenError::Symlink) => return Err(changed(display)),
-        Err(OpenError::Io(err)) => return Err(open_error(display, "opening", err)),
+        Err(OpenError::Symlink) => return Err(changed(display).into()),
+        Err(OpenError::Io(err)) => return Err(open_error(display, "opening", err).into()),
     };
     let meta = file
         .metadata()
@@ -207,17 +206,6 @@ pub fn read_window(
         encoding: decoder.map(|(encoding, _)| encoding.name().to_owned()),
     };
     Ok((slice, stamp))
-}
-
-/// A read that would wait for data is a kernel or device file, not a text file.
-pub fn would_block(display: &str, err: std::io::Error) -> ToolError {
-    if err.kind() == std::io::ErrorKind::WouldBlock {
-        ToolError::Failed(format!(
-            "{display} is not a regular file (it waits for data, like a device or a kernel log); read_file reads files only"
-        ))
-    } else {
-        ToolError::io(format!("reading {display}"), err)
-    }
 }
 
 /// Fills `buf` unless the file ends first; returns the bytes read.

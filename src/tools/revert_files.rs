@@ -11,9 +11,10 @@
 use std::fs::Metadata;
 use std::os::unix::fs::PermissionsExt;
 
-use super::{ToolEnv, ToolError, open_error};
+use super::{ToolEnv, ToolError};
 use crate::fs::confined::Beneath;
 use crate::fs::file_store::{load, write_atomically};
+use crate::fs::open_error;
 use crate::fs::paths::{self, RealPath};
 
 /// One file of a revert.
@@ -45,7 +46,7 @@ impl RevertFile {
         } else {
             Beneath::new(std::path::Path::new("/"), real.as_path())
         }
-        .ok_or_else(|| super::changed(&display))?;
+        .ok_or_else(|| crate::fs::changed(&display))?;
         let warning = match env.files.protected_write(real.as_path()) {
             Some(why) => Some(why),
             None if !inside => Some(format!(
@@ -91,7 +92,7 @@ impl RevertFile {
         if current.is_none() && executable {
             let file = dir
                 .open_regular(&name)
-                .map_err(|_| super::changed(&self.display))?;
+                .map_err(|_| crate::fs::changed(&self.display))?;
             let mut perms = file
                 .metadata()
                 .map_err(|err| ToolError::io(format!("reading {}", self.display), err))?
