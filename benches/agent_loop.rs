@@ -260,7 +260,7 @@ async fn session(checkpoints: bool) -> (Duration, Duration) {
         context_window: 1_000_000,
         context: ContextSettings::default(),
         interactive: false,
-        sessions_dir: data.path().join("sessions"),
+        dirs: cairn::dirs::Dirs::for_sessions(&data.path().join("sessions")),
         vision: None,
         checkpoints: CheckpointSettings {
             enabled: checkpoints,

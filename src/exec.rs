@@ -33,7 +33,7 @@ pub mod status {
     pub const INTERRUPTED: i32 = 130;
 }
 
-pub async fn run(args: ExecArgs) -> Result<i32> {
+pub async fn run(dirs: &crate::dirs::Dirs, args: ExecArgs) -> Result<i32> {
     let prompt = match args.run.prompt.clone() {
         Some(prompt) => prompt,
         None if std::io::stdin().is_terminal() => {
@@ -64,7 +64,7 @@ pub async fn run(args: ExecArgs) -> Result<i32> {
         .iter()
         .map(|path| crate::bus::Attachment::ImagePath { path: path.clone() })
         .collect();
-    let launched = launch::start(&args.run, false)?;
+    let launched = launch::start(dirs, &args.run, false)?;
     let (agent, mut front) = (launched.agent, launched.front);
     let agent_task = tokio::spawn(agent.run(launched.commands));
     front

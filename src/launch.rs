@@ -11,6 +11,7 @@ use crate::agent::{Agent, AgentSettings, ContextSettings, Engine, StartFrom};
 use crate::bus::{self, FrontEnds, UserCommand};
 use crate::cli::{RunArgs, UsageError};
 use crate::config::{Config, ConfigError, FlagLayer};
+use crate::dirs::Dirs;
 use crate::fs::places::FilePolicy;
 use crate::llm::client::HttpModel;
 use crate::models::discover::WindowProbe;
@@ -45,21 +46,20 @@ pub struct Launched {
     pub sandbox: SandboxSummary,
 }
 
-pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
+pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched> {
     let workspace = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .wrap_err("finding the current directory")?;
-    let (config, notice) = load_config(&args.flags())?;
+    let (config, notice) = load_config(dirs, &args.flags())?;
     // Setup notices reach the user as warnings, through the same bus as everything else.
     let mut notices: Vec<String> = notice.into_iter().collect();
-    let sessions_dir = session_log::sessions_dir();
     if args.resume.as_deref() == Some("") && !interactive {
         return Err(UsageError(
             "--resume needs a session id here (see `cairn sessions`), or use --continue".into(),
         )
         .into());
     }
-    let from = start_from(args, &sessions_dir, &workspace)?;
+    let from = start_from(args, dirs.sessions(), &workspace)?;
 
     // A key under a name the secret patterns miss is still redacted from tool output.
     if let (Some(name), Some(key)) = (&config.key_env, &config.provider.api_key) {
@@ -71,9 +71,9 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
     let model = HttpModel::with_network(config.provider.clone(), &network)
         .wrap_err("setting up the provider client")?
         .with_key_env(config.key_env.clone());
-    let confined = confined_tools(&config, &workspace, &network, &mut notices)?;
+    let confined = confined_tools(dirs, &config, &workspace, &network, &mut notices)?;
     let (tools, sandbox, secrets) = (confined.env, confined.sandbox, confined.secrets);
-    let store = TrustStore::in_data_dir(sessions_dir.parent().unwrap_or(&sessions_dir));
+    let store = TrustStore::in_data_dir(dirs.data());
     let (rules, untrusted) = load_rules(&config, &workspace, args.trust_project, &store)?;
     let gate = Arc::new(
         PolicyGate::new(PolicySettings {
@@ -117,13 +117,13 @@ pub fn start(args: &RunArgs, interactive: bool) -> Result<Launched> {
         mode: args.mode.unwrap_or(config.mode),
         max_steps: args.max_steps.unwrap_or(config.max_steps),
         context_window: config.context_window,
-        context: context_settings(&config, &sessions_dir, &network),
+        context: context_settings(&config, dirs, &network),
         interactive,
-        sessions_dir,
+        dirs: dirs.clone(),
         vision: config.vision,
         checkpoints: crate::agent::CheckpointSettings::from_config(&config.checkpoints),
         skills: crate::agent::SkillSettings {
-            sources: crate::skills::Sources::from_env(&workspace),
+            sources: crate::skills::Sources::with_dirs(&workspace, dirs),
             trust_project: args.trust_project,
         },
     };
@@ -158,6 +158,7 @@ pub fn session_tools(config: &Config) -> Vec<Box<dyn Tool>> {
 /// `cairn tool run` builds its tools here too, so a tool run by hand is confined as the
 /// agent's are.
 pub fn confined_tools(
+    dirs: &Dirs,
     config: &Config,
     workspace: &std::path::Path,
     network: &Network,
@@ -165,7 +166,7 @@ pub fn confined_tools(
 ) -> Result<ConfinedTools> {
     // The one list of secret stores, for the file tools, the classifier and the sandbox.
     let secrets = SecretStores::from_env(
-        &crate::fs::places::own_dirs(),
+        &dirs.own(),
         config.sandbox.deny_read.as_deref().unwrap_or_default(),
     )
     .map_err(|err| UsageError(err.to_string()))?;
@@ -184,7 +185,7 @@ pub fn confined_tools(
         ..BashSettings::default()
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
-    let files = FilePolicy::from_env(&readable).with_secrets(secrets.clone());
+    let files = FilePolicy::with_dirs(dirs, &readable).with_secrets(secrets.clone());
     let env = ToolEnv::with_web(
         workspace.to_path_buf(),
         bash,
@@ -224,16 +225,9 @@ pub fn web_env(config: &Config, network: &Network) -> Result<Arc<WebEnv>> {
 }
 
 /// How the agent manages the window: the config's threshold and prices, and where to ask the
-/// provider for the window (cached next to the sessions directory).
-fn context_settings(
-    config: &Config,
-    sessions_dir: &std::path::Path,
-    network: &Network,
-) -> ContextSettings {
-    let cache = sessions_dir
-        .parent()
-        .unwrap_or(sessions_dir)
-        .join("models.json");
+/// provider for the window (cached in the data directory).
+fn context_settings(config: &Config, dirs: &Dirs, network: &Network) -> ContextSettings {
+    let cache = dirs.models_cache();
     ContextSettings {
         threshold: config.compact_threshold,
         reply_reserve: u64::from(config.provider.max_tokens.unwrap_or(0))
@@ -356,15 +350,15 @@ pub fn load_rules(
 
 /// Loads the configuration. With nothing configured at all, a local Ollama that answers is
 /// used (and the user told so); otherwise the missing key is reported with what to set.
-pub fn load_config(flags: &FlagLayer) -> Result<(Config, Option<String>)> {
-    match Config::load(flags) {
+pub fn load_config(dirs: &Dirs, flags: &FlagLayer) -> Result<(Config, Option<String>)> {
+    match Config::load(dirs, flags) {
         Ok(config) => Ok((config, None)),
-        Err(ConfigError::MissingKey { .. }) if nothing_chosen(flags) && ollama_answers() => {
+        Err(ConfigError::MissingKey { .. }) if nothing_chosen(dirs, flags) && ollama_answers() => {
             let flags = FlagLayer {
                 provider: Some("ollama".into()),
                 ..flags.clone()
             };
-            let config = Config::load(&flags)?;
+            let config = Config::load(dirs, &flags)?;
             let notice = format!(
                 "no API key configured; using the local Ollama at {} (model {}). Set DEEPSEEK_API_KEY or OPENAI_API_KEY, or `provider` in {}, to use another.",
                 config.provider.base_url,
@@ -377,7 +371,7 @@ pub fn load_config(flags: &FlagLayer) -> Result<(Config, Option<String>)> {
     }
 }
 
-fn nothing_chosen(flags: &FlagLayer) -> bool {
+fn nothing_chosen(dirs: &Dirs, flags: &FlagLayer) -> bool {
     flags.provider.is_none()
         && flags.base_url.is_none()
         && flags.model.is_none()
@@ -385,7 +379,7 @@ fn nothing_chosen(flags: &FlagLayer) -> bool {
         && std::env::var_os("CAIRN_MODEL").is_none()
         && std::env::var_os("CAIRN_PROVIDER").is_none()
         && std::env::var_os("CAIRN_BASE_URL").is_none()
-        && !crate::config::default_config_path().is_file()
+        && !dirs.config_file().is_file()
 }
 
 /// A quick connect, so a machine without Ollama never waits on it.

@@ -20,6 +20,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod content;
+pub mod dirs;
 pub mod exec;
 pub mod finder;
 pub mod fs;

@@ -1,7 +1,6 @@
 //! Entry point: parse arguments, install error and panic hooks, log to a file, dispatch.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -9,6 +8,7 @@ use color_eyre::eyre::Result;
 
 use cairn::cli::{Cli, Command, PolicyCommand, ToolCommand, UsageError};
 use cairn::config::ConfigError;
+use cairn::dirs::Dirs;
 use cairn::exec::status;
 use cairn::session_log::LogError;
 use cairn::tools::executor::{reaper, sandbox};
@@ -34,8 +34,10 @@ fn main() -> ExitCode {
     if let Err(err) = color_eyre::install() {
         eprintln!("cairn: {err}");
     }
+    // cairn's directories, derived once; everything below is handed them.
+    let dirs = Dirs::from_env();
     // Without a log file cairn still works; it just keeps no diagnostics.
-    let _ = init_tracing();
+    let _ = init_tracing(&dirs);
     if let secrets::Protected::Failed(reason) = &protected {
         tracing::warn!("secrets stay in cairn's initial environment: {reason}");
     }
@@ -52,7 +54,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(dispatch(cli));
+    let result = runtime.block_on(dispatch(&dirs, cli));
     // Do not wait for blocking tasks (a read of a huge file) to finish on the way out.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     // Nothing the session's commands started survives it.
@@ -80,28 +82,28 @@ fn exit_code(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-async fn dispatch(cli: Cli) -> Result<i32> {
+async fn dispatch(dirs: &Dirs, cli: Cli) -> Result<i32> {
     match cli.command {
         None => {
-            let (code, hint) = subcommands::run_tui(cli.run).await?;
+            let (code, hint) = subcommands::run_tui(dirs, cli.run).await?;
             if let Some(hint) = hint {
                 print_out(&hint, false);
             }
             Ok(code)
         }
-        Some(Command::Exec(args)) => exec::run(args).await,
+        Some(Command::Exec(args)) => exec::run(dirs, args).await,
         Some(Command::Sessions { json }) => {
-            print_out(&subcommands::sessions_text(json), json);
+            print_out(&subcommands::sessions_text(dirs, json), json);
             Ok(status::OK)
         }
-        Some(Command::Replay { id }) => subcommands::replay(&id).await,
+        Some(Command::Replay { id }) => subcommands::replay(dirs, &id).await,
         Some(Command::Undo {
             session,
             json,
             redo,
             yes,
         }) => {
-            let (text, code) = subcommands::undo(session.as_deref(), json, redo, yes)?;
+            let (text, code) = subcommands::undo(dirs, session.as_deref(), json, redo, yes)?;
             print_out(&text, json);
             Ok(code)
         }
@@ -110,7 +112,7 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             Ok(status::OK)
         }
         Some(Command::Tool(ToolCommand::Run { name, args, json })) => {
-            let (text, code) = subcommands::tool_run(&name, &args, json).await?;
+            let (text, code) = subcommands::tool_run(dirs, &name, &args, json).await?;
             print_out(&text, json);
             Ok(code)
         }
@@ -122,7 +124,7 @@ async fn dispatch(cli: Cli) -> Result<i32> {
             command,
         })) => {
             let (text, code) =
-                subcommands::policy_check(&command, mode, json, config, trust_project)?;
+                subcommands::policy_check(dirs, &command, mode, json, config, trust_project)?;
             print_out(&text, json);
             Ok(code)
         }
@@ -142,13 +144,12 @@ fn print_out(text: &str, json: bool) {
 }
 
 /// Logs go to a file in the platform state/data directory, never to the screen.
-fn init_tracing() -> Option<()> {
-    let dir: PathBuf = cairn::session_log::sessions_dir().parent()?.to_path_buf();
-    std::fs::create_dir_all(&dir).ok()?;
+fn init_tracing(dirs: &Dirs) -> Option<()> {
+    std::fs::create_dir_all(dirs.data()).ok()?;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(dir.join("cairn.log"))
+        .open(dirs.log_file())
         .ok()?;
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));

@@ -228,18 +228,6 @@ pub enum LogError {
     NoMeta { path: PathBuf },
 }
 
-/// Where session logs live: `$CAIRN_DATA_DIR/sessions` or the platform data directory.
-pub fn sessions_dir() -> PathBuf {
-    let base = std::env::var_os("CAIRN_DATA_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            directories::ProjectDirs::from("", "", "cairn")
-                .map(|dirs| dirs.data_dir().to_path_buf())
-                .unwrap_or_else(|| PathBuf::from(".cairn"))
-        });
-    base.join("sessions")
-}
-
 /// A new session id: sortable by start time, unique enough for one user's machine.
 pub fn new_session_id() -> SessionId {
     let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();

@@ -12,6 +12,7 @@ use crate::bus::Mode;
 use crate::bus::{self, AgentEvent, UserCommand};
 use crate::cli::{RunArgs, UsageError};
 use crate::config::{Config, FlagLayer};
+use crate::dirs::Dirs;
 use crate::exec::status;
 use crate::session_log::{self, Record};
 use crate::tools::{Registry, ToolCx, registry::standard_tools};
@@ -22,8 +23,8 @@ use crate::{launch, policy_cmd, visible};
 /// panel first, then fails with the missing-key error (printed once the screen is restored;
 /// a configuration error exits with status 2). On quit, what to print: how to resume the
 /// session, when it has messages.
-pub async fn run_tui(args: RunArgs) -> Result<(i32, Option<String>)> {
-    let launched = match launch::start(&args, true) {
+pub async fn run_tui(dirs: &Dirs, args: RunArgs) -> Result<(i32, Option<String>)> {
+    let launched = match launch::start(dirs, &args, true) {
         Ok(launched) => launched,
         Err(err) => {
             let on_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
@@ -90,8 +91,8 @@ fn welcome(launched: &launch::Launched) -> tui::welcome::Welcome {
 }
 
 /// A past session, read-only: its events are replayed into the UI and nothing runs.
-pub async fn replay(id: &str) -> Result<i32> {
-    let path = session_log::find_session(&session_log::sessions_dir(), id)?;
+pub async fn replay(dirs: &Dirs, id: &str) -> Result<i32> {
+    let path = session_log::find_session(dirs.sessions(), id)?;
     let loaded = session_log::read_log(&path)?;
     let Some(Record::Meta {
         id,
@@ -143,15 +144,15 @@ pub async fn replay(id: &str) -> Result<i32> {
 /// `cairn sessions`: one line per session, newest first. With `--json` each line also has the
 /// session's token counts, its cost in dollars (null when a model's price is unknown: see
 /// `[prices]`) and the share of prompt tokens served from the provider's cache.
-pub fn sessions_text(json: bool) -> String {
+pub fn sessions_text(dirs: &Dirs, json: bool) -> String {
     let mut out = String::new();
-    let dir = session_log::sessions_dir();
+    let dir = dirs.sessions();
     // Prices from the user's config file when it reads; the built-in ones otherwise.
-    let prices = crate::config::ConfigFile::load(&crate::config::default_config_path())
+    let prices = crate::config::ConfigFile::load(&dirs.config_file())
         .ok()
         .and_then(|file| file.prices.map(|p| (p, file.model.unwrap_or_default())))
         .unwrap_or_default();
-    for session in session_log::list_sessions(&dir) {
+    for session in session_log::list_sessions(dir) {
         if json {
             let mut row = serde_json::to_value(&session).unwrap_or_default();
             let usage = session_log::usage_by_model(&dir.join(format!("{}.jsonl", session.id)));
@@ -238,8 +239,8 @@ fn beyond_the_wall(access: &crate::tools::Access) -> Option<String> {
     }
 }
 
-pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32)> {
-    let config = tools_config()?;
+pub async fn tool_run(dirs: &Dirs, name: &str, args: &str, json: bool) -> Result<(String, i32)> {
+    let config = tools_config(dirs)?;
     let mut tools = standard_tools();
     tools.extend(crate::tools::registry::web_tools(
         config.web.search.is_some(),
@@ -263,7 +264,8 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
     // The only setup notice is a missing Landlock; it speaks of asking, which a call the
     // user typed does not do, so it is said here as it applies.
     let mut notices = Vec::new();
-    let confined = crate::launch::confined_tools(&config, &workspace, &network, &mut notices)?;
+    let confined =
+        crate::launch::confined_tools(dirs, &config, &workspace, &network, &mut notices)?;
     if !confined.sandbox.summary.on && name == "bash" {
         #[allow(clippy::print_stderr)]
         {
@@ -315,14 +317,17 @@ pub async fn tool_run(name: &str, args: &str, json: bool) -> Result<(String, i32
 
 /// The config for running a tool by hand: a session's, but without a key being needed (no
 /// request is made), so a missing key only means the provider is left unset.
-fn tools_config() -> Result<Config> {
-    match Config::load(&FlagLayer::default()) {
+fn tools_config(dirs: &Dirs) -> Result<Config> {
+    match Config::load(dirs, &FlagLayer::default()) {
         Ok(config) => Ok(config),
-        Err(crate::config::ConfigError::MissingKey { .. }) => Ok(Config::load(&FlagLayer {
-            // A provider that needs no key; tools never talk to it.
-            provider: Some("ollama".into()),
-            ..FlagLayer::default()
-        })?),
+        Err(crate::config::ConfigError::MissingKey { .. }) => Ok(Config::load(
+            dirs,
+            &FlagLayer {
+                // A provider that needs no key; tools never talk to it.
+                provider: Some("ollama".into()),
+                ..FlagLayer::default()
+            },
+        )?),
         Err(err) => Err(err.into()),
     }
 }
@@ -337,10 +342,16 @@ fn ensure_newline(mut text: String) -> String {
 /// `cairn undo [SESSION] [--redo] [--yes]`: shows what would change (on stderr) and asks
 /// y/N on a terminal; `--yes` does it without asking. Without `--yes` and with no terminal to
 /// ask on it refuses, having changed nothing. Returns the report to print and the status.
-pub fn undo(session: Option<&str>, json: bool, redo: bool, yes: bool) -> Result<(String, i32)> {
+pub fn undo(
+    dirs: &Dirs,
+    session: Option<&str>,
+    json: bool,
+    redo: bool,
+    yes: bool,
+) -> Result<(String, i32)> {
     use crate::checkpoint::undo::{self, Prepared};
     let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
-    let (log_path, data_dir) = undo::session_paths(session, &cwd)?;
+    let (log_path, data_dir) = undo::session_paths(dirs, session, &cwd)?;
     let pending = match undo::prepare(&log_path, &data_dir, redo)? {
         Prepared::Nothing(report) => return undo::report_output(&report, json, redo),
         Prepared::Ready(pending) => pending,
@@ -386,6 +397,7 @@ fn capitalised(word: &str) -> String {
 
 /// `cairn policy check`: the decision for a command under the user's and project's rules.
 pub fn policy_check(
+    dirs: &Dirs,
     command: &[String],
     mode: Option<Mode>,
     json: bool,
@@ -398,12 +410,12 @@ pub fn policy_check(
         ..FlagLayer::default()
     };
     // The key is irrelevant here; only the rules and the mode are read.
-    let config = Config::load_with(&flags, &|name| {
+    let config = Config::load_with(dirs, &flags, &|name| {
         std::env::var(name)
             .ok()
             .or_else(|| name.ends_with("_API_KEY").then(String::new))
     })?;
-    let store = crate::permissions::trust::TrustStore::from_env();
+    let store = crate::permissions::trust::TrustStore::in_data_dir(dirs.data());
     let real = std::fs::canonicalize(&workspace).unwrap_or_else(|_| workspace.clone());
     let (rules, untrusted) = launch::load_rules(&config, &real, trust_project, &store)?;
     if let Some(project) = untrusted {

@@ -291,8 +291,7 @@ impl Agent {
     /// Saves an allow rule to the project's config, and says where (or why it could not).
     fn save_project_rule(&self, prefix: &str) {
         let workspace = &self.settings.workspace;
-        let sessions = &self.settings.sessions_dir;
-        let store = TrustStore::in_data_dir(sessions.parent().unwrap_or(sessions));
+        let store = TrustStore::in_data_dir(self.settings.dirs.data());
         // The user just wrote this content, so it stays trusted — unless the file held rules
         // the user had not trusted: those must not become trusted along with the new one.
         let saved = store.save_rule(workspace, prefix);

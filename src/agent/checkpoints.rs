@@ -116,12 +116,15 @@ impl Agent {
             return None;
         }
         if self.checkpoints.store.is_none() {
-            let data_dir = crate::checkpoint::data_dir_of(&self.settings.sessions_dir);
             let options = StoreOptions {
                 session_start: true,
                 notifications: self.settings.checkpoints.notifications,
             };
-            match CheckpointStore::open_with(&data_dir, &self.settings.workspace, options) {
+            match CheckpointStore::open_with(
+                self.settings.dirs.data(),
+                &self.settings.workspace,
+                options,
+            ) {
                 Ok(store) => {
                     let store = store.with_budget(self.settings.checkpoints.budget);
                     self.checkpoints.store = Some(Arc::new(store));

@@ -62,7 +62,8 @@ pub struct AgentSettings {
     pub context: ContextSettings,
     /// False in headless runs: a call that would ask is denied and the run stops.
     pub interactive: bool,
-    pub sessions_dir: PathBuf,
+    /// Where the session logs, checkpoint stores and trust store live.
+    pub dirs: crate::dirs::Dirs,
     /// Whether the configured model takes images (config `vision`, else the known-models
     /// table); `None`: unknown. A model switched to later is looked up in the table.
     pub vision: Option<bool>,
@@ -473,12 +474,12 @@ impl Agent {
                 UserCommand::PreviewRevert { target } => self.preview_revert(target).await,
                 UserCommand::Revert { target, stamp } => self.apply_revert(target, stamp).await,
                 UserCommand::ListSessions => {
-                    let sessions = session_log::list_sessions(&self.settings.sessions_dir);
+                    let sessions = session_log::list_sessions(self.settings.dirs.sessions());
                     self.emit(AgentEvent::Sessions { sessions });
                 }
                 UserCommand::NewSession => self.switch_session(StartFrom::New).await,
                 UserCommand::Resume { session } => {
-                    match session_log::find_session(&self.settings.sessions_dir, &session.0) {
+                    match session_log::find_session(self.settings.dirs.sessions(), &session.0) {
                         Ok(path) => self.switch_session(StartFrom::Resume(path)).await,
                         Err(err) => self.emit(AgentEvent::Warning {
                             message: err.to_string(),
@@ -651,7 +652,7 @@ fn open_session(
     match from {
         StartFrom::New => {
             let id = session_log::new_session_id();
-            let mut log = SessionLog::create(&settings.sessions_dir, &id)?;
+            let mut log = SessionLog::create(settings.dirs.sessions(), &id)?;
             log.append(&Record::Meta {
                 id: id.clone(),
                 cwd: settings.workspace.display().to_string(),

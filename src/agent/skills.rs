@@ -206,8 +206,7 @@ impl Agent {
     }
 
     fn trust_store(&self) -> TrustStore {
-        let sessions = &self.settings.sessions_dir;
-        TrustStore::in_data_dir(sessions.parent().unwrap_or(sessions))
+        TrustStore::in_data_dir(self.settings.dirs.data())
     }
 
     /// `/skills trust NAME`: remembers the project skill's content as trusted.

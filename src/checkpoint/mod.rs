@@ -39,18 +39,6 @@ pub enum CheckpointKind {
     Redone,
 }
 
-/// Where the checkpoint stores live for sessions logged in `sessions_dir`: beside it in
-/// cairn's data dir (`<data>/sessions` → `<data>/checkpoints`); a sessions dir of another
-/// name (tests inject one) keeps them inside, never in a shared parent such as the temp dir.
-pub fn data_dir_of(sessions_dir: &std::path::Path) -> std::path::PathBuf {
-    match sessions_dir.parent() {
-        Some(parent) if sessions_dir.file_name().is_some_and(|n| n == "sessions") => {
-            parent.to_path_buf()
-        }
-        _ => sessions_dir.to_path_buf(),
-    }
-}
-
 pub use changes::{MAX_FILES, file_changes};
 pub use maintain::{LOOSE_LIMIT, Pruned};
 pub use store::{

@@ -652,14 +652,16 @@ fn open_batch(records: &[Record]) -> bool {
 
 /// The log of the session `cairn undo [SESSION]` works on: the named one, or the latest of
 /// `cwd`; and the directory of the checkpoint stores.
-pub fn session_paths(session: Option<&str>, cwd: &Path) -> color_eyre::Result<(PathBuf, PathBuf)> {
-    let sessions = session_log::sessions_dir();
-    let data_dir: PathBuf = super::data_dir_of(&sessions);
+pub fn session_paths(
+    dirs: &crate::dirs::Dirs,
+    session: Option<&str>,
+    cwd: &Path,
+) -> color_eyre::Result<(PathBuf, PathBuf)> {
     let log_path = match session {
-        Some(id) => session_log::find_session(&sessions, id)?,
-        None => session_log::latest_in(&sessions, cwd)?,
+        Some(id) => session_log::find_session(dirs.sessions(), id)?,
+        None => session_log::latest_in(dirs.sessions(), cwd)?,
     };
-    Ok((log_path, data_dir))
+    Ok((log_path, dirs.data().to_path_buf()))
 }
 
 /// What `cairn undo` prints for a report, and its exit status (1 when there was nothing to

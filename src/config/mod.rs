@@ -22,6 +22,7 @@ pub use tables::{BashFile, CheckpointsFile, PermissionsFile, SandboxFile};
 pub use web::{SearchFile, WebFile};
 
 use crate::bus::Mode;
+use crate::dirs::Dirs;
 use crate::llm::ProviderSettings;
 use limits::reply_limits;
 
@@ -100,48 +101,20 @@ pub struct FlagLayer {
     pub config: Option<PathBuf>,
 }
 
-/// Where the platform keeps cairn's user config file.
-pub fn default_config_path() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CAIRN_CONFIG_DIR") {
-        return PathBuf::from(dir).join("config.toml");
-    }
-    directories::ProjectDirs::from("", "", "cairn")
-        .map(|dirs| dirs.config_dir().join("config.toml"))
-        .unwrap_or_else(|| PathBuf::from(".cairn").join("config.toml"))
-}
-
-/// Only `[web]` and `[network]` of the user's config file, `--config`-less, with keys from the
-/// environment: for `cairn tool run`, which needs no provider (and so no provider key), but
-/// fetches through the same proxy and CAs as a session.
-pub fn load_web_settings() -> Result<(crate::web::WebSettings, crate::net::NetworkFile), ConfigError>
-{
-    let path = default_config_path();
-    let file = if path.is_file() {
-        ConfigFile::load(&path)?
-    } else {
-        ConfigFile::default()
-    };
-    let web = file
-        .web
-        .unwrap_or_default()
-        .resolve(&crate::secrets::var)
-        .map_err(|message| ConfigError::File { path, message })?;
-    Ok((web, file.network.unwrap_or_default()))
-}
-
 impl Config {
-    /// Loads every layer from the real environment.
-    pub fn load(flags: &FlagLayer) -> Result<Config, ConfigError> {
+    /// Loads every layer from the real environment (the user's file is `dirs`' config file).
+    pub fn load(dirs: &Dirs, flags: &FlagLayer) -> Result<Config, ConfigError> {
         // Keys were moved out of the environment at start-up (`secrets::protect`).
-        Self::load_with(flags, &crate::secrets::var)
+        Self::load_with(dirs, flags, &crate::secrets::var)
     }
 
     /// Loads every layer; `env` stands in for the process environment (tests).
     pub fn load_with(
+        dirs: &Dirs,
         flags: &FlagLayer,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        let user_path = default_config_path();
+        let user_path = dirs.config_file();
         let mut layers = ConfigFile::default();
         if user_path.is_file() {
             layers = layers.merge(ConfigFile::load(&user_path)?);

@@ -6,6 +6,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::dirs::Dirs;
 use crate::secret_stores::SecretStores;
 
 /// Under the home directory: writing any of these always asks, from a file tool or a command
@@ -72,10 +73,15 @@ impl FilePolicy {
     /// From the real environment: `$HOME`, cairn's config dir and data dir, the default
     /// secret stores under every known home (see `with_secrets` for `[sandbox] deny_read`).
     pub fn from_env(readable: &[PathBuf]) -> Self {
+        Self::with_dirs(&Dirs::from_env(), readable)
+    }
+
+    /// As `from_env`, with cairn's directories given.
+    pub fn with_dirs(dirs: &Dirs, readable: &[PathBuf]) -> Self {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        let own = own_dirs();
+        let own = dirs.own();
         Self::new(home.as_deref(), &own, readable).with_secrets(SecretStores::new(
             &crate::secret_stores::known_homes(),
             &own,
@@ -186,22 +192,6 @@ impl FilePolicy {
                 )
             })
     }
-}
-
-/// cairn's own config and data directories where this environment puts them (absolute ones
-/// only; a relative fallback names no fixed place).
-pub fn own_dirs() -> Vec<PathBuf> {
-    let config_dir = crate::config::default_config_path()
-        .parent()
-        .map(Path::to_path_buf);
-    let data_dir = crate::session_log::sessions_dir()
-        .parent()
-        .map(Path::to_path_buf);
-    config_dir
-        .into_iter()
-        .chain(data_dir)
-        .filter(|d| d.is_absolute())
-        .collect()
 }
 
 /// `/proc/<pid>/…`, `/proc/self/…` and the kernel's own files, but not the machine-wide

@@ -38,7 +38,7 @@ impl Places {
             .map(PathBuf::from);
         let secrets = SecretStores::new(
             &crate::secret_stores::known_homes(),
-            &crate::fs::places::own_dirs(),
+            &crate::dirs::Dirs::from_env().own(),
         );
         Self {
             temp,

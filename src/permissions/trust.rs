@@ -81,12 +81,6 @@ impl TrustStore {
         }
     }
 
-    /// The store of the real environment.
-    pub fn from_env() -> Self {
-        let sessions = crate::session_log::sessions_dir();
-        Self::in_data_dir(sessions.parent().unwrap_or(Path::new(".")))
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -64,22 +64,21 @@ impl Sources {
     /// From this process's environment: `$HOME`, `$CAIRN_CONFIG_DIR` or the platform's config
     /// directory, the default secret stores.
     pub fn from_env(workspace: &Path) -> Self {
+        Self::with_dirs(workspace, &crate::dirs::Dirs::from_env())
+    }
+
+    /// As `from_env`, with cairn's directories given.
+    pub fn with_dirs(workspace: &Path, dirs: &crate::dirs::Dirs) -> Self {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .filter(|h| h.is_absolute());
-        let config_dir = crate::config::default_config_path()
-            .parent()
-            .map(Path::to_path_buf)
-            .filter(|d| d.is_absolute());
+        let config_dir = Some(dirs.config().to_path_buf()).filter(|d| d.is_absolute());
         Self {
             workspace: workspace.to_path_buf(),
             home,
             config_dir,
-            secrets: SecretStores::new(
-                &crate::secret_stores::known_homes(),
-                &crate::fs::places::own_dirs(),
-            ),
+            secrets: SecretStores::new(&crate::secret_stores::known_homes(), &dirs.own()),
         }
     }
 

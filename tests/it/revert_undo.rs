@@ -233,7 +233,9 @@ async fn cairn_undo_after_a_hunk_revert_takes_both_files_back_and_redo_keeps_the
         agent,
     } = s;
     agent.shutdown().await;
-    let data = cairn::checkpoint::data_dir_of(&sessions);
+    let data = cairn::dirs::Dirs::for_sessions(&sessions)
+        .data()
+        .to_path_buf();
     let read = |path: &str| std::fs::read_to_string(ws.join(path)).unwrap();
 
     let report = cairn::checkpoint::undo::undo_session(&log, &data, false).unwrap();

@@ -289,7 +289,9 @@ async fn cairn_undo_after_a_tui_undo_goes_one_more_turn_back() {
     let log = agent.log.clone();
     agent.shutdown().await;
 
-    let data_dir = cairn::checkpoint::data_dir_of(data.path());
+    let data_dir = cairn::dirs::Dirs::for_sessions(data.path())
+        .data()
+        .to_path_buf();
     let report = cairn::checkpoint::undo::undo_session(&log, &data_dir, false).unwrap();
     assert!(report.checkpoint.is_some(), "{report:?}");
     assert!(!ws.path().join("out/a.txt").exists(), "{report:?}");

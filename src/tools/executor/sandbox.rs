@@ -476,7 +476,7 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
         unix_sockets: Vec::new(),
         deny_read: SecretStores::new(
             &crate::secret_stores::known_homes(),
-            &crate::fs::places::own_dirs(),
+            &crate::dirs::Dirs::from_env().own(),
         ),
     };
     let mut grant = Grant::WorkspaceWrite;

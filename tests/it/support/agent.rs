@@ -265,7 +265,7 @@ impl TestAgent {
             context_window: window,
             context: ContextSettings::default(),
             interactive: true,
-            sessions_dir: sessions.to_path_buf(),
+            dirs: cairn::dirs::Dirs::for_sessions(sessions),
             vision: None,
             checkpoints: Default::default(),
             skills: cairn::agent::SkillSettings::workspace_only(&workspace),
