@@ -551,6 +551,10 @@ pub enum ToolEvent {
         sandboxed: bool,
         /// The prefix "approve for the session" would allow.
         prefix: String,
+        /// Every dangerous part of a held command, as `words — reason`, as the gate judged
+        /// them in the workspace: the prompt lists them all and offers no "always" rule.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        dangers: Vec<String>,
         /// For a held write or edit: the change it would make.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<FileChange>,

@@ -284,7 +284,12 @@ impl Agent {
                 };
                 let why = format!("the prompt attaches {what}: {why}");
                 let subject = super::calls::subject_of(&call, access);
-                match self.ask(&call, subject, why, prefix, None, cancel).await {
+                let question = super::calls::Question {
+                    why,
+                    prefix,
+                    dangers: Vec::new(),
+                };
+                match self.ask(&call, subject, question, None, cancel).await {
                     None => Err(EndReason::Interrupted),
                     Some(Decision::Deny { .. } | Decision::ApprovePlan { .. }) => {
                         self.warn_not_attached(what, "you declined; it stays plain text");

@@ -17,8 +17,8 @@ use super::Agent;
 use super::history::todos_of;
 use crate::bus::{AgentEvent, CallId, Decision, ToolEvent, ToolResult};
 use crate::llm::{AssembledCall, ChatMessage, Completion};
-use crate::permissions::Verdict;
 use crate::permissions::trust::TrustStore;
+use crate::permissions::{Answer, Call, Verdict};
 use crate::session_log::Record;
 use crate::tools::executor::Grant;
 use crate::tools::{Access, HostCheck, Registry, TailSink, ToolCx, ToolEnv, ToolError};
@@ -40,6 +40,35 @@ struct Ready {
     access: Access,
     /// The sandbox a command runs in.
     grant: Grant,
+    /// The dangerous parts of a command, in case a later question holds it.
+    dangers: Vec<String>,
+}
+
+/// What an approval prompt asks about a held call.
+pub(super) struct Question {
+    pub why: String,
+    /// What "approve for the session" would allow (empty: no rule is offered).
+    pub prefix: String,
+    /// Every dangerous part of a command, as the gate found them.
+    pub dangers: Vec<String>,
+}
+
+impl Question {
+    /// A question that offers no rule and holds nothing dangerous.
+    pub fn plain(why: String) -> Self {
+        Self {
+            why,
+            prefix: String::new(),
+            dangers: Vec::new(),
+        }
+    }
+}
+
+/// Why a call that was put to the user does not run: its result, and whether it was because
+/// nobody could answer (a headless run stops then).
+struct Refusal {
+    result: ToolResult,
+    headless: bool,
 }
 
 /// What an approval prompt shows as the held thing: a command, a path, or a plan.
@@ -103,12 +132,71 @@ impl Agent {
         }
     }
 
+    /// Checks one call and puts it through the gate (asking the user when it holds it): a
+    /// call to run, or the result it gets without running.
     async fn plan_call(
         &mut self,
         call: &AssembledCall,
         cancel: &CancellationToken,
         denied_headless: &mut bool,
     ) -> Plan {
+        let done = |result| Plan::Done {
+            call: call.id.clone(),
+            name: call.name.clone(),
+            result: Box::new(result),
+        };
+        let (args, access) = match self.validate(call) {
+            Ok(valid) => valid,
+            Err(message) => return done(ToolResult::error(message)),
+        };
+        let mode = self.shared.mode();
+        if let Some(result) = self.answer_before_gate(call, &args, &access, cancel).await {
+            return done(result);
+        }
+        let answer = match self.ask_gate(call, &access, mode) {
+            Ok(answer) => answer,
+            Err(panic) => return done(ToolResult::error(panic)),
+        };
+        let grant = match answer.verdict {
+            Verdict::Run => {
+                self.warn_runs_later(&call.id, &access);
+                answer.grant
+            }
+            Verdict::Deny { why } => {
+                return done(ToolResult::error(format!(
+                    "this call is denied by the user's rules: {why}. Do not retry it."
+                )));
+            }
+            Verdict::Ask { why, prefix } => {
+                let question = Question {
+                    why,
+                    prefix,
+                    dangers: answer.dangers.clone(),
+                };
+                let asked =
+                    self.put_to_user(call, (&args, &access), question, answer.grant, cancel);
+                match asked.await {
+                    Ok(grant) => grant,
+                    Err(Refusal { result, headless }) => {
+                        *denied_headless |= headless;
+                        return done(result);
+                    }
+                }
+            }
+        };
+        Plan::Run(Ready {
+            call: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            access,
+            grant,
+            dangers: answer.dangers,
+        })
+    }
+
+    /// Announces the call and checks that it names a tool, that its arguments parse and what
+    /// it would touch; the error the model can correct otherwise.
+    fn validate(&self, call: &AssembledCall) -> Result<(Value, Access), String> {
         let args = parse_arguments(&call.arguments);
         self.emit(AgentEvent::Tool(ToolEvent::Requested {
             call: call.id.clone(),
@@ -117,167 +205,140 @@ impl Agent {
                 .clone()
                 .unwrap_or_else(|_| Value::String(call.arguments.clone())),
         }));
-        let done = |result| Plan::Done {
-            call: call.id.clone(),
-            name: call.name.clone(),
-            result: Box::new(result),
-        };
         let Some(tool) = self.engine.registry.get(&call.name) else {
             let names = self.engine.registry.names().join(", ");
-            return done(ToolResult::error(format!(
+            return Err(format!(
                 "unknown tool `{}`; the tools are: {names}",
                 call.name
-            )));
+            ));
         };
-        let args = match args {
-            Ok(args) => args,
-            Err(message) => return done(ToolResult::error(message)),
-        };
+        let args = args?;
         let cx = ToolCx::new(Arc::clone(&self.engine.tool_env));
-        let access = match guarded(&call.name, || tool.access(&args, &cx)) {
-            Ok(Ok(access)) => access,
-            Ok(Err(err)) => return done(ToolResult::error(err)),
-            Err(panic) => return done(ToolResult::error(panic)),
-        };
+        match guarded(&call.name, || tool.access(&args, &cx)) {
+            Ok(Ok(access)) => Ok((args, access)),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(panic) => Err(panic),
+        }
+    }
+
+    /// The calls answered before the gate and its rules: a change while planning (no rule
+    /// lets one through), the plan itself (answered by the user; a headless run, with nobody
+    /// to ask, runs the tool, which says so) and loading a skill (from the session's own
+    /// list, logged so compaction and resume keep it).
+    async fn answer_before_gate(
+        &mut self,
+        call: &AssembledCall,
+        args: &Value,
+        access: &Access,
+        cancel: &CancellationToken,
+    ) -> Option<ToolResult> {
         let mode = self.shared.mode();
-        // Plan mode refuses before the gate and its rules: no rule lets a change through.
         if mode == crate::bus::Mode::Plan
             && let Some(text) =
-                crate::permissions::plan::refusal(&call.name, &access, &self.settings.workspace)
+                crate::permissions::plan::refusal(&call.name, access, &self.settings.workspace)
         {
-            return done(ToolResult::error(text));
+            return Some(ToolResult::error(text));
         }
-        // The plan is answered by the user; a headless run (nobody to ask) runs the tool,
-        // which says so.
         if call.name == crate::tools::EXIT_PLAN_MODE
             && (mode != crate::bus::Mode::Plan || self.settings.interactive)
         {
-            return done(self.answer_plan(call, &args, mode, cancel).await);
+            return Some(self.answer_plan(call, args, mode, cancel).await);
         }
-        // A skill loads from the session's own list (logged, so compaction and resume keep it).
         if call.name == crate::skills::SKILL_TOOL {
-            return done(self.answer_skill(&args));
+            return Some(self.answer_skill(args));
         }
-        let verdict = match guarded(&call.name, || {
-            self.engine.gate.check(&call.name, &access, mode)
-        }) {
-            Ok(verdict) => verdict,
-            Err(panic) => return done(ToolResult::error(panic)),
-        };
-        // A command the sandbox refused before asks this time, so the user can let it out.
-        let refused = match &access {
-            Access::Command { command, .. } => {
-                self.settings.interactive
-                    && mode != crate::bus::Mode::Never
-                    && self.engine.tool_env.refused.contains(command)
-            }
-            _ => false,
-        };
-        let note = "the sandbox refused this command (or cairn put back what it changed in git config, hooks or .cairn/) when it ran before; `u` runs it without the sandbox";
-        let verdict = match verdict {
-            Verdict::Run if refused => Verdict::Ask {
-                why: note.into(),
-                prefix: String::new(),
-            },
-            Verdict::Ask { why, prefix } if refused => Verdict::Ask {
-                why: format!("{why}; {note}"),
-                prefix,
-            },
-            verdict => verdict,
-        };
-        // Run unasked: a command judged read-only gets the read-only sandbox.
-        let mut grant = match &access {
-            Access::Command { command, .. }
-                if verdict == Verdict::Run
-                    && crate::permissions::classify::analyze(command, &self.settings.workspace)
-                        .classification()
-                        .class
-                        == crate::permissions::classify::Class::ReadOnly =>
-            {
-                Grant::ReadOnly
-            }
-            _ => Grant::WorkspaceWrite,
-        };
-        match verdict {
-            Verdict::Run => self.warn_runs_later(&call.id, &access),
-            Verdict::Deny { why } => {
-                return done(ToolResult::error(format!(
-                    "this call is denied by the user's rules: {why}. Do not retry it."
-                )));
-            }
-            Verdict::Ask { why, prefix } => {
-                if !self.settings.interactive {
-                    *denied_headless = true;
-                    return done(ToolResult::error(format!(
-                        "this call needs the user's approval ({why}), and nobody can approve it in this headless run (mode {}). It was not run.",
-                        self.shared.mode()
-                    )));
-                }
-                let preview = guarded(&call.name, || tool.preview(&args, &cx))
-                    .ok()
-                    .flatten();
-                let subject = subject_of(call, &access);
-                let decision = self.ask(call, subject, why, prefix, preview, cancel).await;
-                let decision = decision.map(|d| self.no_rule_for_danger(d, &access));
-                match decision {
-                    None => return done(ToolResult::cancelled()),
-                    Some(Decision::Approve) => {}
-                    Some(Decision::ApproveUnsandboxed) => grant = Grant::Unsandboxed,
-                    Some(Decision::ApproveForSession { prefix }) => {
-                        self.engine.gate.allow_for_session(&prefix);
-                        self.record(&Record::SessionRule { prefix });
-                    }
-                    Some(Decision::ApproveForProject { prefix }) => {
-                        self.engine.gate.allow_for_session(&prefix);
-                        self.save_project_rule(&prefix);
-                        self.record(&Record::SessionRule { prefix });
-                    }
-                    Some(Decision::ApprovePlan { .. }) => {
-                        return done(ToolResult::error(
-                            "this call was not approved (the answer given was for a plan). Do not retry it; ask the user.",
-                        ));
-                    }
-                    Some(Decision::Deny { message }) => {
-                        let text = match message.filter(|m| !m.trim().is_empty()) {
-                            Some(m) => format!("the user denied this call and said: {m}"),
-                            None => "the user denied this call. Do not retry it; ask the user or take another approach.".into(),
-                        };
-                        return done(ToolResult::error(text));
-                    }
-                }
-            }
-        }
-        // While planning an approved command still runs read-only (`u` is the user's own
-        // choice to let it out).
-        if mode == crate::bus::Mode::Plan && matches!(grant, Grant::WorkspaceWrite) {
-            grant = Grant::ReadOnly;
-        }
-        Plan::Run(Ready {
-            call: call.id.clone(),
-            name: call.name.clone(),
-            args,
+        None
+    }
+
+    /// The gate's answer for the call (a panic in it becomes an error for the model).
+    fn ask_gate(
+        &self,
+        call: &AssembledCall,
+        access: &Access,
+        mode: crate::bus::Mode,
+    ) -> Result<Answer, String> {
+        let question = Call {
+            tool: &call.name,
             access,
-            grant,
-        })
+            mode,
+            interactive: self.settings.interactive,
+            refused: &self.engine.tool_env.refused,
+        };
+        guarded(&call.name, || self.engine.gate.answer(&question))
+    }
+
+    /// Holds a call the gate asks about until the user decides, and carries the decision out:
+    /// the sandbox the call runs in, or the result it gets instead (headless: nobody can
+    /// answer, so it does not run).
+    async fn put_to_user(
+        &mut self,
+        call: &AssembledCall,
+        (args, access): (&Value, &Access),
+        question: Question,
+        grant: Grant,
+        cancel: &CancellationToken,
+    ) -> Result<Grant, Refusal> {
+        if !self.settings.interactive {
+            return Err(Refusal {
+                result: ToolResult::error(format!(
+                    "this call needs the user's approval ({}), and nobody can approve it in this headless run (mode {}). It was not run.",
+                    question.why,
+                    self.shared.mode()
+                )),
+                headless: true,
+            });
+        }
+        let preview = self.engine.registry.get(&call.name).and_then(|tool| {
+            let cx = ToolCx::new(Arc::clone(&self.engine.tool_env));
+            guarded(&call.name, || tool.preview(args, &cx))
+                .ok()
+                .flatten()
+        });
+        let subject = subject_of(call, access);
+        let dangerous = !question.dangers.is_empty();
+        let decision = self.ask(call, subject, question, preview, cancel).await;
+        let refused = |text: &str| Refusal {
+            result: ToolResult::error(text),
+            headless: false,
+        };
+        match decision.map(|d| self.no_rule_for_danger(d, dangerous)) {
+            None => Err(Refusal {
+                result: ToolResult::cancelled(),
+                headless: false,
+            }),
+            Some(Decision::Approve) => Ok(grant),
+            Some(Decision::ApproveUnsandboxed) => Ok(Grant::Unsandboxed),
+            Some(Decision::ApproveForSession { prefix }) => {
+                self.engine.gate.allow_for_session(&prefix);
+                self.record(&Record::SessionRule { prefix });
+                Ok(grant)
+            }
+            Some(Decision::ApproveForProject { prefix }) => {
+                self.engine.gate.allow_for_session(&prefix);
+                self.save_project_rule(&prefix);
+                self.record(&Record::SessionRule { prefix });
+                Ok(grant)
+            }
+            Some(Decision::ApprovePlan { .. }) => Err(refused(
+                "this call was not approved (the answer given was for a plan). Do not retry it; ask the user.",
+            )),
+            Some(Decision::Deny { message }) => {
+                Err(refused(&match message.filter(|m| !m.trim().is_empty()) {
+                    Some(m) => format!("the user denied this call and said: {m}"),
+                    None => "the user denied this call. Do not retry it; ask the user or take another approach.".into(),
+                }))
+            }
+        }
     }
 
     /// A dangerous command is approved once, never by a rule: the prompt offers no "always"
     /// keys for one, and a decision asking for a rule anyway (another front end, a stale key)
     /// runs it this once and says so.
-    fn no_rule_for_danger(&self, decision: Decision, access: &Access) -> Decision {
+    fn no_rule_for_danger(&self, decision: Decision, dangerous: bool) -> Decision {
         let (Decision::ApproveForSession { prefix } | Decision::ApproveForProject { prefix }) =
             &decision
         else {
             return decision;
-        };
-        let dangerous = match access {
-            Access::Command { command, .. } => {
-                crate::permissions::classify::analyze(command, &self.settings.workspace)
-                    .classification()
-                    .class
-                    == crate::permissions::classify::Class::Dangerous
-            }
-            _ => false,
         };
         if !dangerous && !prefix.trim().is_empty() {
             return decision;
@@ -318,8 +379,7 @@ impl Agent {
         &mut self,
         call: &AssembledCall,
         subject: Subject,
-        why: String,
-        prefix: String,
+        question: Question,
         diff: Option<crate::tools::FileChange>,
         cancel: &CancellationToken,
     ) -> Option<Decision> {
@@ -331,9 +391,10 @@ impl Agent {
             call: call.id.clone(),
             name: call.name.clone(),
             subject,
-            why,
+            why: question.why,
             sandboxed,
-            prefix,
+            prefix: question.prefix,
+            dangers: question.dangers,
             diff,
         }));
         let decision = tokio::select! {
@@ -499,9 +560,11 @@ impl Agent {
                 arguments: ready.args.to_string(),
             };
             let subject = subject_of(&call, &ready.access);
-            let decision = self
-                .ask(&call, subject, why.clone(), String::new(), None, cancel)
-                .await;
+            let question = Question {
+                dangers: ready.dangers.clone(),
+                ..Question::plain(why.clone())
+            };
+            let decision = self.ask(&call, subject, question, None, cancel).await;
             match decision {
                 Some(Decision::Deny { .. } | Decision::ApprovePlan { .. }) => self.finish(
                     ready.call,

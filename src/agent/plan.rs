@@ -6,7 +6,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
-use super::calls::Subject;
+use super::calls::{Question, Subject};
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, Decision, ToolResult};
 use crate::llm::AssembledCall;
@@ -36,7 +36,7 @@ impl Agent {
         };
         let why = "the model proposes this plan; nothing was changed while planning".into();
         let decision = self
-            .ask(call, subject, why, String::new(), None, cancel)
+            .ask(call, subject, Question::plain(why), None, cancel)
             .await;
         match decision {
             None => ToolResult::cancelled(),

@@ -1,11 +1,13 @@
 //! The permission gate: every call passes it before it runs. It turns the call's `Access`,
-//! the mode and the rules into run / ask / deny, with a reason a person can read.
+//! the mode and the rules into run / ask / deny, with a reason a person can read, and answers
+//! with everything the agent and the approval prompt need (`answer`: the sandbox, the dangers).
 //! `classify` parses commands (with `commands`, `wrappers`, `fan_out`, `file_commands`, `dev_commands`,
 //! `git`, `git_repo`, `git_values`, `outward`, `text_tools`, `builtins`, `arithmetic`, `assigning`, `redirects`, `opts`, `words`,
 //! `locations`, `mentions`, `load`, `ps`),
 //! `rules` holds prefix rules (`prefixes`: what approving offers), `policy` is the gate. The
 //! sandbox commands run in lives with the bash executor (`tools::executor::sandbox`).
 
+pub mod answer;
 mod arithmetic;
 mod assigning;
 mod builtins;
@@ -40,6 +42,7 @@ mod wrappers;
 use crate::tools::Access;
 
 use crate::bus::Mode;
+pub use answer::{Answer, Call};
 
 /// The gate's answer for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +61,11 @@ pub enum Verdict {
 
 /// Decides whether a call runs, asks or is refused.
 pub trait PermissionGate: Send + Sync {
+    /// What the rules and the mode say about a call.
     fn check(&self, tool: &str, access: &Access, mode: Mode) -> Verdict;
+    /// The whole answer the agent acts on: `check`'s verdict (a command the sandbox refused
+    /// before asks again), the sandbox a command gets and its dangerous parts.
+    fn answer(&self, call: &Call<'_>) -> Answer;
     /// "Approve this prefix for the session": later calls it covers run without asking.
     fn allow_for_session(&self, prefix: &str);
     /// Forgets every "approve for the session" rule (the session was replaced).

@@ -14,7 +14,7 @@ use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
 use crate::permissions::rules::{
     Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, part_prefix,
 };
-use crate::permissions::{PermissionGate, Verdict};
+use crate::permissions::{Answer, Call, PermissionGate, Verdict};
 use crate::permissions::{file_access, web_hosts};
 use crate::tools::Access;
 use crate::tools::executor::sandbox::{Grant, SandboxPolicy};
@@ -132,9 +132,17 @@ impl PolicyGate {
 
     /// Would `command` run, ask or be denied in `mode`, and why.
     pub fn explain(&self, command: &str, mode: Mode) -> PolicyDecision {
-        let analysis = analyze_in(command, &self.workspace, &self.places);
+        self.explain_analysis(&self.analyze(command), mode)
+    }
+
+    /// The one reading of a command every answer about it comes from.
+    fn analyze(&self, command: &str) -> Analysis {
+        analyze_in(command, &self.workspace, &self.places)
+    }
+
+    fn explain_analysis(&self, analysis: &Analysis, mode: Mode) -> PolicyDecision {
         let rules = self.rules.read_locked();
-        let mut decision = decide(&analysis, &rules, mode);
+        let mut decision = decide(analysis, &rules, mode);
         if self.asking_unsandboxed
             && decision.decision == Outcome::Run
             && decision.class != Class::ReadOnly
@@ -146,9 +154,32 @@ impl PolicyGate {
                 "{} (no sandbox on this system: commands that change things ask)",
                 decision.reason
             );
-            decision.prefix = approval_prefix(&analysis);
+            decision.prefix = approval_prefix(analysis);
         }
         decision
+    }
+
+    /// The verdict on a read command. A held command runs in workspace-write once approved:
+    /// the prompt says what servers it could reach there.
+    fn command_verdict(&self, analysis: &Analysis, mode: Mode) -> Verdict {
+        let decision = self.explain_analysis(analysis, mode);
+        match decision.decision {
+            Outcome::Run => Verdict::Run,
+            Outcome::Ask => Verdict::Ask {
+                why: match self
+                    .sandbox
+                    .as_ref()
+                    .and_then(|policy| policy.socket_note(Grant::WorkspaceWrite))
+                {
+                    Some(note) => format!("{}; {note}", decision.reason),
+                    None => decision.reason,
+                },
+                prefix: decision.prefix,
+            },
+            Outcome::Deny => Verdict::Deny {
+                why: decision.reason,
+            },
+        }
     }
 
     fn check_write(
@@ -315,28 +346,7 @@ impl PermissionGate for PolicyGate {
             Access::Network { host, url } => {
                 web_hosts::check_host(&self.rules.read_locked(), host, url, mode)
             }
-            Access::Command { command, .. } => {
-                let decision = self.explain(command, mode);
-                match decision.decision {
-                    Outcome::Run => Verdict::Run,
-                    // A held command runs in workspace-write once approved: the prompt says
-                    // what servers it could reach there.
-                    Outcome::Ask => Verdict::Ask {
-                        why: match self
-                            .sandbox
-                            .as_ref()
-                            .and_then(|policy| policy.socket_note(Grant::WorkspaceWrite))
-                        {
-                            Some(note) => format!("{}; {note}", decision.reason),
-                            None => decision.reason,
-                        },
-                        prefix: decision.prefix,
-                    },
-                    Outcome::Deny => Verdict::Deny {
-                        why: decision.reason,
-                    },
-                }
-            }
+            Access::Command { command, .. } => self.command_verdict(&self.analyze(command), mode),
             Access::Write { path, display } => {
                 self.check_write(tool, path.as_path(), display, path.inside_workspace(), mode)
             }
@@ -361,6 +371,16 @@ impl PermissionGate for PolicyGate {
                 mode,
             ),
         }
+    }
+
+    fn answer(&self, call: &Call<'_>) -> Answer {
+        let Access::Command { command, .. } = call.access else {
+            let verdict = self.check(call.tool, call.access, call.mode);
+            return Answer::plain(verdict, call.mode);
+        };
+        let analysis = self.analyze(command);
+        let verdict = self.command_verdict(&analysis, call.mode);
+        Answer::for_command(verdict, &analysis, call, command)
     }
 
     fn runs_later(&self, path: &Path) -> Option<String> {

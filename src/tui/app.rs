@@ -664,6 +664,7 @@ impl App {
                 why,
                 sandboxed,
                 prefix,
+                dangers,
                 diff,
             } => {
                 self.transcript
@@ -677,6 +678,7 @@ impl App {
                             why: why.clone(),
                             sandboxed: *sandboxed,
                             prefix: prefix.clone(),
+                            dangers: dangers.clone(),
                             diff: diff.clone(),
                         },
                         now,

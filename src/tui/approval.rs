@@ -22,7 +22,6 @@ use ratatui::text::{Line, Span};
 
 use crate::bus::Mode;
 use crate::bus::{CallId, Decision};
-use crate::permissions::classify::Class;
 use crate::permissions::plan::EXIT_PLAN_MODE;
 use crate::tool_output::FileChange;
 use crate::tui::{diffs, highlight, marked, theme, wrap};
@@ -53,14 +52,15 @@ pub struct Held {
     pub why: String,
     pub sandboxed: bool,
     pub prefix: String,
+    /// Every dangerous part of a held command, as the gate found them.
+    pub dangers: Vec<String>,
     pub diff: Option<FileChange>,
 }
 
-/// A held call and the dangerous parts of its command (found once, when it is held).
+/// A held call and what it shows besides.
 #[derive(Debug)]
 struct Entry {
     held: Held,
-    dangers: Vec<String>,
     /// What was made visible in the command, its reason or its rule, in one line.
     notice: Option<String>,
 }
@@ -76,7 +76,7 @@ impl Entry {
     /// "Always" rules are not offered for a dangerous command, nor when there is no prefix
     /// to make one of.
     fn offers_rules(&self) -> bool {
-        self.dangers.is_empty() && !self.held.prefix.trim().is_empty() && !self.held.is_plan()
+        self.held.dangers.is_empty() && !self.held.prefix.trim().is_empty() && !self.held.is_plan()
     }
 }
 
@@ -108,13 +108,8 @@ impl ApprovalPrompt {
 
     pub fn hold(&mut self, held: Held, now: Instant) {
         if !self.held.iter().any(|e| e.held.call == held.call) {
-            let dangers = dangerous_parts(&held);
             let notice = hidden_notice(&held);
-            self.held.push_back(Entry {
-                held,
-                dangers,
-                notice,
-            });
+            self.held.push_back(Entry { held, notice });
             if self.held.len() == 1 {
                 self.arm(now);
             }
@@ -414,7 +409,7 @@ impl ApprovalPrompt {
                 ])
             })
             .collect();
-        let dangers: Vec<Line<'static>> = entry
+        let dangers: Vec<Line<'static>> = held
             .dangers
             .iter()
             .map(|d| {
@@ -655,32 +650,6 @@ fn lay_out(items: Vec<Vec<Span<'static>>>, width: usize) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(line));
     lines
-}
-
-/// Every dangerous part of a held command, as `words — reason`, so none hides in a long
-/// command's elided middle.
-fn dangerous_parts(held: &Held) -> Vec<String> {
-    if held.name != "bash" {
-        return Vec::new();
-    }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
-    let analysis = crate::permissions::classify::analyze(&held.subject, &cwd);
-    let mut found: Vec<String> = Vec::new();
-    for part in analysis
-        .parts
-        .iter()
-        .filter(|p| p.class == Class::Dangerous)
-    {
-        let text = if part.words.is_empty() {
-            visible::name(&part.reason)
-        } else {
-            visible::name(&format!("{} — {}", part.words.join(" "), part.reason))
-        };
-        if !found.contains(&text) {
-            found.push(text);
-        }
-    }
-    found
 }
 
 /// The held call's reason, and what its sandbox would let it reach beyond the workspace

@@ -1,6 +1,11 @@
 //! The approval prompt's keys, hold-back and layout.
 use super::*;
 
+/// The dangers the gate finds in `command`, as the approval event carries them.
+fn dangers(command: &str) -> Vec<String> {
+    crate::permissions::answer::dangers_for_tests(command)
+}
+
 fn held(call: &str) -> Held {
     Held {
         call: CallId::new(call),
@@ -9,6 +14,7 @@ fn held(call: &str) -> Held {
         why: "deletes outside the workspace".into(),
         sandboxed: false,
         prefix: "rm".into(),
+        dangers: dangers("rm -rf ../build"),
         diff: None,
     }
 }
@@ -23,6 +29,7 @@ fn mutating(call: &str) -> Held {
         subject: "touch build/a".into(),
         why: "changes files".into(),
         prefix: "touch".into(),
+        dangers: Vec::new(),
         ..held(call)
     }
 }
@@ -118,6 +125,7 @@ fn long_command() -> Held {
     Held {
         call: CallId::new("long"),
         name: "bash".into(),
+        dangers: dangers(&command.join("\n")),
         subject: command.join("\n"),
         why: "deletes outside the workspace (/etc/cairn-demo)".into(),
         sandboxed: true,
@@ -298,6 +306,7 @@ fn hiding(subject: &str, prefix: &str) -> Held {
         why: "changes files".into(),
         sandboxed: true,
         prefix: prefix.into(),
+        dangers: dangers(subject),
         diff: None,
     }
 }

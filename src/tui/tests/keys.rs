@@ -147,6 +147,7 @@ fn every_approval_key_the_help_lists_does_what_it_says() {
                 subject,
                 why,
                 prefix,
+                dangers,
                 ..
             }) = &mut held
             {
@@ -154,6 +155,7 @@ fn every_approval_key_the_help_lists_does_what_it_says() {
                 *subject = "touch build/a".into();
                 *why = "changes files".into();
                 *prefix = "touch".into();
+                dangers.clear();
             }
             app.apply(&held);
             app.handle_input(&Event::Key(KeyEvent::new(k.code, k.mods)));

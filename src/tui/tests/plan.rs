@@ -19,6 +19,7 @@ fn held_plan() -> AgentEvent {
         why: "the model proposes this plan; nothing was changed while planning".into(),
         sandboxed: false,
         prefix: String::new(),
+        dangers: Vec::new(),
         diff: None,
     })
 }
