@@ -39,6 +39,7 @@ pub mod subcommands;
 pub mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod time_travel;
 pub mod tool_output;
 pub mod tools;
 pub mod tui;

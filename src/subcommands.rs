@@ -349,7 +349,7 @@ pub fn undo(
     redo: bool,
     yes: bool,
 ) -> Result<(String, i32)> {
-    use crate::checkpoint::undo::{self, Prepared};
+    use crate::time_travel::undo::{self, Prepared};
     let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
     let (log_path, data_dir) = undo::session_paths(dirs, session, &cwd)?;
     let pending = match undo::prepare(&log_path, &data_dir, redo)? {

@@ -20,7 +20,7 @@
 //!
 //! A cairn killed while a write is pending leaves a log naming an After the store does not
 //! have, or a Before with no After; `cairn undo` takes either batch as one never closed and
-//! completes it from the workspace as it is (see `checkpoint::undo`).
+//! completes it from the workspace as it is (see `time_travel::undo`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

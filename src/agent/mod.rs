@@ -16,8 +16,6 @@ mod local_time;
 mod plan;
 pub mod prompt;
 mod revert;
-mod revert_locate;
-mod revert_plan;
 mod rewind;
 mod run_later;
 mod skills;

@@ -13,15 +13,13 @@
 use std::sync::Arc;
 
 use super::Agent;
-use super::revert_locate::{Located, locate};
-use super::revert_plan::{Plan, plan};
 use crate::bus::{AgentEvent, RevertPlan, RevertTarget};
 use crate::checkpoint::{CheckpointId, CheckpointStore};
 use crate::session_log::{self, Record};
-use crate::tools::revert_files::RevertFile;
-
-/// The note to the model carries the revert's diffs up to this many bytes.
-const NOTE_DIFF_BYTES: usize = 12 * 1024;
+use crate::time_travel::locate::{Located, locate};
+use crate::time_travel::notes::note_for_model;
+use crate::time_travel::revert_files::RevertFile;
+use crate::time_travel::revert_plan::{Plan, plan};
 
 impl Agent {
     /// Answers `PreviewRevert`: what reverting `target` would do now.
@@ -187,29 +185,4 @@ async fn snapshot(store: Option<Arc<CheckpointStore>>) -> Option<CheckpointId> {
         }
         Err(_) => None,
     }
-}
-
-/// What the model reads in its next request: what is gone, and the revert's diffs.
-pub(super) fn note_for_model(what: &str, changes: &[crate::tool_output::FileChange]) -> String {
-    let mut text = format!(
-        "[The user reverted {what} from the diff pane. That change is no longer in the \
-         workspace: do not build on it, and read a file again before you edit it. The revert \
-         made these changes:]\n"
-    );
-    let mut room = NOTE_DIFF_BYTES;
-    for change in changes {
-        if change.diff.len() > room {
-            text.push_str(&format!(
-                "[{}: diff left out for size; read the file]\n",
-                change.path
-            ));
-            continue;
-        }
-        room -= change.diff.len();
-        text.push_str(&change.diff);
-        if !change.diff.ends_with('\n') {
-            text.push('\n');
-        }
-    }
-    text
 }

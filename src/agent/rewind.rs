@@ -17,10 +17,10 @@ use std::sync::Arc;
 use super::Agent;
 use super::{history, local_time};
 use crate::bus::{AgentEvent, FileConflict, Restore, RestorePlan, RewindPoint};
-use crate::checkpoint::undo::{Conflict, Hop, Ledger, plan_move, within};
 use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_changes};
 use crate::llm::ChatMessage;
 use crate::session_log::{self, Record};
+use crate::time_travel::undo::{Conflict, Hop, Ledger, plan_move, within};
 
 /// Files named in a note to the model, at most.
 const NAMED_FILES: usize = 20;

@@ -21,7 +21,6 @@ mod tests_snapshot;
 #[cfg(test)]
 mod tests_watch;
 mod tree;
-pub mod undo;
 mod watch;
 
 /// Why a checkpoint was taken (kept in the session log).

@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("web", 1),
     ("net", 1),
     ("skills", 1),
+    ("time_travel", 1),
     // 2: the loop.
     ("agent", 2),
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).

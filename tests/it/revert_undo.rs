@@ -238,13 +238,13 @@ async fn cairn_undo_after_a_hunk_revert_takes_both_files_back_and_redo_keeps_the
         .to_path_buf();
     let read = |path: &str| std::fs::read_to_string(ws.join(path)).unwrap();
 
-    let report = cairn::checkpoint::undo::undo_session(&log, &data, false).unwrap();
+    let report = cairn::time_travel::undo::undo_session(&log, &data, false).unwrap();
     assert!(report.conflicts.is_empty(), "{report:?}");
     assert_eq!(report.reverted.len(), 2, "{report:?}");
     assert_eq!(read("f.txt"), numbered(40));
     assert_eq!(read("g.txt"), G);
 
-    let report = cairn::checkpoint::undo::undo_session(&log, &data, true).unwrap();
+    let report = cairn::time_travel::undo::undo_session(&log, &data, true).unwrap();
     assert!(report.conflicts.is_empty(), "{report:?}");
     assert_eq!(read("f.txt"), edited().replace("line three\n", "line 3\n"));
     assert_eq!(read("g.txt"), "alpha\nBETA\n");

@@ -292,11 +292,11 @@ async fn cairn_undo_after_a_tui_undo_goes_one_more_turn_back() {
     let data_dir = cairn::dirs::Dirs::for_sessions(data.path())
         .data()
         .to_path_buf();
-    let report = cairn::checkpoint::undo::undo_session(&log, &data_dir, false).unwrap();
+    let report = cairn::time_travel::undo::undo_session(&log, &data_dir, false).unwrap();
     assert!(report.checkpoint.is_some(), "{report:?}");
     assert!(!ws.path().join("out/a.txt").exists(), "{report:?}");
     // And --redo puts back the turn that undo took, the first one.
-    let report = cairn::checkpoint::undo::undo_session(&log, &data_dir, true).unwrap();
+    let report = cairn::time_travel::undo::undo_session(&log, &data_dir, true).unwrap();
     assert!(report.checkpoint.is_some(), "{report:?}");
     assert!(ws.path().join("out/a.txt").exists());
     assert!(!ws.path().join("out/b.txt").exists());

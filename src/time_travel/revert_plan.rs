@@ -1,13 +1,15 @@
 //! What a revert would do, computed against the files as they are now: the change found in
-//! the session log (`revert_locate`), then for each of its files the reverse patch
-//! (`tools::patch`), or — for a created file, a deleted one, or a diff cut for size — the whole
+//! the session log (`locate`), then for each of its files the reverse patch
+//! (`patch`), or — for a created file, a deleted one, or a diff cut for size — the whole
 //! contents from the checkpoints around the change. A file that moved on since is a conflict;
 //! the plan then changes nothing.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::Metadata;
 
-use super::revert_locate::Located;
+use super::locate::Located;
+use super::patch;
+use super::revert_files::RevertFile;
 use crate::bus::{
     RevertConflict, RevertFile as ShownFile, RevertMismatch, RevertPlan, RevertTarget,
 };
@@ -15,8 +17,7 @@ use crate::checkpoint::CheckpointStore;
 use crate::fs::diff::diff_files;
 use crate::fs::encoding;
 use crate::tool_output::FileChange;
-use crate::tools::revert_files::RevertFile;
-use crate::tools::{ToolEnv, patch};
+use crate::tools::ToolEnv;
 
 /// Contents over this size (or with a NUL byte) are summarised, not diffed, as checkpoints do.
 const MAX_DIFF_INPUT: usize = 1024 * 1024;
@@ -41,7 +42,7 @@ struct Step {
 
 /// A revert, computed.
 #[derive(Debug)]
-pub(super) struct Plan {
+pub struct Plan {
     steps: Vec<Step>,
 }
 
@@ -130,7 +131,7 @@ impl Plan {
 }
 
 /// Computes the revert of `target` against the files as they are now.
-pub(super) fn plan(
+pub fn plan(
     env: &ToolEnv,
     store: Option<&CheckpointStore>,
     located: &Located,

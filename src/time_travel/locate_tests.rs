@@ -121,7 +121,7 @@ fn the_note_to_the_model_names_the_revert_and_carries_its_diff() {
         diff: "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-x\n+y\n".into(),
         ..FileChange::default()
     };
-    let note = super::super::revert::note_for_model("hunk 1 of 1 in f.txt", &[change]);
+    let note = super::super::notes::note_for_model("hunk 1 of 1 in f.txt", &[change]);
     assert!(
         note.starts_with("[The user reverted hunk 1 of 1 in f.txt"),
         "{note}"

@@ -11,11 +11,11 @@
 use std::fs::Metadata;
 use std::os::unix::fs::PermissionsExt;
 
-use super::{ToolEnv, ToolError};
 use crate::fs::confined::Beneath;
 use crate::fs::file_store::{load, write_atomically};
 use crate::fs::open_error;
 use crate::fs::paths::{self, RealPath};
+use crate::tools::{ToolEnv, ToolError};
 
 /// One file of a revert.
 #[derive(Debug, Clone)]

@@ -4,15 +4,15 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::patch;
 use crate::bus::{ChangeSource, RevertTarget};
 use crate::checkpoint::{CheckpointId, CheckpointKind};
 use crate::session_log::Record;
 use crate::tool_output::{FileChange, ToolOutput};
-use crate::tools::patch;
 
 /// A change of the session, as the log has it.
 #[derive(Debug, Clone)]
-pub(super) struct Located {
+pub struct Located {
     pub changes: Vec<FileChange>,
     /// What made the change, in words, never an internal id: "the edit of src/x.py", "the
     /// command `make gen`", "the revert of the edit of src/x.py".
@@ -79,11 +79,7 @@ fn changes_of(output: Option<&ToolOutput>) -> Vec<FileChange> {
 
 /// What made a change, as the user knows it (never the call's id): the command, or the file
 /// tool's kind of change to its file.
-pub(super) fn change_label(
-    tool: &str,
-    output: Option<&ToolOutput>,
-    changes: &[FileChange],
-) -> String {
+pub fn change_label(tool: &str, output: Option<&ToolOutput>, changes: &[FileChange]) -> String {
     if let Some(ToolOutput::Command(run)) = output {
         let (cut, more) = crate::fs::text::cut_chars(run.command.trim(), 60);
         return format!("the command `{cut}{}`", if more { "…" } else { "" });
@@ -112,7 +108,7 @@ fn revert_label(what: &str, changes: &[FileChange]) -> String {
 }
 
 /// Finds the change `source` names in the session's records.
-pub(super) fn locate(records: &[Record], target: &RevertTarget) -> Result<Located, String> {
+pub fn locate(records: &[Record], target: &RevertTarget) -> Result<Located, String> {
     match &target.source {
         ChangeSource::Revert(id) => records
             .iter()
@@ -281,5 +277,5 @@ fn bracket(
 }
 
 #[cfg(test)]
-#[path = "revert_tests.rs"]
+#[path = "locate_tests.rs"]
 mod tests;

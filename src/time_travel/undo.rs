@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::CheckpointKind;
-use super::store::{ChangeKind, CheckpointError, CheckpointId, CheckpointStore, PathChange};
+use crate::checkpoint::{
+    ChangeKind, CheckpointError, CheckpointId, CheckpointKind, CheckpointStore, PathChange,
+};
 use crate::session_log::{self, LogError, Record, SessionLog};
 use crate::visible;
 
