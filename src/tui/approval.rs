@@ -617,7 +617,7 @@ impl ApprovalPrompt {
         } else {
             format!(" Allow {}? ", visible::name(&held.name))
         };
-        let inner = crate::tui::layers::modal_frame(
+        let inner = crate::tui::modal::modal_frame(
             area,
             width,
             height,

@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 
 use crate::bus::Mode;
 use crate::tui::keymap::{self, Action, Scope};
-use crate::tui::{layers, theme, wrap};
+use crate::tui::{modal, theme, wrap};
 
 /// The modes in the order the picker lists them (Shift+Tab's cycle, then `never`).
 pub const MODES: [Mode; 5] = [
@@ -267,7 +267,7 @@ impl ChoicePicker {
             ),
             Kind::Model => (" Model ", " ↑↓ choose · Enter switch · Esc close "),
         };
-        let inner = layers::modal_frame(
+        let inner = modal::modal_frame(
             area,
             width,
             height,

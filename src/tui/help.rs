@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::tui::keymap::{self, BINDINGS, SLASH_COMMANDS, Scope};
-use crate::tui::{layers, theme, wrap};
+use crate::tui::{modal, theme, wrap};
 
 /// What a key did to the overlay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub fn render(area: Rect, buf: &mut Buffer, scroll: usize) {
     } else {
         " any key closes "
     };
-    let inner = layers::modal_frame(
+    let inner = modal::modal_frame(
         area,
         width,
         height,

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use crate::bus::{JobEnd, JobLine, UserCommand};
 use crate::tui::jobs::{JobList, age};
 use crate::tui::keymap::{self, Action, Scope};
-use crate::tui::{layers, theme, wrap};
+use crate::tui::{modal, theme, wrap};
 use crate::visible;
 
 /// How often the open view asks for fresh state and output.
@@ -187,7 +187,7 @@ impl JobsView {
         let width = area.width.saturating_sub(4).min(110);
         let rows = jobs.len().max(2) as u16;
         let height = (rows + 2).min(area.height);
-        let inner = layers::modal_frame(
+        let inner = modal::modal_frame(
             area,
             width,
             height,
@@ -259,7 +259,7 @@ impl JobsView {
         let command = jobs.get(id).map(|j| shown(&j.command)).unwrap_or_default();
         let title_room = usize::from(width).saturating_sub(8);
         let title = wrap::truncate(&format!(" {id} · {state} · {command} "), title_room);
-        let inner = layers::modal_frame(
+        let inner = modal::modal_frame(
             area,
             width,
             height,
@@ -300,7 +300,7 @@ impl JobsView {
     fn render_confirm(&self, jobs: &JobList, id: &str, area: Rect, buf: &mut Buffer) {
         let command = jobs.get(id).map(|j| shown(&j.command)).unwrap_or_default();
         let width = area.width.saturating_sub(8).min(80);
-        let inner = layers::modal_frame(
+        let inner = modal::modal_frame(
             area,
             width,
             4,

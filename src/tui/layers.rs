@@ -1,13 +1,7 @@
 //! The modal layers over the panes (helix's compositor in small): the help overlay, the session
 //! picker and the approval prompt sit on a stack in the order they opened. A key goes to the top
 //! layer first and falls through to the one below, then to the global keys and the focused pane,
-//! only when the layer does not consume it. Every layer draws inside the one `modal_frame`.
-
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-use ratatui::style::Style;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Widget};
+//! only when the layer does not consume it. Every layer draws inside the one `modal::modal_frame`.
 
 use crate::tui::choice::ChoicePicker;
 use crate::tui::jobs_view::JobsView;
@@ -38,14 +32,6 @@ pub enum Layer {
     Jobs(JobsView),
     /// `/mode` or `/model` with no argument.
     Choice(ChoicePicker),
-}
-
-/// What a layer did with an input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handled {
-    Consumed,
-    /// Not for this layer: offer it to the one below.
-    FallThrough,
 }
 
 /// The stack, bottom first.
@@ -209,26 +195,4 @@ impl Layers {
             self.stack.retain(|l| !matches!(l, Layer::Approval));
         }
     }
-}
-
-/// The look every modal shares: a cleared, bordered box centred in `area` with a title at the
-/// top and a key hint at the bottom right. Returns the area inside the border.
-pub fn modal_frame(
-    area: Rect,
-    width: u16,
-    height: u16,
-    title: Span<'static>,
-    hint: Line<'static>,
-    border: Style,
-    buf: &mut Buffer,
-) -> Rect {
-    let rect = crate::tui::layout::centered(area, width.min(area.width), height.min(area.height));
-    Clear.render(rect, buf);
-    let block = Block::bordered()
-        .border_style(border)
-        .title(title)
-        .title_bottom(hint.right_aligned());
-    let inner = block.inner(rect);
-    block.render(rect, buf);
-    inner
 }

@@ -272,13 +272,3 @@ const NOTICE_ROWS: u16 = 6;
 pub fn side_width(width: u16) -> u16 {
     (36 + width.saturating_sub(WIDE) * 3 / 5).min(100)
 }
-
-/// A `width` x `height` rectangle centred in `area` (modals, overlays, the setup panel).
-pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    Rect::new(
-        area.x + area.width.saturating_sub(width) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
-        width,
-        height,
-    )
-}

@@ -44,6 +44,7 @@ pub mod layers;
 mod layout;
 mod marked;
 pub mod mention_finder;
+pub mod modal;
 pub mod palette;
 pub mod picker;
 pub mod queue;

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use crate::bus::{SessionId, SessionSummary};
 use crate::tui::keymap::{self, Action, Scope};
-use crate::tui::{layers, theme, wrap};
+use crate::tui::{modal, theme, wrap};
 
 #[derive(Debug)]
 pub struct SessionPicker {
@@ -56,7 +56,7 @@ impl SessionPicker {
         let height = (self.sessions.len() as u16 + 2)
             .clamp(3, area.height.saturating_sub(2).max(3))
             .min(area.height);
-        let inner = layers::modal_frame(
+        let inner = modal::modal_frame(
             area,
             width,
             height,

@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::bus::{RevertConflict, RevertFile, RevertPlan, RevertTarget, UserCommand};
-use crate::tui::layers::modal_frame;
+use crate::tui::modal::modal_frame;
 use crate::tui::{diffs, highlight, theme, wrap};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

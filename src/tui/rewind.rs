@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 
 use crate::bus::{Restore, RestorePlan, RewindPoint};
 use crate::tui::keymap::{self, Action, Scope};
-use crate::tui::{layers, theme, wrap};
+use crate::tui::{modal, theme, wrap};
 
 /// What a key did in a rewind or confirmation layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,7 +137,7 @@ impl RewindPicker {
         let height = wanted
             .clamp(3, area.height.saturating_sub(2).max(3))
             .min(area.height);
-        let inner = layers::modal_frame(
+        let inner = modal::modal_frame(
             area,
             width,
             height,
@@ -314,7 +314,7 @@ impl RestoreConfirm {
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
         let width = area.width.saturating_sub(4).min(110);
         let height = (self.lines.len() as u16 + 2).clamp(5, area.height.saturating_sub(2).max(5));
-        let inner = layers::modal_frame(
+        let inner = modal::modal_frame(
             area,
             width,
             height,

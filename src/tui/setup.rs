@@ -114,7 +114,7 @@ pub fn render(info: &SetupInfo, area: Rect, buf: &mut Buffer) {
     let height = u16::try_from(body.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
-    let inner = crate::tui::layers::modal_frame(
+    let inner = crate::tui::modal::modal_frame(
         area,
         width,
         height,

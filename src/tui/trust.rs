@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::permissions::trust::PendingTrust;
-use crate::tui::layers::modal_frame;
+use crate::tui::modal::modal_frame;
 use crate::tui::{theme, wrap};
 
 /// Rule lines shown at most; the rest are counted.
