@@ -10,6 +10,13 @@ pub mod mentions;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The name content is addressed by (a stored image, a trusted config or skill): SHA-256 of
+/// `bytes`, lower-case hex.
+pub fn content_hash(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    format!("{:x}", sha2::Sha256::digest(bytes))
+}
+
 /// One part of a message after its typed text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -153,6 +160,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn content_is_named_by_its_sha256_in_lower_case_hex() {
+        // The names already in trust stores and image stores: every byte as two digits.
+        assert_eq!(
+            content_hash(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(content_hash(&[0x00]).len(), 64);
+    }
 
     #[test]
     fn the_reasoning_part_reads_and_writes_the_fields_logs_always_had() {

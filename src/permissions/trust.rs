@@ -9,8 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
+use crate::content::content_hash;
 use crate::permissions::policy::PolicyGate;
 use crate::permissions::project_file;
 use crate::permissions::rules::{RuleSet, RulesError, project_config};
@@ -57,14 +56,6 @@ impl ProjectRules {
             .map(|r| format!("{:<5} {}", r.kind.as_str(), r.prefix))
             .collect()
     }
-}
-
-/// SHA-256 of `bytes`, in hex.
-pub fn content_hash(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// The remembered trust decisions: one `HASH WORKSPACE` line per trusted project config.

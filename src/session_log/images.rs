@@ -7,9 +7,8 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use super::LogError;
+use crate::content::content_hash;
 
 #[derive(Debug, Clone)]
 pub struct ImageStore {
@@ -30,7 +29,7 @@ impl ImageStore {
 
     /// Stores `bytes` (once: the same bytes again are the same file) and returns their hash.
     pub fn put(&self, bytes: &[u8]) -> Result<String, LogError> {
-        let hash = hash_of(bytes);
+        let hash = content_hash(bytes);
         let path = self.dir.join(&hash);
         if path.is_file() {
             return Ok(hash);
@@ -65,18 +64,13 @@ impl ImageStore {
             return Err(io_err(std::io::Error::other("not an image hash")));
         }
         let bytes = std::fs::read(&path).map_err(io_err)?;
-        if hash_of(&bytes) != hash.to_ascii_lowercase() {
+        if content_hash(&bytes) != hash.to_ascii_lowercase() {
             return Err(io_err(std::io::Error::other(
                 "the stored image does not match its hash",
             )));
         }
         Ok(bytes)
     }
-}
-
-/// SHA-256 of `bytes`, lower-case hex.
-pub fn hash_of(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
 }
 
 #[cfg(test)]

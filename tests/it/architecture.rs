@@ -324,16 +324,17 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 /// The services of layer 1, lowest first: each may import only the ones before it.
 const SERVICE_ORDER: &[&str] = &[
     "net",
-    "config",
     "web",
     "llm",
+    "config",
     "finder",
     "paste",
+    "fs",
     "checkpoint",
     "session_log",
+    "skills",
     "tools",
     "permissions",
-    "skills",
 ];
 
 /// Imports forbidden by the finer rules whatever the layers say: (importer, imported, why).
