@@ -140,7 +140,7 @@ fn main() {
                 .await
                 .unwrap();
                 let elapsed = started.elapsed();
-                let executor::Outcome::Finished(finished) = outcome else {
+                let executor::ForegroundEnd::Finished(finished) = outcome else {
                     panic!("`true` outlived its timeout")
                 };
                 assert_eq!(finished.status.code(), Some(0));
@@ -172,7 +172,7 @@ fn main() {
         let mut entries = 0;
         for _ in 0..RUNS {
             let (started, cpu_started) = (Instant::now(), thread_cpu());
-            let record = protect::Record::take(ws);
+            let record = protect::ProtectedSet::take(ws);
             assert!(record.restore().is_empty());
             times.push(started.elapsed());
             cpu.push(thread_cpu().saturating_sub(cpu_started));

@@ -11,7 +11,7 @@ use cairn::config::ConfigError;
 use cairn::dirs::Dirs;
 use cairn::exec::status;
 use cairn::session_log::LogError;
-use cairn::tools::executor::{reaper, sandbox};
+use cairn::tools::executor::{reaper, sandbox_cli};
 use cairn::visible::terminal;
 use cairn::{exec, secrets, subcommands};
 
@@ -21,9 +21,9 @@ fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw
         .first()
-        .is_some_and(|first| first == sandbox::SANDBOX_SUBCOMMAND)
+        .is_some_and(|first| first == sandbox_cli::SANDBOX_SUBCOMMAND)
     {
-        return exit_code(sandbox::sandbox_main(raw));
+        return exit_code(sandbox_cli::sandbox_main(raw));
     }
     let cli = Cli::parse();
     // Before any thread exists: secrets leave the environment block (this re-executes cairn

@@ -169,11 +169,11 @@ fn utf8_census(bytes: &[u8], complete: bool) -> (usize, usize) {
 }
 
 /// Decodes a file chunk by chunk into UTF-8 bytes (read_file feeds its line window with them).
-pub struct StreamDecoder {
+pub struct ChunkDecoder {
     decoder: encoding_rs::Decoder,
 }
 
-impl StreamDecoder {
+impl ChunkDecoder {
     pub fn new(encoding: TextEncoding) -> Self {
         Self {
             decoder: encoding.decoder_encoding().new_decoder_with_bom_removal(),
@@ -199,11 +199,7 @@ pub fn decode_lossy(bytes: &[u8], encoding: TextEncoding) -> Cow<'_, [u8]> {
     if encoding.is_utf8() {
         return Cow::Borrowed(bytes);
     }
-    Cow::Owned(
-        StreamDecoder::new(encoding)
-            .decode(bytes, true)
-            .into_bytes(),
-    )
+    Cow::Owned(ChunkDecoder::new(encoding).decode(bytes, true).into_bytes())
 }
 
 /// The whole content as UTF-8, for editing: borrowed for UTF-8 files. Refuses content that
@@ -212,7 +208,7 @@ pub fn decode(bytes: &[u8], encoding: TextEncoding) -> Result<Cow<'_, [u8]>, Enc
     if encoding.is_utf8() {
         return Ok(Cow::Borrowed(bytes));
     }
-    let mut decoder = StreamDecoder::new(encoding);
+    let mut decoder = ChunkDecoder::new(encoding);
     let text = decoder.decode(bytes, true);
     match encode(&text, encoding) {
         Ok(again) if again == bytes => Ok(Cow::Owned(text.into_bytes())),
@@ -349,7 +345,7 @@ mod tests {
         for (encoding, text) in cases {
             let bytes = encode(text, encoding).unwrap();
             assert_eq!(decode(&bytes, encoding).unwrap().as_ref(), text.as_bytes());
-            let mut stream = StreamDecoder::new(encoding);
+            let mut stream = ChunkDecoder::new(encoding);
             let mut pieces = String::new();
             for byte in &bytes {
                 pieces.push_str(&stream.decode(std::slice::from_ref(byte), false));

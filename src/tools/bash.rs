@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::args::{lenient_flag, lenient_u64};
 use super::executor::{
-    self, CommandSpec, Ending, OnTimeout, Outcome, View, Which, capture::split_budget,
+    self, CommandSpec, Ending, ForegroundEnd, OnTimeout, View, Which, capture::split_budget,
 };
 use super::{Access, CommandRun, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 
@@ -160,7 +160,7 @@ impl Tool for Bash {
         .await
         .map_err(|err| ToolError::io("could not start bash", err))?;
         let mut run = match outcome {
-            Outcome::Finished(finished) => {
+            ForegroundEnd::Finished(finished) => {
                 // After the views: showing binary output may have saved it to a file.
                 let run = command_run(args.command.clone(), &finished, timeout_ms);
                 // Refused, or its changes to git config, hooks or `.cairn/` put back: the next
@@ -171,7 +171,7 @@ impl Tool for Bash {
                 cx.env.jobs.keep_spills(finished.capture.spill_paths());
                 run
             }
-            Outcome::Promoted { spawned, put_back } => {
+            ForegroundEnd::Promoted { spawned, put_back } => {
                 let capture = spawned.capture.clone();
                 let shown = (capture.total(Which::Stdout), capture.total(Which::Stderr));
                 let (stdout, stderr) = views(&capture, shown);

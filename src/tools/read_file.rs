@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::args::lenient_usize;
 use super::{Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
 use crate::fs::confined::{Beneath, OpenError};
-use crate::fs::encoding::{self, SNIFF_BYTES, StreamDecoder, TextEncoding};
+use crate::fs::encoding::{self, ChunkDecoder, SNIFF_BYTES, TextEncoding};
 use crate::fs::read_state::{FileStamp, StampHasher};
 use crate::fs::text::{count_newlines, cut_chars};
 use crate::fs::{changed, open_error, would_block};
@@ -154,7 +154,7 @@ pub fn read_window(
     let mut buf = vec![0u8; CHUNK];
     let mut first = true;
     // Set for a file that is not UTF-8: the window gets its text decoded, the stamp its bytes.
-    let mut decoder: Option<(TextEncoding, StreamDecoder)> = None;
+    let mut decoder: Option<(TextEncoding, ChunkDecoder)> = None;
     loop {
         if cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
@@ -175,7 +175,7 @@ pub fn read_window(
                     )));
                 }
                 Some(TextEncoding::Utf8) => {}
-                Some(other) => decoder = Some((other, StreamDecoder::new(other))),
+                Some(other) => decoder = Some((other, ChunkDecoder::new(other))),
             }
         }
         first = false;

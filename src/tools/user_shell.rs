@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::executor::{self, CommandSpec, Grant, OnTimeout, Outcome};
+use super::executor::{self, CommandSpec, ForegroundEnd, Grant, OnTimeout};
 use super::{BashSettings, CommandRun, TailSink, ToolEnv, ToolError};
 
 /// A user's command runs until it ends or the user stops it; this only bounds a forgotten one.
@@ -38,12 +38,12 @@ pub async fn run(
         .await
         .map_err(|err| ToolError::io("could not start bash", err))?;
     let run = match outcome {
-        Outcome::Finished(finished) => {
+        ForegroundEnd::Finished(finished) => {
             env.jobs.keep_spills(finished.capture.spill_paths());
             super::bash::command_run(command.to_string(), &finished, LIFETIME.as_millis() as u64)
         }
         // `OnTimeout::Kill` never hands a command back; were it to, it is ended here.
-        Outcome::Promoted { spawned, .. } => {
+        ForegroundEnd::Promoted { spawned, .. } => {
             spawned.group.end(settings.kill_grace).await;
             CommandRun {
                 command: command.to_string(),

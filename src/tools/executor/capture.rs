@@ -12,6 +12,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use tokio::sync::watch;
 
+use super::ring::Ring;
 use crate::tools::ansi;
 
 /// Bytes of the start of each stream kept in memory.
@@ -304,7 +305,7 @@ fn spill_note(which: Which, stream: &Stream, path: Option<&PathBuf>) -> String {
 impl Stream {
     /// First stream offset still in the tail ring.
     fn ring_start(&self) -> u64 {
-        self.total - self.ring.len as u64
+        self.total - self.ring.len() as u64
     }
 
     /// Opens the spill file and writes what memory holds; only valid while nothing was dropped.
@@ -386,62 +387,6 @@ impl Spill {
                 spilled.store(SPILL_CAP, Ordering::Relaxed);
             }
         }
-    }
-}
-
-/// The last `TAIL_BYTES` bytes pushed, in a fixed buffer allocated on first use.
-#[derive(Default)]
-struct Ring {
-    buf: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl Ring {
-    fn push(&mut self, data: &[u8]) {
-        if data.is_empty() {
-            return;
-        }
-        if self.buf.is_empty() {
-            self.buf = vec![0; TAIL_BYTES];
-        }
-        let cap = self.buf.len();
-        if data.len() >= cap {
-            self.buf.copy_from_slice(&data[data.len() - cap..]);
-            self.start = 0;
-            self.len = cap;
-            return;
-        }
-        let write_at = (self.start + self.len) % cap;
-        let first = data.len().min(cap - write_at);
-        self.buf[write_at..write_at + first].copy_from_slice(&data[..first]);
-        self.buf[..data.len() - first].copy_from_slice(&data[first..]);
-        let len = self.len + data.len();
-        if len > cap {
-            self.start = (self.start + len - cap) % cap;
-            self.len = cap;
-        } else {
-            self.len = len;
-        }
-    }
-
-    /// `len` bytes starting `offset` bytes after the oldest byte held.
-    fn slice(&self, offset: usize, len: usize) -> Vec<u8> {
-        let len = len.min(self.len.saturating_sub(offset));
-        let mut out = Vec::with_capacity(len);
-        if len == 0 {
-            return out;
-        }
-        let cap = self.buf.len();
-        let from = (self.start + offset) % cap;
-        let first = len.min(cap - from);
-        out.extend_from_slice(&self.buf[from..from + first]);
-        out.extend_from_slice(&self.buf[..len - first]);
-        out
-    }
-
-    fn to_vec(&self) -> Vec<u8> {
-        self.slice(0, self.len)
     }
 }
 
@@ -530,17 +475,6 @@ mod tests {
         assert_eq!(split_budget(100, 500, 20), (80, 20));
         assert_eq!(split_budget(100, 10, 500), (10, 90));
         assert_eq!(split_budget(100, 500, 500), (50, 50));
-    }
-
-    #[test]
-    fn ring_keeps_the_last_bytes_across_wraps() {
-        let mut ring = Ring::default();
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        for piece in data.chunks(999) {
-            ring.push(piece);
-        }
-        assert_eq!(ring.to_vec(), &data[data.len() - TAIL_BYTES..]);
-        assert_eq!(ring.slice(TAIL_BYTES - 3, 10), &data[data.len() - 3..]);
     }
 
     #[test]

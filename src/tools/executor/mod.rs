@@ -11,9 +11,12 @@ pub mod limits;
 pub mod net_env;
 pub mod protect;
 mod protect_fs;
+mod protect_stamp;
 pub mod read_grants;
 pub mod reaper;
+mod ring;
 pub mod sandbox;
+pub mod sandbox_cli;
 mod seccomp;
 pub mod server_env;
 mod unix_supervisor;
@@ -67,7 +70,7 @@ pub struct Spawned {
     pub start_ticks: Option<u64>,
     /// The protected set as it was before a foreground workspace-write command (which may
     /// write the whole workspace): checked and put back once nothing of it runs.
-    pub guard: Option<protect::Record>,
+    pub guard: Option<protect::ProtectedSet>,
     /// Its process and memory limits (its cgroup is removed when this is dropped).
     pub bounds: limits::Bounds,
 }
@@ -144,7 +147,7 @@ pub fn spawn(
     // Recorded before the command can touch anything.
     let guard = match (&spec.settings.sandbox, spec.grant, reach) {
         (Some(policy), Grant::WorkspaceWrite, Reach::Root) => {
-            Some(protect::Record::take(&policy.workspace))
+            Some(protect::ProtectedSet::take(&policy.workspace))
         }
         _ => None,
     };
@@ -280,8 +283,8 @@ pub enum OnTimeout {
     Background,
 }
 
-/// How a foreground run came back.
-pub enum Outcome {
+/// How a foreground run came back: finished, or promoted to a background job.
+pub enum ForegroundEnd {
     Finished(Finished),
     /// It outlived its timeout with `OnTimeout::Background`: still running, its group no
     /// longer guarded here. The caller must hand it to something that ends it (the job table).
@@ -302,7 +305,7 @@ pub async fn run(
     cancel: &CancellationToken,
     tail: Option<TailSink>,
     on_timeout: OnTimeout,
-) -> std::io::Result<Outcome> {
+) -> std::io::Result<ForegroundEnd> {
     let grace = spec.settings.kill_grace;
     let Spawned {
         mut child,
@@ -337,7 +340,7 @@ pub async fn run(
         // It goes on with the whole workspace writable: what it changed so far is put back
         // now, and again when the job ends (`jobs`).
         let put_back = check(protected.as_ref());
-        return Ok(Outcome::Promoted {
+        return Ok(ForegroundEnd::Promoted {
             spawned: Box::new(Spawned {
                 child,
                 group,
@@ -375,7 +378,7 @@ pub async fn run(
         ticker.abort();
     }
     flush_tail(&capture, tail);
-    Ok(Outcome::Finished(Finished {
+    Ok(ForegroundEnd::Finished(Finished {
         status,
         ending,
         capture,
@@ -388,7 +391,7 @@ pub async fn run(
 }
 
 /// Puts back what a command changed of the protected set; what it put back.
-pub fn check(record: Option<&protect::Record>) -> Vec<protect::PutBack> {
+pub fn check(record: Option<&protect::ProtectedSet>) -> Vec<protect::PutBack> {
     let Some(record) = record else {
         return Vec::new();
     };

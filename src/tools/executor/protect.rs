@@ -36,53 +36,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use super::protect_fs::*;
-use crate::sync::MutexExt;
+#[cfg(test)]
+use super::protect_stamp::forget_cache;
+use super::protect_stamp::{MAX_CONTENT, Stamp, content};
 
 /// Most entries recorded under `.cairn/` and the git dirs: a tree made to be slow to check is
 /// cut here (what lies beyond is said in the report).
 const MAX_ENTRIES: usize = 20_000;
-/// Largest protected file whose content is kept to put it back.
-const MAX_CONTENT: u64 = 8 << 20;
-/// A file changed this close to the record may change again within the same timestamp tick
-/// without its stamp moving ("racy git"): its content is compared instead.
-const RACY: Duration = Duration::from_secs(2);
-
-/// What the kernel says changes when a file changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    mode: u32,
-    nlink: u64,
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Self {
-        Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-            mode: meta.mode(),
-            nlink: meta.nlink(),
-        }
-    }
-
-    /// Changed so recently that a change within the same tick would not show.
-    fn racy(&self, taken: SystemTime) -> bool {
-        let ctime = UNIX_EPOCH + Duration::new(self.ctime.0.max(0) as u64, self.ctime.1 as u32);
-        ctime + RACY >= taken
-    }
-}
-
 /// One protected entry as it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
@@ -106,16 +70,9 @@ enum Node {
 struct Item {
     node: Node,
     stamp: Stamp,
-    /// The git dir it belongs to (an index into `Record::owners`); None for `.cairn/`.
+    /// The git dir it belongs to (an index into `ProtectedSet::owners`); None for `.cairn/`.
     owner: Option<usize>,
 }
-
-/// Contents read before, by absolute path: most commands change nothing, so most records
-/// read nothing.
-static CONTENTS: Mutex<BTreeMap<OsString, Cached>> = Mutex::new(BTreeMap::new());
-
-/// A content and the stamp it was read at.
-type Cached = (Stamp, Arc<[u8]>);
 
 /// The `.git` entry before the command.
 #[derive(Debug)]
@@ -133,7 +90,7 @@ enum GitRoot {
 
 /// The protected set of one workspace, recorded before a command.
 #[derive(Debug)]
-pub struct Record {
+pub struct ProtectedSet {
     workspace: PathBuf,
     taken: SystemTime,
     /// By path relative to the workspace, compared as bytes (cheap), so a parent sorts before
@@ -152,7 +109,7 @@ pub struct Record {
 /// What the check did about one entry, for the command's result: `.git/config (changed)`.
 pub type PutBack = String;
 
-impl Record {
+impl ProtectedSet {
     /// Records the protected set of `workspace` now.
     pub fn take(workspace: &Path) -> Self {
         let mut record = Self {
@@ -619,37 +576,12 @@ impl Record {
     }
 }
 
-/// The content of a protected file: from the cache when its stamp has not moved.
-fn content(path: &Path, stamp: &Stamp, taken: SystemTime) -> Option<Arc<[u8]>> {
-    if stamp.size > MAX_CONTENT {
-        return None;
-    }
-    let mut cache = CONTENTS.locked();
-    if let Some((cached, data)) = cache.get(path.as_os_str())
-        && cached == stamp
-        && !stamp.racy(taken)
-    {
-        return Some(data.clone());
-    }
-    drop(cache);
-    let data: Arc<[u8]> = read_nofollow(path)?.into();
-    cache = CONTENTS.locked();
-    cache.insert(path.as_os_str().to_owned(), (*stamp, data.clone()));
-    Some(data)
-}
-
 /// The text of a command's result about what was put back.
 pub fn marker(put_back: &[PutBack]) -> String {
     format!(
         "[cairn put back {}: sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]",
         put_back.join(", ")
     )
-}
-
-/// Forgets cached contents (tests that reuse paths).
-#[cfg(test)]
-fn forget_cache() {
-    CONTENTS.locked().clear();
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ fn sh(ws: &Path, script: &str) {
 
 /// Runs `script` between a record and a restore; what was put back.
 fn attack(ws: &Path, script: &str) -> Vec<PutBack> {
-    let record = Record::take(ws);
+    let record = ProtectedSet::take(ws);
     sh(ws, script);
     record.restore()
 }
@@ -78,7 +78,7 @@ fn assert_intact(ws: &Path) {
 #[test]
 fn a_command_that_leaves_the_protected_set_alone_changes_nothing() {
     let ws = workspace();
-    let record = Record::take(ws.path());
+    let record = ProtectedSet::take(ws.path());
     assert_eq!(record.len(), 7, "{record:?}");
     sh(
         ws.path(),
