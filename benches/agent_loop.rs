@@ -5,7 +5,8 @@
 //! `cairn::testing::ExecCounter`), by name.
 //! Run with `cargo bench --bench agent_loop`; figures are printed, nothing is asserted.
 //! Commands run unsandboxed here (the sandbox's cost is the same on and off, and a process
-//! under the counting filter cannot install the sandbox's own supervised filter).
+//! under the counting filter cannot install the sandbox's own supervised filter). The bench is
+//! the commands' subreaper, as cairn is.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -35,6 +36,9 @@ const DIRS: usize = 20;
 const FILES: usize = 25;
 
 fn main() {
+    // As cairn does at start-up: orphans of commands come to this process, and the end of a
+    // command looks for what it left among this process's descendants only.
+    cairn::tools::executor::reaper::become_subreaper().unwrap();
     println!(
         "agent loop, S1 mix ({STEPS} steps), workspace of {} files; median of {REPS} sessions",
         DIRS * FILES
@@ -234,6 +238,9 @@ async fn session(checkpoints: bool) -> (Duration, Duration) {
     let data = tempfile::tempdir().unwrap();
     workspace(ws.path());
     let llm = MockLlm::start(script()).await;
+    // The mock keeps no bodies (parsing and keeping 40 ever larger ones is the mock's cost,
+    // not the client's).
+    llm.forget_bodies();
     let workspace = std::fs::canonicalize(ws.path()).unwrap();
     let tools = ToolEnv::with_files(
         workspace.clone(),

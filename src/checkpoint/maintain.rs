@@ -26,6 +26,10 @@ pub struct Pruned {
 /// about three: the file, its directories' trees, the commit).
 pub const LOOSE_LIMIT: usize = 100;
 
+/// Packs from which `maintain` merges them: a deferred checkpoint is written as a small pack
+/// of its own (see `flush`), and every pack is one more index a miss looks through.
+pub const PACK_LIMIT: usize = 20;
+
 impl CheckpointStore {
     /// Whether `maintain` and `keep_to_budget` are worth running now: on the first call (a
     /// store left over its limits by an earlier session), then once this process wrote a
@@ -47,13 +51,14 @@ impl CheckpointStore {
         due
     }
 
-    /// Packs the loose objects when there are `LOOSE_LIMIT` or more; Ok(true) when it did.
+    /// Packs the loose objects when there are `LOOSE_LIMIT` or more, or merges the packs when
+    /// there are `PACK_LIMIT` or more; Ok(true) when it did.
     /// It can take seconds on a large workspace: run it off the critical path (the agent does,
     /// after a turn). While another process packs the same store, this returns Ok(false).
     pub fn maintain(&self) -> Result<bool, CheckpointError> {
         // git sees only what is on disk: a deferred checkpoint is written first.
         self.flush()?;
-        if self.loose_objects() < LOOSE_LIMIT {
+        if self.loose_objects() < LOOSE_LIMIT && self.packs() < PACK_LIMIT {
             return Ok(false);
         }
         let Some(_lock) = self.lock_file("cairn-maintain.lock", false)? else {
@@ -75,6 +80,16 @@ impl CheckpointStore {
             "--no-write-bitmap-index",
         ])?;
         Ok(true)
+    }
+
+    /// How many packs the store holds.
+    pub fn packs(&self) -> usize {
+        std::fs::read_dir(self.git_dir().join("objects/pack")).map_or(0, |files| {
+            files
+                .flatten()
+                .filter(|f| f.path().extension().is_some_and(|e| e == "idx"))
+                .count()
+        })
     }
 
     /// How many loose objects the store holds (the `objects/xx/` files).

@@ -109,6 +109,13 @@ struct Deferred {
     by_id: HashMap<Oid, usize>,
 }
 
+/// How `flush` writes what was deferred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Layout {
+    Loose,
+    Pack,
+}
+
 /// Objects and bytes written (compressed where loose, raw where packed: an upper bound).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Written {
@@ -171,15 +178,30 @@ impl ObjectDb {
         self.deferred().on = false;
     }
 
-    /// Writes what was deferred (loose, oldest first).
-    pub fn flush(&self) -> io::Result<()> {
+    /// Writes what was deferred, oldest first: each object loose, or with `Layout::Pack` all
+    /// of them in one pack. A pack is two new files where loose objects are one each plus
+    /// their fan-out directories, and creating files is most of a flush's cost on a busy file
+    /// system; maintenance merges the small packs (`maintain`).
+    pub fn flush(&self, layout: Layout) -> io::Result<()> {
         let _one = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
         let objects = self.deferred().objects.clone();
         if objects.is_empty() {
             return Ok(());
         }
-        for (oid, kind, bytes) in &objects {
-            if !self.stored(oid) {
+        let new: Vec<_> = objects
+            .iter()
+            .filter(|(oid, _, _)| !self.stored(oid))
+            .collect();
+        if layout == Layout::Pack && new.len() > 1 {
+            let pack_dir = self.dir.join("pack");
+            let mut pack = PackWriter::new(&pack_dir)?;
+            for (oid, kind, bytes) in new {
+                pack.add(*kind, bytes, *oid)?;
+                self.count_written(bytes.len());
+            }
+            pack.finish(&pack_dir)?;
+        } else {
+            for (oid, kind, bytes) in new {
                 self.write_loose(*kind, bytes, oid)?;
             }
         }

@@ -429,3 +429,39 @@ fn a_deferred_checkpoint_is_readable_at_once_and_on_disk_after_its_flush() {
         [("a.txt".to_string(), ChangeKind::Changed)]
     );
 }
+
+#[test]
+fn deferred_checkpoints_are_written_as_a_pack_each_and_maintenance_merges_them() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    write(ws.path(), "a.txt", "zero\n");
+    let s = store(data.path(), ws.path());
+    let mut ids = vec![s.snapshot().unwrap().id];
+    let (loose, packs) = (s.loose_objects(), s.packs());
+    for i in 1..=maintain::PACK_LIMIT {
+        let path = format!("dir/sub/f{}.txt", i % 3);
+        write(ws.path(), &path, &format!("{i}\n"));
+        // As a file tool's checkpoint: the path it wrote, no scan.
+        ids.push(s.snapshot_deferred(&[&ws.path().join(&path)]).unwrap().id);
+        s.flush().unwrap();
+        assert_eq!(s.packs(), packs + i, "one pack per deferred checkpoint");
+    }
+    assert_eq!(s.loose_objects(), loose, "nothing written loose");
+    let other = store(data.path(), ws.path());
+    for id in &ids {
+        git(s.git_dir(), &["cat-file", "-e", &id.0]);
+        assert!(other.has(id));
+    }
+    let changes = other.diff(&ids[0], &ids[ids.len() - 1]).unwrap();
+    assert_eq!(changes.len(), 3);
+
+    assert!(s.maintain().unwrap(), "{} packs are merged", s.packs());
+    assert!(s.packs() < maintain::PACK_LIMIT / 2, "{} packs", s.packs());
+    let reopened = store(data.path(), ws.path());
+    assert_eq!(
+        reopened.diff(&ids[0], &ids[ids.len() - 1]).unwrap(),
+        changes
+    );
+    let blob = changes[0].after.clone().unwrap();
+    assert!(!reopened.blobs(&[&blob.id]).unwrap()[0].is_empty());
+}

@@ -324,7 +324,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
 /// for the next request, as real providers do (HTTP/1.1 keep-alive, chunked SSE), so a long
 /// session's requests do not each pay a fresh connection; every other reply closes it.
 async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    while let Some(request) = read_request(&mut socket).await? {
+    while let Some(request) = read_request(&mut socket, needs_whole_body(shared)).await? {
         if answer(&mut socket, shared, request).await? == Connection::Close {
             break;
         }
@@ -582,8 +582,21 @@ async fn respond(
     Ok(Connection::Close)
 }
 
-/// Reads one request: head up to the blank line, then `Content-Length` bytes of body.
-async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<RecordedRequest>> {
+/// Whether the next request's body is needed as JSON: kept (`recorded`), judged (`strict`) or
+/// shown to a responder. Otherwise only its model is read: parsing a long session's ever
+/// larger bodies into values would weigh on a benchmark that measures the client.
+fn needs_whole_body(shared: &Shared) -> bool {
+    !shared.forget.load(std::sync::atomic::Ordering::SeqCst)
+        || shared.strict
+        || lock(&shared.responder).is_some()
+}
+
+/// Reads one request: head up to the blank line, then `Content-Length` bytes of body (as JSON
+/// when `whole`, else only its `model`).
+async fn read_request(
+    socket: &mut TcpStream,
+    whole: bool,
+) -> std::io::Result<Option<RecordedRequest>> {
     let mut buf = Vec::with_capacity(8192);
     let head_end = loop {
         if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -630,8 +643,20 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Recorded
         body.extend_from_slice(&chunk[..n]);
     }
     let raw = body;
-    let body = serde_json::from_slice(&raw)
-        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&raw).into_owned()));
+    let body = if whole {
+        serde_json::from_slice(&raw).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(&raw).into_owned())
+        })
+    } else {
+        #[derive(serde::Deserialize)]
+        struct ModelOnly {
+            model: Option<String>,
+        }
+        match serde_json::from_slice::<ModelOnly>(&raw) {
+            Ok(ModelOnly { model: Some(model) }) => json!({ "model": model }),
+            _ => serde_json::Value::Null,
+        }
+    };
     Ok(Some(RecordedRequest {
         method,
         path,

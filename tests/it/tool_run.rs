@@ -145,3 +145,27 @@ fn a_file_tool_run_by_hand_keeps_to_the_workspace_and_out_of_secret_stores() {
         "hi\n"
     );
 }
+
+/// cairn is the subreaper of its commands, so the end of a command looks for what it left
+/// among cairn's descendants: a job in a group of its own (`set -m`) is found and ended there.
+#[test]
+fn a_leftover_in_a_group_of_its_own_is_ended_by_the_subreaper() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let started = std::time::Instant::now();
+    let (ok, stdout, stderr) =
+        tool_run_bash(&workspace, "set -m; sleep 1000 & echo $! > pid; echo done");
+    assert!(ok, "{stdout} / {stderr}");
+    assert!(stdout.contains("done"), "{stdout} / {stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let pid: i32 = std::fs::read_to_string(workspace.join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !crate::tools_bash::alive(pid),
+        "the background sleep ({pid}) outlived its command"
+    );
+}

@@ -176,17 +176,25 @@ impl Group {
     /// Live processes in the group or the session, and whether each is in the group.
     fn live_members(&self) -> Vec<(i32, bool)> {
         let id = self.leader.as_raw();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            // Without /proc, trust killpg alone: a group that answers has members.
-            return match killpg(self.leader, None) {
-                Err(Errno::ESRCH) => Vec::new(),
-                _ => vec![(id, true)],
-            };
+        let candidates = match super::reaper::possible_members() {
+            Some(pids) => pids,
+            None => {
+                let Ok(entries) = std::fs::read_dir("/proc") else {
+                    // Without /proc, trust killpg alone: a group that answers has members.
+                    return match killpg(self.leader, None) {
+                        Err(Errno::ESRCH) => Vec::new(),
+                        _ => vec![(id, true)],
+                    };
+                };
+                entries
+                    .flatten()
+                    .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+                    .collect()
+            }
         };
-        entries
-            .flatten()
-            .filter_map(|entry| {
-                let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+        candidates
+            .into_iter()
+            .filter_map(|pid| {
                 let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
                 let stat = parse_stat(&stat)?;
                 let member = stat.group == id || stat.session == id;

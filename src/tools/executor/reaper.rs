@@ -110,9 +110,12 @@ fn children_of(pid: i32) -> Option<Vec<i32>> {
 /// cairn's children and all their descendants with what the sweep needs to know of them:
 /// from the children lists (cheap), or a scan of all of /proc where those are missing.
 fn family(me: i32) -> BTreeMap<i32, Proc> {
-    let Some(mut queue) = children_of(me) else {
-        return all_processes();
-    };
+    descendants(me).unwrap_or_else(all_processes)
+}
+
+/// `family` from the children lists alone; `None` where the kernel does not offer them.
+fn descendants(me: i32) -> Option<BTreeMap<i32, Proc>> {
+    let mut queue = children_of(me)?;
     let mut found = BTreeMap::new();
     while let Some(pid) = queue.pop() {
         if found.contains_key(&pid) {
@@ -124,7 +127,20 @@ fn family(me: i32) -> BTreeMap<i32, Proc> {
         found.insert(pid, proc);
         queue.extend(children_of(pid).unwrap_or_default());
     }
-    found
+    Some(found)
+}
+
+/// Every process that can be a member of a command's group or session, when cairn is the
+/// subreaper: its descendants (a session's members all descend from its leader, cairn's child,
+/// and an orphan among them is re-parented to cairn, not init). `None` when cairn is not the
+/// subreaper: then (or where the kernel offers no children lists) only a scan of all of /proc
+/// finds them. On a busy machine that scan reads hundreds of stat files, once or more at the
+/// end of every command.
+pub(super) fn possible_members() -> Option<Vec<i32>> {
+    if !REAPER.load(Ordering::SeqCst) {
+        return None;
+    }
+    descendants(std::process::id() as i32).map(|found| found.into_keys().collect())
 }
 
 fn all_processes() -> BTreeMap<i32, Proc> {
