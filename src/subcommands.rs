@@ -1,7 +1,7 @@
 //! The subcommands other than `exec`: the full-screen UI and replay, `sessions`, `tool list|run`
 //! and `policy check`. Each returns its output and exit status; `main` prints.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use color_eyre::eyre::{Result, WrapErr, eyre};
 use crate::agent::history;
 use crate::bus::Mode;
 use crate::bus::{self, AgentEvent, UserCommand};
-use crate::cli::{RunArgs, UsageError};
+use crate::cli::RunArgs;
 use crate::config::{Config, FlagLayer};
 use crate::dirs::Dirs;
 use crate::exec::status;
@@ -18,6 +18,9 @@ use crate::session_log::{self, Record};
 use crate::tools::{Registry, ToolCx, registry::standard_tools};
 use crate::tui::{self, TuiOptions};
 use crate::{launch, policy_cmd, visible};
+
+mod undo;
+pub use undo::undo;
 
 /// The full-screen UI on a new or resumed session. Without an API key it shows the setup
 /// panel first, then fails with the missing-key error (printed once the screen is restored;
@@ -337,62 +340,6 @@ fn ensure_newline(mut text: String) -> String {
         text.push('\n');
     }
     text
-}
-
-/// `cairn undo [SESSION] [--redo] [--yes]`: shows what would change (on stderr) and asks
-/// y/N on a terminal; `--yes` does it without asking. Without `--yes` and with no terminal to
-/// ask on it refuses, having changed nothing. Returns the report to print and the status.
-pub fn undo(
-    dirs: &Dirs,
-    session: Option<&str>,
-    json: bool,
-    redo: bool,
-    yes: bool,
-) -> Result<(String, i32)> {
-    use crate::time_travel::undo::{self, Prepared};
-    let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
-    let (log_path, data_dir) = undo::session_paths(dirs, session, &cwd)?;
-    let pending = match undo::prepare(&log_path, &data_dir, redo)? {
-        Prepared::Nothing(report) => return undo::report_output(&report, json, redo),
-        Prepared::Ready(pending) => pending,
-    };
-    if !yes {
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "{}", visible::terminal::clean(&pending.preview()));
-        let verb = if redo { "redo" } else { "undo" };
-        if !std::io::stdin().is_terminal() {
-            return Err(UsageError(format!(
-                "cairn {verb} asks before it changes files, and standard input is not a terminal: \
-                 nothing was changed; run `cairn undo{} --yes` to do the above without asking",
-                if redo { " --redo" } else { "" }
-            ))
-            .into());
-        }
-        let _ = write!(err, "{}? [y/N] ", capitalised(verb));
-        let _ = err.flush();
-        let mut answer = String::new();
-        std::io::stdin()
-            .read_line(&mut answer)
-            .wrap_err("reading the answer")?;
-        if !matches!(answer.trim().to_lowercase().as_str(), "y" | "yes") {
-            let text = if json {
-                "{\"cancelled\":true}\n".to_string()
-            } else {
-                format!("{verb} cancelled: nothing was changed\n")
-            };
-            return Ok((text, status::FAILED));
-        }
-    }
-    let report = undo::finish(*pending)?;
-    undo::report_output(&report, json, redo)
-}
-
-fn capitalised(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 /// `cairn policy check`: the decision for a command under the user's and project's rules.

@@ -16,31 +16,17 @@ use std::sync::Arc;
 
 use super::Agent;
 use super::{history, local_time};
-use crate::bus::{AgentEvent, FileConflict, Restore, RestorePlan, RewindPoint};
-use crate::checkpoint::{CheckpointId, CheckpointKind, CheckpointStore, file_changes};
+use crate::bus::{AgentEvent, Restore, RestorePlan, RewindPoint};
+use crate::checkpoint::CheckpointStore;
 use crate::llm::ChatMessage;
 use crate::session_log::{self, Record};
-use crate::time_travel::undo::{Conflict, Hop, Ledger, plan_move, within};
-
-/// Files named in a note to the model, at most.
-const NAMED_FILES: usize = 20;
-
-/// The files a restore moves: from the state cairn left to the target, and what to log.
-struct Move {
-    from: CheckpointId,
-    to: CheckpointId,
-    /// cairn's own changes since `from` (reverts): what they changed is no conflict.
-    hops: Vec<Hop>,
-    /// A redo moves only the files the turn itself changed (to its own end).
-    own_after: Option<CheckpointId>,
-    /// How a conflict's reason ends ("since the turn").
-    since: &'static str,
-    log: Vec<(CheckpointId, CheckpointKind)>,
-}
+use crate::time_travel::ledger::Ledger;
+use crate::time_travel::notes::note_for;
+use crate::time_travel::restore::FileMove;
 
 /// What a restore does, worked out from the log.
 struct Work {
-    files: Option<Move>,
+    files: Option<FileMove>,
     /// Fork the conversation to just before this user record, whose text this is.
     fork: Option<(usize, String)>,
 }
@@ -147,36 +133,22 @@ impl Agent {
         let ledger = Ledger::of(records);
         match what {
             Restore::Undo => {
-                let Some(turn) = ledger.to_undo() else {
+                let Some(files) = FileMove::undo(&ledger) else {
                     self.warn("nothing to undo: no turn of this session changed files (or all were undone)");
                     return None;
                 };
                 Some(Work {
-                    files: Some(Move {
-                        from: turn.after.clone(),
-                        to: turn.before.clone(),
-                        hops: turn.hops.clone(),
-                        own_after: None,
-                        since: "since the turn",
-                        log: vec![(turn.before.clone(), CheckpointKind::Undone)],
-                    }),
+                    files: Some(files),
                     fork: None,
                 })
             }
             Restore::Redo => {
-                let Some(turn) = ledger.to_redo() else {
+                let Some(files) = FileMove::redo(&ledger) else {
                     self.warn("nothing to redo: no undo to take back (or files changed since)");
                     return None;
                 };
                 Some(Work {
-                    files: Some(Move {
-                        from: turn.before.clone(),
-                        to: turn.after.clone(),
-                        hops: Vec::new(),
-                        own_after: turn.own_after.clone(),
-                        since: "since the undo",
-                        log: vec![(turn.before.clone(), CheckpointKind::Redone)],
-                    }),
+                    files: Some(files),
                     fork: None,
                 })
             }
@@ -193,19 +165,9 @@ impl Agent {
                     self.warn("that message is not in the conversation any more");
                     return None;
                 };
-                let moves = match (files, ledger.rewind_to(*at), ledger.last()) {
-                    (true, Some((target, undone)), Some(last)) => Some(Move {
-                        from: last.clone(),
-                        to: target,
-                        hops: Vec::new(),
-                        own_after: None,
-                        since: "since cairn last recorded it",
-                        log: undone
-                            .into_iter()
-                            .map(|c| (c, CheckpointKind::Undone))
-                            .collect(),
-                    }),
-                    _ => None,
+                let moves = match files {
+                    true => FileMove::rewind(&ledger, *at),
+                    false => None,
                 };
                 if !conversation && moves.is_none() {
                     self.warn("nothing to restore: no file changed since that message (or the changes were undone)");
@@ -277,117 +239,14 @@ impl Agent {
 /// Plans the move (and with `apply`, does it) off the async threads.
 async fn run_move(
     store: Arc<CheckpointStore>,
-    m: &Move,
+    m: &FileMove,
     apply: bool,
 ) -> Result<RestorePlan, String> {
-    let (from, to, hops, since) = (m.from.clone(), m.to.clone(), m.hops.clone(), m.since);
-    let own_after = m.own_after.clone();
-    let work = tokio::task::spawn_blocking(move || {
-        let planned = plan_move(&store, &from, &to, &hops, since)?;
-        let (changes, conflicts) = within(&store, planned, &from, own_after.as_ref())?;
-        let (files, note) = file_changes(&store, &changes)?;
-        if apply {
-            let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
-            if !paths.is_empty() {
-                store.restore(&to, &paths)?;
-            }
-        }
-        Ok::<_, crate::checkpoint::CheckpointError>(RestorePlan {
-            files,
-            conflicts: conflicts.into_iter().map(conflict).collect(),
-            note,
-        })
-    });
+    let m = m.clone();
+    let work = tokio::task::spawn_blocking(move || m.run(&store, apply));
     match work.await {
         Ok(Ok(plan)) => Ok(plan),
         Ok(Err(err)) => Err(err.to_string()),
         Err(err) => Err(err.to_string()),
-    }
-}
-
-fn conflict(c: Conflict) -> FileConflict {
-    FileConflict {
-        path: c.path,
-        why: c.why,
-    }
-}
-
-/// "a.txt (restored), b.txt (removed)": what a restore did to each file, as the model reads it.
-pub fn files_text(plan: &RestorePlan) -> String {
-    let mut names: Vec<String> = plan
-        .files
-        .iter()
-        .take(NAMED_FILES)
-        .map(|f| format!("{} ({})", f.path, file_action(f)))
-        .collect();
-    if plan.files.len() > NAMED_FILES || plan.note.is_some() {
-        names.push("…".into());
-    }
-    names.join(", ")
-}
-
-/// What a restore does to a file, from its diff (current → restored).
-pub fn file_action(file: &crate::tool_output::FileChange) -> &'static str {
-    if file.created {
-        "recreated"
-    } else if file.diff.contains("+++ /dev/null") {
-        "removed"
-    } else {
-        "restored"
-    }
-}
-
-fn conflicts_text(plan: &RestorePlan) -> String {
-    if plan.conflicts.is_empty() {
-        return String::new();
-    }
-    let names: Vec<String> = plan
-        .conflicts
-        .iter()
-        .take(NAMED_FILES)
-        .map(|c| format!("{} ({})", c.path, c.why))
-        .collect();
-    format!(
-        " These files were left alone because they changed since: {}.",
-        names.join(", ")
-    )
-}
-
-/// What the model is told after a restore; None when what it sees is still true.
-fn note_for(what: &Restore, moved: &RestorePlan) -> Option<String> {
-    let files = files_text(moved);
-    let conflicts = conflicts_text(moved);
-    let changed = if moved.files.is_empty() {
-        "no file had to change".to_string()
-    } else {
-        format!("files changed: {files}")
-    };
-    match what {
-        Restore::Undo => Some(format!(
-            "[cairn] The user undid the workspace changes of your last turn ({changed}); those files are as they were before that turn.{conflicts} Read a file again before you edit it."
-        )),
-        Restore::Redo => Some(format!(
-            "[cairn] The user redid the workspace changes of your turn they had undone ({changed}); those files are again as your turn left them.{conflicts}"
-        )),
-        Restore::Rewind {
-            files: true,
-            conversation: false,
-            ..
-        } => Some(format!(
-            "[cairn] The user restored the files to how they were at an earlier point of this conversation ({changed}). The conversation was kept, so files may differ from what it shows.{conflicts} Read a file again before you edit it."
-        )),
-        Restore::Rewind {
-            files: false,
-            conversation: true,
-            ..
-        } => Some(
-            "[cairn] The conversation was rewound to this point, but the files were not: changes made after it are still in the workspace, so files may differ from what this conversation shows. Read a file again before relying on it.".to_string(),
-        ),
-        // Both: the files match the conversation again, unless some had to be left alone.
-        Restore::Rewind { .. } => (!moved.conflicts.is_empty()).then(|| {
-            format!(
-                "[cairn] The conversation and the files were rewound to this point, but some files could not be restored and may differ from what this conversation shows.{conflicts}"
-            )
-        }),
     }
 }

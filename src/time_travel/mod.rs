@@ -4,9 +4,12 @@
 //! from the diff pane (`revert_plan`, `revert_files`) and the reverse patches it is made of
 //! (`patch`). The shadow-git store itself is `checkpoint`'s; the agent's handlers call in here.
 
+pub mod ledger;
 pub mod locate;
+pub mod moves;
 pub mod notes;
 pub mod patch;
+pub mod restore;
 pub mod revert_files;
 pub mod revert_plan;
 pub mod undo;
