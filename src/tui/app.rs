@@ -12,29 +12,19 @@ use ratatui::layout::Rect;
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
 use crate::tool_output::ToolOutput;
-use crate::tui::TuiOptions;
 use crate::tui::approval::{ApprovalPrompt, Held};
 use crate::tui::cards::{CardState, ToolCard};
+use crate::tui::choice::mode_summary;
 use crate::tui::composer::Composer;
 use crate::tui::diffs::DiffPane;
 use crate::tui::layers::{Layer, Layers};
+use crate::tui::options::TuiOptions;
 use crate::tui::picker::SessionPicker;
 use crate::tui::rewind::{RestoreConfirm, RewindPicker};
 use crate::tui::status::{Activity, Status};
 use crate::tui::todos::TodoPane;
 use crate::tui::transcript::Transcript;
 use crate::tui::transcript::entry::NoticeLevel;
-
-/// What a mode means, in the words of its transcript line.
-pub(crate) fn mode_summary(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Ask => "every change and command asks",
-        Mode::AutoEdit => "edits run, commands that change things ask",
-        Mode::Auto => "only dangerous commands ask",
-        Mode::Never => "nothing asks (the sandbox still applies)",
-        Mode::Plan => "reads only; the model proposes a plan to approve (exit_plan_mode)",
-    }
-}
 
 /// Smallest terminal the layout is drawn in.
 pub const MIN_WIDTH: u16 = 40;

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::bus::{CallId, Decision, ToolResult};
 use crate::tool_output::{CommandRun, FileChange, ToolOutput};
+use crate::tui::figures::format_elapsed;
 use crate::tui::{highlight, theme, wrap};
 use crate::visible;
 
@@ -513,16 +514,6 @@ pub fn summarize_args(name: &str, args: &Value) -> String {
     visible::shown(&text).text.replace('\n', " ⏎ ")
 }
 
-/// `0.4s`, `12.0s`, `3m 07s`.
-pub fn format_elapsed(d: Duration) -> String {
-    let secs = d.as_secs();
-    if secs >= 60 {
-        format!("{}m {:02}s", secs / 60, secs % 60)
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,12 +606,6 @@ mod tests {
             ),
             "{shown}"
         );
-    }
-
-    #[test]
-    fn elapsed_reads_naturally() {
-        assert_eq!(format_elapsed(Duration::from_millis(400)), "0.4s");
-        assert_eq!(format_elapsed(Duration::from_secs(187)), "3m 07s");
     }
 
     #[test]

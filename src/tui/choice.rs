@@ -80,7 +80,7 @@ impl ChoicePicker {
     pub fn modes(current: Mode) -> Self {
         let items = MODES
             .iter()
-            .map(|m| (m.to_string(), crate::tui::app::mode_summary(*m).to_string()))
+            .map(|m| (m.to_string(), mode_summary(*m).to_string()))
             .collect();
         let mut picker = Self {
             kind: Kind::Mode,
@@ -342,6 +342,17 @@ fn wrap_words(text: &str, width: usize) -> Vec<String> {
         out.push(line);
     }
     out
+}
+
+/// What a mode means, in the words of its transcript line and of the mode picker.
+pub(crate) fn mode_summary(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Ask => "every change and command asks",
+        Mode::AutoEdit => "edits run, commands that change things ask",
+        Mode::Auto => "only dangerous commands ask",
+        Mode::Never => "nothing asks (the sandbox still applies)",
+        Mode::Plan => "reads only; the model proposes a plan to approve (exit_plan_mode)",
+    }
 }
 
 #[cfg(test)]

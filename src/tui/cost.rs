@@ -3,7 +3,7 @@
 //! and the totals with the cache-hit ratio.
 
 use crate::bus::{CostRow, Usage};
-use crate::tui::status::tokens;
+use crate::tui::figures::tokens;
 
 /// "context compacted: 28.1k → 9.3k tokens (12 old tool results pruned, 40 messages summarised)".
 pub fn compaction_text(before: u64, after: u64, pruned: usize, summarized: usize) -> String {

@@ -6,7 +6,7 @@
 
 use ratatui::text::{Line, Span};
 
-use super::diffs::{DiffLine, DiffView};
+use super::diff_model::{DiffLine, DiffView};
 use super::theme;
 use crate::tui::diff_lines::{side_by_side, unified};
 
@@ -149,7 +149,7 @@ fn mark_selected(line: &mut Line<'static>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::diffs::parse;
+    use crate::tui::diff_model::parse;
 
     /// A 600-line Rust file with every third line changed, in one hunk.
     fn long_change() -> Vec<DiffLine> {

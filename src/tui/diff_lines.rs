@@ -4,7 +4,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::tui::diffs::DiffLine;
+use crate::tui::diff_model::DiffLine;
 use crate::tui::{highlight, theme, wrap};
 
 /// The note shown where a cut diff ends.

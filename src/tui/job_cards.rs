@@ -29,7 +29,7 @@ pub fn facts(run: &CommandRun, job: Option<&JobLine>) -> Vec<(String, Style)> {
     };
     let mut facts = Vec::new();
     if let Some(ms) = run.timed_out_after_ms {
-        let after = crate::tui::cards::format_elapsed(std::time::Duration::from_millis(ms));
+        let after = crate::tui::figures::format_elapsed(std::time::Duration::from_millis(ms));
         facts.push((
             format!("still running after {after}: moved to the background"),
             theme::dim(),

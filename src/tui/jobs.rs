@@ -1,16 +1,11 @@
 //! The session's background jobs as the TUI knows them, from the agent's job events and its
 //! answers to `/jobs`: the status line's `⚙ 2 jobs`, the `/jobs` view, the cards of commands
 //! that went on as jobs and the warning when quitting would stop running jobs read this.
+//! `job_events.rs` folds the events into the `App`.
 
 use std::collections::BTreeMap;
 
-use crate::bus::{
-    AgentEvent, CallId, JobEnd, JobEvent, JobKiller, JobLine, ToolResult, UserCommand,
-};
-use crate::tool_output::ToolOutput;
-use crate::tui::app::App;
-use crate::tui::jobs_view::JobsView;
-use crate::tui::transcript::entry::NoticeLevel;
+use crate::bus::{JobEvent, JobLine};
 
 /// Every job the TUI heard of since the conversation started, by number.
 #[derive(Debug, Default)]
@@ -66,155 +61,6 @@ impl JobList {
 
     pub fn running(&self) -> usize {
         self.lines.values().filter(|job| job.running()).count()
-    }
-}
-
-impl App {
-    /// Folds the job events and the answers to `/jobs` in: the list, the status line's count,
-    /// the cards of commands that went on as jobs, the open view's output.
-    pub(crate) fn apply_jobs(&mut self, event: &AgentEvent) {
-        match event {
-            AgentEvent::Job(event) => {
-                self.jobs.apply(event);
-                let job = event.job();
-                if let Some(call) = self.job_calls.get(&job.id).cloned() {
-                    let line = job.clone();
-                    self.transcript
-                        .update_card(&call, |card| card.job = Some(line));
-                }
-                if matches!(event, JobEvent::Ended { .. })
-                    && job.end
-                        == Some(JobEnd::Killed {
-                            by: JobKiller::User,
-                        })
-                {
-                    self.notice(
-                        &format!(
-                            "killed {} `{}`; the model is told with its next request",
-                            job.id,
-                            crate::visible::shown(&job.command).text
-                        ),
-                        NoticeLevel::Info,
-                    );
-                }
-            }
-            AgentEvent::Jobs { jobs } => self.jobs.merge(jobs),
-            AgentEvent::JobOutput {
-                job,
-                stdout,
-                stderr,
-            } => {
-                self.jobs.merge(std::slice::from_ref(job));
-                if let Some(view) = self.layers.jobs_mut() {
-                    view.show_output(job, stdout, stderr);
-                }
-            }
-            _ => return,
-        }
-        self.status.jobs_running = self.jobs.running();
-    }
-
-    /// A finished call that left a job behind: its card follows the job from now on. A
-    /// `job_output` or `job_kill` report of an ended job says how it ended too (in a replay,
-    /// the only word there is); a replayed job never reported ended no longer runs.
-    pub(crate) fn link_job_card(&mut self, call: &CallId, result: &ToolResult) {
-        match &result.output {
-            Some(ToolOutput::Command(run)) => {
-                let Some(job) = &run.job_id else {
-                    return;
-                };
-                self.job_calls.insert(job.clone(), call.clone());
-                let line = self.jobs.get(job).cloned().or_else(|| {
-                    self.read_only.then(|| JobLine {
-                        id: job.clone(),
-                        command: run.command.clone(),
-                        elapsed_ms: 0,
-                        end: Some(JobEnd::Gone),
-                    })
-                });
-                self.transcript.update_card(call, |card| card.job = line);
-            }
-            Some(ToolOutput::Job(report)) if !report.running => {
-                let end = if report.stopped_by_user {
-                    JobEnd::Killed {
-                        by: JobKiller::User,
-                    }
-                } else if report.killed {
-                    JobEnd::Killed {
-                        by: JobKiller::Model,
-                    }
-                } else {
-                    JobEnd::Exited {
-                        exit_code: report.exit_code,
-                        signal: report.signal.clone(),
-                    }
-                };
-                let line = JobLine {
-                    id: report.job_id.clone(),
-                    command: report.command.clone(),
-                    elapsed_ms: report.elapsed_ms,
-                    end: Some(end),
-                };
-                // Known already (live, the job table said it first): nothing changes.
-                if self
-                    .jobs
-                    .get(&line.id)
-                    .is_some_and(|known| known.end.is_some())
-                {
-                    return;
-                }
-                self.apply_jobs(&AgentEvent::Job(JobEvent::Ended { job: line }));
-            }
-            _ => {}
-        }
-    }
-
-    /// `/jobs`: opens the view and asks for the list.
-    pub(crate) fn open_jobs(&mut self) {
-        if self.layers.open_jobs(JobsView::new(self.now)) {
-            self.commands.push(UserCommand::ListJobs);
-        }
-    }
-
-    /// The jobs view asks again while open; true when it did.
-    pub(crate) fn refresh_jobs(&mut self) -> bool {
-        let now = self.now;
-        let Some(view) = self.layers.jobs_mut() else {
-            return false;
-        };
-        let asked = view.refresh(now);
-        let any = !asked.is_empty();
-        self.commands.extend(asked);
-        any
-    }
-
-    /// `/quit`: with jobs running the first one warns (they would be stopped), the next quits.
-    pub(crate) fn quit_command(&mut self) {
-        let running = self.jobs.running();
-        if running > 0 && !self.quit_warned {
-            self.quit_warned = true;
-            let text = quit_warning(running, "/quit");
-            self.notice(&text, NoticeLevel::Warning);
-            self.flash(text);
-            return;
-        }
-        self.commands.push(UserCommand::Shutdown);
-        self.should_quit = true;
-    }
-
-    /// The words of a first Ctrl+C (the second quits).
-    pub(crate) fn ctrl_c_hint(&self) -> String {
-        match self.jobs.running() {
-            0 => "press Ctrl+C again to quit".into(),
-            running => quit_warning(running, "Ctrl+C"),
-        }
-    }
-
-    /// A new conversation: its jobs are new too.
-    pub(crate) fn forget_jobs(&mut self) {
-        self.jobs.clear();
-        self.job_calls.clear();
-        self.status.jobs_running = 0;
     }
 }
 

@@ -21,6 +21,8 @@ use self::frame::FrameScheduler;
 use self::terminal::Term;
 use crate::bus::{AgentEvent, FrontEnds, UserCommand};
 
+pub use self::options::TuiOptions;
+
 pub mod app;
 pub mod approval;
 mod attach;
@@ -31,12 +33,15 @@ pub mod composer;
 pub mod cost;
 mod diff_body;
 mod diff_lines;
+mod diff_model;
 pub mod diffs;
+mod figures;
 pub mod frame;
 pub mod help;
 pub mod highlight;
 mod input;
 mod job_cards;
+mod job_events;
 pub mod jobs;
 pub mod jobs_view;
 pub mod keymap;
@@ -45,6 +50,7 @@ mod layout;
 mod marked;
 pub mod mention_finder;
 pub mod modal;
+mod options;
 pub mod palette;
 pub mod picker;
 pub mod queue;
@@ -61,25 +67,6 @@ pub mod trust;
 mod web_cards;
 pub mod welcome;
 pub mod wrap;
-
-/// How the agent starts the TUI.
-#[derive(Debug, Clone)]
-pub struct TuiOptions {
-    pub provider: String,
-    pub model: String,
-    pub mode: crate::bus::Mode,
-    /// Replay: browse a past session; nothing can be sent.
-    pub read_only: bool,
-    /// A prompt given on the command line, sent as soon as the UI is up.
-    pub initial_prompt: Option<String>,
-    /// The status line's sandbox badge says on unless this says `no sandbox: why` or
-    /// `sandbox off: why`; any other text is what of the sandbox does not bind here.
-    pub sandbox_off: Option<String>,
-    /// Untrusted project rules to ask about first.
-    pub trust: Option<crate::permissions::trust::PendingTrust>,
-    /// What the first screen says of the workspace (none in a replay).
-    pub welcome: Option<welcome::Welcome>,
-}
 
 /// Events applied in one go before the loop looks at input and frames again: a fast stream
 /// is folded in bulk (one frame for many deltas) without starving the keyboard.

@@ -12,6 +12,7 @@ use ratatui::text::{Line, Span};
 
 use crate::bus::Mode;
 use crate::bus::Usage;
+use crate::tui::figures::tokens;
 use crate::tui::{theme, wrap};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,15 +286,6 @@ fn sandbox_badge(note: Option<&str>, why: bool) -> (String, Style) {
         (None, Some(_)) => ("sandbox on ⚠".into(), theme::warning()),
         (None, None) if why => ("sandbox on (landlock+seccomp)".into(), theme::ok()),
         (None, None) => ("sandbox on".into(), theme::ok()),
-    }
-}
-
-/// `950`, `12.3k`, `1.2M`.
-pub fn tokens(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
-        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
 }
 

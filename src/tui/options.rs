@@ -1,0 +1,20 @@
+//! What the TUI starts from (a leaf: `mod.rs` runs it, `app.rs` is built from it).
+
+/// How the agent starts the TUI.
+#[derive(Debug, Clone)]
+pub struct TuiOptions {
+    pub provider: String,
+    pub model: String,
+    pub mode: crate::bus::Mode,
+    /// Replay: browse a past session; nothing can be sent.
+    pub read_only: bool,
+    /// A prompt given on the command line, sent as soon as the UI is up.
+    pub initial_prompt: Option<String>,
+    /// The status line's sandbox badge says on unless this says `no sandbox: why` or
+    /// `sandbox off: why`; any other text is what of the sandbox does not bind here.
+    pub sandbox_off: Option<String>,
+    /// Untrusted project rules to ask about first.
+    pub trust: Option<crate::permissions::trust::PendingTrust>,
+    /// What the first screen says of the workspace (none in a replay).
+    pub welcome: Option<crate::tui::welcome::Welcome>,
+}
