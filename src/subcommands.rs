@@ -15,9 +15,12 @@ use crate::config::{Config, FlagLayer};
 use crate::dirs::Dirs;
 use crate::exec::status;
 use crate::session_log::{self, Record};
-use crate::tools::{Registry, ToolCx, registry::standard_tools};
+use crate::tools::executor::Grant;
+use crate::tools::runtime::{PassedCall, Runtime, Watch};
+use crate::tools::{Access, Registry, ToolCx, registry::standard_tools};
 use crate::tui::{self, TuiOptions};
 use crate::{launch, policy_cmd, visible};
+use tokio_util::sync::CancellationToken;
 
 mod undo;
 pub use undo::undo;
@@ -215,8 +218,6 @@ pub fn tool_list_json() -> Result<String> {
     Ok(serde_json::to_string_pretty(&tools)?)
 }
 
-/// Runs one tool in the current directory, as the model would, without the permission gate
-/// (the user is the one asking). Files are treated as just read, so writes and edits work.
 /// What a call typed by hand may not do, because a command run the same way could not: a
 /// file tool keeps its writes inside the workspace and reads no secret store, as the
 /// sandbox keeps `bash`. (In a session the gate would ask; here nobody can.)
@@ -242,19 +243,22 @@ fn beyond_the_wall(access: &crate::tools::Access) -> Option<String> {
     }
 }
 
+/// Runs one tool in the current directory, as the model would, without the permission gate
+/// (the user is the one asking), on the agent's tool runtime. Files are treated as just read,
+/// so writes and edits work.
 pub async fn tool_run(dirs: &Dirs, name: &str, args: &str, json: bool) -> Result<(String, i32)> {
     let config = tools_config(dirs)?;
     let mut tools = standard_tools();
     tools.extend(crate::tools::registry::web_tools(
         config.web.search.is_some(),
     ));
-    let registry = Registry::with_tools(tools);
-    let tool = registry.get(name).ok_or_else(|| {
-        eyre!(
+    let registry = Arc::new(Registry::with_tools(tools));
+    let Some(tool) = registry.get(name) else {
+        return Err(eyre!(
             "unknown tool `{name}`; the tools are: {}",
             registry.names().join(", ")
-        )
-    })?;
+        ));
+    };
     let args: serde_json::Value =
         serde_json::from_str(args).wrap_err("the arguments are not valid JSON")?;
     let workspace = std::env::current_dir()
@@ -281,6 +285,8 @@ pub async fn tool_run(dirs: &Dirs, name: &str, args: &str, json: bool) -> Result
         }
     }
     let env = confined.env;
+    let runtime = Runtime::new(Arc::clone(&registry), Arc::clone(&env));
+    let cancel = CancellationToken::new();
     let cx = ToolCx::new(Arc::clone(&env));
     if let (Some(path), Some(reader), false) = (
         args.get("path"),
@@ -289,32 +295,45 @@ pub async fn tool_run(dirs: &Dirs, name: &str, args: &str, json: bool) -> Result
     ) {
         let read_args = serde_json::json!({ "path": path, "limit": 1 });
         // Only to record the file's state; a missing file is fine for a write.
-        let reading = match reader.access(&read_args, &cx) {
-            Ok(access) => cx.clone().passing(access),
-            Err(_) => cx.clone(),
-        };
-        let _ = reader.run(read_args, &reading).await;
+        if let Ok(access) = reader.access(&read_args, &cx) {
+            let read = by_hand("read_file", read_args, access, Grant::default());
+            let _ = runtime.run_one(read, &cancel, Watch::none()).await;
+        }
     }
     // The user asked for exactly this call: it runs as if the gate had passed it, and a
     // command gets the sandbox of a command the user approved in a session.
-    let access = tool.access(&args, &cx);
-    if let Some(refusal) = access.as_ref().ok().and_then(beyond_the_wall) {
+    let access = match tool.access(&args, &cx) {
+        Ok(access) => access,
+        Err(err) => return Ok((format!("Error: {err}\n"), status::FAILED)),
+    };
+    if let Some(refusal) = beyond_the_wall(&access) {
         return Ok((format!("Error: {refusal}\n"), status::FAILED));
     }
-    let mut cx = match access {
-        Ok(access) => cx.passing(access),
-        Err(_) => cx,
-    };
-    cx.grant = crate::tools::executor::Grant::WorkspaceWrite;
-    let outcome = tool.run(args, &cx).await;
+    let call = by_hand(name, args, access, Grant::WorkspaceWrite);
+    let result = runtime.run_one(call, &cancel, Watch::none()).await;
     env.jobs.kill_all().await;
-    match outcome {
-        Ok(output) if json => Ok((
+    let code = if result.is_error {
+        status::FAILED
+    } else {
+        status::OK
+    };
+    match result.output {
+        Some(output) if json => Ok((
             format!("{}\n", serde_json::to_string_pretty(&output)?),
-            status::OK,
+            code,
         )),
-        Ok(output) => Ok((ensure_newline(output.model_text()), status::OK)),
-        Err(err) => Ok((format!("Error: {err}\n"), status::FAILED)),
+        _ => Ok((ensure_newline(result.text), code)),
+    }
+}
+
+/// A call the user typed, as if the gate had passed it.
+fn by_hand(name: &str, args: serde_json::Value, access: Access, grant: Grant) -> PassedCall {
+    PassedCall {
+        id: bus::CallId(format!("tool-run-{name}")),
+        name: name.to_string(),
+        args,
+        access,
+        grant,
     }
 }
 

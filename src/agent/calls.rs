@@ -1,11 +1,10 @@
 //! The tool calls of one reply: validate each (unknown tool, invalid JSON and bad arguments
 //! become correctable error results), pass it through the permission gate (asking the user
-//! when it holds one), then run in batches (see `Lane`): consecutive reads concurrently,
-//! consecutive writes concurrently (one real path in order), commands and session calls alone,
-//! the batches in the reply's order. Every call gets exactly one result, also when the user
-//! interrupts.
+//! when it holds one), then hand them to the tool runtime (`tools::runtime`), which runs them
+//! in batches of one lane in the reply's order, while the agent checkpoints around a batch,
+//! records each result and publishes it. Every call gets exactly one result, also when the
+//! user interrupts.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,7 +20,8 @@ use crate::permissions::trust::TrustStore;
 use crate::permissions::{Answer, Call, Verdict};
 use crate::session_log::Record;
 use crate::tools::executor::Grant;
-use crate::tools::{Access, HostCheck, Registry, TailSink, ToolCx, ToolEnv, ToolError};
+use crate::tools::runtime::{self, PassedCall, Planned, Runtime, Started, Step, Watch};
+use crate::tools::{Access, HostCheck, TailSink, ToolCx};
 
 /// What the request does after this step's calls.
 #[derive(Debug, PartialEq, Eq)]
@@ -34,14 +34,15 @@ pub(super) enum CallsOutcome {
 
 /// A call that passed validation and the gate.
 struct Ready {
-    call: CallId,
-    name: String,
-    args: Value,
-    access: Access,
-    /// The sandbox a command runs in.
-    grant: Grant,
+    call: PassedCall,
     /// The dangerous parts of a command, in case a later question holds it.
     dangers: Vec<String>,
+}
+
+impl AsRef<PassedCall> for Ready {
+    fn as_ref(&self) -> &PassedCall {
+        &self.call
+    }
 }
 
 /// What an approval prompt asks about a held call.
@@ -92,15 +93,15 @@ pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> Subject {
     }
 }
 
-enum Plan {
-    Run(Ready),
-    Done {
-        call: CallId,
-        name: String,
-        /// Boxed: a result is large and most plans run.
-        result: Box<ToolResult>,
-    },
+/// A call answered without running: its result.
+struct Done {
+    call: CallId,
+    name: String,
+    /// Boxed: a result is large and most plans run.
+    result: Box<ToolResult>,
 }
+
+type Plan = Planned<Ready, Done>;
 
 impl Agent {
     pub(super) async fn run_calls(
@@ -112,11 +113,11 @@ impl Agent {
         let mut plans = Vec::with_capacity(completion.tool_calls.len());
         for call in &completion.tool_calls {
             if cancel.is_cancelled() {
-                plans.push(Plan::Done {
+                plans.push(Plan::Answered(Done {
                     call: call.id.clone(),
                     name: call.name.clone(),
                     result: Box::new(ToolResult::cancelled()),
-                });
+                }));
                 continue;
             }
             let plan = self.plan_call(call, cancel, &mut denied_headless).await;
@@ -140,10 +141,12 @@ impl Agent {
         cancel: &CancellationToken,
         denied_headless: &mut bool,
     ) -> Plan {
-        let done = |result| Plan::Done {
-            call: call.id.clone(),
-            name: call.name.clone(),
-            result: Box::new(result),
+        let done = |result| {
+            Plan::Answered(Done {
+                call: call.id.clone(),
+                name: call.name.clone(),
+                result: Box::new(result),
+            })
         };
         let (args, access) = match self.validate(call) {
             Ok(valid) => valid,
@@ -185,11 +188,13 @@ impl Agent {
             }
         };
         Plan::Run(Ready {
-            call: call.id.clone(),
-            name: call.name.clone(),
-            args,
-            access,
-            grant,
+            call: PassedCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                args,
+                access,
+                grant,
+            },
             dangers: answer.dangers,
         })
     }
@@ -418,26 +423,12 @@ impl Agent {
 
     /// Runs the planned calls in batches of one lane each, in the reply's order.
     async fn execute(&mut self, plans: Vec<Plan>, cancel: &CancellationToken) {
-        let mut batch: Vec<Ready> = Vec::new();
-        for plan in plans {
-            match plan {
-                Plan::Run(ready) => {
-                    let lane = Lane::of(&ready.access);
-                    if batch
-                        .first()
-                        .is_some_and(|first| lane == Lane::Alone || Lane::of(&first.access) != lane)
-                    {
-                        self.run_batch(std::mem::take(&mut batch), cancel).await;
-                    }
-                    batch.push(ready);
-                }
-                Plan::Done { call, name, result } => {
-                    self.run_batch(std::mem::take(&mut batch), cancel).await;
-                    self.finish(call, name, *result);
-                }
+        for step in runtime::in_batches(plans) {
+            match step {
+                Step::Batch(batch) => self.run_batch(batch, cancel).await,
+                Step::Answered(Done { call, name, result }) => self.finish(call, name, *result),
             }
         }
-        self.run_batch(batch, cancel).await;
     }
 
     /// Runs a batch of one lane together; results are recorded in call order.
@@ -448,7 +439,7 @@ impl Agent {
         // A checkpoint before anything that may change the workspace, so it can be undone.
         let changing = batch
             .iter()
-            .any(|r| !r.access.is_read() && !matches!(r.access, Access::Session));
+            .any(|r| !r.call.access.is_read() && !matches!(r.call.access, Access::Session));
         let before = if changing && !cancel.is_cancelled() {
             let _timer =
                 crate::checkpoint::phases::time_wall(crate::checkpoint::phases::Phase::Before);
@@ -466,42 +457,19 @@ impl Agent {
         // What the batch's file tools write: looked at directly by the checkpoint after it.
         let written: Vec<PathBuf> = batch
             .iter()
-            .filter_map(|r| r.access.written().map(|p| p.key()))
+            .filter_map(|r| r.call.access.written().map(|p| p.key()))
             .collect();
-        let mut running = Vec::with_capacity(batch.len());
-        // The last call of this batch writing each real path: a later write of the same path
-        // starts only once it is done, so same-path writes keep the model's order.
-        let mut last_of_path: HashMap<PathBuf, oneshot::Receiver<()>> = HashMap::new();
-        for ready in batch {
-            if cancel.is_cancelled() {
-                self.finish(ready.call, ready.name, ToolResult::cancelled());
-                continue;
-            }
-            let order = ready.access.written().map(|path| {
-                let (done, next) = oneshot::channel();
-                let after = last_of_path.insert(path.key(), next);
-                Order { after, done }
-            });
-            let started = {
-                let events = self.events.clone();
-                let call = ready.call.clone();
-                move || {
-                    let _ = events.send(AgentEvent::Tool(ToolEvent::Started { call }));
-                }
-            };
-            let handle = spawn_tool(
-                Arc::clone(&self.engine.registry),
-                Arc::clone(&self.engine.tool_env),
-                &ready,
-                (cancel.child_token(), self.host_check()),
-                self.tail_sink(&ready.call),
-                order,
-                started,
-            );
-            running.push((ready, handle));
+        let batch = batch.into_iter().map(|ready| ready.call).collect();
+        let Started {
+            not_started,
+            mut running,
+        } = self
+            .runtime()
+            .start(batch, cancel, |call| self.watch(&call.id));
+        for call in not_started {
+            self.finish(call.id, call.name, ToolResult::cancelled());
         }
-        for (ready, handle) in running {
-            let mut result = await_tool(&ready, handle, cancel).await;
+        while let Some((call, mut result)) = running.next().await {
             if let Some(crate::tools::ToolOutput::Command(run)) = &result.output
                 && !run.put_back.is_empty()
             {
@@ -512,13 +480,13 @@ impl Agent {
                     ),
                 });
             }
-            if let (Some(before), Access::Command { .. }) = (&before, &ready.access) {
+            if let (Some(before), Access::Command { .. }) = (&before, &call.access) {
                 // A command runs alone: what changed since the checkpoint is its doing.
                 commands += 1;
                 self.attach_command_changes(before, &mut result).await;
                 self.flag_runs_later(&mut result);
             }
-            self.finish(ready.call, ready.name, result);
+            self.finish(call.id, call.name, result);
         }
         if before.is_some() && commands == 0 {
             self.checkpoint_after_in_background(written).await;
@@ -543,7 +511,7 @@ impl Agent {
             format!("the checkpoint before this change failed ({failure}): it could not be undone");
         let mut kept = Vec::with_capacity(batch.len());
         for ready in batch {
-            if ready.access.is_read() || matches!(ready.access, Access::Session) {
+            if ready.call.access.is_read() || matches!(ready.call.access, Access::Session) {
                 kept.push(ready);
                 continue;
             }
@@ -551,15 +519,15 @@ impl Agent {
                 let text = format!(
                     "{why}, and nobody can approve that in this headless run. It was not run."
                 );
-                self.finish(ready.call, ready.name, ToolResult::error(text));
+                self.finish(ready.call.id, ready.call.name, ToolResult::error(text));
                 continue;
             }
             let call = AssembledCall {
-                id: ready.call.clone(),
-                name: ready.name.clone(),
-                arguments: ready.args.to_string(),
+                id: ready.call.id.clone(),
+                name: ready.call.name.clone(),
+                arguments: ready.call.args.to_string(),
             };
-            let subject = subject_of(&call, &ready.access);
+            let subject = subject_of(&call, &ready.call.access);
             let question = Question {
                 dangers: ready.dangers.clone(),
                 ..Question::plain(why.clone())
@@ -567,11 +535,11 @@ impl Agent {
             let decision = self.ask(&call, subject, question, None, cancel).await;
             match decision {
                 Some(Decision::Deny { .. } | Decision::ApprovePlan { .. }) => self.finish(
-                    ready.call,
-                    ready.name,
+                    ready.call.id,
+                    ready.call.name,
                     ToolResult::error("the user chose not to run this change without a checkpoint. Do not retry it until the user says so."),
                 ),
-                None => self.finish(ready.call, ready.name, ToolResult::cancelled()),
+                None => self.finish(ready.call.id, ready.call.name, ToolResult::cancelled()),
                 Some(_) => kept.push(ready),
             }
         }
@@ -589,6 +557,28 @@ impl Agent {
             };
             gate.check("web_fetch", &access, mode) == Verdict::Run
         })
+    }
+
+    /// The runtime over this session's tools.
+    fn runtime(&self) -> Runtime {
+        Runtime::new(
+            Arc::clone(&self.engine.registry),
+            Arc::clone(&self.engine.tool_env),
+        )
+    }
+
+    /// What the agent watches of a running call: its live output, its start, and the hosts
+    /// its redirects may follow.
+    fn watch(&self, call: &CallId) -> Watch {
+        let events = self.events.clone();
+        let started = call.clone();
+        Watch {
+            tail: Some(self.tail_sink(call)),
+            started: Box::new(move || {
+                let _ = events.send(AgentEvent::Tool(ToolEvent::Started { call: started }));
+            }),
+            hosts: Some(self.host_check()),
+        }
     }
 
     fn tail_sink(&self, call: &CallId) -> TailSink {
@@ -705,8 +695,6 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-type ToolHandle = tokio::task::JoinHandle<ToolResult>;
-
 /// Runs a step of checking a call that sees the model's arguments, so a bug there becomes an
 /// error result instead of taking the agent down.
 fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, String> {
@@ -716,125 +704,6 @@ fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, String> {
             "internal error while checking this {tool} call (details in cairn's log); try a simpler call"
         )
     })
-}
-
-/// Runs the tool on its own task, so a panic in it becomes an error result, not a crash.
-/// Which calls of one reply may run together. Reads run together, and so do writes (different
-/// paths in parallel, one path in order); a command or a session call runs alone. Batches run
-/// one after another in the reply's order, so a command sees every write before it and no
-/// write after it, and a read sees the writes before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lane {
-    Read,
-    Write,
-    Alone,
-}
-
-impl Lane {
-    fn of(access: &Access) -> Lane {
-        if access.is_read() {
-            Lane::Read
-        } else if access.written().is_some() {
-            Lane::Write
-        } else {
-            Lane::Alone
-        }
-    }
-}
-
-/// The place of a write among the writes of its path in one batch.
-struct Order {
-    /// Resolves when the previous write of the same path is done (None: it is the first).
-    after: Option<oneshot::Receiver<()>>,
-    /// Dropped when this write is done, which lets the next one of its path start.
-    done: oneshot::Sender<()>,
-}
-
-fn spawn_tool(
-    registry: Arc<Registry>,
-    env: Arc<ToolEnv>,
-    ready: &Ready,
-    (cancel, hosts): (CancellationToken, HostCheck),
-    tail: TailSink,
-    order: Option<Order>,
-    started: impl FnOnce() + Send + 'static,
-) -> ToolHandle {
-    let name = ready.name.clone();
-    let args = ready.args.clone();
-    let cx = ToolCx {
-        env,
-        cancel,
-        tail: Some(tail),
-        grant: ready.grant,
-        passed: Some(ready.access.clone()),
-        hosts: Some(hosts),
-    };
-    let checked = ready.access.clone();
-    tokio::spawn(async move {
-        // Held until this task ends, however it ends (a panic drops it too).
-        let _done = match order {
-            Some(Order { after, done }) => {
-                if let Some(after) = after {
-                    // An error only means the previous task is gone: it is done either way.
-                    let _ = after.await;
-                }
-                Some(done)
-            }
-            None => None,
-        };
-        let Some(tool) = registry.get(&name) else {
-            return ToolResult::error(format!("unknown tool `{name}`"));
-        };
-        // An earlier call of the same reply may have changed the file system since the gate
-        // looked (a symlink created by a command): what the call touches now must be what was
-        // allowed, or it does not run.
-        match tool.access(&args, &cx) {
-            Ok(now) if now == checked => {}
-            Ok(_) => {
-                return ToolResult::error(
-                    "the target changed (an earlier call of this turn moved or linked it) since the call was checked; send the call again",
-                );
-            }
-            Err(err) => return ToolResult::error(err),
-        }
-        // Only now does it run: earlier it waited for its approval and for the calls before it.
-        started();
-        match tool.run(args, &cx).await {
-            Ok(output) => ToolResult::ok(output),
-            Err(ToolError::Cancelled) => ToolResult::cancelled(),
-            Err(err) => ToolResult::error(err),
-        }
-    })
-}
-
-/// Waits for a call. On interrupt, reads are abandoned at once; commands and writes are awaited
-/// (commands kill their process group and report `[cancelled]`; writes are atomic and short).
-async fn await_tool(
-    ready: &Ready,
-    mut handle: ToolHandle,
-    cancel: &CancellationToken,
-) -> ToolResult {
-    let joined = if ready.access.is_read() {
-        tokio::select! {
-            joined = &mut handle => joined,
-            () = cancel.cancelled() => {
-                handle.abort();
-                return ToolResult::cancelled();
-            }
-        }
-    } else {
-        handle.await
-    };
-    match joined {
-        Ok(result) => result,
-        Err(err) => {
-            tracing::error!(tool = %ready.name, "tool task failed: {err}");
-            ToolResult::error(ToolError::Internal(format!(
-                "{} (details in cairn's log)",
-                ready.name
-            )))
-        }
-    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub mod read_image;
 pub mod registry;
 pub use registry::Registry;
 pub mod render;
+pub mod runtime;
 pub mod skill;
 pub mod todo_write;
 pub mod user_shell;
