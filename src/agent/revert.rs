@@ -16,17 +16,23 @@ use super::Agent;
 use crate::bus::{AgentEvent, RevertPlan, RevertTarget};
 use crate::checkpoint::{CheckpointId, CheckpointStore};
 use crate::session_log::{self, Record};
+use crate::time_travel::TimeTravelError;
 use crate::time_travel::locate::{Located, locate};
 use crate::time_travel::notes::note_for_model;
-use crate::time_travel::revert_files::RevertFile;
-use crate::time_travel::revert_plan::{Plan, plan};
+use crate::time_travel::revert_files::FileToRevert;
+use crate::time_travel::revert_plan::{PartialRevert, Plan, plan};
 
 impl Agent {
     /// Answers `PreviewRevert`: what reverting `target` would do now.
     pub(super) async fn preview_revert(&mut self, target: RevertTarget) {
         let (what, plan) = match self.compute(&target).await {
             Ok((located, plan)) => (located.what(&target), plan.to_plan()),
-            Err(reason) => (String::new(), RevertPlan::Refused { reason }),
+            Err(err) => (
+                String::new(),
+                RevertPlan::Refused {
+                    reason: err.to_string(),
+                },
+            ),
         };
         self.emit(AgentEvent::RevertPreview {
             target,
@@ -41,14 +47,14 @@ impl Agent {
     pub(super) async fn apply_revert(&mut self, target: RevertTarget, stamp: String) {
         let located = match self.locate(&target) {
             Ok(located) => located,
-            Err(reason) => return self.refuse(target, String::new(), reason),
+            Err(err) => return self.refuse(target, String::new(), err.to_string()),
         };
         let what = located.what(&target);
         let env = Arc::clone(&self.engine.tool_env);
         // The paths' write turns, in a fixed order, held from the last look until written.
-        let mut files: Vec<RevertFile> = Vec::new();
+        let mut files: Vec<FileToRevert> = Vec::new();
         for change in located.chosen(&target) {
-            match RevertFile::resolve(&env, &change.path) {
+            match FileToRevert::resolve(&env, &change.path) {
                 Ok(file) => files.push(file),
                 Err(err) => return self.refuse(target, what, err.to_string()),
             }
@@ -65,7 +71,7 @@ impl Agent {
         let planned = self.plan_blocking(&located, &target, store.clone()).await;
         let planned = match planned {
             Ok(planned) => planned,
-            Err(reason) => return self.refuse(target, what, reason),
+            Err(err) => return self.refuse(target, what, err.to_string()),
         };
         if planned.stamp() != stamp || !planned.is_clean() {
             self.emit(AgentEvent::RevertPreview {
@@ -79,17 +85,22 @@ impl Agent {
         let before = snapshot(store.clone()).await;
         let applied = tokio::task::spawn_blocking(move || planned.apply())
             .await
-            .unwrap_or_else(|err| Err((Vec::new(), format!("internal error: {err}"))));
+            .unwrap_or_else(|err| {
+                Err(PartialRevert {
+                    done: Vec::new(),
+                    error: err.into(),
+                })
+            });
         let after = snapshot(store).await;
         drop(paused);
         drop(turns);
         let changes = match applied {
             Ok(changes) => changes,
-            Err((done, err)) if done.is_empty() => {
+            Err(PartialRevert { done, error }) if done.is_empty() => {
                 // The confirmation says "Nothing was changed" itself.
-                return self.refuse(target, what, err);
+                return self.refuse(target, what, error.to_string());
             }
-            Err((done, err)) => {
+            Err(PartialRevert { done, error: err }) => {
                 self.emit(AgentEvent::Warning {
                     message: format!(
                         "the revert stopped part way: {err}; {} of its files were changed",
@@ -137,8 +148,8 @@ impl Agent {
         });
     }
 
-    fn locate(&self, target: &RevertTarget) -> Result<Located, String> {
-        let loaded = session_log::read_log(self.session.log.path()).map_err(|e| e.to_string())?;
+    fn locate(&self, target: &RevertTarget) -> Result<Located, TimeTravelError> {
+        let loaded = session_log::read_log(self.session.log.path())?;
         locate(&loaded.records, target)
     }
 
@@ -153,7 +164,7 @@ impl Agent {
             .unwrap_or(0)
     }
 
-    async fn compute(&mut self, target: &RevertTarget) -> Result<(Located, Plan), String> {
+    async fn compute(&mut self, target: &RevertTarget) -> Result<(Located, Plan), TimeTravelError> {
         let located = self.locate(target)?;
         let store = self.checkpoint_store();
         let plan = self.plan_blocking(&located, target, store).await?;
@@ -165,12 +176,10 @@ impl Agent {
         located: &Located,
         target: &RevertTarget,
         store: Option<Arc<CheckpointStore>>,
-    ) -> Result<Plan, String> {
+    ) -> Result<Plan, TimeTravelError> {
         let env = Arc::clone(&self.engine.tool_env);
         let (located, target) = (located.clone(), target.clone());
-        tokio::task::spawn_blocking(move || plan(&env, store.as_deref(), &located, &target))
-            .await
-            .map_err(|err| format!("internal error: {err}"))?
+        tokio::task::spawn_blocking(move || plan(&env, store.as_deref(), &located, &target)).await?
     }
 }
 

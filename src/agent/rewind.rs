@@ -20,6 +20,7 @@ use crate::bus::{AgentEvent, Restore, RestorePlan, RewindPoint};
 use crate::checkpoint::CheckpointStore;
 use crate::llm::ChatMessage;
 use crate::session_log::{self, Record};
+use crate::time_travel::TimeTravelError;
 use crate::time_travel::ledger::Ledger;
 use crate::time_travel::notes::note_for;
 use crate::time_travel::restore::FileMove;
@@ -241,12 +242,7 @@ async fn run_move(
     store: Arc<CheckpointStore>,
     m: &FileMove,
     apply: bool,
-) -> Result<RestorePlan, String> {
+) -> Result<RestorePlan, TimeTravelError> {
     let m = m.clone();
-    let work = tokio::task::spawn_blocking(move || m.run(&store, apply));
-    match work.await {
-        Ok(Ok(plan)) => Ok(plan),
-        Ok(Err(err)) => Err(err.to_string()),
-        Err(err) => Err(err.to_string()),
-    }
+    Ok(tokio::task::spawn_blocking(move || m.run(&store, apply)).await??)
 }

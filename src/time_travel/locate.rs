@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::TimeTravelError;
 use super::patch;
 use crate::bus::{ChangeSource, RevertTarget};
 use crate::checkpoint::{CheckpointId, CheckpointKind};
@@ -108,7 +109,7 @@ fn revert_label(what: &str, changes: &[FileChange]) -> String {
 }
 
 /// Finds the change `source` names in the session's records.
-pub fn locate(records: &[Record], target: &RevertTarget) -> Result<Located, String> {
+pub fn locate(records: &[Record], target: &RevertTarget) -> Result<Located, TimeTravelError> {
     match &target.source {
         ChangeSource::Revert(id) => records
             .iter()
@@ -130,7 +131,7 @@ pub fn locate(records: &[Record], target: &RevertTarget) -> Result<Located, Stri
                 }),
                 _ => None,
             })
-            .ok_or_else(|| "that revert is not in this session's log any more".to_string()),
+            .ok_or(TimeTravelError::RevertNotLogged),
         ChangeSource::Call(call) => locate_call(records, call, target.shown.as_ref()),
     }
 }
@@ -141,7 +142,7 @@ fn locate_call(
     records: &[Record],
     call: &crate::bus::CallId,
     shown: Option<&(usize, String)>,
-) -> Result<Located, String> {
+) -> Result<Located, TimeTravelError> {
     let is_shown = |changes: &[FileChange]| {
         shown.is_none_or(|(file, hash)| {
             changes
@@ -172,10 +173,7 @@ fn locate_call(
         }
     }
     let Some((at, name, output, before_at)) = found else {
-        return Err(
-            "that change is not in this session's log any more (it may be from a rewound branch)"
-                .to_string(),
-        );
+        return Err(TimeTravelError::ChangeNotLogged);
     };
     let changes = changes_of(output.as_ref());
     let label = change_label(&name, output.as_ref(), &changes);

@@ -4,6 +4,7 @@
 //! from the diff pane (`revert_plan`, `revert_files`) and the reverse patches it is made of
 //! (`patch`). The shadow-git store itself is `checkpoint`'s; the agent's handlers call in here.
 
+mod error;
 pub mod ledger;
 pub mod locate;
 pub mod moves;
@@ -13,3 +14,5 @@ pub mod restore;
 pub mod revert_files;
 pub mod revert_plan;
 pub mod undo;
+
+pub use error::TimeTravelError;

@@ -162,7 +162,7 @@ pub struct Mismatch {
 
 /// Why a reverse patch does not apply; nothing was changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
+pub struct HunkConflict {
     /// 0-based index of the hunk in the diff.
     pub hunk: usize,
     pub why: String,
@@ -233,7 +233,7 @@ fn locate(lines: &[FileLine<'_>], hunk: &Hunk, wanted: usize, floor: usize) -> O
     None
 }
 
-fn conflict_at(lines: &[FileLine<'_>], hunk: &Hunk, index: usize, at: usize) -> Conflict {
+fn conflict_at(lines: &[FileLine<'_>], hunk: &Hunk, index: usize, at: usize) -> HunkConflict {
     let expected: Vec<&HunkLine> = hunk.new_side().collect();
     let mut mismatches = Vec::new();
     for (i, want) in expected.iter().enumerate() {
@@ -268,7 +268,7 @@ fn conflict_at(lines: &[FileLine<'_>], hunk: &Hunk, index: usize, at: usize) -> 
         )
     };
     mismatches.truncate(shown);
-    Conflict {
+    HunkConflict {
         hunk: index,
         why,
         lines: mismatches,
@@ -288,9 +288,9 @@ pub fn reverse(
     current: &[u8],
     diff: &ParsedDiff,
     which: Option<usize>,
-) -> Result<Vec<u8>, Conflict> {
+) -> Result<Vec<u8>, HunkConflict> {
     if !diff.complete() {
-        return Err(Conflict {
+        return Err(HunkConflict {
             hunk: 0,
             why: "the diff was cut for size (or the file is binary): only the whole change can \
                   be reverted, from the checkpoint"
@@ -305,7 +305,7 @@ pub fn reverse(
         .filter(|(i, _)| which.is_none_or(|w| w == *i))
         .collect();
     if chosen.is_empty() {
-        return Err(Conflict {
+        return Err(HunkConflict {
             hunk: which.unwrap_or(0),
             why: "the change has no such hunk".into(),
             lines: Vec::new(),
@@ -325,7 +325,7 @@ pub fn reverse(
         let len = hunk.new_side().count();
         let ends_file = at + len == lines.len();
         if hunk.old_side().any(|l| l.no_newline) && !ends_file {
-            return Err(Conflict {
+            return Err(HunkConflict {
                 hunk: index,
                 why: "the change's last line had no line break, and lines were added after it \
                       since"

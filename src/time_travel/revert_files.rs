@@ -1,7 +1,7 @@
 //! The files a revert from the diff pane reads and writes, reached like the file tools reach
 //! theirs: the path resolved to its real path, opened beneath the workspace (or, outside it,
 //! beneath `/` at exactly that real path) with symlinks refused on the way, written atomically
-//! (temp file and rename), permissions kept. Whoever holds a `RevertFile` holds the path's
+//! (temp file and rename), permissions kept. Whoever holds a `FileToRevert` holds the path's
 //! write-queue turn around `read` and the write, as the file tools do.
 //!
 //! A revert is the user's own act after a confirmation that names the path, so protected
@@ -19,7 +19,7 @@ use crate::tools::{ToolEnv, ToolError};
 
 /// One file of a revert.
 #[derive(Debug, Clone)]
-pub struct RevertFile {
+pub struct FileToRevert {
     pub real: RealPath,
     pub display: String,
     place: Beneath,
@@ -33,7 +33,7 @@ pub struct Found {
     pub meta: Metadata,
 }
 
-impl RevertFile {
+impl FileToRevert {
     /// The file a change shows as `shown` (relative to the workspace, or absolute).
     pub fn resolve(env: &ToolEnv, shown: &str) -> Result<Self, ToolError> {
         let real = paths::resolve_in(&env.workspace, shown, env.files.home.as_deref())
@@ -152,7 +152,7 @@ mod tests {
     fn writes_and_removes_beneath_the_workspace_and_names_protected_paths() {
         let dir = tempfile::tempdir().unwrap();
         let env = env(dir.path());
-        let file = RevertFile::resolve(&env, "sub/new.sh").unwrap();
+        let file = FileToRevert::resolve(&env, "sub/new.sh").unwrap();
         assert!(file.warning.is_none());
         assert!(file.read().unwrap().is_none());
         file.write(None, b"#!/bin/sh\n", true).unwrap();
@@ -168,7 +168,7 @@ mod tests {
             "the emptied directory goes too"
         );
         assert!(dir.path().join("keep.txt").exists());
-        let nested = RevertFile::resolve(&env, "a/b/c.txt").unwrap();
+        let nested = FileToRevert::resolve(&env, "a/b/c.txt").unwrap();
         nested.write(None, b"x", false).unwrap();
         std::fs::write(dir.path().join("a/other.txt"), "stays").unwrap();
         nested.remove().unwrap();
@@ -177,7 +177,7 @@ mod tests {
             dir.path().join("a/other.txt").exists(),
             "a non-empty directory stays"
         );
-        let hook = RevertFile::resolve(&env, ".git/hooks/pre-commit").unwrap();
+        let hook = FileToRevert::resolve(&env, ".git/hooks/pre-commit").unwrap();
         assert!(hook.warning.unwrap().contains("git hook"));
     }
 
@@ -187,7 +187,7 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("d")).unwrap();
         let env = env(dir.path());
-        let file = RevertFile::resolve(&env, "d/f.txt").unwrap();
+        let file = FileToRevert::resolve(&env, "d/f.txt").unwrap();
         std::fs::remove_dir(dir.path().join("d")).unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("d")).unwrap();
         assert!(file.write(None, b"x", false).is_err());

@@ -7,12 +7,11 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::Metadata;
 
+use super::TimeTravelError;
 use super::locate::Located;
 use super::patch;
-use super::revert_files::RevertFile;
-use crate::bus::{
-    RevertConflict, RevertFile as ShownFile, RevertMismatch, RevertPlan, RevertTarget,
-};
+use super::revert_files::FileToRevert;
+use crate::bus::{RevertConflict, RevertFile, RevertMismatch, RevertPlan, RevertTarget};
 use crate::checkpoint::CheckpointStore;
 use crate::fs::diff::diff_files;
 use crate::fs::encoding;
@@ -24,7 +23,7 @@ const MAX_DIFF_INPUT: usize = 1024 * 1024;
 
 /// What happens to one file.
 #[derive(Debug)]
-enum Outcome {
+enum RevertAction {
     Write { bytes: Vec<u8>, executable: bool },
     Delete,
     Conflict(RevertConflict),
@@ -32,12 +31,19 @@ enum Outcome {
 
 #[derive(Debug)]
 struct Step {
-    file: RevertFile,
+    file: FileToRevert,
     /// The file as found: its bytes and metadata (None: absent).
     found: Option<(Vec<u8>, Metadata)>,
-    outcome: Outcome,
+    action: RevertAction,
     /// The revert's own diff (found → result).
     change: FileChange,
+}
+
+/// A revert that stopped part way: the changes it made, and why it stopped.
+#[derive(Debug)]
+pub struct PartialRevert {
+    pub done: Vec<FileChange>,
+    pub error: TimeTravelError,
 }
 
 /// A revert, computed.
@@ -52,7 +58,7 @@ impl Plan {
             && self
                 .steps
                 .iter()
-                .all(|s| !matches!(s.outcome, Outcome::Conflict(_)))
+                .all(|s| !matches!(s.action, RevertAction::Conflict(_)))
     }
 
     /// Names the files' contents as found (FNV-1a over paths and bytes).
@@ -90,8 +96,8 @@ impl Plan {
         let conflicts: Vec<RevertConflict> = self
             .steps
             .iter()
-            .filter_map(|s| match &s.outcome {
-                Outcome::Conflict(c) => Some(c.clone()),
+            .filter_map(|s| match &s.action {
+                RevertAction::Conflict(c) => Some(c.clone()),
                 _ => None,
             })
             .collect();
@@ -102,7 +108,7 @@ impl Plan {
             files: self
                 .steps
                 .iter()
-                .map(|s| ShownFile {
+                .map(|s| RevertFile {
                     change: s.change.clone(),
                     warning: s.file.warning.clone(),
                 })
@@ -112,18 +118,25 @@ impl Plan {
     }
 
     /// Writes the plan. On a failure, the changes made so far and the error.
-    pub fn apply(self) -> Result<Vec<FileChange>, (Vec<FileChange>, String)> {
+    pub fn apply(self) -> Result<Vec<FileChange>, PartialRevert> {
         let mut done = Vec::new();
         for step in self.steps {
             let meta = step.found.as_ref().map(|(_, m)| m);
-            let result = match &step.outcome {
-                Outcome::Write { bytes, executable } => step.file.write(meta, bytes, *executable),
-                Outcome::Delete => step.file.remove(),
-                Outcome::Conflict(_) => continue,
+            let result = match &step.action {
+                RevertAction::Write { bytes, executable } => {
+                    step.file.write(meta, bytes, *executable)
+                }
+                RevertAction::Delete => step.file.remove(),
+                RevertAction::Conflict(_) => continue,
             };
             match result {
                 Ok(()) => done.push(step.change),
-                Err(err) => return Err((done, err.to_string())),
+                Err(err) => {
+                    return Err(PartialRevert {
+                        done,
+                        error: err.into(),
+                    });
+                }
             }
         }
         Ok(done)
@@ -136,10 +149,10 @@ pub fn plan(
     store: Option<&CheckpointStore>,
     located: &Located,
     target: &RevertTarget,
-) -> Result<Plan, String> {
+) -> Result<Plan, TimeTravelError> {
     let chosen = located.chosen(target);
     if chosen.is_empty() {
-        return Err("the change has no such file".into());
+        return Err(TimeTravelError::NoSuchFile);
     }
     // Whole contents cost git calls: fetched only for changes that need them.
     let needs_whole = chosen.iter().any(|c| {
@@ -158,28 +171,25 @@ pub fn plan(
     };
     let mut steps = Vec::new();
     for change in chosen {
-        let file = RevertFile::resolve(env, &change.path).map_err(|e| e.to_string())?;
-        let found = file
-            .read()
-            .map_err(|e| e.to_string())?
-            .map(|f| (f.bytes, f.meta));
-        let outcome = outcome(
+        let file = FileToRevert::resolve(env, &change.path)?;
+        let found = file.read()?.map(|f| (f.bytes, f.meta));
+        let action = action_for(
             change,
             target.hunk,
             found.as_ref().map(|f| &f.0[..]),
             &whole,
         );
         let now = found.as_ref().map(|f| &f.0[..]);
-        let change = match &outcome {
-            Outcome::Write { bytes, .. } if now == Some(&bytes[..]) => continue,
-            Outcome::Write { bytes, .. } => own_change(&file.display, now, Some(bytes)),
-            Outcome::Delete => own_change(&file.display, now, None),
-            Outcome::Conflict(_) => FileChange::default(),
+        let change = match &action {
+            RevertAction::Write { bytes, .. } if now == Some(&bytes[..]) => continue,
+            RevertAction::Write { bytes, .. } => own_change(&file.display, now, Some(bytes)),
+            RevertAction::Delete => own_change(&file.display, now, None),
+            RevertAction::Conflict(_) => FileChange::default(),
         };
         steps.push(Step {
             file,
             found,
-            outcome,
+            action,
             change,
         });
     }
@@ -238,8 +248,8 @@ impl Contents {
     }
 }
 
-fn conflict(path: &str, why: impl Into<String>) -> Outcome {
-    Outcome::Conflict(RevertConflict {
+fn conflict(path: &str, why: impl Into<String>) -> RevertAction {
+    RevertAction::Conflict(RevertConflict {
         path: path.to_string(),
         why: why.into(),
         lines: Vec::new(),
@@ -249,12 +259,12 @@ fn conflict(path: &str, why: impl Into<String>) -> Outcome {
 const NO_CHECKPOINT: &str = "its whole content is not in a checkpoint (checkpoints were off, \
                              the file is ignored or over 5 MiB, or it changed twice in one batch)";
 
-fn outcome(
+fn action_for(
     change: &FileChange,
     hunk: Option<usize>,
     now: Option<&[u8]>,
     whole: &Contents,
-) -> Outcome {
+) -> RevertAction {
     let path = change.path.as_str();
     let diff = patch::parse(&change.diff);
     let contents = whole.of(path);
@@ -270,7 +280,7 @@ fn outcome(
             return conflict(path, "a file exists there again since; left as it is");
         }
         return match contents {
-            Some((Some((bytes, mode)), _)) => Outcome::Write {
+            Some((Some((bytes, mode)), _)) => RevertAction::Write {
                 bytes: bytes.clone(),
                 executable: mode == "100755",
             },
@@ -286,13 +296,13 @@ fn outcome(
             _ => patch::is_created_content(now, &diff),
         };
         if same {
-            return Outcome::Delete;
+            return RevertAction::Delete;
         }
         let lines = match patch::reverse(now, &diff, None) {
             Err(c) => c.lines,
             Ok(_) => Vec::new(),
         };
-        return Outcome::Conflict(RevertConflict {
+        return RevertAction::Conflict(RevertConflict {
             path: path.to_string(),
             why: "the file changed since the change created it (deleting it would lose that); \
                   left as it is"
@@ -305,7 +315,7 @@ fn outcome(
             && let Some((Some((before, _)), Some(after))) = contents
         {
             return if now == &after[..] {
-                Outcome::Write {
+                RevertAction::Write {
                     bytes: before.clone(),
                     executable: false,
                 }
@@ -322,12 +332,12 @@ fn outcome(
     let encoding = encoding::sniff_file(now).unwrap_or(encoding::TextEncoding::Utf8);
     let text = encoding::decode_lossy(now, encoding);
     match patch::reverse(&text, &diff, hunk) {
-        Ok(bytes) if encoding.is_utf8() => Outcome::Write {
+        Ok(bytes) if encoding.is_utf8() => RevertAction::Write {
             bytes,
             executable: false,
         },
         Ok(bytes) => match encoding::encode(&String::from_utf8_lossy(&bytes), encoding) {
-            Ok(bytes) => Outcome::Write {
+            Ok(bytes) => RevertAction::Write {
                 bytes,
                 executable: false,
             },
@@ -339,7 +349,7 @@ fn outcome(
             } else {
                 c.why
             };
-            Outcome::Conflict(RevertConflict {
+            RevertAction::Conflict(RevertConflict {
                 path: path.to_string(),
                 why,
                 lines: mismatches(c.lines),
@@ -355,7 +365,7 @@ fn whole_from_checkpoint(
     hunk: Option<usize>,
     now: Option<&[u8]>,
     contents: Option<&Whole>,
-) -> Outcome {
+) -> RevertAction {
     if hunk.is_some() {
         return conflict(
             path,
@@ -378,11 +388,11 @@ fn whole_from_checkpoint(
         );
     }
     match before {
-        Some((bytes, mode)) => Outcome::Write {
+        Some((bytes, mode)) => RevertAction::Write {
             bytes: bytes.clone(),
             executable: mode == "100755",
         },
-        None => Outcome::Delete,
+        None => RevertAction::Delete,
     }
 }
 

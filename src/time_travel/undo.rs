@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::TimeTravelError;
 use super::ledger::{Hop, Ledger, Turn};
 use super::moves::{Reverted, action_of, plan_move, redo_turn, undo_turn, within};
 use crate::bus::FileConflict;
@@ -25,17 +26,13 @@ pub struct UndoReport {
     pub conflicts: Vec<FileConflict>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum UndoError {
-    #[error(transparent)]
-    Log(#[from] LogError),
-    #[error(transparent)]
-    Checkpoint(#[from] CheckpointError),
-}
-
 /// Undoes the last turn of the session at `log_path` (or, with `redo`, puts back what the
 /// last undo took away); `data_dir` holds the checkpoint stores.
-pub fn undo_session(log_path: &Path, data_dir: &Path, redo: bool) -> Result<UndoReport, UndoError> {
+pub fn undo_session(
+    log_path: &Path,
+    data_dir: &Path,
+    redo: bool,
+) -> Result<UndoReport, TimeTravelError> {
     match prepare(log_path, data_dir, redo)? {
         Prepared::Nothing(report) => Ok(report),
         Prepared::Ready(pending) => finish(*pending),
@@ -70,7 +67,7 @@ pub struct Pending {
 }
 
 /// Works out the undo (or redo) of the session at `log_path` without changing anything.
-pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared, UndoError> {
+pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared, TimeTravelError> {
     let loaded = session_log::read_log(log_path)?;
     let Some(Record::Meta { id, cwd, .. }) = loaded.records.first() else {
         return Err(LogError::NoMeta {
@@ -147,7 +144,7 @@ pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared,
 
 /// Does what `prepare` worked out. The files are judged again as they are now: one changed
 /// while the user read the preview is a conflict, left alone.
-pub fn finish(pending: Pending) -> Result<UndoReport, UndoError> {
+pub fn finish(pending: Pending) -> Result<UndoReport, TimeTravelError> {
     let Pending {
         log_path,
         data_dir,
