@@ -7,7 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::tool_output::{FileChange, ToolOutput};
+use crate::tool_output::{CANCELLED, FileChange, ToolOutput};
 
 mod jobs;
 pub use jobs::{JobEnd, JobEvent, JobKiller, JobLine};
@@ -77,10 +77,6 @@ impl std::str::FromStr for Mode {
         }
     }
 }
-
-/// The one marker for a call stopped because the user interrupted: the result of a cancelled
-/// call, and the marker a cancelled command run carries after its output.
-pub const CANCELLED: &str = "[cancelled]";
 
 /// How a held command's `why` says what its sandbox would let it reach beyond the workspace
 /// (Unix sockets, the network): `"<reason>; in its sandbox it may …"`. The approval prompt

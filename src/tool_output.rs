@@ -1,9 +1,21 @@
 //! The canonical values tools produce. The session log stores them verbatim; the model's text
 //! (`model_text`) and the UI's cards and diffs are projections of the same value.
 
+mod file_text;
+pub mod model_text;
+mod web_text;
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+/// The one marker for a call stopped because the user interrupted: the result of a cancelled
+/// call, and the marker a cancelled command run carries after its output.
+pub const CANCELLED: &str = "[cancelled]";
+
+/// Longest timeout a model may ask for a command (`bash`'s `timeout_ms`); a longer one is
+/// clamped and the result says so.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
 
 /// A finished (or cancelled, or timed-out) shell command.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

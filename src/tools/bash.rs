@@ -12,12 +12,12 @@ use super::args::{lenient_flag, lenient_u64};
 use super::executor::{
     self, CommandSpec, Ending, ForegroundEnd, OnTimeout, View, Which, capture::split_budget,
 };
-use super::{Access, CommandRun, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{
+    Access, CommandRun, MAX_TIMEOUT_MS, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
+};
 
 /// Timeout when the model names none.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
-/// Longest timeout a model may ask for.
-pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Bytes of output (both streams) the model sees of one run; with the command line and the
 /// markers the whole result stays under 16 KiB.
 pub const OUTPUT_BUDGET: usize = 14 * 1024;

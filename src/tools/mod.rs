@@ -9,7 +9,6 @@ pub mod edit_file;
 mod edit_match;
 pub mod executor;
 pub mod exit_plan_mode;
-mod file_render;
 pub mod glob;
 pub mod grep;
 pub mod image;
@@ -21,13 +20,11 @@ pub mod read_file;
 pub mod read_image;
 pub mod registry;
 pub use registry::Registry;
-pub mod render;
 pub mod runtime;
 pub mod skill;
 pub mod todo_write;
 pub mod user_shell;
 pub mod web_fetch;
-mod web_render;
 pub mod web_search;
 pub mod write_file;
 
@@ -101,7 +98,7 @@ pub enum ToolError {
     Failed(String),
     /// The user interrupted before the tool finished; the agent reports it as the one
     /// `ToolResult::cancelled()` marker. Writes are atomic: a cancelled write wrote nothing.
-    #[error("{}", crate::bus::CANCELLED)]
+    #[error("{}", crate::tool_output::CANCELLED)]
     Cancelled,
     /// A bug or a lost worker thread, not something the model can fix by changing the call.
     #[error("internal error ({0}); the call may not have completed")]

@@ -58,7 +58,7 @@ pub async fn run(
 /// What the model is given of a finished `!cmd`: the preamble, then the run as a `bash`
 /// result shows it (head and tail within the same budget, markers, the spill file).
 pub fn context_text(run: &CommandRun) -> String {
-    let text = super::render::command_text(run);
+    let text = crate::tool_output::model_text::command_text(run);
     let text = crate::secrets::redact(&text);
     format!("{CONTEXT_PREAMBLE}\n{text}")
 }

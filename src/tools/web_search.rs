@@ -75,7 +75,7 @@ impl Tool for WebSearchTool {
         };
         match search(web, &settings, &query, &cx.cancel).await {
             Ok(found) => Ok(ToolOutput::WebSearch(found)),
-            Err(message) if message == crate::bus::CANCELLED => Err(ToolError::Cancelled),
+            Err(message) if message == crate::tool_output::CANCELLED => Err(ToolError::Cancelled),
             Err(message) => Err(ToolError::Failed(message)),
         }
     }

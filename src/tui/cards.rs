@@ -200,7 +200,7 @@ impl ToolCard {
 
     fn result_lines(&self, result: &ToolResult, width: usize, out: &mut Vec<Line<'static>>) {
         if result.output.is_none() && was_cancelled(result) {
-            let text = if result.text == crate::bus::CANCELLED {
+            let text = if result.text == crate::tool_output::CANCELLED {
                 "cancelled: it did not run to the end"
             } else {
                 "interrupted: cairn stopped before this call finished"
@@ -390,7 +390,7 @@ fn command_lines(
 
 /// A call stopped by the user (or by cairn stopping): neither a success nor a failure.
 fn was_cancelled(result: &ToolResult) -> bool {
-    result.text == crate::bus::CANCELLED
+    result.text == crate::tool_output::CANCELLED
         || result.text == "[interrupted]"
         || matches!(&result.output, Some(ToolOutput::Command(run)) if run.cancelled)
 }

@@ -52,7 +52,7 @@ pub enum EgressError {
     Http { url: String, why: String },
     #[error("no answer within {secs} s (`[web] timeout_secs`); the site may be slow or down")]
     Timeout { secs: u64 },
-    #[error("{}", crate::bus::CANCELLED)]
+    #[error("{}", crate::tool_output::CANCELLED)]
     Cancelled,
     #[error(
         "{url} is {content_type} ({size}), not text; web_fetch reads web pages and other text \

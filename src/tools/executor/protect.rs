@@ -576,14 +576,6 @@ impl ProtectedSet {
     }
 }
 
-/// The text of a command's result about what was put back.
-pub fn marker(put_back: &[PutBack]) -> String {
-    format!(
-        "[cairn put back {}: sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]",
-        put_back.join(", ")
-    )
-}
-
 #[cfg(test)]
 #[path = "protect_tests.rs"]
 mod tests;

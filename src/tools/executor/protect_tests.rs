@@ -299,15 +299,6 @@ fn a_new_worktree_keeps_the_commondir_git_writes() {
 }
 
 #[test]
-fn the_marker_says_what_and_why() {
-    let text = marker(&[".git/config (changed)".into()]);
-    assert_eq!(
-        text,
-        "[cairn put back .git/config (changed): sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]"
-    );
-}
-
-#[test]
 fn a_hook_linked_to_a_sample_keeps_the_sample_guarded() {
     let ws = workspace();
     std::os::unix::fs::symlink("pre-commit.sample", ws.path().join(".git/hooks/pre-commit"))

@@ -1,7 +1,10 @@
 //! What the model sees of commands, listings, searches, todos and jobs: short text with the
 //! business facts as markers (`[exit code: 1]`, `[timed out after 120000ms]`, truncation).
 
-use super::{CommandRun, GrepMode, JobReport, Listing, Matches, TodoItem, TodoStatus};
+use super::{
+    CANCELLED, CommandRun, GrepMode, ImageView, JobReport, Listing, MAX_TIMEOUT_MS, Matches,
+    TodoItem, TodoStatus, ToolOutput,
+};
 
 /// Longest echo of the command; the model wrote it, so a long script is not sent back whole.
 const COMMAND_ECHO: usize = 200;
@@ -33,7 +36,7 @@ pub fn command_text(run: &CommandRun) -> String {
         (None, _) => {}
     }
     if run.cancelled {
-        markers.push(crate::bus::CANCELLED.to_owned());
+        markers.push(CANCELLED.to_owned());
     }
     if run.sandbox_denied {
         markers.push(
@@ -48,12 +51,12 @@ pub fn command_text(run: &CommandRun) -> String {
         markers.push(socket_marker(run.refused_sockets.items()));
     }
     if !run.put_back.is_empty() {
-        markers.push(super::executor::protect::marker(run.put_back.items()));
+        markers.push(put_back_marker(run.put_back.items()));
     }
     if run.timeout_clamped {
         markers.push(format!(
             "[timeout_ms is above the maximum; clamped to {}ms]",
-            super::bash::MAX_TIMEOUT_MS
+            MAX_TIMEOUT_MS
         ));
     }
     if run.stdout.is_empty() && run.stderr.is_empty() && markers.is_empty() {
@@ -112,7 +115,7 @@ pub fn job_text(report: &JobReport) -> String {
         markers.push(socket_marker(report.refused_sockets.items()));
     }
     if !report.put_back.is_empty() {
-        markers.push(super::executor::protect::marker(report.put_back.items()));
+        markers.push(put_back_marker(report.put_back.items()));
     }
     push_markers(&mut out, &markers);
     out
@@ -140,6 +143,14 @@ fn push_streams(out: &mut String, stdout: &str, stderr: &str) {
         out.push_str("[stderr]\n");
         out.push_str(stderr);
     }
+}
+
+/// The text of a command's result about what was put back.
+fn put_back_marker(put_back: &[String]) -> String {
+    format!(
+        "[cairn put back {}: sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]",
+        put_back.join(", ")
+    )
 }
 
 fn push_markers(out: &mut String, markers: &[String]) {
@@ -256,29 +267,29 @@ pub fn todos_text(todos: &[TodoItem]) -> String {
     out
 }
 
-/// The model's text of each output, kept beside the renderers (the types are a leaf module
-/// the bus can use; their rendering is the tools' business).
-impl crate::tool_output::ToolOutput {
+/// The model's text of each output, next to the values it projects, so the bus (which makes a
+/// result's text from its output) depends only downward.
+impl ToolOutput {
     /// The short text the model sees. Business facts appear here as markers.
     pub fn model_text(&self) -> String {
         match self {
             Self::Command(run) => command_text(run),
-            Self::FileSlice(slice) => super::file_render::slice_text(slice),
-            Self::FileChanged(change) => super::file_render::change_text(change),
+            Self::FileSlice(slice) => super::file_text::slice_text(slice),
+            Self::FileChanged(change) => super::file_text::change_text(change),
             Self::Listing(listing) => listing_text(listing),
             Self::Matches(matches) => matches_text(matches),
             Self::Todos { todos } => todos_text(todos),
             Self::Job(report) => job_text(report),
             Self::Image(image) => image_text(image),
-            Self::WebPage(page) => super::web_render::page_text(page),
-            Self::WebSearch(search) => super::web_render::search_text(search),
+            Self::WebPage(page) => super::web_text::page_text(page),
+            Self::WebSearch(search) => super::web_text::search_text(search),
             Self::Skill(load) => load.text.clone(),
         }
     }
 }
 
 /// What the model reads in the call's result; the image itself follows as an image part.
-fn image_text(image: &crate::tool_output::ImageView) -> String {
+fn image_text(image: &ImageView) -> String {
     let scaled = if (image.width, image.height) != (image.original_width, image.original_height) {
         format!(
             ", downscaled from {}×{}",
@@ -440,6 +451,15 @@ mod tests {
         for (report, expected) in cases {
             assert_eq!(job_text(&report), expected);
         }
+    }
+
+    #[test]
+    fn the_put_back_marker_says_what_and_why() {
+        let text = put_back_marker(&[".git/config (changed)".into()]);
+        assert_eq!(
+            text,
+            "[cairn put back .git/config (changed): sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]"
+        );
     }
 
     #[test]
