@@ -243,7 +243,7 @@ pub enum Attachment {
 }
 
 /// What the user asks of the agent. Imperative.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UserCommand {
     /// A request. `@` mentions in `text` attach what they name; `attach` adds images the

@@ -12,7 +12,8 @@ use ratatui::text::{Line, Span};
 
 use crate::bus::Mode;
 use crate::tui::keymap::{self, Action, Scope};
-use crate::tui::{modal, theme, wrap};
+use crate::tui::modal::{self, LayerOutcome};
+use crate::tui::{theme, wrap};
 
 /// The modes in the order the picker lists them (Shift+Tab's cycle, then `never`).
 pub const MODES: [Mode; 5] = [
@@ -28,14 +29,6 @@ pub const MODES: [Mode; 5] = [
 pub enum Pick {
     Mode(Mode),
     Model(String),
-}
-
-/// What a key did in the picker.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChoiceOutcome {
-    Open,
-    Closed,
-    Chosen(Pick),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,27 +165,27 @@ impl ChoicePicker {
         rows
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> ChoiceOutcome {
+    pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome<Pick> {
         let rows = self.rows();
         match keymap::action(Scope::Choice, &key) {
-            Some(Action::Close) => return ChoiceOutcome::Closed,
+            Some(Action::Close) => return LayerOutcome::Closed,
             Some(Action::SelectPrev) => {
                 self.selected = self.selected.saturating_sub(1);
-                return ChoiceOutcome::Open;
+                return LayerOutcome::Open;
             }
             Some(Action::SelectNext) => {
                 self.selected = (self.selected + 1).min(rows.len().saturating_sub(1));
-                return ChoiceOutcome::Open;
+                return LayerOutcome::Open;
             }
             Some(Action::Choose) => {
                 let Some(row) = rows.get(self.selected) else {
-                    return ChoiceOutcome::Open;
+                    return LayerOutcome::Open;
                 };
-                return ChoiceOutcome::Chosen(match self.kind {
+                return LayerOutcome::Chosen(match self.kind {
                     Kind::Model => Pick::Model(row.value.clone()),
                     Kind::Mode => match row.value.parse::<Mode>() {
                         Ok(mode) => Pick::Mode(mode),
-                        Err(_) => return ChoiceOutcome::Open,
+                        Err(_) => return LayerOutcome::Open,
                     },
                 });
             }
@@ -211,7 +204,7 @@ impl ChoicePicker {
                 _ => {}
             }
         }
-        ChoiceOutcome::Open
+        LayerOutcome::Open
     }
 
     /// Pasted text joins the typed name (one line of it).

@@ -14,10 +14,7 @@ fn key(code: KeyCode) -> KeyEvent {
 
 fn typed(picker: &mut ChoicePicker, text: &str) {
     for c in text.chars() {
-        assert_eq!(
-            picker.handle_key(key(KeyCode::Char(c))),
-            ChoiceOutcome::Open
-        );
+        assert_eq!(picker.handle_key(key(KeyCode::Char(c))), LayerOutcome::Open);
     }
 }
 
@@ -55,18 +52,18 @@ fn the_mode_picker_lists_every_mode_on_the_current_one() {
     picker.handle_key(key(KeyCode::Down));
     assert_eq!(
         picker.handle_key(key(KeyCode::Enter)),
-        ChoiceOutcome::Chosen(Pick::Mode(Mode::Plan))
+        LayerOutcome::Chosen(Pick::Mode(Mode::Plan))
     );
     picker.handle_key(key(KeyCode::Down));
     picker.handle_key(key(KeyCode::Down));
     assert_eq!(
         picker.handle_key(key(KeyCode::Enter)),
-        ChoiceOutcome::Chosen(Pick::Mode(Mode::Never)),
+        LayerOutcome::Chosen(Pick::Mode(Mode::Never)),
         "the selection stops at the last"
     );
     // Letters choose nothing in the mode picker.
     typed(&mut picker, "ask");
-    assert_eq!(picker.handle_key(key(KeyCode::Esc)), ChoiceOutcome::Closed);
+    assert_eq!(picker.handle_key(key(KeyCode::Esc)), LayerOutcome::Closed);
 }
 
 #[test]
@@ -76,7 +73,7 @@ fn the_model_picker_asks_then_lists_the_configured_model_first() {
     assert!(asking.contains("asking the provider"), "{asking}");
     assert_eq!(
         picker.handle_key(key(KeyCode::Enter)),
-        ChoiceOutcome::Chosen(Pick::Model("deepseek-chat".into())),
+        LayerOutcome::Chosen(Pick::Model("deepseek-chat".into())),
         "the current model is a choice while the list is awaited"
     );
     picker.models_listed(
@@ -95,7 +92,7 @@ fn the_model_picker_asks_then_lists_the_configured_model_first() {
     picker.handle_key(key(KeyCode::Down));
     assert_eq!(
         picker.handle_key(key(KeyCode::Enter)),
-        ChoiceOutcome::Chosen(Pick::Model("deepseek-coder".into()))
+        LayerOutcome::Chosen(Pick::Model("deepseek-coder".into()))
     );
 }
 
@@ -123,7 +120,7 @@ fn typing_filters_the_models_and_a_name_not_listed_is_a_choice() {
     picker.handle_key(key(KeyCode::Down));
     assert_eq!(
         picker.handle_key(key(KeyCode::Enter)),
-        ChoiceOutcome::Chosen(Pick::Model("gpt-4o-mini".into()))
+        LayerOutcome::Chosen(Pick::Model("gpt-4o-mini".into()))
     );
     let mut picker = ChoicePicker::models("a-1");
     picker.models_listed(&models(&["a-1", "gpt-4o"]), "a-1", None);
@@ -132,7 +129,7 @@ fn typing_filters_the_models_and_a_name_not_listed_is_a_choice() {
     assert!(text.contains("use this name"), "{text}");
     assert_eq!(
         picker.handle_key(key(KeyCode::Enter)),
-        ChoiceOutcome::Chosen(Pick::Model("my-local-model".into()))
+        LayerOutcome::Chosen(Pick::Model("my-local-model".into()))
     );
     // Backspace takes the typed name back; a paste joins it, its first line only.
     for _ in 0.."my-local-model".len() {
@@ -141,7 +138,7 @@ fn typing_filters_the_models_and_a_name_not_listed_is_a_choice() {
     picker.paste("qwen3:8b\nrm -rf /");
     assert_eq!(
         picker.handle_key(key(KeyCode::Enter)),
-        ChoiceOutcome::Chosen(Pick::Model("qwen3:8b".into()))
+        LayerOutcome::Chosen(Pick::Model("qwen3:8b".into()))
     );
 }
 
@@ -160,7 +157,7 @@ fn an_unavailable_list_says_why_and_takes_a_typed_name() {
     typed(&mut picker, "other");
     assert_eq!(
         picker.handle_key(key(KeyCode::Enter)),
-        ChoiceOutcome::Chosen(Pick::Model("other".into()))
+        LayerOutcome::Chosen(Pick::Model("other".into()))
     );
 }
 

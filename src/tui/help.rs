@@ -8,23 +8,20 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::tui::keymap::{self, BINDINGS, SLASH_COMMANDS, Scope};
-use crate::tui::{modal, theme, wrap};
+use crate::tui::modal::{self, LayerOutcome};
+use crate::tui::{theme, wrap};
 
-/// What a key did to the overlay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HelpKey {
-    Scroll(isize),
-    Close,
-}
-
-pub fn handle_key(key: &KeyEvent) -> HelpKey {
-    match key.code {
-        KeyCode::Down | KeyCode::Char('j') => HelpKey::Scroll(1),
-        KeyCode::Up | KeyCode::Char('k') => HelpKey::Scroll(-1),
-        KeyCode::PageDown => HelpKey::Scroll(10),
-        KeyCode::PageUp => HelpKey::Scroll(-10),
-        _ => HelpKey::Close,
-    }
+/// A key on the overlay, scrolled by `scroll` rows: the scroll keys move it, any other closes.
+pub fn handle_key(key: &KeyEvent, scroll: &mut usize) -> LayerOutcome {
+    let by = match key.code {
+        KeyCode::Down | KeyCode::Char('j') => 1,
+        KeyCode::Up | KeyCode::Char('k') => -1,
+        KeyCode::PageDown => 10,
+        KeyCode::PageUp => -10,
+        _ => return LayerOutcome::Closed,
+    };
+    *scroll = scroll.saturating_add_signed(by);
+    LayerOutcome::Open
 }
 
 /// The overlay's rows: (keys, what they do), with headings as rows without keys.

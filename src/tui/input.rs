@@ -10,16 +10,13 @@ use ratatui::layout::{Position, Rect};
 use crate::bus::Mode;
 use crate::bus::{Restore, UserCommand};
 use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
-use crate::tui::choice::{ChoiceOutcome, ChoicePicker, Pick};
+use crate::tui::choice::{ChoicePicker, Pick};
 use crate::tui::composer::ComposerAction;
-use crate::tui::help::{self, HelpKey};
-use crate::tui::jobs_view::JobsKey;
+use crate::tui::help;
 use crate::tui::keymap::{self, Action, Scope, SlashAction};
 use crate::tui::layers::Layer;
-use crate::tui::modal::Handled;
-use crate::tui::picker::PickerOutcome;
-use crate::tui::revert::{RevertKey, RevertModal};
-use crate::tui::rewind::RewindOutcome;
+use crate::tui::modal::{Handled, LayerOutcome};
+use crate::tui::revert::RevertModal;
 use crate::tui::transcript::entry::NoticeLevel;
 
 /// Lines one mouse wheel step scrolls.
@@ -162,44 +159,28 @@ impl App {
             return Handled::FallThrough;
         };
         match layer {
-            Layer::Help { scroll } => match help::handle_key(&key) {
-                HelpKey::Scroll(by) => *scroll = scroll.saturating_add_signed(by),
-                HelpKey::Close => self.layers.remove(index),
-            },
-            Layer::Picker(picker) => match picker.handle_key(key) {
-                PickerOutcome::Open => {}
-                PickerOutcome::Closed => self.layers.remove(index),
-                PickerOutcome::Resume(session) => {
-                    self.layers.remove(index);
-                    self.commands.push(UserCommand::Resume { session });
-                }
-            },
-            Layer::Rewind(picker) => match picker.handle_key(key) {
-                RewindOutcome::Open => {}
-                RewindOutcome::Closed => self.layers.remove(index),
-                RewindOutcome::Send { what, apply } => {
-                    if apply {
-                        self.layers.remove(index);
-                    }
-                    self.commands.push(UserCommand::Restore { what, apply });
-                }
-            },
-            Layer::Confirm(confirm) => match confirm.handle_key(key) {
-                RewindOutcome::Open => {}
-                RewindOutcome::Closed => self.layers.remove(index),
-                RewindOutcome::Send { what, apply } => {
-                    self.layers.remove(index);
-                    self.commands.push(UserCommand::Restore { what, apply });
-                }
-            },
-            Layer::Choice(picker) => match picker.handle_key(key) {
-                ChoiceOutcome::Open => {}
-                ChoiceOutcome::Closed => self.layers.remove(index),
-                ChoiceOutcome::Chosen(pick) => {
-                    self.layers.remove(index);
+            Layer::Help { scroll } => {
+                let outcome = help::handle_key(&key, scroll);
+                self.settle_layer(index, outcome);
+            }
+            Layer::Picker(picker) => {
+                let outcome = picker.handle_key(key);
+                self.settle_layer(index, outcome);
+            }
+            Layer::Rewind(picker) => {
+                let outcome = picker.handle_key(key);
+                self.settle_layer(index, outcome);
+            }
+            Layer::Confirm(confirm) => {
+                let outcome = confirm.handle_key(key);
+                self.settle_layer(index, outcome);
+            }
+            Layer::Choice(picker) => {
+                let outcome = picker.handle_key(key);
+                if let Some(pick) = self.settle_layer(index, outcome) {
                     self.picked(pick);
                 }
-            },
+            }
             Layer::Trust(prompt) => {
                 if let Some(answer) = prompt.handle_key(key) {
                     let message = prompt.answer(answer);
@@ -207,21 +188,21 @@ impl App {
                     self.notice(&message, NoticeLevel::Info);
                 }
             }
-            Layer::Revert(modal) => match modal.handle_key(key) {
-                RevertKey::Open => {}
-                RevertKey::Close => self.layers.remove(index),
-                RevertKey::Send(command) => self.commands.push(command),
-            },
-            Layer::Jobs(view) => match view.handle_key(key, &self.jobs) {
-                JobsKey::Open => {}
-                JobsKey::Closed => self.layers.remove(index),
-                JobsKey::Send(command) => {
-                    if let UserCommand::KillJob { job } = &command {
-                        self.flash(format!("stopping {job}…"));
-                    }
-                    self.commands.push(command);
+            Layer::Revert(modal) => {
+                let outcome = modal.handle_key(key);
+                self.settle_layer(index, outcome);
+            }
+            Layer::Jobs(view) => {
+                let outcome = view.handle_key(key, &self.jobs);
+                if let LayerOutcome::Send {
+                    command: UserCommand::KillJob { job },
+                    ..
+                } = &outcome
+                {
+                    self.flash(format!("stopping {job}…"));
                 }
-            },
+                self.settle_layer(index, outcome);
+            }
             Layer::Approval => {
                 // Paging the transcript behind the prompt is allowed; nothing else passes, so
                 // nothing is approved or typed by accident.
@@ -245,6 +226,29 @@ impl App {
             }
         }
         Handled::Consumed
+    }
+
+    /// Does what the layer at `index` answered: closes it, sends its command; what it closed
+    /// with is the caller's.
+    fn settle_layer<T>(&mut self, index: usize, outcome: LayerOutcome<T>) -> Option<T> {
+        match outcome {
+            LayerOutcome::Open => None,
+            LayerOutcome::Closed => {
+                self.layers.remove(index);
+                None
+            }
+            LayerOutcome::Send { command, close } => {
+                if close {
+                    self.layers.remove(index);
+                }
+                self.commands.push(command);
+                None
+            }
+            LayerOutcome::Chosen(chosen) => {
+                self.layers.remove(index);
+                Some(chosen)
+            }
+        }
     }
 
     /// A choice of the mode or model picker: switched (and said in the transcript), unless

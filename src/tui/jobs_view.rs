@@ -14,19 +14,12 @@ use ratatui::text::{Line, Span};
 use crate::bus::{JobEnd, JobLine, UserCommand};
 use crate::tui::jobs::{JobList, age};
 use crate::tui::keymap::{self, Action, Scope};
-use crate::tui::{modal, theme, wrap};
+use crate::tui::modal::{self, LayerOutcome};
+use crate::tui::{theme, wrap};
 use crate::visible;
 
 /// How often the open view asks for fresh state and output.
 pub const REFRESH: Duration = Duration::from_secs(1);
-
-/// What a key did in the view.
-#[derive(Debug, Clone)]
-pub enum JobsKey {
-    Open,
-    Closed,
-    Send(UserCommand),
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Stage {
@@ -99,7 +92,7 @@ impl JobsView {
         }
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent, jobs: &JobList) -> JobsKey {
+    pub fn handle_key(&mut self, key: KeyEvent, jobs: &JobList) -> LayerOutcome {
         let count = jobs.len();
         self.selected = self.selected.min(count.saturating_sub(1));
         let chosen = jobs.iter().nth(self.selected).map(|job| job.id.clone());
@@ -113,56 +106,62 @@ impl JobsView {
                 match key.code {
                     KeyCode::Char('y') | KeyCode::Enter => {
                         self.stage = back;
-                        JobsKey::Send(UserCommand::KillJob { job })
+                        LayerOutcome::Send {
+                            command: UserCommand::KillJob { job },
+                            close: false,
+                        }
                     }
                     KeyCode::Char('n') | KeyCode::Esc => {
                         self.stage = back;
-                        JobsKey::Open
+                        LayerOutcome::Open
                     }
-                    _ => JobsKey::Open,
+                    _ => LayerOutcome::Open,
                 }
             }
             Stage::Output { job } => match keymap::action(Scope::Jobs, &key) {
                 Some(Action::Close) => {
                     self.stage = Stage::List;
-                    JobsKey::Open
+                    LayerOutcome::Open
                 }
                 Some(Action::KillJob) => self.ask_kill(job, true, jobs),
-                _ => JobsKey::Open,
+                _ => LayerOutcome::Open,
             },
             Stage::List => match keymap::action(Scope::Jobs, &key) {
-                Some(Action::Close) => JobsKey::Closed,
+                Some(Action::Close) => LayerOutcome::Closed,
                 Some(Action::SelectPrev) => {
                     self.selected = self.selected.saturating_sub(1);
-                    JobsKey::Open
+                    LayerOutcome::Open
                 }
                 Some(Action::SelectNext) => {
                     self.selected = (self.selected + 1).min(count.saturating_sub(1));
-                    JobsKey::Open
+                    LayerOutcome::Open
                 }
                 Some(Action::Choose) => match chosen {
                     Some(job) => {
                         self.stage = Stage::Output { job: job.clone() };
                         self.output = None;
-                        JobsKey::Send(UserCommand::ShowJobOutput { job })
+                        LayerOutcome::Send {
+                            command: UserCommand::ShowJobOutput { job },
+                            close: false,
+                        }
                     }
-                    None => JobsKey::Open,
+                    None => LayerOutcome::Open,
                 },
                 Some(Action::KillJob) => match chosen {
                     Some(job) => self.ask_kill(job, false, jobs),
-                    None => JobsKey::Open,
+                    None => LayerOutcome::Open,
                 },
-                _ => JobsKey::Open,
+                _ => LayerOutcome::Open,
             },
         }
     }
 
     /// Only a running job can be killed; for an ended one the key does nothing.
-    fn ask_kill(&mut self, job: String, from_output: bool, jobs: &JobList) -> JobsKey {
+    fn ask_kill(&mut self, job: String, from_output: bool, jobs: &JobList) -> LayerOutcome {
         if jobs.get(&job).is_some_and(JobLine::running) {
             self.stage = Stage::ConfirmKill { job, from_output };
         }
-        JobsKey::Open
+        LayerOutcome::Open
     }
 
     pub fn render(&self, jobs: &JobList, area: Rect, buf: &mut Buffer) {

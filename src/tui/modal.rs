@@ -8,12 +8,30 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
+use crate::bus::UserCommand;
+
 /// What a layer did with an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handled {
     Consumed,
     /// Not for this layer: offer it to the one below.
     FallThrough,
+}
+
+/// What a layer did with a key: the one answer every layer gives, which the stack acts on
+/// (closing the layer, sending the command). `T` is what a layer closes with for the app to
+/// act on (the mode or model picked); a layer that has nothing such says `LayerOutcome`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LayerOutcome<T = ()> {
+    /// The layer stays open (the key moved it, or it was not one of its keys).
+    Open,
+    /// The layer closes with nothing to do.
+    Closed,
+    /// Send `command` to the agent; the layer closes with it when `close`, else it stays open
+    /// until the agent answers.
+    Send { command: UserCommand, close: bool },
+    /// The layer closes with this for the app.
+    Chosen(T),
 }
 
 /// The look every modal shares: a cleared, bordered box centred in `area` with a title at the

@@ -6,22 +6,15 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::bus::{SessionId, SessionSummary};
+use crate::bus::{SessionSummary, UserCommand};
 use crate::tui::keymap::{self, Action, Scope};
-use crate::tui::{modal, theme, wrap};
+use crate::tui::modal::{self, LayerOutcome};
+use crate::tui::{theme, wrap};
 
 #[derive(Debug)]
 pub struct SessionPicker {
     sessions: Vec<SessionSummary>,
     selected: usize,
-}
-
-/// What a key did in the picker.
-#[derive(Debug, PartialEq, Eq)]
-pub enum PickerOutcome {
-    Open,
-    Closed,
-    Resume(SessionId),
 }
 
 impl SessionPicker {
@@ -32,22 +25,27 @@ impl SessionPicker {
         }
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> PickerOutcome {
+    pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {
         match keymap::action(Scope::Picker, &key) {
-            Some(Action::Close) => PickerOutcome::Closed,
+            Some(Action::Close) => LayerOutcome::Closed,
             Some(Action::SelectPrev) => {
                 self.selected = self.selected.saturating_sub(1);
-                PickerOutcome::Open
+                LayerOutcome::Open
             }
             Some(Action::SelectNext) => {
                 self.selected = (self.selected + 1).min(self.sessions.len().saturating_sub(1));
-                PickerOutcome::Open
+                LayerOutcome::Open
             }
             Some(Action::Choose) => match self.sessions.get(self.selected) {
-                Some(s) => PickerOutcome::Resume(s.id.clone()),
-                None => PickerOutcome::Closed,
+                Some(s) => LayerOutcome::Send {
+                    command: UserCommand::Resume {
+                        session: s.id.clone(),
+                    },
+                    close: true,
+                },
+                None => LayerOutcome::Closed,
             },
-            _ => PickerOutcome::Open,
+            _ => LayerOutcome::Open,
         }
     }
 

@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::bus::{RevertConflict, RevertFile, RevertPlan, RevertTarget, UserCommand};
-use crate::tui::modal::modal_frame;
+use crate::tui::modal::{LayerOutcome, modal_frame};
 use crate::tui::{diffs, highlight, theme, wrap};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,15 +23,6 @@ enum State {
     },
     /// Confirmed; waiting for `Reverted`.
     Applying,
-}
-
-/// What a key did to the modal.
-#[derive(Debug, Clone)]
-pub enum RevertKey {
-    Open,
-    Close,
-    /// Send this and keep the modal open until the agent answers.
-    Send(UserCommand),
 }
 
 #[derive(Debug)]
@@ -64,12 +55,12 @@ impl RevertModal {
         self.scroll = 0;
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> RevertKey {
+    pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         match key.code {
-            KeyCode::Esc | KeyCode::Char('n' | 'q') if plain => return RevertKey::Close,
+            KeyCode::Esc | KeyCode::Char('n' | 'q') if plain => return LayerOutcome::Closed,
             KeyCode::Char('j') | KeyCode::Down => self.scroll += 1,
             KeyCode::Char('k') | KeyCode::Up => self.scroll = self.scroll.saturating_sub(1),
             KeyCode::PageDown => self.scroll += 10,
@@ -84,14 +75,17 @@ impl RevertModal {
                         stamp: stamp.clone(),
                     };
                     self.state = State::Applying;
-                    return RevertKey::Send(command);
+                    return LayerOutcome::Send {
+                        command,
+                        close: false,
+                    };
                 }
-                State::Shown { .. } if key.code == KeyCode::Enter => return RevertKey::Close,
+                State::Shown { .. } if key.code == KeyCode::Enter => return LayerOutcome::Closed,
                 _ => {}
             },
             _ => {}
         }
-        RevertKey::Open
+        LayerOutcome::Open
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {

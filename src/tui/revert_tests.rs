@@ -65,7 +65,7 @@ fn draw(modal: &RevertModal, w: u16, h: u16) -> String {
     terminal.backend().to_string()
 }
 
-fn press(modal: &mut RevertModal, code: KeyCode) -> RevertKey {
+fn press(modal: &mut RevertModal, code: KeyCode) -> LayerOutcome {
     modal.handle_key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
@@ -77,10 +77,13 @@ fn the_preview_shows_the_reverse_diff_and_the_keys() {
     assert!(draw(&modal, 80, 16).contains("Working out what the revert would do"));
     modal.show(WHAT, ready(None), false);
     insta::assert_snapshot!("revert_preview", draw(&modal, 80, 16));
-    let RevertKey::Send(UserCommand::Revert {
-        target: sent,
-        stamp,
-    }) = press(&mut modal, KeyCode::Char('y'))
+    let LayerOutcome::Send {
+        command: UserCommand::Revert {
+            target: sent,
+            stamp,
+        },
+        close: false,
+    } = press(&mut modal, KeyCode::Char('y'))
     else {
         panic!("y applies")
     };
@@ -107,13 +110,16 @@ fn a_conflict_shows_expected_and_found_lines_and_only_closes() {
     insta::assert_snapshot!("revert_conflict", draw(&modal, 80, 14));
     assert!(matches!(
         press(&mut modal, KeyCode::Char('y')),
-        RevertKey::Open
+        LayerOutcome::Open
     ));
     assert!(matches!(
         press(&mut modal, KeyCode::Enter),
-        RevertKey::Close
+        LayerOutcome::Closed
     ));
-    assert!(matches!(press(&mut modal, KeyCode::Esc), RevertKey::Close));
+    assert!(matches!(
+        press(&mut modal, KeyCode::Esc),
+        LayerOutcome::Closed
+    ));
 }
 
 mod in_the_app {

@@ -9,21 +9,10 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::bus::{Restore, RestorePlan, RewindPoint};
+use crate::bus::{Restore, RestorePlan, RewindPoint, UserCommand};
 use crate::tui::keymap::{self, Action, Scope};
-use crate::tui::{modal, theme, wrap};
-
-/// What a key did in a rewind or confirmation layer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RewindOutcome {
-    Open,
-    Closed,
-    /// Ask the agent for this (a plan to confirm, or at once when `apply`).
-    Send {
-        what: Restore,
-        apply: bool,
-    },
-}
+use crate::tui::modal::{self, LayerOutcome};
+use crate::tui::{theme, wrap};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -58,40 +47,40 @@ impl RewindPicker {
             .flatten()
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> RewindOutcome {
+    pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {
         match self.stage {
             Stage::Pick => self.pick_key(key),
             Stage::Choose => self.choose_key(key),
             Stage::Waiting => match key.code {
-                KeyCode::Esc => RewindOutcome::Closed,
-                _ => RewindOutcome::Open,
+                KeyCode::Esc => LayerOutcome::Closed,
+                _ => LayerOutcome::Open,
             },
         }
     }
 
-    fn pick_key(&mut self, key: KeyEvent) -> RewindOutcome {
+    fn pick_key(&mut self, key: KeyEvent) -> LayerOutcome {
         match keymap::action(Scope::Rewind, &key) {
-            Some(Action::Close) => RewindOutcome::Closed,
+            Some(Action::Close) => LayerOutcome::Closed,
             Some(Action::SelectPrev) => {
                 self.selected = self.selected.saturating_sub(1);
-                RewindOutcome::Open
+                LayerOutcome::Open
             }
             Some(Action::SelectNext) => {
                 self.selected = (self.selected + 1).min(self.points.len().saturating_sub(1));
-                RewindOutcome::Open
+                LayerOutcome::Open
             }
             Some(Action::Choose) if !self.points.is_empty() => {
                 self.stage = Stage::Choose;
-                RewindOutcome::Open
+                LayerOutcome::Open
             }
-            Some(Action::Choose) => RewindOutcome::Closed,
-            _ => RewindOutcome::Open,
+            Some(Action::Choose) => LayerOutcome::Closed,
+            _ => LayerOutcome::Open,
         }
     }
 
-    fn choose_key(&mut self, key: KeyEvent) -> RewindOutcome {
+    fn choose_key(&mut self, key: KeyEvent) -> LayerOutcome {
         let Some(point) = self.points.get(self.selected) else {
-            return RewindOutcome::Closed;
+            return LayerOutcome::Closed;
         };
         let (files, conversation) = match key.code {
             KeyCode::Char('b') | KeyCode::Enter => (true, true),
@@ -99,9 +88,9 @@ impl RewindPicker {
             KeyCode::Char('f') => (true, false),
             KeyCode::Esc | KeyCode::Char('q') => {
                 self.stage = Stage::Pick;
-                return RewindOutcome::Open;
+                return LayerOutcome::Open;
             }
-            _ => return RewindOutcome::Open,
+            _ => return LayerOutcome::Open,
         };
         let what = Restore::Rewind {
             at: point.at,
@@ -111,9 +100,15 @@ impl RewindPicker {
         // Files are shown to confirm first; the conversation alone changes no file.
         if files {
             self.stage = Stage::Waiting;
-            RewindOutcome::Send { what, apply: false }
+            LayerOutcome::Send {
+                command: UserCommand::Restore { what, apply: false },
+                close: false,
+            }
         } else {
-            RewindOutcome::Send { what, apply: true }
+            LayerOutcome::Send {
+                command: UserCommand::Restore { what, apply: true },
+                close: true,
+            }
         }
     }
 
@@ -288,27 +283,30 @@ impl RestoreConfirm {
         }
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> RewindOutcome {
+    pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {
         match key.code {
-            KeyCode::Char('y') | KeyCode::Enter => RewindOutcome::Send {
-                what: self.what.clone(),
-                apply: true,
+            KeyCode::Char('y') | KeyCode::Enter => LayerOutcome::Send {
+                command: UserCommand::Restore {
+                    what: self.what.clone(),
+                    apply: true,
+                },
+                close: true,
             },
-            KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => RewindOutcome::Closed,
+            KeyCode::Char('n') | KeyCode::Esc | KeyCode::Char('q') => LayerOutcome::Closed,
             KeyCode::Down | KeyCode::Char('j') => self.scroll_by(1),
             KeyCode::Up | KeyCode::Char('k') => self.scroll_by(-1),
             KeyCode::PageDown => self.scroll_by(10),
             KeyCode::PageUp => self.scroll_by(-10),
-            _ => RewindOutcome::Open,
+            _ => LayerOutcome::Open,
         }
     }
 
-    fn scroll_by(&mut self, by: isize) -> RewindOutcome {
+    fn scroll_by(&mut self, by: isize) -> LayerOutcome {
         self.scroll = self
             .scroll
             .saturating_add_signed(by)
             .min(self.lines.len().saturating_sub(1));
-        RewindOutcome::Open
+        LayerOutcome::Open
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
