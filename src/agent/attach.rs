@@ -283,8 +283,8 @@ impl Agent {
                     arguments: args.to_string(),
                 };
                 let why = format!("the prompt attaches {what}: {why}");
-                let subject = super::calls::subject_of(&call, access);
-                let question = super::calls::Question {
+                let subject = super::approval::subject_of(&call, access);
+                let question = super::approval::Question {
                     why,
                     prefix,
                     dangers: Vec::new(),

@@ -9,17 +9,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
+use super::approval::{Question, Refusal, subject_of};
 use super::history::todos_of;
 use crate::bus::{AgentEvent, CallId, Decision, ToolEvent, ToolResult};
 use crate::llm::{AssembledCall, ChatMessage, Completion};
-use crate::permissions::trust::TrustStore;
 use crate::permissions::{Answer, Call, Verdict};
 use crate::session_log::Record;
-use crate::tools::executor::Grant;
 use crate::tools::runtime::{self, PassedCall, Planned, Runtime, Started, Step, Watch};
 use crate::tools::{Access, HostCheck, TailSink, ToolCx};
 
@@ -42,54 +40,6 @@ struct Ready {
 impl AsRef<PassedCall> for Ready {
     fn as_ref(&self) -> &PassedCall {
         &self.call
-    }
-}
-
-/// What an approval prompt asks about a held call.
-pub(super) struct Question {
-    pub why: String,
-    /// What "approve for the session" would allow (empty: no rule is offered).
-    pub prefix: String,
-    /// Every dangerous part of a command, as the gate found them.
-    pub dangers: Vec<String>,
-}
-
-impl Question {
-    /// A question that offers no rule and holds nothing dangerous.
-    pub fn plain(why: String) -> Self {
-        Self {
-            why,
-            prefix: String::new(),
-            dangers: Vec::new(),
-        }
-    }
-}
-
-/// Why a call that was put to the user does not run: its result, and whether it was because
-/// nobody could answer (a headless run stops then).
-struct Refusal {
-    result: ToolResult,
-    headless: bool,
-}
-
-/// What an approval prompt shows as the held thing: a command, a path, or a plan.
-pub(super) struct Subject {
-    pub text: String,
-    pub is_command: bool,
-}
-
-pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> Subject {
-    let text = match access {
-        Access::Command { command, .. } => command.clone(),
-        Access::Write { display, .. }
-        | Access::WriteProtected { display, .. }
-        | Access::ReadGuarded { display, .. } => display.clone(),
-        Access::Network { url, .. } => url.clone(),
-        Access::Read | Access::Session => call.name.clone(),
-    };
-    Subject {
-        text,
-        is_command: matches!(access, Access::Command { .. }),
     }
 }
 
@@ -270,155 +220,6 @@ impl Agent {
             refused: &self.engine.tool_env.refused,
         };
         guarded(&call.name, || self.engine.gate.answer(&question))
-    }
-
-    /// Holds a call the gate asks about until the user decides, and carries the decision out:
-    /// the sandbox the call runs in, or the result it gets instead (headless: nobody can
-    /// answer, so it does not run).
-    async fn put_to_user(
-        &mut self,
-        call: &AssembledCall,
-        (args, access): (&Value, &Access),
-        question: Question,
-        grant: Grant,
-        cancel: &CancellationToken,
-    ) -> Result<Grant, Refusal> {
-        if !self.settings.interactive {
-            return Err(Refusal {
-                result: ToolResult::error(format!(
-                    "this call needs the user's approval ({}), and nobody can approve it in this headless run (mode {}). It was not run.",
-                    question.why,
-                    self.shared.mode()
-                )),
-                headless: true,
-            });
-        }
-        let preview = self.engine.registry.get(&call.name).and_then(|tool| {
-            let cx = ToolCx::new(Arc::clone(&self.engine.tool_env));
-            guarded(&call.name, || tool.preview(args, &cx))
-                .ok()
-                .flatten()
-        });
-        let subject = subject_of(call, access);
-        let dangerous = !question.dangers.is_empty();
-        let decision = self.ask(call, subject, question, preview, cancel).await;
-        let refused = |text: &str| Refusal {
-            result: ToolResult::error(text),
-            headless: false,
-        };
-        match decision.map(|d| self.no_rule_for_danger(d, dangerous)) {
-            None => Err(Refusal {
-                result: ToolResult::cancelled(),
-                headless: false,
-            }),
-            Some(Decision::Approve) => Ok(grant),
-            Some(Decision::ApproveUnsandboxed) => Ok(Grant::Unsandboxed),
-            Some(Decision::ApproveForSession { prefix }) => {
-                self.engine.gate.allow_for_session(&prefix);
-                self.record(&Record::SessionRule { prefix });
-                Ok(grant)
-            }
-            Some(Decision::ApproveForProject { prefix }) => {
-                self.engine.gate.allow_for_session(&prefix);
-                self.save_project_rule(&prefix);
-                self.record(&Record::SessionRule { prefix });
-                Ok(grant)
-            }
-            Some(Decision::ApprovePlan { .. }) => Err(refused(
-                "this call was not approved (the answer given was for a plan). Do not retry it; ask the user.",
-            )),
-            Some(Decision::Deny { message }) => {
-                Err(refused(&match message.filter(|m| !m.trim().is_empty()) {
-                    Some(m) => format!("the user denied this call and said: {m}"),
-                    None => "the user denied this call. Do not retry it; ask the user or take another approach.".into(),
-                }))
-            }
-        }
-    }
-
-    /// A dangerous command is approved once, never by a rule: the prompt offers no "always"
-    /// keys for one, and a decision asking for a rule anyway (another front end, a stale key)
-    /// runs it this once and says so.
-    fn no_rule_for_danger(&self, decision: Decision, dangerous: bool) -> Decision {
-        let (Decision::ApproveForSession { prefix } | Decision::ApproveForProject { prefix }) =
-            &decision
-        else {
-            return decision;
-        };
-        if !dangerous && !prefix.trim().is_empty() {
-            return decision;
-        }
-        self.emit(AgentEvent::Warning {
-            message: "approved once: no rule is saved for a dangerous command".into(),
-        });
-        Decision::Approve
-    }
-
-    /// Saves an allow rule to the project's config, and says where (or why it could not).
-    fn save_project_rule(&self, prefix: &str) {
-        let workspace = &self.settings.workspace;
-        let store = TrustStore::in_data_dir(self.settings.dirs.data());
-        // The user just wrote this content, so it stays trusted — unless the file held rules
-        // the user had not trusted: those must not become trusted along with the new one.
-        let saved = store.save_rule(workspace, prefix);
-        let message = match saved {
-            Ok(path) => match prefix.strip_prefix("web_fetch ") {
-                Some(host) => format!(
-                    "saved: {host} is now fetched without asking in this project ({})",
-                    path.display()
-                ),
-                None => format!(
-                    "saved: commands starting with `{prefix}` now run without asking in this project ({})",
-                    path.display()
-                ),
-            },
-            Err(err) => format!(
-                "could not save the rule for `{prefix}` (it applies to this session only): {err}"
-            ),
-        };
-        self.emit(AgentEvent::Warning { message });
-    }
-
-    /// Holds the call until the user decides; `None` when interrupted meanwhile.
-    pub(super) async fn ask(
-        &mut self,
-        call: &AssembledCall,
-        subject: Subject,
-        question: Question,
-        diff: Option<crate::tools::FileChange>,
-        cancel: &CancellationToken,
-    ) -> Option<Decision> {
-        let (tx, rx) = oneshot::channel();
-        self.shared.park_approval(call.id.clone(), tx);
-        let sandboxed = subject.is_command && self.engine.gate.sandboxed();
-        let subject = subject.text;
-        self.emit(AgentEvent::Tool(ToolEvent::AwaitingApproval {
-            call: call.id.clone(),
-            name: call.name.clone(),
-            subject,
-            why: question.why,
-            sandboxed,
-            prefix: question.prefix,
-            dangers: question.dangers,
-            diff,
-        }));
-        let decision = tokio::select! {
-            decision = rx => decision.ok(),
-            () = cancel.cancelled() => None,
-        };
-        // A late `Decide` for this id must not approve a later call that reuses it.
-        self.shared.forget_approval(&call.id);
-        if let Some(decision) = &decision {
-            self.record(&Record::Approval {
-                call: call.id.clone(),
-                decision: decision.clone(),
-            });
-            self.emit(AgentEvent::Tool(ToolEvent::Decided {
-                call: call.id.clone(),
-                decision: decision.clone(),
-            }));
-        }
-        decision
     }
 
     /// Runs the planned calls in batches of one lane each, in the reply's order.
@@ -697,7 +498,7 @@ fn kind_of(value: &Value) -> &'static str {
 
 /// Runs a step of checking a call that sees the model's arguments, so a bug there becomes an
 /// error result instead of taking the agent down.
-fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, String> {
+pub(super) fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).map_err(|_| {
         tracing::error!(tool, "checking a call panicked");
         format!(

@@ -2,6 +2,7 @@
 //! A small router task answers interrupts and approval decisions at once, even while a
 //! request is running; everything else is handled in order by the agent itself.
 
+mod approval;
 mod attach;
 mod calls;
 mod checkpoints;

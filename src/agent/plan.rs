@@ -6,7 +6,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
-use super::calls::{Question, Subject};
+use super::approval::{Question, Subject};
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, Decision, ToolResult};
 use crate::llm::AssembledCall;
