@@ -335,6 +335,7 @@ const SERVICE_ORDER: &[&str] = &[
     "skills",
     "tools",
     "permissions",
+    "time_travel",
 ];
 
 /// Imports forbidden by the finer rules whatever the layers say: (importer, imported, why).
