@@ -3,7 +3,9 @@
 //!   committed): the first checkpoint, then the median checkpoint after a command that
 //!   changed nothing and after editing one file, as a session takes them (file notifications)
 //!   and as the scan fallback does (network file systems, an overflowed queue, `cairn undo`),
-//!   against `git status` on the same tree (what every git user already waits for);
+//!   against `git status` on the same tree (what every git user already waits for); and an
+//!   edit's checkpoint written as the agent writes it (deferred, one pack) against written
+//!   loose at once;
 //! - a session editing 10 files, 100 checkpoints: the store's size on disk against the size
 //!   of the files and of all the versions written (with `maintain` after each checkpoint, as
 //!   the agent runs it after each turn, and a turn takes at least two).
@@ -134,6 +136,16 @@ fn bench_large_workspace() {
         "    after a 1-file edit:                  {}",
         medians(edited)
     );
+    let (packed, loose) = edit_writes(&store, root);
+    println!("  an edit's checkpoint with its write (interleaved, a new directory each):");
+    println!(
+        "    deferred, then written as one pack (the agent's): {}",
+        medians(packed)
+    );
+    println!(
+        "    taken at once, written loose:                     {}",
+        medians(loose)
+    );
     // As `cairn undo` and a workspace without notifications take them: by stat of every file.
     let scanning = CheckpointStore::open(data.path(), root).unwrap();
     scanning.snapshot().unwrap();
@@ -226,4 +238,32 @@ fn big_source(file: usize, version: usize) -> String {
         }
     }
     text
+}
+
+/// RUNS one-file edits checkpointed as the agent checkpoints an edit (deferred, then written
+/// as one pack), interleaved with RUNS written loose at once: the same look, hash, trees and
+/// commit, written two ways. Each edit is in a directory of its own.
+fn edit_writes(store: &CheckpointStore, root: &Path) -> (Runs, Runs) {
+    let (mut packed, mut loose) = (Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        for deferred in [true, false] {
+            let d = (run * 2 + usize::from(deferred)) * 11 % TREE_DIRS;
+            let path = root.join(format!("src/m{d:03}/f002.rs"));
+            std::fs::write(&path, source_text(d, 2, run + 100)).unwrap();
+            let time = timed(|| {
+                if deferred {
+                    store.snapshot_deferred(&[&path]).unwrap();
+                    store.flush().unwrap();
+                } else {
+                    store.snapshot_paths(&[&path]).unwrap();
+                }
+            });
+            if deferred {
+                packed.push(time);
+            } else {
+                loose.push(time);
+            }
+        }
+    }
+    (packed, loose)
 }
