@@ -273,6 +273,7 @@ async fn session(checkpoints: bool) -> (Duration, Duration) {
             enabled: checkpoints,
             ..CheckpointSettings::default()
         },
+        untrusted_rules: None,
     };
     let (ends, mut front) = bus::channel();
     let agent = Agent::start(settings, engine, StartFrom::New, ends.events).unwrap();

@@ -83,6 +83,10 @@ impl std::str::FromStr for Mode {
 /// shows that part on its "sandboxed:" line.
 pub const SANDBOX_REACH: &str = "in its sandbox it may ";
 
+/// The tool that ends plan mode by proposing the plan: its approval is the plan's (the
+/// prompt offers the modes to carry it out in, not rules).
+pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
+
 /// Id of one tool call, as the model named it (or as we synthesised it when it named none).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -301,6 +305,10 @@ pub enum UserCommand {
         target: RevertTarget,
         stamp: String,
     },
+    /// Trust the project's rules the start-up prompt showed (`UntrustedRules`): they apply
+    /// from now on, also to a request already running, and their content is remembered.
+    /// `AgentEvent::ProjectRulesTrusted` answers.
+    TrustProjectRules,
     /// Trust the project skill `name` as it is now (its content hash is remembered), so its
     /// `allowed-tools` apply when it is active (`/skills trust NAME`).
     TrustSkill {
@@ -577,6 +585,17 @@ pub enum ToolEvent {
     },
 }
 
+/// Project rules the user has not trusted yet (a cloned repository's `.cairn/config.toml`
+/// may ship `allow = ["rm -rf"]`), as the start-up prompt lists them: they do not apply
+/// until `UserCommand::TrustProjectRules`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntrustedRules {
+    /// The project config they come from.
+    pub path: std::path::PathBuf,
+    /// One rule a line, its kind first (`allow make`).
+    pub listing: Vec<String>,
+}
+
 /// One skill of the session, as `/skills` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillLine {
@@ -709,6 +728,14 @@ pub enum AgentEvent {
     /// Something the user should know that did not end the request.
     Warning {
         message: String,
+    },
+    /// Answer to `UserCommand::TrustProjectRules`: the `rules` rules of `path` apply now.
+    ProjectRulesTrusted {
+        path: std::path::PathBuf,
+        rules: usize,
+        /// Why the decision could not be remembered (then they apply for this session only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unremembered: Option<String>,
     },
     /// The start-up check of the model endpoint (TUI only) is done: `problem` is `None` when
     /// it answered, else what the user should check (the URL, the key variable).

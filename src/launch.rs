@@ -38,8 +38,9 @@ pub struct Launched {
     /// For the status line's sandbox badge: `no sandbox: why` or `sandbox off: why` when
     /// commands run unsandboxed, what of the per-command limits does not bind, or none.
     pub sandbox_off: Option<String>,
-    /// Project rules the TUI must show and ask to trust before they apply.
-    pub pending_trust: Option<PendingTrust>,
+    /// Project rules the TUI must show and ask to trust before they apply (the agent
+    /// applies the answer).
+    pub untrusted_rules: Option<crate::bus::UntrustedRules>,
     /// The canonical directory the session works in.
     pub workspace: std::path::PathBuf,
     /// How commands run, for the welcome screen.
@@ -97,7 +98,6 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
             project,
             workspace: workspace.clone(),
             store,
-            gate: Arc::clone(&gate),
         }),
         Some(project) => {
             notices.push(trust::ignored_warning(&project));
@@ -126,6 +126,7 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
             sources: crate::skills::Sources::with_dirs(&workspace, dirs),
             trust_project: args.trust_project,
         },
+        untrusted_rules: pending_trust.clone(),
     };
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)
@@ -139,7 +140,7 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
         commands: engine_ends.commands,
         config,
         sandbox_off: with_limits_note(sandbox.status_note),
-        pending_trust,
+        untrusted_rules: pending_trust.as_ref().map(PendingTrust::shown),
         workspace,
         sandbox: sandbox.summary,
     })

@@ -49,7 +49,7 @@ pub async fn run_tui(dirs: &Dirs, args: RunArgs) -> Result<(i32, Option<String>)
         read_only: false,
         initial_prompt: args.prompt.clone(),
         sandbox_off: launched.sandbox_off.clone(),
-        trust: launched.pending_trust.clone(),
+        trust: launched.untrusted_rules.clone(),
         welcome: Some(welcome(&launched)),
     };
     let front = launched.front;

@@ -69,6 +69,9 @@ pub struct AgentSettings {
     pub checkpoints: CheckpointSettings,
     /// Where skills and commands are found, and whether project skills are trusted.
     pub skills: SkillSettings,
+    /// The project's rules the user was asked to trust at start-up (the TUI shows them);
+    /// `UserCommand::TrustProjectRules` puts them in force.
+    pub untrusted_rules: Option<crate::permissions::trust::PendingTrust>,
 }
 
 /// How the session's checkpoints are kept (`[checkpoints]`).
@@ -346,8 +349,15 @@ impl Agent {
             events: self.events.clone(),
             configured: self.settings.context.configured_model.clone(),
         };
+        let gate = Arc::clone(&self.engine.gate);
+        let mut untrusted = self.settings.untrusted_rules.take();
         let router = tokio::spawn(async move {
             while let Some(command) = commands.recv().await {
+                // Like a mode change, trust applies to the very next gate check.
+                if matches!(command, UserCommand::TrustProjectRules) {
+                    let _ = events.send(trust_project_rules(untrusted.take(), gate.as_ref()));
+                    continue;
+                }
                 if matches!(
                     command,
                     UserCommand::ListJobs
@@ -488,6 +498,7 @@ impl Agent {
                 UserCommand::TrustSkill { name } => self.trust_skill(&name),
                 UserCommand::Shutdown => break,
                 UserCommand::Interrupt
+                | UserCommand::TrustProjectRules
                 | UserCommand::Decide { .. }
                 | UserCommand::ListJobs
                 | UserCommand::ShowJobOutput { .. }
@@ -747,5 +758,18 @@ fn open_session(
                 events,
             ))
         }
+    }
+}
+
+/// Carries out the user's trust in the project's rules (once: a second answer finds none).
+fn trust_project_rules(
+    untrusted: Option<crate::permissions::trust::PendingTrust>,
+    gate: &dyn PermissionGate,
+) -> AgentEvent {
+    match untrusted {
+        Some(pending) => pending.accept(gate),
+        None => AgentEvent::Warning {
+            message: "no project rules are waiting to be trusted".into(),
+        },
     }
 }

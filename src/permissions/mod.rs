@@ -66,6 +66,8 @@ pub trait PermissionGate: Send + Sync {
     /// The whole answer the agent acts on: `check`'s verdict (a command the sandbox refused
     /// before asks again), the sandbox a command gets and its dangerous parts.
     fn answer(&self, call: &Call<'_>) -> Answer;
+    /// Puts more rules in force (a project's, once the user trusted them).
+    fn add_rules(&self, more: rules::RuleSet);
     /// "Approve this prefix for the session": later calls it covers run without asking.
     fn allow_for_session(&self, prefix: &str);
     /// Forgets every "approve for the session" rule (the session was replaced).

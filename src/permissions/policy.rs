@@ -111,14 +111,6 @@ impl PolicyGate {
         self
     }
 
-    /// Puts more rules in force (a project's, once the user trusted them).
-    pub fn add_rules(&self, more: RuleSet) {
-        self.rules
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .extend(more);
-    }
-
     /// The prefixes approved for this session so far, for the session log.
     pub fn session_prefixes(&self) -> Vec<String> {
         let rules = self.rules.read_locked();
@@ -386,6 +378,10 @@ impl PermissionGate for PolicyGate {
     fn runs_later(&self, path: &Path) -> Option<String> {
         let root = self.root();
         runs_later(&root.join(path), &root, &self.run_later)
+    }
+
+    fn add_rules(&self, more: RuleSet) {
+        self.rules.write_locked().extend(more);
     }
 
     fn allow_for_session(&self, prefix: &str) {

@@ -2,15 +2,15 @@
 //! `allow = ["rm -rf"]`; its rules apply only once the user trusted that exact content. The
 //! decision is remembered by content hash (SHA-256 of the file) per workspace, in the
 //! `trusted-projects` file of cairn's data directory; any change to the file asks again.
-//! The TUI asks (`PendingTrust`); headless runs ignore untrusted rules with a warning unless
-//! `--trust-project`.
+//! The TUI asks and the agent applies the answer (`PendingTrust`); headless runs ignore
+//! untrusted rules with a warning unless `--trust-project`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
+use crate::bus::{AgentEvent, UntrustedRules};
 use crate::content::content_hash;
-use crate::permissions::policy::PolicyGate;
+use crate::permissions::PermissionGate;
 use crate::permissions::project_file;
 use crate::permissions::rules::{RuleSet, RulesError, project_config};
 
@@ -150,38 +150,33 @@ impl TrustStore {
     }
 }
 
-/// Project rules waiting for the user's word in the TUI: `accept` trusts and applies them.
-#[derive(Clone)]
+/// Project rules waiting for the user's word: the TUI shows them (`shown`) and the agent
+/// carries out the user's trust (`accept`, on `UserCommand::TrustProjectRules`).
+#[derive(Debug, Clone)]
 pub struct PendingTrust {
     pub project: ProjectRules,
     pub workspace: PathBuf,
     pub store: TrustStore,
-    pub gate: Arc<PolicyGate>,
-}
-
-impl std::fmt::Debug for PendingTrust {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingTrust")
-            .field("project", &self.project)
-            .field("workspace", &self.workspace)
-            .finish_non_exhaustive()
-    }
 }
 
 impl PendingTrust {
-    /// Remembers the content as trusted and puts its rules in force for this session; the
-    /// message says what happened (the rules apply even when remembering failed).
-    pub fn accept(&self) -> String {
-        self.gate.add_rules(self.project.rules.clone());
-        match self.store.trust(&self.workspace, &self.project.hash) {
-            Ok(()) => format!(
-                "project rules trusted: {} rules of {} apply (until the file changes)",
-                self.project.rules.rules().len(),
-                self.project.path.display()
-            ),
-            Err(err) => format!(
-                "project rules apply for this session; remembering the decision failed: {err}"
-            ),
+    /// What the trust prompt lists.
+    pub fn shown(&self) -> UntrustedRules {
+        UntrustedRules {
+            path: self.project.path.clone(),
+            listing: self.project.listing(),
+        }
+    }
+
+    /// Puts its rules in force in `gate` and remembers the content as trusted; the answer
+    /// says what happened (the rules apply even when remembering failed).
+    pub fn accept(&self, gate: &dyn PermissionGate) -> AgentEvent {
+        gate.add_rules(self.project.rules.clone());
+        let remembered = self.store.trust(&self.workspace, &self.project.hash);
+        AgentEvent::ProjectRulesTrusted {
+            path: self.project.path.clone(),
+            rules: self.project.rules.rules().len(),
+            unremembered: remembered.err().map(|err| err.to_string()),
         }
     }
 }

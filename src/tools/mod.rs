@@ -47,7 +47,7 @@ use crate::fs::{FileError, changed};
 pub use crate::llm::wire::ToolSpec;
 
 /// The tool that ends plan mode by proposing the plan (see `exit_plan_mode`).
-pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
+pub use crate::bus::EXIT_PLAN_MODE;
 
 /// What a call would touch. The gate decides on it; the runtime schedules by it.
 #[derive(Debug, Clone, PartialEq, Eq)]

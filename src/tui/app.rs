@@ -483,6 +483,14 @@ impl App {
                 self.layers.close_waiting_rewind();
                 self.notice(message, NoticeLevel::Warning);
             }
+            AgentEvent::ProjectRulesTrusted {
+                path,
+                rules,
+                unremembered,
+            } => {
+                let message = crate::tui::trust::trusted(path, *rules, unremembered.as_deref());
+                self.notice(&message, NoticeLevel::Info);
+            }
             AgentEvent::Skills { skills, budget } => {
                 self.skills.clone_from(skills);
                 self.skills_budget = *budget;

@@ -20,9 +20,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use crate::bus::EXIT_PLAN_MODE;
 use crate::bus::Mode;
 use crate::bus::{CallId, Decision};
-use crate::permissions::plan::EXIT_PLAN_MODE;
 use crate::tool_output::FileChange;
 use crate::tui::{diffs, highlight, marked, theme, wrap};
 use crate::visible;

@@ -18,6 +18,7 @@ use crate::tui::layers::Layer;
 use crate::tui::modal::{Handled, LayerOutcome};
 use crate::tui::revert::RevertModal;
 use crate::tui::transcript::entry::NoticeLevel;
+use crate::tui::trust::TrustAnswer;
 
 /// Lines one mouse wheel step scrolls.
 const WHEEL_LINES: usize = 3;
@@ -182,10 +183,19 @@ impl App {
                 }
             }
             Layer::Trust(prompt) => {
-                if let Some(answer) = prompt.handle_key(key) {
-                    let message = prompt.answer(answer);
-                    self.layers.remove(index);
-                    self.notice(&message, NoticeLevel::Info);
+                let answer = prompt.handle_key(key);
+                let ignored = prompt.ignored();
+                match answer {
+                    None => {}
+                    // The agent applies them and answers `ProjectRulesTrusted`.
+                    Some(TrustAnswer::Trust) => {
+                        self.layers.remove(index);
+                        self.commands.push(UserCommand::TrustProjectRules);
+                    }
+                    Some(TrustAnswer::Ignore) => {
+                        self.layers.remove(index);
+                        self.notice(&ignored, NoticeLevel::Info);
+                    }
                 }
             }
             Layer::Revert(modal) => {

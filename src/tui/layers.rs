@@ -42,7 +42,7 @@ pub struct Layers {
 
 impl Layers {
     /// The start-up stack: the trust prompt when project rules wait for the user's word.
-    pub fn from_trust(trust: Option<crate::permissions::trust::PendingTrust>) -> Self {
+    pub fn from_trust(trust: Option<crate::bus::UntrustedRules>) -> Self {
         Self {
             stack: trust
                 .map(|pending| Layer::Trust(TrustPrompt::new(pending)))

@@ -14,7 +14,7 @@ pub struct TuiOptions {
     /// `sandbox off: why`; any other text is what of the sandbox does not bind here.
     pub sandbox_off: Option<String>,
     /// Untrusted project rules to ask about first.
-    pub trust: Option<crate::permissions::trust::PendingTrust>,
+    pub trust: Option<crate::bus::UntrustedRules>,
     /// What the first screen says of the workspace (none in a replay).
     pub welcome: Option<crate::tui::welcome::Welcome>,
 }

@@ -1,14 +1,15 @@
 //! The trust prompt: a modal at start-up when the project's `.cairn/config.toml` has rules
 //! the user has not trusted in this content yet (a cloned repository may ship
-//! `allow = ["rm -rf"]`). It lists the rules and takes y (trust: they apply now and the
-//! content is remembered) or n / Esc (ignore them this time). Until then they do not apply.
+//! `allow = ["rm -rf"]`). It lists the rules and takes y (trust: `UserCommand::TrustProjectRules`
+//! asks the agent to apply them now and remember the content; `ProjectRulesTrusted` says it
+//! did) or n / Esc (ignore them this time). Until then they do not apply.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::permissions::trust::PendingTrust;
+use crate::bus::UntrustedRules;
 use crate::tui::modal::modal_frame;
 use crate::tui::{theme, wrap};
 
@@ -17,7 +18,7 @@ const MAX_RULES: usize = 12;
 
 #[derive(Debug, Clone)]
 pub struct TrustPrompt {
-    pending: PendingTrust,
+    rules: UntrustedRules,
 }
 
 /// The user's answer.
@@ -28,8 +29,8 @@ pub enum TrustAnswer {
 }
 
 impl TrustPrompt {
-    pub fn new(pending: PendingTrust) -> Self {
-        Self { pending }
+    pub fn new(rules: UntrustedRules) -> Self {
+        Self { rules }
     }
 
     /// y trusts, n or Esc ignores; every other key does nothing.
@@ -47,30 +48,26 @@ impl TrustPrompt {
         }
     }
 
-    /// Carries the answer out; the message for the transcript.
-    pub fn answer(&self, answer: TrustAnswer) -> String {
-        match answer {
-            TrustAnswer::Trust => self.pending.accept(),
-            TrustAnswer::Ignore => format!(
-                "the rules of {} are ignored in this session; cairn asks again next time",
-                self.pending.project.path.display()
-            ),
-        }
+    /// What ignoring the rules means, for the transcript.
+    pub fn ignored(&self) -> String {
+        format!(
+            "the rules of {} are ignored in this session; cairn asks again next time",
+            self.rules.path.display()
+        )
     }
 
     fn body(&self, width: usize) -> Vec<Line<'static>> {
-        let project = &self.pending.project;
         let mut lines = wrap::wrap(
             &[Span::raw(format!(
                 "{} sets rules that decide what runs without asking. They apply only if you trust them (remembered until the file changes):",
-                project.path.display()
+                self.rules.path.display()
             ))],
             width,
             &[],
             &[],
         );
         lines.push(Line::default());
-        let listing = project.listing();
+        let listing = &self.rules.listing;
         for rule in listing.iter().take(MAX_RULES) {
             let style = if rule.starts_with("allow") {
                 theme::warning()
@@ -132,11 +129,23 @@ impl TrustPrompt {
     }
 }
 
+/// What the agent's answer to the user's trust means, for the transcript.
+pub fn trusted(path: &std::path::Path, rules: usize, unremembered: Option<&str>) -> String {
+    match unremembered {
+        None => format!(
+            "project rules trusted: {rules} rules of {} apply (until the file changes)",
+            path.display()
+        ),
+        Some(err) => {
+            format!("project rules apply for this session; remembering the decision failed: {err}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use std::sync::Arc;
     use std::time::Instant;
 
     use crossterm::event::Event;
@@ -144,45 +153,23 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::bus::Mode;
-    use crate::permissions::classify::Places;
-    use crate::permissions::policy::{Outcome, PolicyGate, PolicySettings};
-    use crate::permissions::rules::RuleSet;
-    use crate::permissions::trust::{ProjectRules, TrustStore};
+    use crate::bus::{AgentEvent, Mode, UserCommand};
     use crate::tui::TuiOptions;
     use crate::tui::app::App;
 
-    struct Fixture {
-        _dirs: (tempfile::TempDir, tempfile::TempDir),
-        ws: std::path::PathBuf,
-        store: TrustStore,
-        gate: Arc<PolicyGate>,
-        app: App,
+    /// The rules a cloned repository ships, as the start-up prompt gets them.
+    fn shipped() -> UntrustedRules {
+        UntrustedRules {
+            path: std::path::PathBuf::from("ws/.cairn/config.toml"),
+            listing: vec![
+                "allow rm -rf keep".into(),
+                "allow curl".into(),
+                "deny  git push".into(),
+            ],
+        }
     }
 
-    fn fixture() -> Fixture {
-        let ws_dir = tempfile::tempdir().unwrap();
-        let data = tempfile::tempdir().unwrap();
-        let ws = ws_dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(ws.join(".cairn")).unwrap();
-        std::fs::write(
-            ws.join(".cairn/config.toml"),
-            "[permissions]\nallow = [\"rm -rf keep\", \"curl\"]\ndeny = [\"git push\"]\n",
-        )
-        .unwrap();
-        let store = TrustStore::in_data_dir(data.path());
-        let gate = Arc::new(PolicyGate::new(PolicySettings {
-            rules: RuleSet::default(),
-            workspace: ws.clone(),
-            sandbox: None,
-            places: Places::default(),
-        }));
-        let pending = PendingTrust {
-            project: ProjectRules::load(&ws).unwrap().unwrap(),
-            workspace: ws.clone(),
-            store: store.clone(),
-            gate: Arc::clone(&gate),
-        };
+    fn app() -> App {
         let options = TuiOptions {
             provider: "deepseek".into(),
             model: "deepseek-chat".into(),
@@ -190,17 +177,10 @@ mod tests {
             read_only: false,
             initial_prompt: None,
             sandbox_off: None,
-            trust: Some(pending),
+            trust: Some(shipped()),
             welcome: None,
         };
-        let app = App::new(&options, Instant::now());
-        Fixture {
-            _dirs: (ws_dir, data),
-            ws,
-            store,
-            gate,
-            app,
-        }
+        App::new(&options, Instant::now())
     }
 
     fn screen(app: &App, w: u16, h: u16) -> String {
@@ -214,10 +194,12 @@ mod tests {
         app.handle_input(&Event::Key(key));
     }
 
+    /// The agent's side (the live gate and the trust store) is tested over the bus in
+    /// `tests/it/project_trust.rs`; here, what the prompt shows and sends.
     #[test]
-    fn the_rules_are_listed_and_apply_only_after_y() {
-        let mut f = fixture();
-        let text = screen(&f.app, 80, 24);
+    fn the_rules_are_listed_and_y_asks_the_agent_to_trust_them() {
+        let mut app = app();
+        let text = screen(&app, 80, 24);
         for expected in [
             "Trust this project's rules?",
             "allow rm -rf keep",
@@ -229,31 +211,42 @@ mod tests {
             assert!(text.contains(expected), "{expected} missing:\n{text}");
         }
         // Small terminal: the keys stay visible.
-        let small = screen(&f.app, 60, 10);
+        let small = screen(&app, 60, 10);
         assert!(small.contains("ignore this time"), "{small}");
-        let before = f.gate.explain("rm -rf keep", Mode::AutoEdit).decision;
-        assert_eq!(before, Outcome::Ask);
         // Other keys do nothing, and typing does not reach the composer.
-        press(&mut f.app, 'x');
-        assert!(screen(&f.app, 80, 24).contains("Trust this project's rules?"));
-        press(&mut f.app, 'y');
-        assert!(!screen(&f.app, 80, 24).contains("Trust this project's rules?"));
-        assert_eq!(
-            f.gate.explain("rm -rf keep", Mode::AutoEdit).decision,
-            Outcome::Run
+        press(&mut app, 'x');
+        assert!(screen(&app, 80, 24).contains("Trust this project's rules?"));
+        assert!(app.take_commands().is_empty());
+        press(&mut app, 'y');
+        assert!(!screen(&app, 80, 24).contains("Trust this project's rules?"));
+        let sent = app.take_commands();
+        assert!(
+            matches!(sent.as_slice(), [UserCommand::TrustProjectRules]),
+            "{sent:?}"
         );
-        assert!(f.store.current_trusted(&f.ws));
+        // The agent's answer is what the transcript says.
+        app.apply(&AgentEvent::ProjectRulesTrusted {
+            path: shipped().path,
+            rules: 3,
+            unremembered: None,
+        });
+        let text = screen(&app, 120, 24);
+        assert!(
+            text.contains("project rules trusted: 3 rules of ws/.cairn/config.toml apply"),
+            "{text}"
+        );
     }
 
     #[test]
-    fn n_ignores_the_rules_and_remembers_nothing() {
-        let mut f = fixture();
-        press(&mut f.app, 'n');
-        assert!(!screen(&f.app, 80, 24).contains("Trust this project's rules?"));
-        assert_eq!(
-            f.gate.explain("rm -rf keep", Mode::AutoEdit).decision,
-            Outcome::Ask
+    fn n_ignores_the_rules_and_sends_nothing() {
+        let mut app = app();
+        press(&mut app, 'n');
+        let text = screen(&app, 120, 24);
+        assert!(!text.contains("Trust this project's rules?"), "{text}");
+        assert!(
+            text.contains("the rules of ws/.cairn/config.toml are ignored in this session"),
+            "{text}"
         );
-        assert!(!f.store.current_trusted(&f.ws));
+        assert!(app.take_commands().is_empty());
     }
 }

@@ -6,7 +6,8 @@
 use serde_json::json;
 
 use crate::support::cairn_cmd::{Run, Sandbox};
-use cairn::permissions::trust::{ProjectRules, TrustStore};
+use cairn::bus::{AgentEvent, Decision, Mode, ToolEvent, UserCommand};
+use cairn::permissions::trust::{PendingTrust, ProjectRules, TrustStore};
 use cairn::testing::{MockLlm, Script};
 
 const SHIPPED: &str = "[permissions]\nallow = [\"rm -rf keep/sub\"]\n";
@@ -91,4 +92,107 @@ async fn policy_check_ignores_untrusted_project_rules_with_a_warning() {
     let decision: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(decision["decision"], "run", "{decision}");
     assert!(run.stderr.is_empty(), "{}", run.stderr);
+}
+
+/// A workspace whose shipped rule allows deleting `keep/sub`, and the agent in `auto-edit`
+/// with those rules waiting for the user's word, as the TUI's session has them.
+async fn agent_asked_to_trust(
+    llm: &MockLlm,
+) -> (
+    crate::support::agent::TestAgent,
+    tempfile::TempDir,
+    tempfile::TempDir,
+    TrustStore,
+) {
+    let ws = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("keep/sub")).unwrap();
+    std::fs::write(root.join("keep/sub/a.txt"), "precious\n").unwrap();
+    std::fs::create_dir_all(root.join(".cairn")).unwrap();
+    std::fs::write(root.join(".cairn/config.toml"), SHIPPED).unwrap();
+    let store = TrustStore::in_data_dir(data.path());
+    let pending = PendingTrust {
+        project: ProjectRules::load(&root).unwrap().unwrap(),
+        workspace: root.clone(),
+        store: store.clone(),
+    };
+    let agent = crate::support::agent::TestAgent::adjusted(
+        &root,
+        data.path(),
+        &llm.url(),
+        Mode::AutoEdit,
+        |s| s.untrusted_rules = Some(pending),
+    )
+    .await;
+    (agent, ws, data, store)
+}
+
+fn asked_or_ended(e: &AgentEvent) -> bool {
+    matches!(
+        e,
+        AgentEvent::Tool(ToolEvent::AwaitingApproval { .. }) | AgentEvent::RequestEnded { .. }
+    )
+}
+
+/// The prompt's "y" travels as `UserCommand::TrustProjectRules`: the agent puts the rules in
+/// force in the live gate (the command they allow now runs unasked), remembers the content in
+/// the trust store, and answers `ProjectRulesTrusted`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trusting_over_the_bus_reaches_the_gate_and_the_store() {
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "rm -rf keep/sub"})),
+        Script::text("done"),
+    ])
+    .await;
+    let (mut agent, ws, _data, store) = agent_asked_to_trust(&llm).await;
+    let root = ws.path().canonicalize().unwrap();
+    assert!(!store.current_trusted(&root));
+    agent.send(UserCommand::TrustProjectRules).await;
+    let answer = agent
+        .wait_for(|e| matches!(e, AgentEvent::ProjectRulesTrusted { .. }))
+        .await;
+    assert_eq!(
+        answer,
+        AgentEvent::ProjectRulesTrusted {
+            path: root.join(".cairn/config.toml"),
+            rules: 1,
+            unremembered: None,
+        }
+    );
+    assert!(store.current_trusted(&root), "the content is remembered");
+    agent.submit("clean up").await;
+    let next = agent.wait_for(asked_or_ended).await;
+    assert!(
+        matches!(next, AgentEvent::RequestEnded { .. }),
+        "the trusted rule lets it run unasked: {next:?}"
+    );
+    assert!(!root.join("keep/sub").exists(), "the allowed command ran");
+    agent.shutdown().await;
+}
+
+/// Until the user trusts them, the shipped rules do not apply: the command asks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_users_trust_the_shipped_rules_do_not_apply() {
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "rm -rf keep/sub"})),
+        Script::text("done"),
+    ])
+    .await;
+    let (mut agent, ws, _data, store) = agent_asked_to_trust(&llm).await;
+    let root = ws.path().canonicalize().unwrap();
+    agent.submit("clean up").await;
+    let next = agent.wait_for(asked_or_ended).await;
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval { call, .. }) = next else {
+        panic!("the untrusted rule must not let it run: {next:?}");
+    };
+    agent
+        .decide(call.as_str(), Decision::Deny { message: None })
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    assert!(root.join("keep/sub/a.txt").exists());
+    assert!(!store.current_trusted(&root));
+    agent.shutdown().await;
 }

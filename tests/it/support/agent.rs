@@ -269,6 +269,7 @@ impl TestAgent {
             vision: None,
             checkpoints: Default::default(),
             skills: cairn::agent::SkillSettings::workspace_only(&workspace),
+            untrusted_rules: None,
             workspace,
         };
         adjust(&mut settings);
