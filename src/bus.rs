@@ -7,76 +7,25 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::tool_output::{CANCELLED, FileChange, ToolOutput};
+use crate::tool_output::FileChange;
 
+mod attachments;
 mod jobs;
+mod mode;
+mod restore;
+mod shell;
+mod tool_result;
+mod usage;
+pub use attachments::{Attachment, ImageChip};
 pub use jobs::{JobEnd, JobEvent, JobKiller, JobLine};
-
-/// How much runs without asking.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-#[value(rename_all = "kebab-case")]
-pub enum Mode {
-    /// Every mutating call asks.
-    Ask,
-    /// Edits inside the workspace run; commands ask unless known to be read-only.
-    #[default]
-    AutoEdit,
-    /// Only dangerous commands (and writes outside the workspace) ask.
-    Auto,
-    /// Nothing asks, everything runs (the sandbox still applies when enabled).
-    Never,
-    /// Planning: reads and read-only commands run, every write and every other command is
-    /// refused with an error naming `exit_plan_mode`, which proposes the plan to the user.
-    Plan,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Ask => "ask",
-            Mode::AutoEdit => "auto-edit",
-            Mode::Auto => "auto",
-            Mode::Never => "never",
-            Mode::Plan => "plan",
-        }
-    }
-
-    /// The mode Shift+Tab switches to: ask → auto-edit → auto → plan → ask. `never` is not in
-    /// the cycle (it is chosen on purpose, by name); from it the cycle starts again at `ask`.
-    pub fn next_in_cycle(self) -> Mode {
-        match self {
-            Mode::Ask => Mode::AutoEdit,
-            Mode::AutoEdit => Mode::Auto,
-            Mode::Auto => Mode::Plan,
-            Mode::Plan | Mode::Never => Mode::Ask,
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "ask" => Ok(Mode::Ask),
-            "auto-edit" | "auto_edit" => Ok(Mode::AutoEdit),
-            "auto" => Ok(Mode::Auto),
-            "never" => Ok(Mode::Never),
-            "plan" => Ok(Mode::Plan),
-            other => Err(format!(
-                "unknown mode `{other}` (ask, auto-edit, auto, plan, never)"
-            )),
-        }
-    }
-}
+pub use mode::Mode;
+pub use restore::{
+    ChangeSource, FileConflict, Restore, RestorePlan, RevertConflict, RevertFile, RevertMismatch,
+    RevertPlan, RevertTarget, RewindPoint, diff_fingerprint,
+};
+pub use shell::ShellEvent;
+pub use tool_result::ToolResult;
+pub use usage::{CostRow, Usage};
 
 /// How a held command's `why` says what its sandbox would let it reach beyond the workspace
 /// (Unix sockets, the network): `"<reason>; in its sandbox it may …"`. The approval prompt
@@ -145,105 +94,6 @@ pub enum Decision {
     /// The plan `exit_plan_mode` proposed is approved: the session switches to `mode`.
     /// Answers only an `exit_plan_mode` call; for any other call it counts as a denial.
     ApprovePlan { mode: Mode },
-}
-
-/// A change the diff pane shows: what a tool call did, or what an earlier revert did.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
-pub enum ChangeSource {
-    Call(CallId),
-    Revert(String),
-}
-
-/// What to take back: one hunk of one file, one file, or every file of a change.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct RevertTarget {
-    pub source: ChangeSource,
-    /// Index among the change's files (a command's change has several); None: all of them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<usize>,
-    /// Index among that file's hunks; None: the whole file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hunk: Option<usize>,
-    /// The entry the user was looking at: its file index and `diff_fingerprint`. Call ids
-    /// can repeat within a session (a provider's ids after a resume), so this tells which
-    /// call of that id is meant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shown: Option<(usize, String)>,
-}
-
-/// Names a diff text (FNV-1a), so both ends of the bus can tell the same change apart.
-pub fn diff_fingerprint(diff: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in diff.bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}")
-}
-
-/// One file a revert would change, and how (the diff is against the file as it is now).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RevertFile {
-    pub change: FileChange,
-    /// Set when the path needs the user's attention: outside the workspace, or a file that
-    /// makes programs run code (`.git/config`, hooks, `.cairn/`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warning: Option<String>,
-}
-
-/// A line a revert expected and what the file has now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RevertMismatch {
-    pub line: usize,
-    pub expected: String,
-    /// None past the end of the file.
-    pub found: Option<String>,
-}
-
-/// A file a revert cannot take back cleanly.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RevertConflict {
-    pub path: String,
-    pub why: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lines: Vec<RevertMismatch>,
-}
-
-/// What a revert would do now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "plan", rename_all = "snake_case")]
-pub enum RevertPlan {
-    /// Applies cleanly; `stamp` names the files' current contents, so a confirmation applies
-    /// exactly what was shown (or is shown again when a file moved meanwhile).
-    Ready {
-        files: Vec<RevertFile>,
-        stamp: String,
-    },
-    /// Nothing will change: these files moved on since.
-    Conflict { conflicts: Vec<RevertConflict> },
-    /// Cannot be reverted at all (the change is unknown, checkpoints are missing, …).
-    Refused { reason: String },
-}
-
-/// What the user sees of an image sent with a message: name, stored size and dimensions
-/// (after any downscaling).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImageChip {
-    pub name: String,
-    pub bytes: u64,
-    pub width: u32,
-    pub height: u32,
-}
-
-/// An image the user attached apart from the prompt's text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Attachment {
-    /// A file, read (and checked like any read) when the request is handled.
-    ImagePath { path: String },
-    /// Bytes from the clipboard; `name` is what the user sees (`clipboard`).
-    ImageBytes { name: String, bytes: Vec<u8> },
 }
 
 /// What the user asks of the agent. Imperative.
@@ -357,78 +207,6 @@ pub enum UserCommand {
     Shutdown,
 }
 
-/// What happened to a user's own command (`UserCommand::Shell`).
-// Like `AgentEvent`: the finished run is the large one, and there are few of them.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum ShellEvent {
-    Started {
-        id: String,
-        command: String,
-        context: bool,
-    },
-    /// A piece of its output (secrets redacted), as it comes.
-    Output { id: String, chunk: String },
-    /// It ended (exited, or stopped by the user): the run as a `bash` result holds it.
-    Finished {
-        id: String,
-        command: String,
-        context: bool,
-        result: ToolResult,
-    },
-}
-
-/// What `/undo`, `/redo` and `/rewind` take back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Restore {
-    /// The workspace changes of the last turn not undone yet.
-    Undo,
-    /// What the last undo took away (until a later turn changed files).
-    Redo,
-    /// Back to just before the user message `at` (its ordinal among the log's user records):
-    /// the files, the conversation (a fork), or both.
-    Rewind {
-        at: usize,
-        files: bool,
-        conversation: bool,
-    },
-}
-
-/// An earlier user message `/rewind` can go back to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RewindPoint {
-    pub at: usize,
-    /// Model steps of the session before it.
-    pub step: u64,
-    pub text: String,
-    /// Turns from this message on that changed files (and are not undone).
-    pub changes: usize,
-    /// When it was sent, in local time: "14:05" today, "2026-11-29 14:05" before; None
-    /// for a message of a log that did not record it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub when: Option<String>,
-}
-
-/// The files an undo, redo or rewind changes (or changed), as diffs from the current content
-/// to the restored one, and the files it leaves alone because they moved on.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RestorePlan {
-    pub files: Vec<FileChange>,
-    pub conflicts: Vec<FileConflict>,
-    /// Said when not every file is shown (thousands changed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// A file left alone, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileConflict {
-    pub path: String,
-    pub why: String,
-}
-
 /// One saved session, as `cairn sessions` and the resume picker show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionSummary {
@@ -437,28 +215,6 @@ pub struct SessionSummary {
     pub started: String,
     pub cwd: String,
     pub first_prompt: String,
-}
-
-/// Token usage of one request, as the provider reported it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    /// Prompt tokens served from the provider's cache (`prompt_cache_hit_tokens`,
-    /// `prompt_tokens_details.cached_tokens`).
-    pub cached_tokens: u64,
-}
-
-/// One model request in a cost report.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CostRow {
-    /// The request's model step; 0 for a compaction's summary request. Named `turn` in the
-    /// serialized form, as before.
-    #[serde(rename = "turn")]
-    pub step: u64,
-    pub usage: Usage,
-    /// Dollars, when the model's prices are known.
-    pub cost_usd: Option<f64>,
 }
 
 /// Why a request to the agent ended.
@@ -482,52 +238,6 @@ pub enum EndReason {
 
 /// The message `/continue` sends after an answer was cut at the output limit.
 pub const CONTINUE_PROMPT: &str = "Your previous answer was cut off at the output limit. Continue it exactly where it stopped, without repeating what you already wrote.";
-
-/// What the model sees of a finished call, and the canonical value behind it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolResult {
-    /// True for error results (`Error: …`): invalid arguments, unknown tool, denied, …
-    pub is_error: bool,
-    /// Exactly the text sent back to the model.
-    pub text: String,
-    /// The structured value, when the tool produced one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output: Option<ToolOutput>,
-}
-
-impl ToolResult {
-    pub fn ok(output: ToolOutput) -> Self {
-        Self {
-            is_error: false,
-            text: output.model_text(),
-            output: Some(output),
-        }
-    }
-    pub fn error(message: impl fmt::Display) -> Self {
-        Self {
-            is_error: true,
-            text: format!("Error: {message}"),
-            output: None,
-        }
-    }
-    /// A marker, not an error: the call was stopped, as the user asked. Every cancelled call
-    /// (not started, abandoned, or a tool that stopped) ends in this one result.
-    pub fn cancelled() -> Self {
-        Self {
-            is_error: false,
-            text: CANCELLED.into(),
-            output: None,
-        }
-    }
-    /// A marker for a call whose result was lost when cairn stopped mid-call.
-    pub fn interrupted() -> Self {
-        Self {
-            is_error: false,
-            text: "[interrupted]".into(),
-            output: None,
-        }
-    }
-}
 
 /// What happened to one tool call. Tagged `event`, not `type`: it travels inside
 /// `AgentEvent::Tool`, whose own `type` tag shares the object (`{"type":"tool","event":…}`),
