@@ -1,6 +1,7 @@
 //! Checkpoints of the workspace: a shadow git repository in cairn's data dir (see `store`)
 //! records the workspace before and after the calls that may change it, so what a command
-//! changed can be shown like an edit (`changes`) and a turn can be taken back (`undo`).
+//! changed can be shown like an edit (`changes`) and a turn can be taken back
+//! (`crate::time_travel`).
 
 mod changes;
 mod git;

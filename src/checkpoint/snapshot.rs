@@ -102,7 +102,7 @@ impl CheckpointStore {
     /// nothing is written to disk until `flush`, which the caller runs off its critical path
     /// (any later snapshot flushes first). Until then another process (`cairn undo`) does not
     /// find this checkpoint; a session killed before the flush leaves a log naming it, and
-    /// `cairn undo` takes such a checkpoint for one never taken (see `checkpoint::undo`).
+    /// `cairn undo` takes such a checkpoint for one never taken (see `time_travel::undo`).
     pub fn snapshot_deferred(&self, written: &[&Path]) -> Result<Snapshot, CheckpointError> {
         let rel = self.relative(written);
         self.snapshot_with(&rel, true)
