@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use layer::ConfigFile;
-pub use presets::{CUSTOM_KEY_ENV, PRESETS, Preset};
+pub use presets::{CUSTOM_KEY_ENV, DEFAULT_PROVIDER, PRESETS, Preset};
 pub use prices::{PriceFile, PricesFile};
 pub use tables::{BashFile, CheckpointsFile, PermissionsFile, SandboxFile};
 pub use web::{SearchFile, WebFile};
@@ -148,7 +148,10 @@ impl Config {
         env: &dyn Fn(&str) -> Option<String>,
         config_path: PathBuf,
     ) -> Result<Config, ConfigError> {
-        let provider_name = file.provider.clone().unwrap_or_else(|| "deepseek".into());
+        let provider_name = file
+            .provider
+            .clone()
+            .unwrap_or_else(|| DEFAULT_PROVIDER.into());
         let preset = PRESETS.iter().find(|p| p.name == provider_name);
         if preset.is_none() && provider_name != "custom" {
             return Err(ConfigError::UnknownProvider(provider_name));

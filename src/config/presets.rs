@@ -5,6 +5,8 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Preset {
     pub name: &'static str,
+    /// The provider's name as people write it (the setup panel's list).
+    pub label: &'static str,
     pub base_url: &'static str,
     /// `None` for servers that need no key (Ollama).
     pub key_env: Option<&'static str>,
@@ -12,9 +14,13 @@ pub struct Preset {
     pub context_window: u64,
 }
 
+/// The provider of a configuration that names none.
+pub const DEFAULT_PROVIDER: &str = "deepseek";
+
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "deepseek",
+        label: "DeepSeek",
         base_url: "https://api.deepseek.com/v1",
         key_env: Some("DEEPSEEK_API_KEY"),
         model: "deepseek-chat",
@@ -22,6 +28,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "openai",
+        label: "OpenAI",
         base_url: "https://api.openai.com/v1",
         key_env: Some("OPENAI_API_KEY"),
         model: "gpt-4.1",
@@ -29,6 +36,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "openrouter",
+        label: "OpenRouter",
         base_url: "https://openrouter.ai/api/v1",
         key_env: Some("OPENROUTER_API_KEY"),
         model: "deepseek/deepseek-chat",
@@ -36,6 +44,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "ollama",
+        label: "Ollama",
         base_url: "http://localhost:11434/v1",
         key_env: None,
         model: "qwen2.5-coder",

@@ -169,12 +169,8 @@ impl ChoicePicker {
         let rows = self.rows();
         match keymap::action(Scope::Choice, &key) {
             Some(Action::Close) => return LayerOutcome::Closed,
-            Some(Action::SelectPrev) => {
-                self.selected = self.selected.saturating_sub(1);
-                return LayerOutcome::Open;
-            }
-            Some(Action::SelectNext) => {
-                self.selected = (self.selected + 1).min(rows.len().saturating_sub(1));
+            Some(action @ (Action::SelectPrev | Action::SelectNext)) => {
+                modal::move_selection(&mut self.selected, rows.len(), action);
                 return LayerOutcome::Open;
             }
             Some(Action::Choose) => {

@@ -128,12 +128,8 @@ impl JobsView {
             },
             Stage::List => match keymap::action(Scope::Jobs, &key) {
                 Some(Action::Close) => LayerOutcome::Closed,
-                Some(Action::SelectPrev) => {
-                    self.selected = self.selected.saturating_sub(1);
-                    LayerOutcome::Open
-                }
-                Some(Action::SelectNext) => {
-                    self.selected = (self.selected + 1).min(count.saturating_sub(1));
+                Some(action @ (Action::SelectPrev | Action::SelectNext)) => {
+                    modal::move_selection(&mut self.selected, count, action);
                     LayerOutcome::Open
                 }
                 Some(Action::Choose) => match chosen {

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Widget};
 
 use crate::bus::UserCommand;
+use crate::tui::keymap::Action;
 
 /// What a layer did with an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,17 @@ pub enum LayerOutcome<T = ()> {
     Send { command: UserCommand, close: bool },
     /// The layer closes with this for the app.
     Chosen(T),
+}
+
+/// Moves the selection of a list of `len` rows one row for `SelectPrev` or `SelectNext`,
+/// staying on the list: the navigation every list layer (sessions, choices, rewind points,
+/// jobs) shares. Other actions leave it.
+pub fn move_selection(selected: &mut usize, len: usize, action: Action) {
+    match action {
+        Action::SelectPrev => *selected = selected.saturating_sub(1),
+        Action::SelectNext => *selected = (*selected + 1).min(len.saturating_sub(1)),
+        _ => {}
+    }
 }
 
 /// The look every modal shares: a cleared, bordered box centred in `area` with a title at the

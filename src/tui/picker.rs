@@ -28,12 +28,8 @@ impl SessionPicker {
     pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {
         match keymap::action(Scope::Picker, &key) {
             Some(Action::Close) => LayerOutcome::Closed,
-            Some(Action::SelectPrev) => {
-                self.selected = self.selected.saturating_sub(1);
-                LayerOutcome::Open
-            }
-            Some(Action::SelectNext) => {
-                self.selected = (self.selected + 1).min(self.sessions.len().saturating_sub(1));
+            Some(action @ (Action::SelectPrev | Action::SelectNext)) => {
+                modal::move_selection(&mut self.selected, self.sessions.len(), action);
                 LayerOutcome::Open
             }
             Some(Action::Choose) => match self.sessions.get(self.selected) {

@@ -61,12 +61,8 @@ impl RewindPicker {
     fn pick_key(&mut self, key: KeyEvent) -> LayerOutcome {
         match keymap::action(Scope::Rewind, &key) {
             Some(Action::Close) => LayerOutcome::Closed,
-            Some(Action::SelectPrev) => {
-                self.selected = self.selected.saturating_sub(1);
-                LayerOutcome::Open
-            }
-            Some(Action::SelectNext) => {
-                self.selected = (self.selected + 1).min(self.points.len().saturating_sub(1));
+            Some(action @ (Action::SelectPrev | Action::SelectNext)) => {
+                modal::move_selection(&mut self.selected, self.points.len(), action);
                 LayerOutcome::Open
             }
             Some(Action::Choose) if !self.points.is_empty() => {

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use tokio::signal::unix::SignalKind;
 
-use crate::config::ConfigError;
+use crate::config::{CUSTOM_KEY_ENV, ConfigError, DEFAULT_PROVIDER, PRESETS};
 use crate::tui::{next_signal, signal, terminal, theme, wrap};
 
 /// What the panel says: the provider that lacks a key, the variable it reads, the config file.
@@ -37,12 +37,17 @@ impl SetupInfo {
     }
 }
 
-/// The preset keys: (variable, provider, how to pick it).
-const KEYS: &[(&str, &str, &str)] = &[
-    ("DEEPSEEK_API_KEY", "DeepSeek", "the default"),
-    ("OPENAI_API_KEY", "OpenAI", "--provider openai"),
-    ("OPENROUTER_API_KEY", "OpenRouter", "--provider openrouter"),
-];
+/// The presets' keys, from the presets themselves: (variable, provider, how to pick it).
+fn preset_keys() -> impl Iterator<Item = (&'static str, &'static str, String)> {
+    PRESETS.iter().filter_map(|preset| {
+        let how = if preset.name == DEFAULT_PROVIDER {
+            "the default".to_string()
+        } else {
+            format!("--provider {}", preset.name)
+        };
+        Some((preset.key_env?, preset.label, how))
+    })
+}
 
 fn lines(info: &SetupInfo) -> Vec<Line<'static>> {
     let key = |name: &str| Span::styled(format!("  {name:<20}"), theme::key());
@@ -53,14 +58,14 @@ fn lines(info: &SetupInfo) -> Vec<Line<'static>> {
         ]),
         Line::raw(""),
     ];
-    for (name, provider, how) in KEYS {
+    for (name, provider, how) in preset_keys() {
         out.push(Line::from(vec![
             key(name),
             Span::raw(format!("{provider:<11}")),
             Span::styled(format!("({how})"), theme::dim()),
         ]));
     }
-    if !info.env.is_empty() && !KEYS.iter().any(|(name, ..)| *name == info.env) {
+    if !info.env.is_empty() && !preset_keys().any(|(name, ..)| name == info.env) {
         out.push(Line::from(vec![
             key(&info.env),
             Span::raw("named by "),
@@ -75,7 +80,7 @@ fn lines(info: &SetupInfo) -> Vec<Line<'static>> {
         Line::from(vec![
             key("--base-url URL"),
             Span::raw("any OpenAI-compatible server; its key, if any, in "),
-            Span::styled("CAIRN_API_KEY", theme::key()),
+            Span::styled(CUSTOM_KEY_ENV, theme::key()),
         ]),
         Line::raw(""),
         Line::raw("Config file (provider, model, api_key_env):"),
