@@ -323,6 +323,8 @@ async fn await_tool(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn call(id: &str, access: Access) -> PassedCall {
@@ -374,5 +376,84 @@ mod tests {
             ["r1,r2", "c1", "c2", "s1", "r3", "!denied", "r4"]
         );
         assert!(in_batches::<PassedCall, ()>(Vec::new()).is_empty());
+    }
+
+    /// A whole tool, as a new one is written: its file holds the arguments, the schema, what
+    /// a call touches and what it does; the registry line makes the runtime run it.
+    struct Greet;
+
+    #[async_trait::async_trait]
+    impl super::super::Tool for Greet {
+        fn spec(&self) -> super::super::ToolSpec {
+            super::super::ToolSpec {
+                name: "greet",
+                description: "Greets someone.",
+                parameters: serde_json::json!({
+                    "type": "object",
+                    "properties": { "who": { "type": "string" } },
+                    "required": ["who"]
+                }),
+            }
+        }
+        fn access(&self, args: &Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+            super::super::parse_args::<GreetArgs>(args)?;
+            Ok(Access::Session)
+        }
+        async fn run(
+            &self,
+            args: Value,
+            _cx: &ToolCx,
+        ) -> Result<crate::tool_output::ToolOutput, ToolError> {
+            let GreetArgs { who } = super::super::parse_args(&args)?;
+            Ok(crate::tool_output::ToolOutput::Skill(
+                crate::tool_output::SkillLoad {
+                    name: "greet".into(),
+                    dir: String::new(),
+                    text: format!("hello, {who}"),
+                },
+            ))
+        }
+    }
+
+    #[derive(serde::Deserialize)]
+    struct GreetArgs {
+        who: String,
+    }
+
+    #[tokio::test]
+    async fn a_tool_in_the_registry_runs_on_the_runtime_and_a_call_not_started_is_cancelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = ToolEnv::new(dir.path().to_path_buf(), Default::default());
+        let registry = Arc::new(Registry::with_tools(vec![Box::new(Greet)]));
+        let runtime = Runtime::new(registry, env);
+        let greet = |who: &str| PassedCall {
+            id: CallId(format!("greet-{who}")),
+            name: "greet".into(),
+            args: serde_json::json!({ "who": who }),
+            access: Access::Session,
+            grant: Grant::default(),
+        };
+        let cancel = CancellationToken::new();
+        let result = runtime.run_one(greet("you"), &cancel, Watch::none()).await;
+        assert!(!result.is_error, "{}", result.text);
+        assert!(result.text.contains("hello, you"), "{}", result.text);
+
+        // What it touches is checked again as it starts: a call whose access changed since
+        // the gate passed it does not run.
+        let mut moved = greet("me");
+        moved.access = Access::Read;
+        let result = runtime.run_one(moved, &cancel, Watch::none()).await;
+        assert!(
+            result.text.contains("the target changed"),
+            "{}",
+            result.text
+        );
+
+        cancel.cancel();
+        let started = runtime.start(vec![greet("a"), greet("b")], &cancel, |_| Watch::none());
+        let ids: Vec<_> = started.not_started.iter().map(|c| c.id.0.clone()).collect();
+        assert_eq!(ids, ["greet-a", "greet-b"]);
+        let result = runtime.run_one(greet("late"), &cancel, Watch::none()).await;
+        assert_eq!(result, ToolResult::cancelled());
     }
 }
