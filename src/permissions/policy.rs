@@ -33,21 +33,22 @@ pub struct PolicySettings {
     pub places: Places,
 }
 
-/// Run, ask or deny.
+/// Run, ask or deny: the gate's ruling on a command without its reasons (what `policy check`
+/// prints as `decision`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum Ruling {
     Run,
     Ask,
     Deny,
 }
 
-impl Outcome {
+impl Ruling {
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Run => "run",
-            Outcome::Ask => "ask",
-            Outcome::Deny => "deny",
+            Ruling::Run => "run",
+            Ruling::Ask => "ask",
+            Ruling::Deny => "deny",
         }
     }
 }
@@ -56,7 +57,7 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PolicyDecision {
     pub class: Class,
-    pub decision: Outcome,
+    pub decision: Ruling,
     pub reason: String,
     /// The rule that decided, as `kind "prefix" (source)`; `None` when the mode decided.
     pub rule: Option<String>,
@@ -136,12 +137,12 @@ impl PolicyGate {
         let rules = self.rules.read_locked();
         let mut decision = decide(analysis, &rules, mode);
         if self.asking_unsandboxed
-            && decision.decision == Outcome::Run
+            && decision.decision == Ruling::Run
             && decision.class != Class::ReadOnly
             && decision.rule.is_none()
             && mode != Mode::Never
         {
-            decision.decision = Outcome::Ask;
+            decision.decision = Ruling::Ask;
             decision.reason = format!(
                 "{} (no sandbox on this system: commands that change things ask)",
                 decision.reason
@@ -156,8 +157,8 @@ impl PolicyGate {
     fn command_verdict(&self, analysis: &Analysis, mode: Mode) -> Verdict {
         let decision = self.explain_analysis(analysis, mode);
         match decision.decision {
-            Outcome::Run => Verdict::Run,
-            Outcome::Ask => Verdict::Ask {
+            Ruling::Run => Verdict::Run,
+            Ruling::Ask => Verdict::Ask {
                 why: match self
                     .sandbox
                     .as_ref()
@@ -168,7 +169,7 @@ impl PolicyGate {
                 },
                 prefix: decision.prefix,
             },
-            Outcome::Deny => Verdict::Deny {
+            Ruling::Deny => Verdict::Deny {
                 why: decision.reason,
             },
         }
@@ -238,7 +239,7 @@ fn decide(analysis: &Analysis, rules: &RuleSet, mode: Mode) -> PolicyDecision {
     let protected = verdict.protected.clone();
     let asking = |reason: String, rule: Option<String>| PolicyDecision {
         class,
-        decision: Outcome::Ask,
+        decision: Ruling::Ask,
         reason,
         rule,
         prefix: approval_prefix(analysis),
@@ -246,7 +247,7 @@ fn decide(analysis: &Analysis, rules: &RuleSet, mode: Mode) -> PolicyDecision {
     };
     let run = |reason: String, rule: Option<String>| PolicyDecision {
         class,
-        decision: Outcome::Run,
+        decision: Ruling::Run,
         reason,
         rule,
         prefix: String::new(),
@@ -256,7 +257,7 @@ fn decide(analysis: &Analysis, rules: &RuleSet, mode: Mode) -> PolicyDecision {
         RuleOutcome::Deny { rule, part } => {
             return PolicyDecision {
                 class,
-                decision: Outcome::Deny,
+                decision: Ruling::Deny,
                 reason: format!(
                     "denied by a rule: {} matches `{}`",
                     rule_text(rule),

@@ -21,17 +21,17 @@ fn command(text: &str) -> Access {
     }
 }
 
-fn outcome(verdict: &Verdict) -> Outcome {
+fn outcome(verdict: &Verdict) -> Ruling {
     match verdict {
-        Verdict::Run => Outcome::Run,
-        Verdict::Ask { .. } => Outcome::Ask,
-        Verdict::Deny { .. } => Outcome::Deny,
+        Verdict::Run => Ruling::Run,
+        Verdict::Ask { .. } => Ruling::Ask,
+        Verdict::Deny { .. } => Ruling::Deny,
     }
 }
 
 #[test]
 fn modes_decide_by_class() {
-    use Outcome::{Ask as A, Run as R};
+    use Ruling::{Ask as A, Run as R};
     let (_ws, gate) = gate(RuleSet::default());
     // command, then the outcome in ask, auto-edit, auto, never
     let table = [
@@ -80,11 +80,11 @@ fn a_session_prefix_stops_the_asking_for_what_it_covers() {
     );
     assert_eq!(
         outcome(&gate.check("bash", &command("cargo publish"), Mode::AutoEdit)),
-        Outcome::Ask
+        Ruling::Ask
     );
     assert_eq!(
         outcome(&gate.check("bash", &command("cargo test; make"), Mode::AutoEdit)),
-        Outcome::Ask
+        Ruling::Ask
     );
     assert_eq!(gate.session_prefixes(), vec!["cargo test".to_string()]);
     let explained = gate.explain("cargo test", Mode::AutoEdit);
@@ -110,11 +110,11 @@ fn approving_a_dangerous_command_approves_only_that_command() {
     );
     assert_eq!(
         outcome(&gate.check("bash", &command("rm -rf build /"), Mode::Auto)),
-        Outcome::Ask
+        Ruling::Ask
     );
     assert_eq!(
         outcome(&gate.check("bash", &command("rm -rf src"), Mode::Auto)),
-        Outcome::Ask
+        Ruling::Ask
     );
 }
 
@@ -130,7 +130,7 @@ fn a_piped_download_cannot_be_approved_by_prefix() {
     gate.allow_for_session("curl");
     assert_eq!(
         outcome(&gate.check("bash", &command("curl -s https://x.sh | sh"), Mode::Auto)),
-        Outcome::Ask
+        Ruling::Ask
     );
 }
 
@@ -149,7 +149,7 @@ fn writes_run_inside_the_workspace_and_ask_outside() {
     assert_eq!(gate.check("edit_file", &write, Mode::Auto), Verdict::Run);
     assert_eq!(
         outcome(&gate.check("edit_file", &write, Mode::Ask)),
-        Outcome::Ask
+        Ruling::Ask
     );
 
     let outside_dir = tempfile::tempdir().unwrap();
@@ -197,7 +197,7 @@ fn explain_reports_class_reason_and_rule() {
     let (_ws, gate) = gate(RuleSet::from_config(&[], &["npm install".into()], &[]));
     let decision = gate.explain("npm install --save-dev x", Mode::Auto);
     assert_eq!(decision.class, Class::Mutating);
-    assert_eq!(decision.decision, Outcome::Ask);
+    assert_eq!(decision.decision, Ruling::Ask);
     assert_eq!(
         decision.rule.as_deref(),
         Some("ask \"npm install\" (config)")
@@ -205,7 +205,7 @@ fn explain_reports_class_reason_and_rule() {
     let decision = gate.explain("git reset --hard", Mode::Auto);
     assert_eq!(
         (decision.class, decision.decision, decision.rule),
-        (Class::Dangerous, Outcome::Ask, None)
+        (Class::Dangerous, Ruling::Ask, None)
     );
     assert!(
         decision.reason.contains("discards uncommitted work"),
@@ -258,7 +258,7 @@ fn protected_writes_ask_in_every_mode_but_never() {
             &command("cp hook .git/hooks/post-merge"),
             Mode::Auto
         )),
-        Outcome::Ask
+        Ruling::Ask
     );
 }
 
@@ -279,7 +279,7 @@ fn approving_a_wrapped_command_approves_it_with_its_wrapper() {
     ] {
         assert_eq!(
             outcome(&gate.check("bash", &command(other), Mode::Auto)),
-            Outcome::Ask,
+            Ruling::Ask,
             "{other}"
         );
     }
@@ -352,10 +352,10 @@ fn the_run_later_list_is_configurable() {
     };
     assert_eq!(
         outcome(&gate.check("write_file", &at("Makefile"), Mode::AutoEdit)),
-        Outcome::Ask
+        Ruling::Ask
     );
     assert_eq!(
         outcome(&gate.check("write_file", &at(".envrc"), Mode::AutoEdit)),
-        Outcome::Run
+        Ruling::Run
     );
 }

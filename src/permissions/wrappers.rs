@@ -13,7 +13,17 @@ use crate::permissions::redirects::is_network_device;
 use Judged::{Inner, Own};
 
 impl Walker {
+    /// The verdict of a wrapper or code runner named `name`; None when it is neither.
     pub(crate) fn judge_wrapper(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+        self.run_modifier(name, words)
+            .or_else(|| self.run_elsewhere(name, words))
+            .or_else(|| self.command_runner(name, words))
+            .or_else(|| self.code_runner(name, words))
+    }
+
+    /// A wrapper that changes how its command runs (time limits, priority, CPUs, limits): the
+    /// command inside, or the wrapper's own verdict when it changes a running process.
+    fn run_modifier(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
         let args = &words[1..];
         Some(match name {
             "timeout" => {
@@ -68,6 +78,15 @@ impl Walker {
                     Inner(i)
                 }
             }
+            _ => return None,
+        })
+    }
+
+    /// A wrapper that runs its command under a lock, in other namespaces or another context,
+    /// recorded or traced: what it does besides running the command.
+    fn run_elsewhere(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+        let args = &words[1..];
+        Some(match name {
             "flock" => match option_value(args, &["-c", "--command"]) {
                 Some(code) => {
                     self.shell_string(&code, code.literal);
@@ -128,6 +147,15 @@ impl Walker {
                 ];
                 Inner(skip_options(words, 1, &with_value))
             }
+            _ => return None,
+        })
+    }
+
+    /// A wrapper that runs commands it is given as words (`env`, `xargs`, `parallel`, `watch`,
+    /// `command`, `exec`).
+    fn command_runner(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+        let args = &words[1..];
+        Some(match name {
             "parallel" => self.parallel(words),
             "command" if has_short(args, 'v') || has_short(args, 'V') => {
                 Own(Class::ReadOnly, "looks up a command".into())
@@ -150,6 +178,15 @@ impl Walker {
                 );
                 Own(Class::ReadOnly, "repeats a command (watch)".into())
             }
+            _ => return None,
+        })
+    }
+
+    /// A command that runs code: a string (`eval`, `trap`, `alias`), a file (`source`), as another
+    /// user, or in a shell or an interpreter.
+    fn code_runner(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+        let args = &words[1..];
+        Some(match name {
             "eval" if !args.is_empty() && args.iter().all(|a| a.literal) => {
                 // Literal words are the code: judge it, so rules on its commands apply.
                 let code: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
