@@ -205,7 +205,11 @@ async fn an_interrupt_during_a_command_kills_it_and_reports_cancelled() {
         .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::Requested { .. })))
         .await;
     let pid_file = ws.path().join("pid");
-    crate::support::cairn_cmd::eventually("the command to start", || pid_file.exists()).await;
+    // The redirection creates the file before echo writes the pid: wait for the pid itself.
+    crate::support::cairn_cmd::eventually("the command to start", || {
+        crate::support::cairn_cmd::read_pid(&pid_file).is_some()
+    })
+    .await;
     agent.send(UserCommand::Interrupt).await;
     let finished = agent
         .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::Finished { .. })))
