@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use cairn::llm::StreamDelta;
 use cairn::llm::sse::SseParser;
-use cairn::llm::stream::StreamDecoder;
+use cairn::llm::stream::ReplyDecoder;
 
 const READ: usize = 16 * 1024;
 
@@ -99,7 +99,7 @@ fn main() {
     let (assemble, assemble_cpu, deltas) = best_of(5, || {
         let mut deltas = 0usize;
         let mut sink = |_: StreamDelta| deltas += 1;
-        let mut decoder = StreamDecoder::new();
+        let mut decoder = ReplyDecoder::new();
         for read in body.chunks(READ) {
             decoder.feed(read, &mut sink).unwrap();
         }

@@ -44,7 +44,7 @@ pub(super) enum Why {
 
 /// What one compaction did.
 #[derive(Debug, Default)]
-struct Outcome {
+struct CompactionTally {
     pruned: usize,
     summarized: usize,
     usage: Option<Usage>,
@@ -103,9 +103,9 @@ impl Agent {
         let keep_from = recent_start(current, keep_tokens * BYTES_PER_TOKEN);
         let mut messages = current.to_vec();
         let stubs = prune(&mut messages, keep_from);
-        let mut outcome = Outcome {
+        let mut outcome = CompactionTally {
             pruned: stubs.len(),
-            ..Outcome::default()
+            ..CompactionTally::default()
         };
         let mut meter = Meter::default();
         let pruned_estimate = meter.estimate(self.fixed_bytes(), &messages);

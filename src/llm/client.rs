@@ -1,5 +1,5 @@
 //! HTTP side of the model: POSTs the conversation to `{base_url}/chat/completions`, streams the
-//! body through `stream::StreamDecoder`, and retries rate limits, server errors and dropped
+//! body through `stream::ReplyDecoder`, and retries rate limits, server errors and dropped
 //! connections with backoff. The agent holds it as a `ChatModel`.
 
 use crate::sync::RwLockExt;
@@ -14,7 +14,7 @@ use tokio_util::bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
 use super::retry::{proxy_retried, retry_after};
-use super::stream::{Progress, StreamDecoder, cut, error_message};
+use super::stream::{Progress, ReplyDecoder, cut, error_message};
 use super::{
     ChatModel, ChatRequest, Completion, DeltaSink, LlmError, ProviderSettings, ReplyLimits,
     StreamDelta,
@@ -569,7 +569,7 @@ async fn read_stream(
     limits: ReplyLimits,
     on_delta: DeltaSink<'_>,
 ) -> Result<Completion, Failure> {
-    let mut decoder = StreamDecoder::with_limits(limits);
+    let mut decoder = ReplyDecoder::with_limits(limits);
     let mut last_data = None;
     loop {
         let until = clock.next(last_data);
@@ -682,7 +682,7 @@ fn stream_error(error: LlmError, had_content: bool) -> Failure {
 /// An error object after text was shown: a passing one (an overload, a 5xx) is retried like
 /// a cut stream, the partial coming back as `Truncated` when no retry is left; a final one
 /// (or a reply over a limit) ends the request as it is.
-fn error_mid_answer(error: LlmError, decoder: StreamDecoder) -> Failure {
+fn error_mid_answer(error: LlmError, decoder: ReplyDecoder) -> Failure {
     match error {
         LlmError::Provider {
             message,

@@ -10,7 +10,7 @@ mod decoder;
 
 use std::collections::HashMap;
 
-pub use decoder::StreamDecoder;
+pub use decoder::ReplyDecoder;
 
 use super::retry::is_transient_error;
 use super::sse::SseFrame;

@@ -10,7 +10,7 @@ fn decode_in_reads(
 ) -> (Result<Completion, LlmError>, Vec<StreamDelta>) {
     let mut deltas = Vec::new();
     let mut sink = |d: StreamDelta| deltas.push(d);
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = ReplyDecoder::new();
     let mut rest = body;
     let mut i = 0;
     while !rest.is_empty() {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::llm_client::{chat, settings};
 use cairn::bus::Usage;
-use cairn::llm::stream::StreamDecoder;
+use cairn::llm::stream::ReplyDecoder;
 use cairn::llm::{Completion, HttpModel};
 use cairn::testing::{MockLlm, Script};
 
@@ -102,7 +102,7 @@ fn check(name: &str, completion: &Completion, expected: &Expected) {
 
 /// The body fed in reads of 1 to 7 bytes: lines, UTF-8 characters and CRLF pairs split.
 fn decode_in_pieces(body: &[u8]) -> Completion {
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = ReplyDecoder::new();
     let mut sink = |_| {};
     let mut at = 0;
     let mut step = 1;

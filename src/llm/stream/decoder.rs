@@ -5,16 +5,16 @@ use super::{Progress, StreamAssembler};
 use crate::llm::sse::{SseFrame, SseParser};
 use crate::llm::{Completion, LlmError, ReplyLimits, StreamDelta};
 
-/// Feed it reads of the body, then `finish`.
+/// Decodes a model reply: feed it reads of the SSE body, then `finish` for the `Completion`.
 #[derive(Debug, Default)]
-pub struct StreamDecoder {
+pub struct ReplyDecoder {
     parser: SseParser,
     assembler: StreamAssembler,
     frames: Vec<SseFrame>,
     done: bool,
 }
 
-impl StreamDecoder {
+impl ReplyDecoder {
     pub fn new() -> Self {
         Self::default()
     }
