@@ -313,8 +313,7 @@ fn the_checker_fails_on_a_forbidden_import() {
 // The finer rules (issue 17): no cycle between top-level modules, the services of layer 1 in
 // an order (each imports only earlier ones), and the TUI not importing the permission gate.
 // They are checked on a graph of module → imported modules, so the checker can be tested on a
-// made-up graph. On main they are reported, not yet asserted: the cycles of today are the
-// refactor's work list.
+// made-up graph, and asserted on the crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -506,24 +505,36 @@ fn the_finer_checker_catches_cycles_later_services_and_the_tui_asking_the_gate()
     assert!(graph.len() > 20, "{graph:?}");
 }
 
-/// The finer rules on the crate as it is: printed (`--nocapture`), not yet asserted.
+/// The finer rules on the crate: no cycle between top-level modules, no service importing a
+/// later service of layer 1, no TUI asking the gate. A failure names the imports to cut.
 #[test]
-fn the_finer_rules_on_the_crate_are_reported() {
+fn the_crate_keeps_the_finer_rules() {
     let graph = crate_graph();
-    let found = finer_violations(&graph);
-    #[allow(clippy::print_stderr)]
-    {
-        eprintln!("finer architecture rules, {} findings:", found.len());
-        for line in &found {
-            eprintln!("  {line}");
-        }
-        // The arrows inside each circle: which imports to cut.
-        for circle in cycles(&graph) {
-            for from in &circle {
-                for to in graph[from].iter().filter(|to| circle.contains(to)) {
-                    eprintln!("  in the cycle: {from} → {to}");
-                }
+    let mut found = finer_violations(&graph);
+    // The arrows inside each circle: which imports to cut.
+    for circle in cycles(&graph) {
+        for from in &circle {
+            for to in graph[from].iter().filter(|to| circle.contains(to)) {
+                found.push(format!("  in the cycle: {from} → {to}"));
             }
         }
     }
+    assert!(
+        found.is_empty(),
+        "finer architecture rules broken:\n{}",
+        found.join("\n")
+    );
+}
+
+/// A new service of layer 1 gets a place in `SERVICE_ORDER`, or the order would not judge it.
+#[test]
+fn every_service_has_one_place_in_the_order() {
+    let services: BTreeSet<&str> = LAYERS
+        .iter()
+        .filter(|(_, layer)| *layer == 1)
+        .map(|(module, _)| *module)
+        .collect();
+    let ordered: BTreeSet<&str> = SERVICE_ORDER.iter().copied().collect();
+    assert_eq!(ordered.len(), SERVICE_ORDER.len(), "a service is listed twice");
+    assert_eq!(services, ordered, "LAYERS' layer 1 and SERVICE_ORDER differ");
 }
