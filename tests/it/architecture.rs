@@ -535,6 +535,13 @@ fn every_service_has_one_place_in_the_order() {
         .map(|(module, _)| *module)
         .collect();
     let ordered: BTreeSet<&str> = SERVICE_ORDER.iter().copied().collect();
-    assert_eq!(ordered.len(), SERVICE_ORDER.len(), "a service is listed twice");
-    assert_eq!(services, ordered, "LAYERS' layer 1 and SERVICE_ORDER differ");
+    assert_eq!(
+        ordered.len(),
+        SERVICE_ORDER.len(),
+        "a service is listed twice"
+    );
+    assert_eq!(
+        services, ordered,
+        "LAYERS' layer 1 and SERVICE_ORDER differ"
+    );
 }
