@@ -3,16 +3,17 @@
 //! ```text
 //!  tui / exec printer ──UserCommand──► agent loop ──► llm (OpenAI-compatible SSE)
 //!          ▲                               │
-//!          └──────────AgentEvent───────────┤
+//!          └──────────AgentEvent───────────┤ asks the gate (permissions), then
 //!                                          ▼
-//!                     permission gate ──► tools ──► write queue ──► files
-//!                                          │   └──► bash executor (process groups)
+//!                     tools runtime ──► tools ──► fs (confinement, write queue) ──► files
+//!                                          │  └──► bash executor (sandbox, process groups)
 //!                                          ▼
 //!                     session log (append-only JSONL, the single source of truth)
 //! ```
 //!
-//! Start with `bus` (the events), `tools` (the tool trait), `agent` (the loop). The layers and
-//! what may import what: docs/architecture.md (checked by tests/it/architecture.rs).
+//! Start with `bus` (the events), `tools` (the tool trait), `agent` (the loop). The one map of
+//! the modules, their layers, the service order and what each may use: docs/architecture.md
+//! (checked by tests/it/architecture.rs).
 
 pub mod agent;
 pub mod bus;
