@@ -1,0 +1,264 @@
+//! How the `App` folds the engine's events into its state, by what they change: the reply
+//! and its request, the figures and notices, and time travel (rewind, restore, revert).
+
+use std::time::Duration;
+
+use crate::bus::{AgentEvent, EndReason};
+use crate::tui::app::App;
+use crate::tui::layers::Layer;
+use crate::tui::picker::SessionPicker;
+use crate::tui::rewind::{RestoreConfirm, RewindPicker};
+use crate::tui::status::Activity;
+use crate::tui::transcript::entry::NoticeLevel;
+
+impl App {
+    pub(super) fn fold(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::Tool(tool) => self.apply_tool(tool),
+            AgentEvent::Shell(shell) => self.apply_shell(shell),
+            AgentEvent::Delivered { id, step } => self.delivered(id, *step),
+            AgentEvent::Withdrawn { id } => self.withdrawing.retain(|w| w != id),
+            AgentEvent::Returned { ids } => self.returned(ids),
+            AgentEvent::ModeChanged { mode } => self.mode_changed(*mode),
+            AgentEvent::ModelChanged { model } => self.model_changed(model),
+            AgentEvent::Job(_) | AgentEvent::Jobs { .. } | AgentEvent::JobOutput { .. } => {
+                self.apply_jobs(event)
+            }
+            AgentEvent::SessionStarted { .. }
+            | AgentEvent::UserMessage { .. }
+            | AgentEvent::RequestStarted
+            | AgentEvent::StepEnded { .. }
+            | AgentEvent::StepStarted { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::AssistantMessage { .. }
+            | AgentEvent::Retrying { .. }
+            | AgentEvent::RequestEnded { .. }
+            | AgentEvent::Idle
+            | AgentEvent::Reset => self.fold_reply(event),
+            AgentEvent::Usage(..)
+            | AgentEvent::Models { .. }
+            | AgentEvent::EndpointChecked { .. }
+            | AgentEvent::Warning { .. }
+            | AgentEvent::ProjectRulesTrusted { .. }
+            | AgentEvent::Skills { .. }
+            | AgentEvent::Sessions { .. }
+            | AgentEvent::Context { .. }
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::CostReport { .. }
+            | AgentEvent::SessionUsage { .. } => self.fold_report(event),
+            AgentEvent::RewindPoints { .. }
+            | AgentEvent::RestorePlan { .. }
+            | AgentEvent::Restored { .. }
+            | AgentEvent::Rewound { .. }
+            | AgentEvent::RevertPreview { .. }
+            | AgentEvent::Reverted { .. } => self.fold_time_travel(event),
+        }
+    }
+
+    /// The session, the user's message, the model's reply as it streams, retries and the
+    /// request's end.
+    fn fold_reply(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::SessionStarted {
+                provider,
+                model,
+                mode,
+                context_window,
+                resumed,
+                session,
+            } => {
+                self.status.provider.clone_from(provider);
+                self.status.model.clone_from(model);
+                self.status.mode = *mode;
+                self.status.context_window = *context_window;
+                self.session = Some(session.clone());
+                if *resumed && !self.read_only {
+                    self.notice(&format!("resumed session {session}"), NoticeLevel::Info);
+                }
+            }
+            AgentEvent::UserMessage { text, images } => {
+                self.unconfirmed = None;
+                self.transcript.push_user(text, images);
+            }
+            AgentEvent::RequestStarted | AgentEvent::StepEnded { .. } => {}
+            AgentEvent::StepStarted { .. } => {
+                self.busy = true;
+                self.status.activity = Activity::Thinking;
+            }
+            AgentEvent::TextDelta { step, text } => {
+                self.transcript.text_delta(*step, text);
+                self.status.activity = Activity::Streaming;
+            }
+            AgentEvent::ReasoningDelta { step, text } => {
+                self.transcript.reasoning_delta(*step, text);
+                self.status.activity = Activity::Reasoning;
+            }
+            AgentEvent::AssistantMessage {
+                step,
+                text,
+                reasoning,
+            } => {
+                self.transcript.assistant_message(*step, text, reasoning);
+            }
+            AgentEvent::Retrying {
+                attempt,
+                wait_ms,
+                reason,
+            } => {
+                // A retry starts the reply again: what the failed attempt streamed goes.
+                self.transcript.discard_streaming();
+                let until = self.now + Duration::from_millis(*wait_ms);
+                self.status.activity = Activity::Retrying {
+                    until,
+                    attempt: *attempt,
+                    reason: reason.clone(),
+                };
+                let secs = wait_ms.div_ceil(1000);
+                self.notice(
+                    &format!("{reason}: retrying in {secs}s (attempt {attempt})"),
+                    NoticeLevel::Warning,
+                );
+            }
+            AgentEvent::RequestEnded { reason, .. } => {
+                self.turn_ended(reason);
+                if matches!(reason, EndReason::Failed(_) | EndReason::Denied) {
+                    self.restore_unsent();
+                }
+                self.unconfirmed = None;
+            }
+            AgentEvent::Idle => self.idle(),
+            AgentEvent::Reset => {
+                self.forget_jobs();
+                self.transcript.clear();
+                self.diffs.clear();
+                self.todos.clear();
+                self.approval.clear();
+                self.status.reset_usage();
+            }
+            _ => {}
+        }
+    }
+
+    /// Figures (usage, context, cost), the notices the engine sends, and lists it answers with.
+    fn fold_report(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::Usage(usage) => self.status.add_usage(usage),
+            AgentEvent::Models {
+                models,
+                configured,
+                unavailable,
+            } => {
+                if let Some(picker) = self.layers.model_picker_mut() {
+                    picker.models_listed(models, configured, unavailable.as_deref());
+                }
+            }
+            // Once a request runs, its own answer or error says more than the check did.
+            AgentEvent::EndpointChecked {
+                problem: Some(problem),
+            } if !self.busy => self.notice(problem, NoticeLevel::Warning),
+            AgentEvent::EndpointChecked { .. } => {}
+            AgentEvent::Warning { message } => {
+                // The agent answers a rewind's plan with a warning when there is nothing to
+                // restore: the picker waiting for it closes.
+                self.layers.close_waiting_rewind();
+                self.notice(message, NoticeLevel::Warning);
+            }
+            AgentEvent::ProjectRulesTrusted {
+                path,
+                rules,
+                unremembered,
+            } => {
+                let message = crate::tui::trust::trusted(path, *rules, unremembered.as_deref());
+                self.notice(&message, NoticeLevel::Info);
+            }
+            AgentEvent::Skills { skills, budget } => {
+                self.skills.clone_from(skills);
+                self.skills_budget = *budget;
+            }
+            AgentEvent::Sessions { sessions } => self
+                .layers
+                .open_picker(SessionPicker::new(sessions.clone())),
+            AgentEvent::Context {
+                used,
+                window,
+                cost_usd,
+            } => {
+                self.status.used = Some(*used);
+                self.status.context_window = *window;
+                self.status.cost_usd = *cost_usd;
+            }
+            AgentEvent::Compacted {
+                before,
+                after,
+                pruned,
+                summarized,
+            } => {
+                let text = crate::tui::cost::compaction_text(*before, *after, *pruned, *summarized);
+                self.notice(&text, NoticeLevel::Info);
+            }
+            AgentEvent::CostReport { rows } => {
+                let text = crate::tui::cost::report_text(rows, &self.status.model);
+                self.notice(&text, NoticeLevel::Info);
+            }
+            AgentEvent::SessionUsage { totals, requests } => {
+                self.status.set_session_usage(*totals, *requests)
+            }
+            _ => {}
+        }
+    }
+
+    /// Rewind points, restore plans and their results, revert previews and reverts.
+    fn fold_time_travel(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::RewindPoints { points } if !self.read_only => self
+                .layers
+                .open_restore(Layer::Rewind(RewindPicker::new(points.clone()))),
+            AgentEvent::RestorePlan { what, plan } if !self.read_only => {
+                let confirm = RestoreConfirm::new(what.clone(), plan, self.layers.rewind_waiting());
+                self.layers.open_restore(Layer::Confirm(confirm));
+            }
+            AgentEvent::RewindPoints { .. } | AgentEvent::RestorePlan { .. } => {}
+            AgentEvent::Restored { what, done } => {
+                let text = crate::tui::rewind::restored_text(what, done);
+                let level = if done.conflicts.is_empty() {
+                    NoticeLevel::Info
+                } else {
+                    NoticeLevel::Warning
+                };
+                self.notice(&text, level);
+            }
+            AgentEvent::Rewound { text, .. } => self.rewound(text),
+            AgentEvent::RevertPreview {
+                target,
+                what,
+                plan,
+                moved,
+            } => {
+                if let Some(modal) = self.layers.revert_mut(target) {
+                    modal.show(what, plan.clone(), *moved);
+                } else if *moved {
+                    // The confirmation was closed meanwhile: still say nothing was applied.
+                    self.notice(
+                        &format!("not reverted: the files changed since the preview of {what}"),
+                        NoticeLevel::Warning,
+                    );
+                }
+            }
+            AgentEvent::Reverted {
+                id,
+                target,
+                what,
+                changes,
+            } => {
+                self.layers.close_revert(target);
+                let source = crate::bus::ChangeSource::Revert(id.clone());
+                for (file, change) in changes.iter().enumerate() {
+                    self.diffs.push_from(change.clone(), source.clone(), file);
+                }
+                self.notice(&format!("reverted {what}"), NoticeLevel::Info);
+            }
+            _ => {}
+        }
+    }
+}
