@@ -149,25 +149,66 @@ pub fn user_message(text: &str, parts: &[Part], images: ImageBytes<'_>) -> ChatM
 }
 
 fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> Rebuilt {
-    let mut out = Rebuilt::default();
-    // Calls of the latest assistant message still waiting for a result, in order.
-    let mut open: Vec<LoggedCall> = Vec::new();
-    let mut step = 0u64;
-    let mut users = 0usize;
+    let mut replay = Replay::new(images);
     for (index, record) in records.iter().enumerate() {
         match record {
+            Record::Fork { at } => {
+                replay.close_open_calls();
+                fork(&mut replay.out, &records[..index], *at, keep_left, images);
+            }
+            _ if replay.conversation(record) => {}
+            _ if replay.settings(record) => {}
+            _ => replay.shown(record),
+        }
+    }
+    replay.close_open_calls();
+    dedupe_rules(&mut replay.out.session_rules);
+    replay.out
+}
+
+/// The state of one pass over a log: what is rebuilt so far, the latest assistant message's
+/// calls still waiting for a result (in order), the step and user-message counts.
+struct Replay<'a> {
+    out: Rebuilt,
+    open: Vec<LoggedCall>,
+    step: u64,
+    users: usize,
+    images: ImageBytes<'a>,
+}
+
+impl<'a> Replay<'a> {
+    fn new(images: ImageBytes<'a>) -> Self {
+        Self {
+            out: Rebuilt::default(),
+            open: Vec::new(),
+            step: 0,
+            users: 0,
+            images,
+        }
+    }
+
+    fn close_open_calls(&mut self) {
+        close_open_calls(&mut self.out, &mut self.open);
+    }
+
+    /// Records that change the conversation sent to the model (and what the user sees of
+    /// it); false for any other record.
+    fn conversation(&mut self, record: &Record) -> bool {
+        match record {
             Record::User { text, time, parts } => {
-                close_open_calls(&mut out, &mut open);
-                out.users.push(BranchUser {
-                    at: users,
-                    step,
+                self.close_open_calls();
+                self.out.users.push(BranchUser {
+                    at: self.users,
+                    step: self.step,
                     text: text.clone(),
                     time: time.clone(),
                 });
-                users += 1;
-                out.request_text.clone_from(text);
-                out.messages.push(user_message(text, parts, images));
-                out.events.push(AgentEvent::UserMessage {
+                self.users += 1;
+                self.out.request_text.clone_from(text);
+                self.out
+                    .messages
+                    .push(user_message(text, parts, self.images));
+                self.out.events.push(AgentEvent::UserMessage {
                     text: text.clone(),
                     images: image_chips(parts),
                 });
@@ -176,52 +217,8 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 text,
                 reasoning,
                 tool_calls,
-            } => {
-                close_open_calls(&mut out, &mut open);
-                step += 1;
-                out.messages
-                    .push(assistant_message(text, reasoning, tool_calls));
-                out.events.push(AgentEvent::AssistantMessage {
-                    step: StepId(step),
-                    text: text.clone(),
-                    reasoning: reasoning.text.clone(),
-                });
-                for call in tool_calls {
-                    let args = serde_json::from_str(&call.arguments)
-                        .unwrap_or(serde_json::Value::String(call.arguments.clone()));
-                    out.events.push(AgentEvent::Tool(ToolEvent::Requested {
-                        call: call.id.clone(),
-                        name: call.name.clone(),
-                        args,
-                    }));
-                }
-                open = tool_calls.clone();
-            }
-            Record::ToolResult { call, name, result } => {
-                // Only results of the open assistant message belong in the conversation; a
-                // stray one (a hand-edited log) would make the request invalid.
-                let Some(pos) = open.iter().position(|c| &c.id == call) else {
-                    continue;
-                };
-                open.remove(pos);
-                if let Some(todos) = todos_of(result) {
-                    out.todos = todos.to_vec();
-                }
-                out.messages.push(ChatMessage::Tool {
-                    tool_call_id: call.0.clone(),
-                    content: result.text.clone(),
-                });
-                out.events.push(AgentEvent::Tool(ToolEvent::Finished {
-                    call: call.clone(),
-                    name: name.clone(),
-                    result: result.clone(),
-                }));
-            }
-            Record::SessionRule { prefix } => out.session_rules.push(prefix.clone()),
-            Record::Usage(usage) => {
-                out.costs.push((step, *usage));
-                out.events.push(AgentEvent::Usage(*usage));
-            }
+            } => self.assistant(text, reasoning, tool_calls),
+            Record::ToolResult { call, name, result } => self.tool_result(call, name, result),
             Record::Compacted {
                 stubs,
                 summary,
@@ -230,19 +227,106 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 after,
                 usage,
             } => {
-                close_open_calls(&mut out, &mut open);
-                super::compact::apply(&mut out.messages, stubs, summary.as_deref(), *summarized);
+                self.close_open_calls();
+                super::compact::apply(
+                    &mut self.out.messages,
+                    stubs,
+                    summary.as_deref(),
+                    *summarized,
+                );
                 if let Some(usage) = usage {
-                    out.costs.push((0, *usage));
-                    out.events.push(AgentEvent::Usage(*usage));
+                    self.out.costs.push((0, *usage));
+                    self.out.events.push(AgentEvent::Usage(*usage));
                 }
-                out.events.push(AgentEvent::Compacted {
+                self.out.events.push(AgentEvent::Compacted {
                     before: *before,
                     after: *after,
                     pruned: stubs.len(),
                     summarized: *summarized,
                 });
             }
+            Record::ImageRemoved { hash, note } => {
+                remove_image(&mut self.out.messages, hash, note);
+            }
+            Record::Note { text, told, parts } => {
+                self.close_open_calls();
+                self.out
+                    .messages
+                    .push(user_message(text, parts, self.images));
+                self.out.told = Some(told.clone());
+            }
+            Record::Shell {
+                id,
+                command,
+                context,
+                result,
+                told,
+            } => {
+                if let Some(text) = told {
+                    self.close_open_calls();
+                    self.out.messages.push(ChatMessage::User {
+                        content: text.as_str().into(),
+                    });
+                }
+                self.out
+                    .events
+                    .extend(shell_events(id, command, *context, result));
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn assistant(&mut self, text: &str, reasoning: &ReasoningPart, tool_calls: &[LoggedCall]) {
+        self.close_open_calls();
+        self.step += 1;
+        self.out
+            .messages
+            .push(assistant_message(text, reasoning, tool_calls));
+        self.out.events.push(AgentEvent::AssistantMessage {
+            step: StepId(self.step),
+            text: text.to_string(),
+            reasoning: reasoning.text.clone(),
+        });
+        for call in tool_calls {
+            let args = serde_json::from_str(&call.arguments)
+                .unwrap_or(serde_json::Value::String(call.arguments.clone()));
+            self.out.events.push(AgentEvent::Tool(ToolEvent::Requested {
+                call: call.id.clone(),
+                name: call.name.clone(),
+                args,
+            }));
+        }
+        self.open = tool_calls.to_vec();
+    }
+
+    fn tool_result(&mut self, call: &CallId, name: &str, result: &ToolResult) {
+        // Only results of the open assistant message belong in the conversation; a stray one
+        // (a hand-edited log) would make the request invalid.
+        let Some(pos) = self.open.iter().position(|c| &c.id == call) else {
+            return;
+        };
+        self.open.remove(pos);
+        if let Some(todos) = todos_of(result) {
+            self.out.todos = todos.to_vec();
+        }
+        self.out.messages.push(ChatMessage::Tool {
+            tool_call_id: call.0.clone(),
+            content: result.text.clone(),
+        });
+        self.out.events.push(AgentEvent::Tool(ToolEvent::Finished {
+            call: call.clone(),
+            name: name.to_string(),
+            result: result.clone(),
+        }));
+    }
+
+    /// Records that set what the session runs with: rules, mode, model, system prompt,
+    /// loaded skills; false for any other record.
+    fn settings(&mut self, record: &Record) -> bool {
+        let out = &mut self.out;
+        match record {
+            Record::SessionRule { prefix } => out.session_rules.push(prefix.clone()),
             Record::Mode { mode } => {
                 out.mode = Some(*mode);
                 out.events.push(AgentEvent::ModeChanged { mode: *mode });
@@ -253,16 +337,6 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                     model: model.clone(),
                 });
             }
-            Record::Ended { reason } => out.events.push(AgentEvent::RequestEnded {
-                last_step: StepId(step),
-                reason: reason.clone(),
-            }),
-            Record::Approval { call, decision } => {
-                out.events.push(AgentEvent::Tool(ToolEvent::Decided {
-                    call: call.clone(),
-                    decision: decision.clone(),
-                }))
-            }
             Record::System { prompt, told } => {
                 // The first is the session's start: the mode it ran in until a switch.
                 if out.system.is_none() {
@@ -272,17 +346,36 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 out.system = Some(prompt.clone());
                 out.told = Some(told.clone());
             }
-            Record::ImageRemoved { hash, note } => {
-                remove_image(&mut out.messages, hash, note);
+            Record::SkillLoaded { name, dir, text } => out.skills.push(LoadedSkill {
+                name: name.clone(),
+                dir: dir.clone(),
+                text: text.clone(),
+            }),
+            Record::Meta { model, .. } => out.model = Some(model.clone()),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Records only shown again on a replay (usage, ends, decisions, reverts, restores), or
+    /// kept for other readers of the log.
+    fn shown(&mut self, record: &Record) {
+        let out = &mut self.out;
+        let step = self.step;
+        match record {
+            Record::Usage(usage) => {
+                out.costs.push((step, *usage));
+                out.events.push(AgentEvent::Usage(*usage));
             }
-            Record::Note { text, told, parts } => {
-                close_open_calls(&mut out, &mut open);
-                out.messages.push(user_message(text, parts, images));
-                out.told = Some(told.clone());
-            }
-            Record::Fork { at } => {
-                close_open_calls(&mut out, &mut open);
-                fork(&mut out, &records[..index], *at, keep_left, images);
+            Record::Ended { reason } => out.events.push(AgentEvent::RequestEnded {
+                last_step: StepId(step),
+                reason: reason.clone(),
+            }),
+            Record::Approval { call, decision } => {
+                out.events.push(AgentEvent::Tool(ToolEvent::Decided {
+                    call: call.clone(),
+                    decision: decision.clone(),
+                }))
             }
             Record::Revert {
                 id,
@@ -300,37 +393,26 @@ fn rebuild_with(records: &[Record], keep_left: bool, images: ImageBytes<'_>) -> 
                 what: what.clone(),
                 done: done.clone(),
             }),
-            Record::SkillLoaded { name, dir, text } => out.skills.push(LoadedSkill {
-                name: name.clone(),
-                dir: dir.clone(),
-                text: text.clone(),
-            }),
-            Record::Shell {
-                id,
-                command,
-                context,
-                result,
-                told,
-            } => {
-                if let Some(text) = told {
-                    close_open_calls(&mut out, &mut open);
-                    out.messages.push(ChatMessage::User {
-                        content: text.as_str().into(),
-                    });
-                }
-                out.events
-                    .extend(shell_events(id, command, *context, result));
-            }
-            Record::Meta { model, .. } => out.model = Some(model.clone()),
-            Record::Checkpoint { .. }
+            Record::User { .. }
+            | Record::Assistant { .. }
+            | Record::ToolResult { .. }
+            | Record::Compacted { .. }
+            | Record::ImageRemoved { .. }
+            | Record::Note { .. }
+            | Record::Shell { .. }
+            | Record::Fork { .. }
+            | Record::SessionRule { .. }
+            | Record::Mode { .. }
+            | Record::Model { .. }
+            | Record::System { .. }
+            | Record::SkillLoaded { .. }
+            | Record::Meta { .. }
+            | Record::Checkpoint { .. }
             | Record::Delivered { .. }
             | Record::Withdrawn { .. }
             | Record::Returned { .. } => {}
         }
     }
-    close_open_calls(&mut out, &mut open);
-    dedupe_rules(&mut out.session_rules);
-    out
 }
 
 /// What a replay shows of a user's own command: its card, started and finished.
