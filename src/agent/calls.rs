@@ -103,13 +103,17 @@ impl Agent {
             Err(message) => return done(ToolResult::error(message)),
         };
         let mode = self.shared.mode();
-        if let Some(result) = self.answer_before_gate(call, &args, &access, cancel).await {
-            return done(result);
-        }
         let answer = match self.ask_gate(call, &access, mode) {
             Ok(answer) => answer,
             Err(panic) => return done(ToolResult::error(panic)),
         };
+        // A change while planning: no rule lets one through.
+        if let Some(refusal) = answer.refusal {
+            return done(ToolResult::error(refusal));
+        }
+        if let Some(result) = self.answer_before_gate(call, &args, mode, cancel).await {
+            return done(result);
+        }
         let grant = match answer.verdict {
             Verdict::Run => {
                 self.warn_runs_later(&call.id, &access);
@@ -176,24 +180,16 @@ impl Agent {
         }
     }
 
-    /// The calls answered before the gate and its rules: a change while planning (no rule
-    /// lets one through), the plan itself (answered by the user; a headless run, with nobody
-    /// to ask, runs the tool, which says so) and loading a skill (from the session's own
-    /// list, logged so compaction and resume keep it).
+    /// The calls answered before the gate's verdict: the plan itself (answered by the user;
+    /// a headless run, with nobody to ask, runs the tool, which says so) and loading a skill
+    /// (from the session's own list, logged so compaction and resume keep it).
     async fn answer_before_gate(
         &mut self,
         call: &AssembledCall,
         args: &Value,
-        access: &Access,
+        mode: crate::bus::Mode,
         cancel: &CancellationToken,
     ) -> Option<ToolResult> {
-        let mode = self.shared.mode();
-        if mode == crate::bus::Mode::Plan
-            && let Some(text) =
-                crate::permissions::plan::refusal(&call.name, access, &self.settings.workspace)
-        {
-            return Some(ToolResult::error(text));
-        }
         if call.name == crate::tools::EXIT_PLAN_MODE
             && (mode != crate::bus::Mode::Plan || self.settings.interactive)
         {

@@ -31,6 +31,9 @@ pub struct Answer {
     /// all (none may hide in a long command's elided middle), and a dangerous command is
     /// approved once, never by a rule.
     pub dangers: Vec<String>,
+    /// The error the model gets when the call may not run at all in this mode (a change
+    /// while planning): no rule, approval or question lets it through.
+    pub refusal: Option<String>,
 }
 
 impl Answer {
@@ -41,6 +44,7 @@ impl Answer {
             grant: grant(&verdict, false, mode),
             verdict,
             dangers: Vec::new(),
+            refusal: None,
         }
     }
 
@@ -64,7 +68,20 @@ impl Answer {
             grant: grant(&verdict, read_only, call.mode),
             verdict,
             dangers: dangerous_parts(analysis),
+            refusal: None,
         }
+    }
+
+    /// While planning, a call that would change something is refused (see `plan::refusal`).
+    pub(crate) fn refused_while_planning(
+        mut self,
+        call: &Call<'_>,
+        why: impl FnOnce() -> Option<String>,
+    ) -> Self {
+        if call.mode == Mode::Plan {
+            self.refusal = why();
+        }
+        self
     }
 
     /// The command has a dangerous part: no "always" rule is made for it.

@@ -3,25 +3,29 @@
 //! it read-only (and then in the read-only sandbox); every file write and every other command
 //! is refused with an error the model can act on: it names `exit_plan_mode`.
 //!
-//! The refusal is decided here, before the gate's rules: no allow rule, session approval or
-//! project rule lets a write through while planning.
+//! The refusal is part of the gate's answer (`Answer::refusal`), decided before its rules: no
+//! allow rule, session approval or project rule lets a write through while planning. A
+//! command is judged from the gate's own reading of it.
 
-use std::path::Path;
-
-use crate::permissions::classify::{self, Class};
+use crate::permissions::classify::{Class, Classification};
 use crate::tools::Access;
 
 pub use crate::tools::EXIT_PLAN_MODE;
 
 /// Why `tool` may not run in plan mode, as the error the model gets; `None` when it may.
-pub fn refusal(tool: &str, access: &Access, workspace: &Path) -> Option<String> {
+/// `judged` is the gate's classification of a command (asked only for a command).
+pub fn refusal(
+    tool: &str,
+    access: &Access,
+    judged: impl FnOnce(&str) -> Classification,
+) -> Option<String> {
     let what = match access {
         // A fetch changes nothing here; the gate still asks per host.
         Access::Read | Access::ReadGuarded { .. } | Access::Session | Access::Network { .. } => {
             return None;
         }
         Access::Command { command, .. } => {
-            let verdict = classify::analyze(command, workspace).classification();
+            let verdict = judged(command);
             if verdict.class == Class::ReadOnly {
                 return None;
             }
@@ -55,6 +59,7 @@ fn one_line(command: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permissions::classify;
 
     fn command(text: &str) -> Access {
         Access::Command {
@@ -67,7 +72,10 @@ mod tests {
         // A workspace of its own: the temp directory itself may hold HOME (build farms), and
         // a walk over a directory holding a secret store is rightly not read-only.
         let dir = tempfile::tempdir().expect("temp dir");
-        refusal("bash", &command(text), dir.path()).is_some()
+        refusal("bash", &command(text), |c| {
+            classify::classify(c, dir.path())
+        })
+        .is_some()
     }
 
     #[test]
@@ -105,7 +113,10 @@ mod tests {
     #[test]
     fn the_refusal_names_exit_plan_mode_and_the_command() {
         let dir = std::env::temp_dir();
-        let text = refusal("bash", &command("echo x > f"), &dir).unwrap_or_default();
+        let text = refusal("bash", &command("echo x > f"), |c| {
+            classify::classify(c, &dir)
+        })
+        .unwrap_or_default();
         assert!(text.contains(EXIT_PLAN_MODE), "{text}");
         assert!(text.contains("echo x > f"), "{text}");
         assert!(text.starts_with("plan mode:"), "{text}");

@@ -15,7 +15,7 @@ use crate::permissions::rules::{
     Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, part_prefix,
 };
 use crate::permissions::{Answer, Call, PermissionGate, Verdict};
-use crate::permissions::{file_access, web_hosts};
+use crate::permissions::{file_access, plan, web_hosts};
 use crate::tools::Access;
 use crate::tools::executor::sandbox::{Grant, SandboxPolicy};
 
@@ -369,11 +369,15 @@ impl PermissionGate for PolicyGate {
     fn answer(&self, call: &Call<'_>) -> Answer {
         let Access::Command { command, .. } = call.access else {
             let verdict = self.check(call.tool, call.access, call.mode);
-            return Answer::plain(verdict, call.mode);
+            return Answer::plain(verdict, call.mode).refused_while_planning(call, || {
+                plan::refusal(call.tool, call.access, |c| self.analyze(c).classification())
+            });
         };
         let analysis = self.analyze(command);
         let verdict = self.command_verdict(&analysis, call.mode);
-        Answer::for_command(verdict, &analysis, call, command)
+        Answer::for_command(verdict, &analysis, call, command).refused_while_planning(call, || {
+            plan::refusal(call.tool, call.access, |_| analysis.classification())
+        })
     }
 
     fn runs_later(&self, path: &Path) -> Option<String> {

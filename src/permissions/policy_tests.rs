@@ -359,3 +359,43 @@ fn the_run_later_list_is_configurable() {
         Ruling::Run
     );
 }
+
+#[test]
+fn while_planning_the_gates_answer_refuses_every_change_and_no_rule_lets_one_through() {
+    use crate::permissions::Call;
+    use crate::tools::executor::Refused;
+    let allow_all = RuleSet::from_config(&["touch".into(), "ls".into()], &[], &[]);
+    let (ws, gate) = gate(allow_all);
+    let refused = Refused::default();
+    let answer = |tool: &str, access: &Access, mode: Mode| {
+        gate.answer(&Call {
+            tool,
+            access,
+            mode,
+            interactive: true,
+            refused: &refused,
+        })
+    };
+    let touch = command("touch f");
+    let planning = answer("bash", &touch, Mode::Plan);
+    let why = planning.refusal.unwrap_or_default();
+    assert!(
+        why.starts_with("plan mode:") && why.contains("touch f"),
+        "{why}"
+    );
+    assert_eq!(
+        answer("bash", &touch, Mode::Auto).refusal,
+        None,
+        "only while planning"
+    );
+    assert_eq!(answer("bash", &command("ls -la"), Mode::Plan).refusal, None);
+    let write = Access::Write {
+        path: paths::resolve(ws.path(), "src/lib.rs").unwrap(),
+        display: "src/lib.rs".into(),
+    };
+    let why = answer("edit_file", &write, Mode::Plan)
+        .refusal
+        .unwrap_or_default();
+    assert!(why.contains("`edit_file` would change src/lib.rs"), "{why}");
+    assert_eq!(answer("read_file", &Access::Read, Mode::Plan).refusal, None);
+}
