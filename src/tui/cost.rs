@@ -49,7 +49,7 @@ pub fn report_text(rows: &[CostRow], model: &str) -> String {
     }
     let mut out = format!(
         "{:>6}  {:>9}  {:>9}  {:>8}  {:>9}\n",
-        "turn", "in", "cached", "out", "cost"
+        "step", "in", "cached", "out", "cost"
     );
     let mut total = Usage::default();
     let mut cost = Some(0.0);
