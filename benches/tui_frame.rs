@@ -83,6 +83,7 @@ fn main() {
         sandbox_off: None,
         trust: None,
         welcome: None,
+        command_sources: None,
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -165,6 +166,7 @@ fn stream_in_process() {
         sandbox_off: None,
         trust: None,
         welcome: None,
+        command_sources: None,
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

@@ -81,7 +81,7 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
             rules,
             workspace: workspace.clone(),
             sandbox: tools.bash.sandbox.clone(),
-            places: crate::permissions::classify::Places::from_env().with_secrets(secrets),
+            places: crate::permissions::classify::Places::with_dirs(dirs).with_secrets(secrets),
         })
         .asking_unsandboxed(sandbox.missing)
         .with_run_later(
@@ -187,11 +187,12 @@ pub fn confined_tools(
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
     let files = FilePolicy::with_dirs(dirs, &readable).with_secrets(secrets.clone());
-    let env = ToolEnv::with_web(
+    let env = ToolEnv::for_session(
         workspace.to_path_buf(),
         bash,
         files,
         Some(web_env(config, network)?),
+        Some(crate::skills::Sources::with_dirs(workspace, dirs)),
     );
     Ok(ConfinedTools {
         env,

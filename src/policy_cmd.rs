@@ -32,12 +32,13 @@ pub fn run(
     json: bool,
     rules: RuleSet,
     workspace: &Path,
+    dirs: &crate::dirs::Dirs,
 ) -> (String, i32) {
     let gate = PolicyGate::new(PolicySettings {
         rules,
         workspace: workspace.to_path_buf(),
         sandbox: None,
-        places: Places::from_env(),
+        places: Places::with_dirs(dirs),
     });
     let command = command_line(command_words);
     let decision = gate.explain(&command, mode);

@@ -51,6 +51,7 @@ pub async fn run_tui(dirs: &Dirs, args: RunArgs) -> Result<(i32, Option<String>)
         sandbox_off: launched.sandbox_off.clone(),
         trust: launched.untrusted_rules.clone(),
         welcome: Some(welcome(&launched)),
+        command_sources: Some(crate::skills::Sources::with_dirs(&launched.workspace, dirs)),
     };
     let front = launched.front;
     if args.resume.as_deref() == Some("") {
@@ -140,6 +141,7 @@ pub async fn replay(dirs: &Dirs, id: &str) -> Result<i32> {
         sandbox_off: None,
         trust: None,
         welcome: None,
+        command_sources: None,
     };
     // Keep the engine ends alive while the UI runs, so it does not see a closed bus.
     let result = tui::run(front, options).await;
@@ -402,5 +404,6 @@ pub fn policy_check(
         json,
         rules,
         &workspace,
+        dirs,
     ))
 }

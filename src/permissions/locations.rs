@@ -25,6 +25,11 @@ pub struct Places {
 impl Places {
     /// The production defaults: `$TMPDIR` (or the system's), `/tmp`, `/var/tmp`, and `$HOME`.
     pub fn from_env() -> Self {
+        Self::with_dirs(&crate::dirs::Dirs::from_env())
+    }
+
+    /// As `from_env`, with cairn's directories given (their own places are secret stores too).
+    pub fn with_dirs(dirs: &crate::dirs::Dirs) -> Self {
         let system = std::env::temp_dir();
         let mut temp = vec![std::fs::canonicalize(&system).unwrap_or(system)];
         for fixed in ["/tmp", "/var/tmp"] {
@@ -36,10 +41,7 @@ impl Places {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        let secrets = SecretStores::new(
-            &crate::secret_stores::known_homes(),
-            &crate::dirs::Dirs::from_env().own(),
-        );
+        let secrets = SecretStores::new(&crate::secret_stores::known_homes(), &dirs.own());
         Self {
             temp,
             home,

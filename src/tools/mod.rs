@@ -205,6 +205,9 @@ pub struct ToolEnv {
     pub files: FilePolicy,
     /// The egress client, settings and page cache of the web tools (none: they refuse).
     pub web: Option<Arc<crate::web::WebEnv>>,
+    /// Where the `skill` tool finds skills on disk: the workspace and cairn's directories as
+    /// launch derived them (none in an environment built by hand: then from the process's).
+    pub skills: Option<crate::skills::Sources>,
 }
 
 impl ToolEnv {
@@ -225,6 +228,17 @@ impl ToolEnv {
         files: FilePolicy,
         web: Option<Arc<crate::web::WebEnv>>,
     ) -> Arc<Self> {
+        Self::for_session(workspace, bash, files, web, None)
+    }
+
+    /// A session's environment: as `with_web`, with the skill sources launch derived.
+    pub fn for_session(
+        workspace: PathBuf,
+        bash: BashSettings,
+        files: FilePolicy,
+        web: Option<Arc<crate::web::WebEnv>>,
+        skills: Option<crate::skills::Sources>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             workspace,
             reads: ReadTracker::default(),
@@ -234,6 +248,7 @@ impl ToolEnv {
             refused: executor::Refused::default(),
             files,
             web,
+            skills,
         })
     }
 }

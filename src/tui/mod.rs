@@ -98,10 +98,8 @@ async fn main_loop(
         commands,
         mut events,
     } = front;
-    if !options.read_only
-        && let Ok(workspace) = std::env::current_dir().and_then(std::fs::canonicalize)
-    {
-        app.command_sources = Some(crate::skills::Sources::from_env(&workspace));
+    if !options.read_only {
+        app.command_sources.clone_from(&options.command_sources);
     }
     if let Some(prompt) = &options.initial_prompt {
         app.submit_initial(prompt);

@@ -147,6 +147,7 @@ mod in_the_app {
             sandbox_off: None,
             trust: None,
             welcome: None,
+            command_sources: None,
         };
         let mut app = App::new(&options, Instant::now());
         app.apply(&AgentEvent::Tool(ToolEvent::Finished {

@@ -25,6 +25,7 @@ fn app() -> App {
             sandbox_off: None,
             trust: None,
             welcome: None,
+            command_sources: None,
         },
         Instant::now(),
     )

@@ -26,6 +26,7 @@ fn options() -> TuiOptions {
         sandbox_off: None,
         trust: None,
         welcome: None,
+        command_sources: None,
     }
 }
 

@@ -179,6 +179,7 @@ mod tests {
             sandbox_off: None,
             trust: Some(shipped()),
             welcome: None,
+            command_sources: None,
         };
         App::new(&options, Instant::now())
     }

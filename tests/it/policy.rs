@@ -50,6 +50,7 @@ fn json_output_has_exactly_class_decision_reason_and_rule() {
         true,
         RuleSet::default(),
         ws.path(),
+        &cairn::dirs::Dirs::from_env(),
     );
     assert_eq!(code, 0);
     let value = json(&out);
@@ -80,6 +81,7 @@ fn text_output_names_decision_class_reason_and_rule() {
         false,
         rules,
         ws.path(),
+        &cairn::dirs::Dirs::from_env(),
     );
     assert_eq!(code, 0);
     assert!(out.contains("decision: deny\n"), "{out}");
@@ -100,6 +102,7 @@ fn argument_words_are_quoted_so_text_inside_them_is_not_a_command() {
         true,
         RuleSet::default(),
         ws.path(),
+        &cairn::dirs::Dirs::from_env(),
     );
     let value = json(&out);
     assert_eq!(
