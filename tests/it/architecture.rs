@@ -4,7 +4,9 @@
 //! `tests/` folders, `#[cfg(test)] mod tests`) may reach anything and is not read.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::support::source_graph::{Graph, cycles, is_test_file, rust_files};
 
 /// The layer of each top-level module; a module imports only from its own layer or below.
 const LAYERS: &[(&str, u8)] = &[
@@ -140,16 +142,6 @@ fn module_of(relative: &Path) -> String {
     first.trim_end_matches(".rs").to_string()
 }
 
-fn is_test_file(relative: &Path) -> bool {
-    let name = relative
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    name == "tests.rs"
-        || name.ends_with("_tests.rs")
-        || relative.components().any(|c| c.as_os_str() == "tests")
-}
-
 /// Every `crate::a::b` path in the code of `text` (comments and test modules left out),
 /// with `use crate::{a, b::c}` groups expanded to `crate::a`, `crate::b::c`.
 pub fn crate_paths(text: &str) -> Vec<String> {
@@ -224,17 +216,6 @@ pub fn violations(module: &str, file: &str, text: &str) -> Vec<String> {
         }
     }
     out
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 #[test]
@@ -315,10 +296,7 @@ fn the_checker_fails_on_a_forbidden_import() {
 // They are checked on a graph of module → imported modules, so the checker can be tested on a
 // made-up graph, and asserted on the crate.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-/// Module → the top-level modules its non-test code imports.
-type Graph = BTreeMap<String, BTreeSet<String>>;
+use std::collections::BTreeSet;
 
 /// The services of layer 1, lowest first: each may import only the ones before it.
 const SERVICE_ORDER: &[&str] = &[
@@ -382,68 +360,6 @@ fn crate_graph() -> Graph {
         }
     }
     graph
-}
-
-/// The circles of `graph`: every set of two or more modules that reach each other (Tarjan's
-/// strongly connected components), each sorted, the list sorted.
-fn cycles(graph: &Graph) -> Vec<Vec<String>> {
-    struct Search<'g> {
-        graph: &'g Graph,
-        index: BTreeMap<&'g str, usize>,
-        low: BTreeMap<&'g str, usize>,
-        stack: Vec<&'g str>,
-        on_stack: BTreeSet<&'g str>,
-        found: Vec<Vec<String>>,
-    }
-    impl<'g> Search<'g> {
-        fn visit(&mut self, node: &'g str) {
-            let at = self.index.len();
-            self.index.insert(node, at);
-            self.low.insert(node, at);
-            self.stack.push(node);
-            self.on_stack.insert(node);
-            for next in self.graph.get(node).into_iter().flatten() {
-                let next = next.as_str();
-                if !self.index.contains_key(next) {
-                    self.visit(next);
-                    let low = self.low[node].min(self.low[next]);
-                    self.low.insert(node, low);
-                } else if self.on_stack.contains(next) {
-                    let low = self.low[node].min(self.index[next]);
-                    self.low.insert(node, low);
-                }
-            }
-            if self.low[node] == self.index[node] {
-                let mut component = Vec::new();
-                while let Some(top) = self.stack.pop() {
-                    self.on_stack.remove(top);
-                    component.push(top.to_string());
-                    if top == node {
-                        break;
-                    }
-                }
-                if component.len() > 1 {
-                    component.sort();
-                    self.found.push(component);
-                }
-            }
-        }
-    }
-    let mut search = Search {
-        graph,
-        index: BTreeMap::new(),
-        low: BTreeMap::new(),
-        stack: Vec::new(),
-        on_stack: BTreeSet::new(),
-        found: Vec::new(),
-    };
-    for node in graph.keys() {
-        if !search.index.contains_key(node.as_str()) {
-            search.visit(node);
-        }
-    }
-    search.found.sort();
-    search.found
 }
 
 /// What the finer rules find in `graph`, one line each.

@@ -6,11 +6,10 @@
 //! `mod.rs`.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeSet;
+use std::path::Path;
 
-/// File → the files it uses, both relative to `src/tui/` ("app.rs", "transcript/mod.rs").
-type Graph = BTreeMap<String, BTreeSet<String>>;
+use crate::support::source_graph::{Graph, cycles, is_test_file, rust_files};
 
 /// Where a file sits among the TUI's modules: its module path below `tui` and the directory of
 /// its child modules, if it has any.
@@ -35,16 +34,6 @@ fn place_of(relative: &Path) -> Place {
         module,
         is_dir_module,
     }
-}
-
-fn is_test_file(relative: &Path) -> bool {
-    let name = relative
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    name == "tests.rs"
-        || name.ends_with("_tests.rs")
-        || relative.components().any(|c| c.as_os_str() == "tests")
 }
 
 /// The code of a file: its test module and its comment lines left out.
@@ -223,17 +212,6 @@ fn resolve(base: &[String], path: &[String], exists: &dyn Fn(&str) -> bool) -> O
     Some(own_dir_file(&module))
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The file graph of `src/tui/` (test files and test modules left out).
 fn tui_graph() -> Graph {
     let tui = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui");
@@ -252,68 +230,6 @@ fn tui_graph() -> Graph {
         graph.entry(name).or_default().extend(used);
     }
     graph
-}
-
-/// Every set of two or more files that reach each other (Tarjan's strongly connected
-/// components), each sorted, the list sorted.
-fn cycles(graph: &Graph) -> Vec<Vec<String>> {
-    struct Search<'g> {
-        graph: &'g Graph,
-        index: BTreeMap<&'g str, usize>,
-        low: BTreeMap<&'g str, usize>,
-        stack: Vec<&'g str>,
-        on_stack: BTreeSet<&'g str>,
-        found: Vec<Vec<String>>,
-    }
-    impl<'g> Search<'g> {
-        fn visit(&mut self, node: &'g str) {
-            let at = self.index.len();
-            self.index.insert(node, at);
-            self.low.insert(node, at);
-            self.stack.push(node);
-            self.on_stack.insert(node);
-            for next in self.graph.get(node).into_iter().flatten() {
-                let next = next.as_str();
-                if !self.index.contains_key(next) {
-                    self.visit(next);
-                    let low = self.low[node].min(self.low[next]);
-                    self.low.insert(node, low);
-                } else if self.on_stack.contains(next) {
-                    let low = self.low[node].min(self.index[next]);
-                    self.low.insert(node, low);
-                }
-            }
-            if self.low[node] == self.index[node] {
-                let mut component = Vec::new();
-                while let Some(top) = self.stack.pop() {
-                    self.on_stack.remove(top);
-                    component.push(top.to_string());
-                    if top == node {
-                        break;
-                    }
-                }
-                if component.len() > 1 {
-                    component.sort();
-                    self.found.push(component);
-                }
-            }
-        }
-    }
-    let mut search = Search {
-        graph,
-        index: BTreeMap::new(),
-        low: BTreeMap::new(),
-        stack: Vec::new(),
-        on_stack: BTreeSet::new(),
-        found: Vec::new(),
-    };
-    for node in graph.keys() {
-        if !search.index.contains_key(node.as_str()) {
-            search.visit(node);
-        }
-    }
-    search.found.sort();
-    search.found
 }
 
 /// One line per cycle, with the arrows inside it (what to cut).

@@ -4,4 +4,5 @@ pub mod agent;
 pub mod cairn_cmd;
 pub mod git_state;
 pub mod net_servers;
+pub mod source_graph;
 pub mod strict_json;
