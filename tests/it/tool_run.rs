@@ -169,3 +169,35 @@ fn a_leftover_in_a_group_of_its_own_is_ended_by_the_subreaper() {
         "the background sleep ({pid}) outlived its command"
     );
 }
+
+#[test]
+fn leftovers_that_leave_the_group_or_the_session_are_ended_by_the_subreaper_too() {
+    // Other ways out of the command's group: a session of its own, a double fork whose parent
+    // exits at once, nohup under setsid. Each orphan comes to cairn, so each is found.
+    for (name, command) in [
+        ("setsid", "setsid sleep 1000 & echo $! > pid; echo done"),
+        (
+            "double fork",
+            "(setsid sleep 1000 & echo $! > pid) & wait; echo done",
+        ),
+        (
+            "nohup in a new session",
+            "(setsid nohup sleep 1000 >/dev/null 2>&1 & echo $! > pid) & wait; echo done",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir_all(&workspace).unwrap();
+        let (ok, stdout, stderr) = tool_run_bash(&workspace, command);
+        assert!(ok && stdout.contains("done"), "{name}: {stdout} / {stderr}");
+        let pid: i32 = std::fs::read_to_string(workspace.join("pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            !crate::tools_bash::alive(pid),
+            "{name}: the background sleep ({pid}) outlived its command"
+        );
+    }
+}
