@@ -66,8 +66,6 @@ impl Scanner<'_> {
     /// Forgets what was recorded beneath `path` and why `path` was left out, keeping the
     /// manifest's entry of `path` itself.
     fn forget_beneath(&mut self, path: &[u8]) {
-        let mut beneath = path.to_vec();
-        beneath.push(b'/');
         if self.manifest.beneath(path).next().is_some() {
             let gone: Vec<Vec<u8>> = self
                 .manifest
@@ -77,6 +75,9 @@ impl Scanner<'_> {
             for p in gone {
                 self.manifest.remove(&p);
             }
+        }
+        if self.left_out.is_empty() {
+            return;
         }
         self.left_out.remove(path);
         let mut dir = path.to_vec();
