@@ -28,8 +28,9 @@ use cairn::testing::{ExecCounter, MockLlm, Script};
 use cairn::tools::registry::standard_tools;
 use cairn::tools::{BashSettings, Registry, ToolEnv};
 
-/// Timed sessions per configuration (alternating on and off).
-const REPS: usize = 7;
+/// Timed sessions per configuration (alternating on and off): the machine's noise moves one
+/// session by a third, a median of 15 by a few percent.
+const REPS: usize = 15;
 const STEPS: usize = 40;
 /// The workspace: 20 directories of 25 files.
 const DIRS: usize = 20;
@@ -40,8 +41,9 @@ fn main() {
     // command looks for what it left among this process's descendants only.
     cairn::tools::executor::reaper::become_subreaper().unwrap();
     println!(
-        "agent loop, S1 mix ({STEPS} steps), workspace of {} files; median of {REPS} sessions",
-        DIRS * FILES
+        "agent loop, S1 mix ({STEPS} steps), workspace of {} files; median of {} sessions",
+        DIRS * FILES,
+        reps()
     );
     phases_of_one_session();
     if let Ok(only) = std::env::var("CAIRN_BENCH_ONLY") {

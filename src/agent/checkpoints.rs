@@ -54,53 +54,74 @@ pub(super) struct Checkpoints {
     pending: Option<Pending>,
 }
 
-/// A snapshot running off the critical path, and the record it becomes (None: the session's
-/// first walk, recorded by the checkpoint that waits for it).
+/// Work running off the critical path for the store.
 struct Pending {
-    kind: Option<CheckpointKind>,
     store: Arc<CheckpointStore>,
-    task: SnapshotTask,
-    /// A deferred snapshot: once recorded, its write to disk (`flush`) is the next pending.
-    then_flush: bool,
+    work: Work,
 }
 
-type SnapshotTask = tokio::task::JoinHandle<Result<Snapshot, CheckpointError>>;
+enum Work {
+    /// A snapshot being taken, and the record it becomes (None: the session's first walk,
+    /// recorded by the checkpoint that waits for it). A deferred one's write to disk is
+    /// under way already: `then`, pending once the snapshot is recorded.
+    Snapshot {
+        kind: Option<CheckpointKind>,
+        task: SnapshotTask,
+        then: Option<WriteTask>,
+    },
+    /// A recorded checkpoint's write to disk.
+    Write(WriteTask),
+}
+
+type Snapshotted = Result<Snapshot, CheckpointError>;
+
+/// A background snapshot's answer: from a task of its own, or told by the task that goes on
+/// to write it to disk.
+enum SnapshotTask {
+    Own(tokio::task::JoinHandle<Snapshotted>),
+    Told(tokio::sync::oneshot::Receiver<Snapshotted>),
+}
+
+impl SnapshotTask {
+    /// The snapshot, or why its task ended without an answer.
+    async fn answer(self) -> Result<Snapshotted, String> {
+        match self {
+            SnapshotTask::Own(task) => task.await.map_err(|e| e.to_string()),
+            SnapshotTask::Told(told) => told.await.map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// A background write to disk.
+type WriteTask = tokio::task::JoinHandle<Result<(), CheckpointError>>;
 
 fn spawn_snapshot(store: &Arc<CheckpointStore>, written: Vec<std::path::PathBuf>) -> SnapshotTask {
     let store = Arc::clone(store);
-    tokio::task::spawn_blocking(move || {
+    SnapshotTask::Own(tokio::task::spawn_blocking(move || {
         let written: Vec<&std::path::Path> = written.iter().map(|p| p.as_path()).collect();
         store.snapshot_paths(&written)
-    })
+    }))
 }
 
-/// A snapshot whose new objects stay in memory until `flush_pending` writes them.
-fn spawn_deferred(store: &Arc<CheckpointStore>, written: Vec<std::path::PathBuf>) -> SnapshotTask {
+/// A snapshot whose new objects stay in memory, then their write to disk (`flush`), one
+/// after the other on one blocking thread: the first task answers once the snapshot is
+/// taken, the second once it is on disk. The write starts at once, not when somebody
+/// records the snapshot: it overlaps the next request from its first byte.
+fn spawn_deferred(
+    store: &Arc<CheckpointStore>,
+    written: Vec<std::path::PathBuf>,
+) -> (SnapshotTask, WriteTask) {
     let store = Arc::clone(store);
-    tokio::task::spawn_blocking(move || {
+    let (taken, snapshot) = tokio::sync::oneshot::channel();
+    let write = tokio::task::spawn_blocking(move || {
         let written: Vec<&std::path::Path> = written.iter().map(|p| p.as_path()).collect();
-        store.snapshot_deferred(&written)
-    })
-}
-
-/// Writes checkpoint `id` (already recorded) to disk in the background.
-fn flush_pending(store: Arc<CheckpointStore>, id: CheckpointId) -> Pending {
-    let task = {
-        let store = Arc::clone(&store);
-        tokio::task::spawn_blocking(move || {
-            store.flush()?;
-            Ok(Snapshot {
-                id,
-                skipped: Vec::new(),
-            })
-        })
-    };
-    Pending {
-        kind: None,
-        store,
-        task,
-        then_flush: false,
-    }
+        let snap = store.snapshot_deferred(&written);
+        let ok = snap.is_ok();
+        let _ = taken.send(snap);
+        // A failed snapshot is told by the first task, and left nothing to write.
+        if ok { store.flush() } else { Ok(()) }
+    });
+    (SnapshotTask::Told(snapshot), write)
 }
 
 impl Checkpoints {
@@ -166,11 +187,14 @@ impl Agent {
     pub(super) async fn checkpoint_after(&mut self) -> Option<CheckpointId> {
         self.settle_checkpoint().await;
         let store = self.checkpoint_store()?;
-        let task = spawn_deferred(&store, Vec::new());
+        let (task, write) = spawn_deferred(&store, Vec::new());
         let id = self
             .finish_snapshot(Some(CheckpointKind::After), Arc::clone(&store), task)
             .await?;
-        self.checkpoints.pending = Some(flush_pending(store, id.clone()));
+        self.checkpoints.pending = Some(Pending {
+            store,
+            work: Work::Write(write),
+        });
         Some(id)
     }
 
@@ -184,12 +208,14 @@ impl Agent {
         let Some(store) = self.checkpoint_store() else {
             return;
         };
-        let task = spawn_deferred(&store, written);
+        let (task, write) = spawn_deferred(&store, written);
         self.checkpoints.pending = Some(Pending {
-            kind: Some(CheckpointKind::After),
             store,
-            task,
-            then_flush: true,
+            work: Work::Snapshot {
+                kind: Some(CheckpointKind::After),
+                task,
+                then: Some(write),
+            },
         });
     }
 
@@ -204,34 +230,81 @@ impl Agent {
         };
         let task = spawn_snapshot(&store, Vec::new());
         self.checkpoints.pending = Some(Pending {
-            kind: None,
             store,
-            task,
-            then_flush: false,
+            work: Work::Snapshot {
+                kind: None,
+                task,
+                then: None,
+            },
         });
     }
 
     /// Waits for what runs in the background, if anything: the snapshot (recorded) and its
     /// write to disk.
     pub(super) async fn settle_checkpoint(&mut self) {
-        while self.checkpoints.pending.is_some() {
-            self.settle_checkpoint_record().await;
+        while let Some(pending) = self.checkpoints.pending.take() {
+            let _timer = phases::time_wall(Phase::Settle);
+            match pending.work {
+                Work::Snapshot { kind, task, then } => {
+                    self.record_snapshot(pending.store, kind, task, then).await;
+                }
+                Work::Write(task) => self.finish_write(task).await,
+            }
         }
     }
 
-    /// Waits for the snapshot running in the background, if any, and records it; its write
-    /// to disk may go on (as the next pending).
+    /// Waits for the snapshot running in the background to be recorded, if there is one; its
+    /// write to disk goes on (as the next pending).
     pub(super) async fn settle_checkpoint_record(&mut self) {
-        if let Some(pending) = self.checkpoints.pending.take() {
+        // The session's first walk (no record of its own) goes on until a change needs it.
+        if let Some(Pending {
+            work: Work::Snapshot { kind: Some(_), .. },
+            ..
+        }) = &self.checkpoints.pending
+            && let Some(Pending {
+                store,
+                work: Work::Snapshot { kind, task, then },
+            }) = self.checkpoints.pending.take()
+        {
             let _timer = phases::time_wall(Phase::Settle);
-            let store = Arc::clone(&pending.store);
-            let id = self
-                .finish_snapshot(pending.kind, pending.store, pending.task)
-                .await;
-            if let (true, Some(id)) = (pending.then_flush, id) {
-                self.checkpoints.pending = Some(flush_pending(store, id));
-            }
+            self.record_snapshot(store, kind, task, then).await;
         }
+    }
+
+    async fn record_snapshot(
+        &mut self,
+        store: Arc<CheckpointStore>,
+        kind: Option<CheckpointKind>,
+        task: SnapshotTask,
+        then: Option<WriteTask>,
+    ) {
+        let taken = self.finish_snapshot(kind, Arc::clone(&store), task).await;
+        if let (Some(write), Some(_)) = (then, taken) {
+            self.checkpoints.pending = Some(Pending {
+                store,
+                work: Work::Write(write),
+            });
+        }
+    }
+
+    /// Waits for a checkpoint's write to disk (within the deadline).
+    async fn finish_write(&mut self, task: WriteTask) {
+        let failed = match tokio::time::timeout(SNAPSHOT_DEADLINE, task).await {
+            Ok(Ok(Ok(()))) => return,
+            Ok(Ok(Err(err))) => err.to_string(),
+            Ok(Err(err)) => format!("the checkpoint task failed: {err}"),
+            Err(_) => format!(
+                "writing the checkpoint took over {} s",
+                SNAPSHOT_DEADLINE.as_secs()
+            ),
+        };
+        tracing::warn!("writing a checkpoint: {failed}");
+        self.emit(AgentEvent::Warning {
+            message: format!(
+                "checkpoint failed, this change cannot be undone; the next change asks first: {failed}"
+            ),
+        });
+        self.checkpoints.failure = Some(failed);
     }
 
     /// Waits for `task` (within the deadline) and records its checkpoint as `kind`.
@@ -243,7 +316,7 @@ impl Agent {
     ) -> Option<CheckpointId> {
         // A workspace too big to snapshot quickly (a home directory, a monorepo) must not hold
         // up every call of the session: checkpoints go off for it, once, with a warning.
-        let Ok(snapshot) = tokio::time::timeout(SNAPSHOT_DEADLINE, task).await else {
+        let Ok(snapshot) = tokio::time::timeout(SNAPSHOT_DEADLINE, task.answer()).await else {
             self.checkpoints.unavailable = true;
             self.emit(AgentEvent::Warning {
                 message: format!(

@@ -196,7 +196,7 @@ impl ObjectDb {
         }
         let new: Vec<_> = objects
             .iter()
-            .filter(|(oid, _, _)| !self.stored(oid))
+            .filter(|(oid, _, _)| !self.in_loaded_packs(oid))
             .collect();
         if layout == Layout::Pack && new.len() > 1 {
             let objects: Vec<(Oid, Kind, &[u8])> = new
@@ -323,7 +323,10 @@ impl ObjectDb {
             return Ok(oid);
         }
         if deferred.on {
-            if !self.stored(&oid) {
+            // Only what this process knows without asking the file system (a deferred
+            // checkpoint is on the agent's path): an object stored loose, or in a pack not
+            // listed yet, is written again at worst, and git keeps either copy.
+            if !self.in_loaded_packs(&oid) {
                 let at = deferred.objects.len();
                 deferred.objects.push((oid, kind, Arc::new(bytes.to_vec())));
                 deferred.by_id.insert(oid, at);
@@ -346,12 +349,14 @@ impl ObjectDb {
 
     /// `stored`, as the store was when `bulk` began.
     fn stored_before_bulk(&self, bulk: &Bulk, oid: &Oid) -> bool {
-        let in_packs = {
-            let packs = self.packs.lock().unwrap_or_else(|e| e.into_inner());
-            packs.loaded.values().any(|p| p.offset_of(oid).is_some())
-        };
         let fanout = bulk.fanouts[usize::from(oid[0] >> 6)] & (1 << (oid[0] & 63)) != 0;
-        in_packs || fanout && self.loose_path(oid).exists()
+        self.in_loaded_packs(oid) || fanout && self.loose_path(oid).exists()
+    }
+
+    /// Whether a pack already read holds `oid` (no file system access).
+    fn in_loaded_packs(&self, oid: &Oid) -> bool {
+        let packs = self.packs.lock().unwrap_or_else(|e| e.into_inner());
+        packs.loaded.values().any(|p| p.offset_of(oid).is_some())
     }
 
     fn write_loose(&self, kind: Kind, bytes: &[u8], oid: &Oid) -> io::Result<()> {

@@ -205,7 +205,7 @@ impl Scanner<'_> {
                 }
             }
         } else {
-            let file = match dir.open_regular(name) {
+            let file = match dir.open_regular_stated(name, stat) {
                 Ok(file) => file,
                 Err(OpenError::Io(err)) => return Err(err),
                 // Swapped or gone since the stat: looked at again when that is noticed.
@@ -214,14 +214,11 @@ impl Scanner<'_> {
                     return Ok(());
                 }
             };
-            // Read to the end without asking the size again (the stat said it): `take` keeps
-            // std from an fstat and a seek per file.
-            let mut bytes = Vec::with_capacity(stat.st_size as usize);
-            if (&file).take(u64::MAX).read_to_end(&mut bytes).is_err() {
+            let Ok(bytes) = read_sized(&file, stat.st_size as usize) else {
                 // Unreadable now: left out of this checkpoint, looked at again next time.
                 self.manifest.remove(&path);
                 return Ok(());
-            }
+            };
             let exec = stat.st_mode & 0o100 != 0;
             (if exec { MODE_EXEC } else { MODE_FILE }, bytes)
         };
@@ -324,6 +321,27 @@ impl Scanner<'_> {
         }
         Ok(())
     }
+}
+
+/// A regular file's bytes, `size` of them as its stat said. One byte more is asked for, so
+/// the usual case is one read: a regular file reads short only at its end. A file shrunk
+/// since gives what it has, one grown since is read on to its end.
+fn read_sized(mut file: &std::fs::File, size: usize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = vec![0; size + 1];
+    let mut got = 0;
+    while got < size {
+        match file.read(&mut bytes[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    bytes.truncate(got);
+    if got > size {
+        file.read_to_end(&mut bytes)?;
+    }
+    Ok(bytes)
 }
 
 /// A directory with a `.git` directory, or a `.git` file naming one that exists (a linked

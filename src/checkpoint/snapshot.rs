@@ -52,6 +52,9 @@ pub(crate) struct Live {
     /// Checkpoints whose objects and refs are not written yet (`snapshot_deferred`), oldest
     /// first: `flush` writes them.
     unwritten: Vec<Oid>,
+    /// The dependency and build directories at the top of the workspace, as last looked at
+    /// (on a walk of the whole tree, or when a path at the top with one of their names moved).
+    skipped_dirs: Vec<Skipped>,
 }
 
 impl Live {
@@ -78,6 +81,7 @@ impl Live {
             scanned: false,
             full_scans: 0,
             unwritten: Vec::new(),
+            skipped_dirs: Vec::new(),
         }
     }
 }
@@ -240,6 +244,13 @@ impl CheckpointStore {
             live.scanned = true;
             live.full_scans += 1;
         }
+        let at_top_skipped = |p: &Vec<u8>| {
+            let top = p.split(|&b| b == b'/').next().unwrap_or_default();
+            SKIPPED_DIRS.iter().any(|dir| dir.as_bytes() == top)
+        };
+        if full || paths.iter().any(at_top_skipped) {
+            live.skipped_dirs = self.skipped_dirs();
+        }
         if !live.rules.frozen {
             live.rules.frozen = true;
             let _ = live.rules.save(self.git_dir());
@@ -269,7 +280,7 @@ impl CheckpointStore {
     }
 
     fn result(&self, live: &Live, commit: Oid) -> Snapshot {
-        let mut skipped = self.skipped_dirs();
+        let mut skipped = live.skipped_dirs.clone();
         skipped.extend(live.left_out.iter().map(|(path, why)| Skipped {
             path: String::from_utf8_lossy(path).into_owned(),
             why: why.clone(),

@@ -245,23 +245,34 @@ impl DirHandle {
     /// FIFO or a device; then only a regular file is accepted (checked on the open handle, so
     /// nothing swapped in after a `stat` can slip through).
     pub fn open_regular(&self, name: &OsStr) -> Result<File, OpenError> {
+        // A stat first, so a device is not even opened (opening some has side effects).
+        match self.stat(name).map_err(OpenError::Io)? {
+            None => Err(OpenError::Missing),
+            Some(stat) => self.open_regular_stated(name, &stat),
+        }
+    }
+
+    /// `open_regular` of an entry the caller has just stat'ed (`stat`, not following a
+    /// link): not stat'ed again before the open, and refused when what was opened is not the
+    /// file that stat saw (swapped since).
+    pub fn open_regular_stated(&self, name: &OsStr, stat: &FileStat) -> Result<File, OpenError> {
+        kind_of(stat)?;
         let flags = OFlag::O_RDONLY
             | OFlag::O_NOFOLLOW
             | OFlag::O_NONBLOCK
             | OFlag::O_NOCTTY
             | OFlag::O_CLOEXEC;
-        // A stat first, so a device is not even opened (opening some has side effects).
-        match self.stat(name).map_err(OpenError::Io)? {
-            None => return Err(OpenError::Missing),
-            Some(stat) => kind_of(&stat)?,
-        }
         let fd = match nix::fcntl::openat(&self.fd, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(Errno::ENOENT) => return Err(OpenError::Missing),
             Err(Errno::ELOOP) => return Err(OpenError::Symlink),
             Err(err) => return Err(OpenError::Io(err.into())),
         };
-        kind_of(&nix::sys::stat::fstat(&fd).map_err(|e| OpenError::Io(e.into()))?)?;
+        let opened = nix::sys::stat::fstat(&fd).map_err(|e| OpenError::Io(e.into()))?;
+        kind_of(&opened)?;
+        if (opened.st_dev, opened.st_ino) != (stat.st_dev, stat.st_ino) {
+            return Err(OpenError::Missing);
+        }
         // O_NONBLOCK stays: ordinary files ignore it, and the kernel's "regular" files that
         // wait for data (`/proc/kmsg`) answer EAGAIN instead of hanging the read.
         Ok(File::from(fd))
