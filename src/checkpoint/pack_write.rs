@@ -273,3 +273,82 @@ impl Drop for PackPipe {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::checkpoint::objects::{ObjectDb, hash};
+
+    fn temps(pack_dir: &Path) -> Vec<String> {
+        std::fs::read_dir(pack_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("tmp_"))
+            .collect()
+    }
+
+    #[test]
+    fn a_pipe_of_many_batches_writes_one_pack_that_reads_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let pack_dir = dir.path().join("pack");
+        let mut pipe = PackPipe::start(&pack_dir).unwrap();
+        // More than the pipe holds at once, some large, some empty.
+        let objects: Vec<Vec<u8>> = (0..(PIPE_DEPTH * BATCH_OBJECTS * 3))
+            .map(|i| match i % 100 {
+                0 => vec![b'x'; BATCH_BYTES + 7],
+                1 => Vec::new(),
+                _ => format!("object {i}\n").into_bytes(),
+            })
+            .collect();
+        let mut ids = Vec::new();
+        for bytes in &objects {
+            let oid = hash(Kind::Blob, bytes);
+            pipe.add(Kind::Blob, bytes.clone(), oid).unwrap();
+            ids.push(oid);
+        }
+        pipe.finish(&pack_dir).unwrap();
+        assert!(temps(&pack_dir).is_empty());
+        let db = ObjectDb::new(dir.path());
+        for (oid, bytes) in ids.iter().zip(&objects) {
+            assert_eq!(db.read(oid).unwrap(), Some((Kind::Blob, bytes.clone())));
+        }
+    }
+
+    #[test]
+    fn a_pipe_dropped_before_it_finished_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let pack_dir = dir.path().join("pack");
+        let mut pipe = PackPipe::start(&pack_dir).unwrap();
+        for i in 0..(BATCH_OBJECTS * 2 + 3) {
+            let bytes = format!("{i}").into_bytes();
+            pipe.add(Kind::Blob, bytes.clone(), hash(Kind::Blob, &bytes))
+                .unwrap();
+        }
+        drop(pipe);
+        assert_eq!(std::fs::read_dir(&pack_dir).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_pack_written_at_once_is_found_by_its_index_only_when_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let pack_dir = dir.path().join("pack");
+        let objects: Vec<(Oid, Kind, &[u8])> = [&b"one"[..], b"two", b""]
+            .iter()
+            .map(|b| (hash(Kind::Blob, b), Kind::Blob, *b))
+            .collect();
+        write_pack(&pack_dir, &objects).unwrap();
+        let names: Vec<String> = std::fs::read_dir(&pack_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(temps(&pack_dir).is_empty());
+        let db = ObjectDb::new(dir.path());
+        for (oid, kind, bytes) in &objects {
+            assert_eq!(db.read(oid).unwrap(), Some((*kind, bytes.to_vec())));
+        }
+    }
+}

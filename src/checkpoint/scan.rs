@@ -329,18 +329,26 @@ impl Scanner<'_> {
 fn read_sized(mut file: &std::fs::File, size: usize) -> std::io::Result<Vec<u8>> {
     let mut bytes = vec![0; size + 1];
     let mut got = 0;
-    while got < size {
+    loop {
+        let asked = bytes.len() - got;
         match file.read(&mut bytes[got..]) {
             Ok(0) => break,
-            Ok(n) => got += n,
+            Ok(n) => {
+                got += n;
+                if got == bytes.len() {
+                    // Grown since the stat: on to the end.
+                    file.read_to_end(&mut bytes)?;
+                    return Ok(bytes);
+                }
+                if n < asked {
+                    break;
+                }
+            }
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Err(err) => return Err(err),
         }
     }
     bytes.truncate(got);
-    if got > size {
-        file.read_to_end(&mut bytes)?;
-    }
     Ok(bytes)
 }
 
@@ -362,5 +370,36 @@ fn is_repository(dir: &DirHandle, at: &Path) -> bool {
                 .is_some_and(|target| at.join(target.trim()).is_dir())
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::io::Write;
+
+    use super::read_sized;
+
+    #[test]
+    fn a_file_is_read_whole_whether_it_shrank_or_grew_since_its_stat() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let text = b"0123456789".repeat(1000);
+        std::fs::write(&path, &text).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // As the stat said, bigger (shrunk since), smaller (grown since), and empty.
+        assert_eq!(read_sized(&file, text.len()).unwrap(), text);
+        for size in [text.len() + 100, 3, 0, text.len() - 1] {
+            let file = std::fs::File::open(&path).unwrap();
+            assert_eq!(read_sized(&file, size).unwrap(), text, "stat said {size}");
+        }
+        // Appended to between two reads: what is there when read.
+        let mut grower = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        grower.write_all(b"more").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        assert_eq!(read_sized(&file, text.len()).unwrap().len(), text.len() + 4);
     }
 }

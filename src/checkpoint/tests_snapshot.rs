@@ -465,3 +465,56 @@ fn deferred_checkpoints_are_written_as_a_pack_each_and_maintenance_merges_them()
     let blob = changes[0].after.clone().unwrap();
     assert!(!reopened.blobs(&[&blob.id]).unwrap()[0].is_empty());
 }
+
+#[test]
+fn a_deferred_checkpoint_may_pack_again_what_is_stored_loose_and_git_still_reads_the_store() {
+    let data = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    write(ws.path(), "a.txt", "zero\n");
+    let s = store(data.path(), ws.path());
+    let first = s.snapshot().unwrap().id;
+    // Written loose by a snapshot taken at once.
+    write(ws.path(), "b.txt", "shared\n");
+    let loose = s.snapshot_paths(&[&ws.path().join("b.txt")]).unwrap().id;
+    // The same bytes again, in a deferred checkpoint: it does not ask the disk whether the
+    // blob is there, so the blob may be packed a second time.
+    write(ws.path(), "c.txt", "shared\n");
+    let deferred = s.snapshot_deferred(&[&ws.path().join("c.txt")]).unwrap().id;
+    s.flush().unwrap();
+    // git walks every checkpoint and finds each object whole, in whichever copy.
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(s.git_dir())
+        .args(["rev-list", "--objects", "--all"])
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    // Three commits, their three trees, and two blobs: the shared one is listed once.
+    assert_eq!(listed.lines().count(), 8, "{listed}");
+    for name in ["a.txt", "b.txt"] {
+        assert!(listed.contains(name), "{listed}");
+    }
+    for id in [&first, &loose, &deferred] {
+        git(s.git_dir(), &["cat-file", "-e", &id.0]);
+    }
+    let other = store(data.path(), ws.path());
+    assert_eq!(
+        kinds(&other, &first, &loose),
+        [("b.txt".to_string(), ChangeKind::Created)]
+    );
+    assert_eq!(
+        kinds(&other, &loose, &deferred),
+        [("c.txt".to_string(), ChangeKind::Created)]
+    );
+    assert_eq!(
+        kinds(&store(data.path(), ws.path()), &first, &deferred).len(),
+        2
+    );
+}

@@ -197,3 +197,28 @@ fn the_store_stays_within_its_budget_over_a_churn_of_large_files() {
         .unwrap_err();
     assert!(err.to_string().contains("size budget"), "{err}");
 }
+
+#[test]
+fn a_dependency_directory_made_during_the_session_is_named_by_the_next_snapshot() {
+    let (data, ws) = (tempfile::tempdir().unwrap(), workspace());
+    let store = watched(data.path(), ws.path());
+    let first = store.snapshot().unwrap();
+    assert!(first.skipped.is_empty(), "{:?}", first.skipped);
+    // As `npm install` would, after the session's first walk: no scan follows, yet the
+    // snapshot still says what it leaves out, and records the rest.
+    write(
+        ws.path(),
+        "node_modules/pkg/index.js",
+        "module.exports = 1;\n",
+    );
+    write(ws.path(), "edited.txt", "two\n");
+    let next = store.snapshot().unwrap();
+    let left_out: Vec<&str> = next.skipped.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(left_out, ["node_modules/"]);
+    assert_eq!(paths(&store, &first.id, &next.id), ["edited.txt"]);
+    assert_eq!(store.full_scans(), 1);
+    // Gone again: no longer named.
+    std::fs::remove_dir_all(ws.path().join("node_modules")).unwrap();
+    write(ws.path(), "edited.txt", "three\n");
+    assert!(store.snapshot().unwrap().skipped.is_empty());
+}

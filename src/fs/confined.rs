@@ -373,6 +373,43 @@ mod tests {
     }
 
     #[test]
+    fn a_file_opened_on_an_earlier_stat_is_refused_when_it_was_swapped_since() {
+        let (_dir, root) = root();
+        std::fs::write(root.join("f"), "first").unwrap();
+        let handle = DirHandle::open_root(&root).unwrap();
+        let stat = handle.stat(OsStr::new("f")).unwrap().unwrap();
+        let mut text = String::new();
+        handle
+            .open_regular_stated(OsStr::new("f"), &stat)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "first");
+        // Another file renamed over it, a link, a FIFO: none is what the stat saw.
+        std::fs::write(root.join("other"), "second").unwrap();
+        std::fs::rename(root.join("other"), root.join("f")).unwrap();
+        assert!(matches!(
+            handle.open_regular_stated(OsStr::new("f"), &stat),
+            Err(OpenError::Missing)
+        ));
+        std::fs::remove_file(root.join("f")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", root.join("f")).unwrap();
+        assert!(matches!(
+            handle.open_regular_stated(OsStr::new("f"), &stat),
+            Err(OpenError::Symlink)
+        ));
+        std::fs::remove_file(root.join("f")).unwrap();
+        nix::unistd::mkfifo(&root.join("f"), Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(handle.open_regular_stated(OsStr::new("f"), &stat).is_err());
+        // A stat that is not of a regular file is refused before anything is opened.
+        let fifo = handle.stat(OsStr::new("f")).unwrap().unwrap();
+        assert!(matches!(
+            handle.open_regular_stated(OsStr::new("f"), &fifo),
+            Err(OpenError::NotRegular)
+        ));
+    }
+
+    #[test]
     fn a_symlinked_directory_on_the_way_is_refused_by_both_resolvers() {
         let (_dir, root) = root();
         let (_other, outside) = self::root();
