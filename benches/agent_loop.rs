@@ -2,7 +2,10 @@
 //! 5 greps, one per reply) against the scripted mock, in this process, with checkpoints on and
 //! off (`[checkpoints] enabled`): the median time per step of each and their ratio, and then
 //! the programs each configuration starts (counted by a seccomp filter, see
-//! `cairn::testing::ExecCounter`), by name.
+//! `cairn::testing::ExecCounter`), by name. Two kinds of session are timed: the first in a
+//! workspace (a fresh workspace and data dir each time: the checkpoint store is created and the
+//! whole tree walked and written), and a later one in the same workspace (the store is there;
+//! the files the session before changed are put back first, as `git checkout` would).
 //! Run with `cargo bench --bench agent_loop`; figures are printed, nothing is asserted.
 //! Commands run unsandboxed here (the sandbox's cost is the same on and off, and a process
 //! under the counting filter cannot install the sandbox's own supervised filter). The bench is
@@ -58,27 +61,44 @@ fn main() {
             median(wall) / STEPS as u32,
             median(cpu) / STEPS as u32
         );
+        USED.lock().unwrap().clear();
         return;
     }
-    let timings = {
-        let runtime = runtime();
-        let mut on = Vec::new();
-        let mut off = Vec::new();
-        // One of each first, unmeasured: page cache, connection pools, the bash binary.
-        runtime.block_on(session(true));
-        runtime.block_on(session(false));
-        for _ in 0..reps() {
-            on.push(runtime.block_on(session(true)));
-            off.push(runtime.block_on(session(false)));
-        }
-        let (on_wall, on_cpu): (Vec<_>, Vec<_>) = on.into_iter().unzip();
-        let (off_wall, off_cpu): (Vec<_>, Vec<_>) = off.into_iter().unzip();
-        (
-            (median(on_wall), median(on_cpu)),
-            (median(off_wall), median(off_cpu)),
-        )
-    };
-    let ((on, on_cpu), (off, off_cpu)) = timings;
+    let runtime = runtime();
+    // One of each first, unmeasured: page cache, connection pools, the bash binary.
+    runtime.block_on(session(true));
+    runtime.block_on(session(false));
+    println!("  the first session in a workspace (the store created, the whole tree written):");
+    report(compare(&runtime, None));
+    let place = Place::new();
+    println!("  a later session in the same workspace (its store there):");
+    report(compare(&runtime, Some(&place)));
+    if std::env::var_os("CAIRN_BENCH_NO_COUNT").is_none() {
+        count_programs();
+    }
+    USED.lock().unwrap().clear();
+}
+
+type Medians = ((Duration, Duration), (Duration, Duration));
+
+/// `reps()` sessions with checkpoints on and as many off, alternating; the medians (wall, CPU)
+/// of each.
+fn compare(runtime: &tokio::runtime::Runtime, place: Option<&Place>) -> Medians {
+    let mut on = Vec::new();
+    let mut off = Vec::new();
+    for _ in 0..reps() {
+        on.push(runtime.block_on(session_in(true, place)));
+        off.push(runtime.block_on(session_in(false, place)));
+    }
+    let (on_wall, on_cpu): (Vec<_>, Vec<_>) = on.into_iter().unzip();
+    let (off_wall, off_cpu): (Vec<_>, Vec<_>) = off.into_iter().unzip();
+    (
+        (median(on_wall), median(on_cpu)),
+        (median(off_wall), median(off_cpu)),
+    )
+}
+
+fn report(((on, on_cpu), (off, off_cpu)): Medians) {
     let per_step = |d: Duration| d / STEPS as u32;
     println!(
         "  checkpoints off: {:>7.2?} per step ({:.0?} a session); CPU {:>7.2?} per step",
@@ -102,10 +122,9 @@ fn main() {
         per_step(on.saturating_sub(off)),
         per_step(on_cpu.saturating_sub(off_cpu))
     );
-    if std::env::var_os("CAIRN_BENCH_NO_COUNT").is_some() {
-        return;
-    }
+}
 
+fn count_programs() {
     // From here on every program this process starts is counted: a new runtime, whose
     // threads are all made under the filter.
     let counter = ExecCounter::install_on_this_thread().unwrap();
@@ -219,6 +238,8 @@ fn script() -> Vec<Script> {
     steps
 }
 
+/// Writes the workspace's 500 files, or puts back those that differ (and removes what a
+/// session made) in a workspace written before.
 fn workspace(root: &Path) {
     for d in 0..DIRS {
         let dir = root.join(format!("src/d{d:02}"));
@@ -228,17 +249,76 @@ fn workspace(root: &Path) {
             for line in 0..30 {
                 text.push_str(&format!("fn item_{d}_{f}_{line}() -> u64 {{ {line} }}\n"));
             }
-            std::fs::write(dir.join(format!("f{f:02}.rs")), text).unwrap();
+            let path = dir.join(format!("f{f:02}.rs"));
+            if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+                std::fs::write(path, text).unwrap();
+            }
         }
+    }
+    for entry in std::fs::read_dir(root).unwrap().flatten() {
+        if entry.file_type().unwrap().is_file() {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+}
+
+/// A workspace and a data dir kept from one session to the next.
+struct Place {
+    workspace: tempfile::TempDir,
+    data: tempfile::TempDir,
+}
+
+/// Where the workspaces and data dirs are made: cargo's scratch directory for benches
+/// (`CAIRN_BENCH_DIR` to choose another). Not the system's temp directory: on the 2-core
+/// machine this bench was written on, every file created directly beneath `/tmp`'s busy
+/// directory cost 70-400 µs (ext4 scanning recently freed inodes), 8-10 µs anywhere else on
+/// the same disk, which would time that directory more than cairn.
+fn scratch() -> std::path::PathBuf {
+    std::env::var_os("CAIRN_BENCH_DIR").map_or_else(
+        || std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+        std::path::PathBuf::from,
+    )
+}
+
+impl Place {
+    fn new() -> Self {
+        let dir = scratch();
+        std::fs::create_dir_all(&dir).unwrap();
+        let place = Self {
+            workspace: tempfile::tempdir_in(&dir).unwrap(),
+            data: tempfile::tempdir_in(&dir).unwrap(),
+        };
+        workspace(place.workspace.path());
+        place
     }
 }
 
 /// One session of the mix in a fresh workspace; the wall and CPU time from the prompt to the
 /// end of the request.
 async fn session(checkpoints: bool) -> (Duration, Duration) {
-    let ws = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    workspace(ws.path());
+    session_in(checkpoints, None).await
+}
+
+/// Fresh workspaces and data dirs, kept to the end of the run: removing thousands of files
+/// between two sessions makes ext4 slower to create the next ones (it skips inodes freed in
+/// the last half minute one by one), which would time the bench's own clean-up.
+static USED: std::sync::Mutex<Vec<Place>> = std::sync::Mutex::new(Vec::new());
+
+/// One session of the mix in `place` (put back as it was), or in a fresh workspace.
+async fn session_in(checkpoints: bool, place: Option<&Place>) -> (Duration, Duration) {
+    let fresh = place.is_none().then(Place::new);
+    let timed = run_session(
+        checkpoints,
+        place.unwrap_or_else(|| fresh.as_ref().unwrap()),
+    )
+    .await;
+    USED.lock().unwrap().extend(fresh);
+    timed
+}
+
+async fn run_session(checkpoints: bool, place: &Place) -> (Duration, Duration) {
+    workspace(place.workspace.path());
+    let (ws, data) = (&place.workspace, &place.data);
     let llm = MockLlm::start(script()).await;
     // The mock keeps no bodies (parsing and keeping 40 ever larger ones is the mock's cost,
     // not the client's).

@@ -80,6 +80,8 @@ type Snapshotted = Result<Snapshot, CheckpointError>;
 enum SnapshotTask {
     Own(tokio::task::JoinHandle<Snapshotted>),
     Told(tokio::sync::oneshot::Receiver<Snapshotted>),
+    /// Known without leaving the agent's thread (`CheckpointStore::unchanged`).
+    Ready(Snapshot),
 }
 
 impl SnapshotTask {
@@ -88,6 +90,7 @@ impl SnapshotTask {
         match self {
             SnapshotTask::Own(task) => task.await.map_err(|e| e.to_string()),
             SnapshotTask::Told(told) => told.await.map_err(|e| e.to_string()),
+            SnapshotTask::Ready(snap) => Ok(Ok(snap)),
         }
     }
 }
@@ -177,7 +180,12 @@ impl Agent {
     ) -> Option<CheckpointId> {
         self.settle_checkpoint().await;
         let store = self.checkpoint_store()?;
-        let task = spawn_snapshot(&store, written);
+        // Most batches follow one that changed nothing since the last checkpoint: answered
+        // from the notifications here, without a snapshot on a blocking thread.
+        let task = match written.is_empty().then(|| store.unchanged()).flatten() {
+            Some(snap) => SnapshotTask::Ready(snap),
+            None => spawn_snapshot(&store, written),
+        };
         self.finish_snapshot(Some(kind), store, task).await
     }
 
@@ -187,6 +195,13 @@ impl Agent {
     pub(super) async fn checkpoint_after(&mut self) -> Option<CheckpointId> {
         self.settle_checkpoint().await;
         let store = self.checkpoint_store()?;
+        if let Some(snap) = store.unchanged() {
+            // A command that changed nothing (`ls`, `wc`, a test run that writes nowhere).
+            let task = SnapshotTask::Ready(snap);
+            return self
+                .finish_snapshot(Some(CheckpointKind::After), store, task)
+                .await;
+        }
         let (task, write) = spawn_deferred(&store, Vec::new());
         let id = self
             .finish_snapshot(Some(CheckpointKind::After), Arc::clone(&store), task)
@@ -410,6 +425,9 @@ impl Agent {
         let Some(after) = self.checkpoint_after().await else {
             return;
         };
+        if after == *before {
+            return;
+        }
         let Some(store) = self.checkpoints.store.clone() else {
             return;
         };

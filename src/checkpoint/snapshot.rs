@@ -29,7 +29,7 @@ use super::store::{
     StoreOptions, io_err,
 };
 use super::tree::{self, Manifest};
-use super::watch::Watcher;
+use super::watch::{Drained, Watcher};
 use crate::fs::confined::DirHandle;
 
 /// Where each checkpoint's own ref is kept (so packing keeps every one, and the size budget
@@ -52,6 +52,9 @@ pub(crate) struct Live {
     /// Checkpoints whose objects and refs are not written yet (`snapshot_deferred`), oldest
     /// first: `flush` writes them.
     unwritten: Vec<Oid>,
+    /// What notifications named that a snapshot has not looked at yet (`unchanged` read them
+    /// and found the answer was no).
+    carried: Drained,
     /// The dependency and build directories at the top of the workspace, as last looked at
     /// (on a walk of the whole tree, or when a path at the top with one of their names moved).
     skipped_dirs: Vec<Skipped>,
@@ -81,6 +84,7 @@ impl Live {
             scanned: false,
             full_scans: 0,
             unwritten: Vec::new(),
+            carried: Drained::default(),
             skipped_dirs: Vec::new(),
         }
     }
@@ -110,6 +114,29 @@ impl CheckpointStore {
     pub fn snapshot_deferred(&self, written: &[&Path]) -> Result<Snapshot, CheckpointError> {
         let rel = self.relative(written);
         self.snapshot_with(&rel, true)
+    }
+
+    /// The last checkpoint, when nothing can have changed since it was recorded: the whole
+    /// tree was looked at in this process, notifications are on and name nothing (none lost),
+    /// everything is on disk and no other process moved the head. None when that is not
+    /// sure, or the store is busy: then `snapshot` finds out. Costs one read of the
+    /// notification queue and of the head's ref, so the caller need not leave its thread.
+    pub fn unchanged(&self) -> Option<Snapshot> {
+        let mut guard = self.live.try_lock().ok()?;
+        let live = &mut *guard;
+        let (commit, _) = live.head?;
+        if !live.scanned || !live.unwritten.is_empty() || !live.carried.is_empty() {
+            return None;
+        }
+        let drained = live.watcher.as_mut()?.drain();
+        if !drained.is_empty() {
+            live.carried = drained;
+            return None;
+        }
+        if self.read_head().ok()? != Some(commit) {
+            return None;
+        }
+        Some(self.result(live, commit))
     }
 
     /// Writes what `snapshot_deferred` left in memory: the objects (as one pack: a deferred
@@ -192,7 +219,8 @@ impl CheckpointStore {
         }
         let drained = {
             let _timer = phases::time(Phase::Drain);
-            live.watcher.as_mut().map(Watcher::drain)
+            let carried = std::mem::take(&mut live.carried);
+            live.watcher.as_mut().map(|w| carried.and(w.drain()))
         };
         let full = !live.scanned
             || moved

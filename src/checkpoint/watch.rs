@@ -34,6 +34,20 @@ pub(super) struct Drained {
     pub lost: bool,
 }
 
+impl Drained {
+    /// Nothing may have changed.
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty() && !self.lost
+    }
+
+    /// This, then `later`.
+    pub fn and(mut self, later: Drained) -> Drained {
+        self.paths.extend(later.paths);
+        self.lost |= later.lost;
+        self
+    }
+}
+
 fn mask() -> AddWatchFlags {
     AddWatchFlags::IN_CREATE
         | AddWatchFlags::IN_DELETE
