@@ -222,3 +222,54 @@ fn a_dependency_directory_made_during_the_session_is_named_by_the_next_snapshot(
     write(ws.path(), "edited.txt", "three\n");
     assert!(store.snapshot().unwrap().skipped.is_empty());
 }
+
+#[test]
+fn unchanged_answers_only_when_nothing_can_have_changed_and_loses_nothing_it_read() {
+    let (data, ws) = (tempfile::tempdir().unwrap(), workspace());
+    let store = watched(data.path(), ws.path());
+    assert!(store.unchanged().is_none(), "no checkpoint yet");
+    let first = store.snapshot().unwrap();
+    assert_eq!(store.unchanged().unwrap().id, first.id);
+    // A change: not unchanged, and what the queue said is not lost to the next snapshot
+    // (it reads the queue afresh, which is empty now).
+    write(ws.path(), "edited.txt", "two\n");
+    write(ws.path(), "dir/new.txt", "new\n");
+    assert!(store.unchanged().is_none());
+    assert!(store.unchanged().is_none(), "still owed to a snapshot");
+    let next = store.snapshot().unwrap();
+    assert_eq!(
+        paths(&store, &first.id, &next.id),
+        ["dir/new.txt", "edited.txt"]
+    );
+    assert_eq!(store.unchanged().unwrap().id, next.id);
+    // A deferred checkpoint not on disk yet: only a snapshot (which writes it first) says.
+    write(ws.path(), "edited.txt", "three\n");
+    let deferred = store
+        .snapshot_deferred(&[&ws.path().join("edited.txt")])
+        .unwrap();
+    assert!(store.unchanged().is_none());
+    store.flush().unwrap();
+    assert_eq!(store.unchanged().unwrap().id, deferred.id);
+    // Another process moved the head (`cairn undo` restoring): not unchanged.
+    let other = CheckpointStore::open(data.path(), ws.path()).unwrap();
+    write(ws.path(), "edited.txt", "four\n");
+    other.snapshot().unwrap();
+    let _ = store.snapshot();
+    let now = store.snapshot().unwrap();
+    assert_eq!(store.unchanged().unwrap().id, now.id);
+    std::fs::write(ws.path().join("edited.txt"), "five\n").unwrap();
+    let moved = other.snapshot().unwrap();
+    assert_ne!(moved.id, now.id);
+    // The notification of "five" was read by nobody in `store` yet; even without it, the
+    // head on disk differs from the one `store` knows.
+    assert!(store.unchanged().is_none());
+}
+
+#[test]
+fn without_notifications_nothing_is_taken_for_unchanged() {
+    let (data, ws) = (tempfile::tempdir().unwrap(), workspace());
+    let store = CheckpointStore::open(data.path(), ws.path()).unwrap();
+    assert!(!store.watching());
+    store.snapshot().unwrap();
+    assert!(store.unchanged().is_none());
+}
