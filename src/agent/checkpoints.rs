@@ -4,19 +4,23 @@
 //! batch the store is packed in the background when it needs it.
 //!
 //! Off the critical path: the session's first snapshot (a walk of the whole workspace) starts
-//! with its first request, while the model answers. The checkpoint after a batch is taken in
-//! two parts: the snapshot (the changed paths, from the notifications or the paths the file
-//! tools wrote, looked at and hashed; its id known) and its write to disk
-//! (`CheckpointStore::flush`), which always runs in the background while the next request
-//! streams. A batch of file-tool writes takes its snapshot in the background too, logged
-//! before the next reply; a command takes it on the path, because its result lists what it
-//! changed (exact: the paths the notifications named, each confirmed by stat and hash against
-//! the last checkpoint), and logs it at once. What runs in the background is `pending` until
-//! something needs it, and everything that does waits for it first (`settle_checkpoint`): the
-//! next checkpoint (so the next batch that may change files starts from a checkpoint on disk)
-//! and the end of the request (so undo, redo, rewind and revert, which run between requests,
-//! and other processes find it). The log keeps the order it always had: a batch's After
-//! before the next assistant message.
+//! with its first request and goes on while the model answers and the calls that only read
+//! run; the first batch that may change files waits for it. The checkpoint after a batch is
+//! taken in two parts: the snapshot (the changed paths, from the notifications or the paths
+//! the file tools wrote, looked at and hashed; its id known) and its write to disk
+//! (`CheckpointStore::flush`), which starts as soon as the snapshot is taken and runs in the
+//! background while the next request streams. A batch of file-tool writes takes its snapshot
+//! in the background too, logged before the next reply; a command takes it on the path,
+//! because its result lists what it changed (exact: the paths the notifications named, each
+//! confirmed by stat and hash against the last checkpoint), and logs it at once. Where
+//! nothing can have changed since the last checkpoint (the notification queue is empty, the
+//! head on disk is ours), the answer is that checkpoint, read on the agent's thread
+//! (`CheckpointStore::unchanged`). What runs in the background is `pending` until something
+//! needs it, and everything that does waits for it first (`settle_checkpoint`): the next
+//! checkpoint (so the next batch that may change files starts from a checkpoint on disk) and
+//! the end of the request (so undo, redo, rewind and revert, which run between requests, and
+//! other processes find it). The log keeps the order it always had: a batch's After before
+//! the next assistant message.
 //!
 //! A cairn killed while a write is pending leaves a log naming an After the store does not
 //! have, or a Before with no After; `cairn undo` takes either batch as one never closed and
