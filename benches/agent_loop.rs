@@ -50,10 +50,12 @@ fn main() {
     );
     phases_of_one_session();
     if let Ok(only) = std::env::var("CAIRN_BENCH_ONLY") {
-        // For a profiler: many sessions of one configuration.
+        // For a profiler: many sessions of one configuration (`CAIRN_BENCH_LATER`: later
+        // sessions in one workspace).
         let runtime = runtime();
+        let place = std::env::var_os("CAIRN_BENCH_LATER").map(|_| Place::new());
         let times: Vec<_> = (0..reps())
-            .map(|_| runtime.block_on(session(only == "on")))
+            .map(|_| runtime.block_on(session_in(only == "on", place.as_ref())))
             .collect();
         let (wall, cpu): (Vec<_>, Vec<_>) = times.into_iter().unzip();
         println!(
@@ -79,10 +81,12 @@ fn main() {
     USED.lock().unwrap().clear();
 }
 
-type Medians = ((Duration, Duration), (Duration, Duration));
+/// The medians (wall, CPU) with checkpoints on and off, and the median of the ratios of the
+/// pairs (wall, CPU): a session on and the session off right after it share the machine's
+/// moment, so their ratio is steadier than the ratio of two medians.
+type Medians = ((Duration, Duration), (Duration, Duration), (f64, f64));
 
-/// `reps()` sessions with checkpoints on and as many off, alternating; the medians (wall, CPU)
-/// of each.
+/// `reps()` sessions with checkpoints on and as many off, alternating.
 fn compare(runtime: &tokio::runtime::Runtime, place: Option<&Place>) -> Medians {
     let mut on = Vec::new();
     let mut off = Vec::new();
@@ -90,15 +94,26 @@ fn compare(runtime: &tokio::runtime::Runtime, place: Option<&Place>) -> Medians 
         on.push(runtime.block_on(session_in(true, place)));
         off.push(runtime.block_on(session_in(false, place)));
     }
+    let ratio = |pick: fn(&(Duration, Duration)) -> Duration| {
+        let mut ratios: Vec<f64> = on
+            .iter()
+            .zip(&off)
+            .map(|(a, b)| pick(a).as_secs_f64() / pick(b).as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios[ratios.len() / 2]
+    };
+    let paired = (ratio(|t| t.0), ratio(|t| t.1));
     let (on_wall, on_cpu): (Vec<_>, Vec<_>) = on.into_iter().unzip();
     let (off_wall, off_cpu): (Vec<_>, Vec<_>) = off.into_iter().unzip();
     (
         (median(on_wall), median(on_cpu)),
         (median(off_wall), median(off_cpu)),
+        paired,
     )
 }
 
-fn report(((on, on_cpu), (off, off_cpu)): Medians) {
+fn report(((on, on_cpu), (off, off_cpu), (paired_wall, paired_cpu)): Medians) {
     let per_step = |d: Duration| d / STEPS as u32;
     println!(
         "  checkpoints off: {:>7.2?} per step ({:.0?} a session); CPU {:>7.2?} per step",
@@ -116,6 +131,9 @@ fn report(((on, on_cpu), (off, off_cpu)): Medians) {
         "  on/off: {:.2}x wall, {:.2}x CPU (target within 1.2x; absolute < 6 ms a step)",
         on.as_secs_f64() / off.as_secs_f64(),
         on_cpu.as_secs_f64() / off_cpu.as_secs_f64()
+    );
+    println!(
+        "  on/off of each pair (a session on, the next off), median: {paired_wall:.2}x wall, {paired_cpu:.2}x CPU"
     );
     println!(
         "  cost of checkpoints: {:.2?} per step wall, {:.2?} CPU",

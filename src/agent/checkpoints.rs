@@ -387,10 +387,20 @@ impl Agent {
             commit: snap.id.clone(),
             kind,
         });
-        if kind == CheckpointKind::After && store.maintenance_due() {
+        if kind == CheckpointKind::After && store.maintenance_due(false) {
             self.maintain_in_background(store);
         }
         Some(snap.id)
+    }
+
+    /// Between requests (the request's checkpoints settled): the store's maintenance, when it
+    /// is due, in the background while the user reads the answer.
+    pub(super) fn maintain_checkpoints_when_due(&self) {
+        if let Some(store) = &self.checkpoints.store
+            && store.maintenance_due(true)
+        {
+            self.maintain_in_background(Arc::clone(store));
+        }
     }
 
     /// Packs the store when enough loose objects piled up (see `CheckpointStore::maintain`):

@@ -80,6 +80,7 @@ impl Agent {
         self.end_skill_turn();
         // Undo, redo, rewind and revert run between requests: each finds the last checkpoint.
         self.settle_checkpoint().await;
+        self.maintain_checkpoints_when_due();
         if reason != EndReason::Completed {
             self.record(&Record::Ended {
                 reason: reason.clone(),

@@ -26,28 +26,32 @@ pub struct Pruned {
 /// about three: the file, its directories' trees, the commit).
 pub const LOOSE_LIMIT: usize = 100;
 
-/// Packs from which `maintain` merges them: a deferred checkpoint is written as a small pack
-/// of its own (see `flush`), and every pack is one more index a miss looks through.
-pub const PACK_LIMIT: usize = 20;
+/// Packs from which `maintain` merges them: a checkpoint is written as a small pack of its
+/// own (see `flush`), and every pack is one more index a miss looks through. 50 is git's own
+/// limit for packing automatically (`gc.autoPackLimit`): a session of 40 steps does not start
+/// a `git repack` of its own.
+pub const PACK_LIMIT: usize = 50;
 
 impl CheckpointStore {
-    /// Whether `maintain` and `keep_to_budget` are worth running now: on the first call (a
-    /// store left over its limits by an earlier session), then once this process wrote a
-    /// quarter of `LOOSE_LIMIT` objects or a sixteenth of the budget since the last time it
-    /// said so. Both walk the store's directories, which a step should not pay for each time.
-    pub fn maintenance_due(&self) -> bool {
+    /// Whether `maintain` and `keep_to_budget` are worth running now. Between requests
+    /// (`idle`): on the first call (a store left over its limits by an earlier session), then
+    /// once this process wrote a quarter of `LOOSE_LIMIT` objects or a sixteenth of the
+    /// budget since the last time it said so. During a request only the budget counts (a
+    /// turn writing large files): both walk the store's directories and `maintain` may start
+    /// a `git repack`, which the agent's work should not share two cores with.
+    pub fn maintenance_due(&self, idle: bool) -> bool {
         let mut looked = self
             .maintenance_looked
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let written = self.db.take_written();
-        let due =
-            !*looked || written.objects >= LOOSE_LIMIT / 4 || written.bytes >= self.budget / 16;
+        let heavy = written.bytes >= self.budget / 16;
+        let due = heavy || idle && (!*looked || written.objects >= LOOSE_LIMIT / 4);
         if !due {
             // Not yet: what was written still counts towards the next look.
             self.db.put_back_written(written);
         }
-        *looked = true;
+        *looked |= idle;
         due
     }
 

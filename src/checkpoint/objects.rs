@@ -111,13 +111,6 @@ struct Deferred {
     by_id: HashMap<Oid, usize>,
 }
 
-/// How `flush` writes what was deferred.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Layout {
-    Loose,
-    Pack,
-}
-
 /// Objects and bytes written (compressed where loose, raw where packed: an upper bound).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Written {
@@ -184,11 +177,11 @@ impl ObjectDb {
         self.deferred().on = false;
     }
 
-    /// Writes what was deferred, oldest first: each object loose, or with `Layout::Pack` all
-    /// of them in one pack. A pack is two new files where loose objects are one each plus
-    /// their fan-out directories, and creating files is most of a flush's cost on a busy file
-    /// system; maintenance merges the small packs (`maintain`).
-    pub fn flush(&self, layout: Layout) -> io::Result<()> {
+    /// Writes what was deferred, oldest first, all of it in one pack (a single object
+    /// loose). A pack is two new files where loose objects are one each plus their fan-out
+    /// directories, and creating files is most of a flush's cost on a busy file system;
+    /// maintenance merges the small packs (`maintain`).
+    pub fn flush(&self) -> io::Result<()> {
         let _one = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
         let objects = self.deferred().objects.clone();
         if objects.is_empty() {
@@ -198,12 +191,13 @@ impl ObjectDb {
             .iter()
             .filter(|(oid, _, _)| !self.in_loaded_packs(oid))
             .collect();
-        if layout == Layout::Pack && new.len() > 1 {
+        if new.len() > 1 {
             let objects: Vec<(Oid, Kind, &[u8])> = new
                 .iter()
                 .map(|(oid, kind, bytes)| (*oid, *kind, bytes.as_slice()))
                 .collect();
-            write_pack(&self.dir.join("pack"), &objects)?;
+            let idx = write_pack(&self.dir.join("pack"), &objects)?;
+            self.remember_pack(&idx);
             for (_, _, bytes) in new {
                 self.count_written(bytes.len());
             }
@@ -269,16 +263,26 @@ impl ObjectDb {
         });
     }
 
-    /// Writes out what the bulk held: a pack, or loose objects when there were few.
+    /// Writes out what the bulk held: the pack its thread wrote, or the few objects it kept
+    /// back as one small pack of their own (one loose object when it was one).
     pub fn end_bulk(&self) -> io::Result<()> {
         let Some(bulk) = self.bulk().take() else {
             return Ok(());
         };
-        for (oid, kind, bytes) in &bulk.held {
+        if let [(oid, kind, bytes)] = bulk.held.as_slice() {
             self.write_loose(*kind, bytes, oid)?;
+        } else if !bulk.held.is_empty() {
+            let objects: Vec<(Oid, Kind, &[u8])> = bulk
+                .held
+                .iter()
+                .map(|(oid, kind, bytes)| (*oid, *kind, bytes.as_slice()))
+                .collect();
+            let idx = write_pack(&self.dir.join("pack"), &objects)?;
+            self.remember_pack(&idx);
         }
         if let Some(pack) = bulk.pack {
-            pack.finish(&self.dir.join("pack"))?;
+            let idx = pack.finish(&self.dir.join("pack"))?;
+            self.remember_pack(&idx);
         }
         Ok(())
     }
@@ -351,6 +355,15 @@ impl ObjectDb {
     fn stored_before_bulk(&self, bulk: &Bulk, oid: &Oid) -> bool {
         let fanout = bulk.fanouts[usize::from(oid[0] >> 6)] & (1 << (oid[0] & 63)) != 0;
         self.in_loaded_packs(oid) || fanout && self.loose_path(oid).exists()
+    }
+
+    /// A pack this process just wrote is read at once: what is in it is found without
+    /// listing the pack directory again (a writer's `stored`, a reader's miss).
+    fn remember_pack(&self, idx: &Path) {
+        if let Ok(pack) = Pack::open(idx) {
+            let mut packs = self.packs.lock().unwrap_or_else(|e| e.into_inner());
+            packs.loaded.insert(idx.to_path_buf(), Arc::new(pack));
+        }
     }
 
     /// Whether a pack already read holds `oid` (no file system access).

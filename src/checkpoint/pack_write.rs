@@ -90,18 +90,25 @@ fn temp_path(pack_dir: &Path, what: &str) -> PathBuf {
 }
 
 /// Renames the whole pack at `temp` into place, then writes its index (the index last: a
-/// reader finds a pack only once both are whole).
-fn install(pack_dir: &Path, temp: &Path, sum: &Oid, entries: Vec<IndexEntry>) -> io::Result<()> {
+/// reader finds a pack only once both are whole); the index's path.
+fn install(
+    pack_dir: &Path,
+    temp: &Path,
+    sum: &Oid,
+    entries: Vec<IndexEntry>,
+) -> io::Result<PathBuf> {
     let name = format!("pack-{}", hex(sum));
     std::fs::rename(temp, pack_dir.join(format!("{name}.pack")))?;
     let idx_temp = temp_path(pack_dir, "idx");
     std::fs::write(&idx_temp, index(entries, sum))?;
-    std::fs::rename(&idx_temp, pack_dir.join(format!("{name}.idx")))
+    let idx = pack_dir.join(format!("{name}.idx"));
+    std::fs::rename(&idx_temp, &idx)?;
+    Ok(idx)
 }
 
 /// Writes `objects` (known ahead, a deferred checkpoint's) as one pack: built in memory, so
-/// its checksum needs no reading back.
-pub(super) fn write_pack(pack_dir: &Path, objects: &[(Oid, Kind, &[u8])]) -> io::Result<()> {
+/// its checksum needs no reading back. The path of its index.
+pub(super) fn write_pack(pack_dir: &Path, objects: &[(Oid, Kind, &[u8])]) -> io::Result<PathBuf> {
     std::fs::create_dir_all(pack_dir)?;
     let mut pack = Vec::with_capacity(objects.iter().map(|o| o.2.len() / 2 + 16).sum());
     pack.extend_from_slice(&pack_header(objects.len() as u32));
@@ -154,7 +161,7 @@ impl PackFile {
         Ok(())
     }
 
-    fn finish(self, pack_dir: &Path) -> io::Result<()> {
+    fn finish(self, pack_dir: &Path) -> io::Result<PathBuf> {
         let Self {
             temp,
             file,
@@ -245,8 +252,9 @@ impl PackPipe {
         }
     }
 
-    /// Waits for the thread to write what it was given, then puts the pack in place.
-    pub fn finish(mut self, pack_dir: &Path) -> io::Result<()> {
+    /// Waits for the thread to write what it was given, then puts the pack in place; the
+    /// path of its index.
+    pub fn finish(mut self, pack_dir: &Path) -> io::Result<PathBuf> {
         self.hand_over()?;
         self.join()?.finish(pack_dir)
     }

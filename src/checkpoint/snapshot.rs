@@ -20,7 +20,7 @@ use std::path::Path;
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::objects::{Kind, Layout, Oid, hex, parse_hex};
+use super::objects::{Kind, Oid, hex, parse_hex};
 use super::phases::{self, Phase};
 use super::rules::Rules;
 use super::scan::{LeftOut, Scanner};
@@ -145,16 +145,16 @@ impl CheckpointStore {
     pub fn flush(&self) -> Result<(), CheckpointError> {
         let _lock = self.lock()?;
         let mut live = self.live();
-        self.flush_held(&mut live, Layout::Pack)
+        self.flush_held(&mut live)
     }
 
     /// `flush`, the store's lock held.
-    fn flush_held(&self, live: &mut Live, layout: Layout) -> Result<(), CheckpointError> {
+    fn flush_held(&self, live: &mut Live) -> Result<(), CheckpointError> {
         if live.unwritten.is_empty() {
-            return self.db.flush(layout).map_err(io_err(self.git_dir()));
+            return self.db.flush().map_err(io_err(self.git_dir()));
         }
         let _timer = phases::time(Phase::Flush);
-        self.db.flush(layout).map_err(io_err(self.git_dir()))?;
+        self.db.flush().map_err(io_err(self.git_dir()))?;
         for commit in std::mem::take(&mut live.unwritten) {
             self.add_ref(&commit)?;
             self.set_head(&commit)?;
@@ -193,14 +193,12 @@ impl CheckpointStore {
         let mut guard = self.live();
         let live = &mut *guard;
         // What an earlier snapshot deferred is on disk before this one looks at the head.
-        self.flush_held(live, Layout::Pack)?;
+        self.flush_held(live)?;
         self.db.defer();
         let taken = self.take(live, written);
         self.db.stop_deferring();
         if !defer {
-            // Loose, as a snapshot taken at once always was: its objects are counted
-            // towards maintenance one by one (`loose_objects`).
-            self.flush_held(live, Layout::Loose)?;
+            self.flush_held(live)?;
         }
         taken
     }

@@ -184,7 +184,7 @@ fn the_users_git_repository_is_left_byte_identical() {
     assert_eq!(paths, ["b.txt", "c.txt"], "the user's .git is not recorded");
     store.restore(&first.id, &paths).unwrap();
     // Enough checkpoints that the store gets packed.
-    for i in 0..40 {
+    for i in 0..crate::checkpoint::maintain::PACK_LIMIT + 5 {
         write(ws.path(), "b.txt", &format!("b{i}\n"));
         store.snapshot().unwrap();
     }
