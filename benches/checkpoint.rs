@@ -4,8 +4,8 @@
 //!   changed nothing and after editing one file, as a session takes them (file notifications)
 //!   and as the scan fallback does (network file systems, an overflowed queue, `cairn undo`),
 //!   against `git status` on the same tree (what every git user already waits for); and an
-//!   edit's checkpoint written as the agent writes it (deferred, one pack) against written
-//!   loose at once;
+//!   edit's checkpoint written as the agent writes it (deferred, then one pack) against taken
+//!   and written at once (one pack too, before it returns);
 //! - a session editing 10 files, 100 checkpoints: the store's size on disk against the size
 //!   of the files and of all the versions written (with `maintain` after each checkpoint, as
 //!   the agent runs it after each turn, and a turn takes at least two).
@@ -143,7 +143,7 @@ fn bench_large_workspace() {
         medians(packed)
     );
     println!(
-        "    taken at once, written loose:                     {}",
+        "    taken and written at once:                        {}",
         medians(loose)
     );
     // As `cairn undo` and a workspace without notifications take them: by stat of every file.
@@ -241,8 +241,8 @@ fn big_source(file: usize, version: usize) -> String {
 }
 
 /// RUNS one-file edits checkpointed as the agent checkpoints an edit (deferred, then written
-/// as one pack), interleaved with RUNS written loose at once: the same look, hash, trees and
-/// commit, written two ways. Each edit is in a directory of its own.
+/// as one pack), interleaved with RUNS taken and written at once: the same look, hash, trees
+/// and commit, written two ways. Each edit is in a directory of its own.
 fn edit_writes(store: &CheckpointStore, root: &Path) -> (Runs, Runs) {
     let (mut packed, mut loose) = (Vec::new(), Vec::new());
     for run in 0..RUNS {
