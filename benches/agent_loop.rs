@@ -319,7 +319,8 @@ async fn session(checkpoints: bool) -> (Duration, Duration) {
 
 /// Fresh workspaces and data dirs, kept to the end of the run: removing thousands of files
 /// between two sessions makes ext4 slower to create the next ones (it skips inodes freed in
-/// the last half minute one by one), which would time the bench's own clean-up.
+/// the last minutes one by one, on this machine's journal-less ext4), which would time the
+/// bench's own clean-up. The clean-up at the end of a run still slows a run started right after.
 static USED: std::sync::Mutex<Vec<Place>> = std::sync::Mutex::new(Vec::new());
 
 /// One session of the mix in `place` (put back as it was), or in a fresh workspace.
