@@ -119,7 +119,7 @@ pub(super) struct Written {
 }
 
 /// Objects written during a bulk: the first few kept back (a scan that found little writes
-/// them loose), the rest handed to a pack written by a thread of its own.
+/// them as one small pack), the rest handed to a pack written by a thread of its own.
 #[derive(Debug, Default)]
 struct Bulk {
     held: Vec<(Oid, Kind, Vec<u8>)>,
@@ -191,21 +191,11 @@ impl ObjectDb {
             .iter()
             .filter(|(oid, _, _)| !self.in_loaded_packs(oid))
             .collect();
-        if new.len() > 1 {
-            let objects: Vec<(Oid, Kind, &[u8])> = new
-                .iter()
-                .map(|(oid, kind, bytes)| (*oid, *kind, bytes.as_slice()))
-                .collect();
-            let idx = write_pack(&self.dir.join("pack"), &objects)?;
-            self.remember_pack(&idx);
-            for (_, _, bytes) in new {
-                self.count_written(bytes.len());
-            }
-        } else {
-            for (oid, kind, bytes) in new {
-                self.write_loose(*kind, bytes, oid)?;
-            }
-        }
+        let new: Vec<(Oid, Kind, &[u8])> = new
+            .iter()
+            .map(|(oid, kind, bytes)| (*oid, *kind, bytes.as_slice()))
+            .collect();
+        self.write_together(&new)?;
         // Readers found them here until now; from now on, on disk.
         let mut deferred = self.deferred();
         let written = objects.len().min(deferred.objects.len());
@@ -256,6 +246,7 @@ impl ObjectDb {
                 fanouts[usize::from(byte >> 6)] |= 1 << (byte & 63);
             }
         }
+        // An id no pack has: the miss lists the pack directory.
         let _ = self.find_packed_as(&[0; 20], false);
         *self.bulk() = Some(Bulk {
             fanouts,
@@ -269,17 +260,12 @@ impl ObjectDb {
         let Some(bulk) = self.bulk().take() else {
             return Ok(());
         };
-        if let [(oid, kind, bytes)] = bulk.held.as_slice() {
-            self.write_loose(*kind, bytes, oid)?;
-        } else if !bulk.held.is_empty() {
-            let objects: Vec<(Oid, Kind, &[u8])> = bulk
-                .held
-                .iter()
-                .map(|(oid, kind, bytes)| (*oid, *kind, bytes.as_slice()))
-                .collect();
-            let idx = write_pack(&self.dir.join("pack"), &objects)?;
-            self.remember_pack(&idx);
-        }
+        let held: Vec<(Oid, Kind, &[u8])> = bulk
+            .held
+            .iter()
+            .map(|(oid, kind, bytes)| (*oid, *kind, bytes.as_slice()))
+            .collect();
+        self.write_together(&held)?;
         if let Some(pack) = bulk.pack {
             let idx = pack.finish(&self.dir.join("pack"))?;
             self.remember_pack(&idx);
@@ -355,6 +341,22 @@ impl ObjectDb {
     fn stored_before_bulk(&self, bulk: &Bulk, oid: &Oid) -> bool {
         let fanout = bulk.fanouts[usize::from(oid[0] >> 6)] & (1 << (oid[0] & 63)) != 0;
         self.in_loaded_packs(oid) || fanout && self.loose_path(oid).exists()
+    }
+
+    /// `objects` as one small pack (one object: loose), counted towards maintenance.
+    fn write_together(&self, objects: &[(Oid, Kind, &[u8])]) -> io::Result<()> {
+        match objects {
+            [] => return Ok(()),
+            [(oid, kind, bytes)] => self.write_loose(*kind, bytes, oid)?,
+            _ => {
+                let idx = write_pack(&self.dir.join("pack"), objects)?;
+                self.remember_pack(&idx);
+                for (_, _, bytes) in objects {
+                    self.count_written(bytes.len());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A pack this process just wrote is read at once: what is in it is found without
