@@ -7,6 +7,7 @@ mod changes;
 mod git;
 mod maintain;
 mod objects;
+mod pack_read;
 mod pack_write;
 pub mod phases;
 mod restore;
