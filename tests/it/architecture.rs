@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::support::source_graph::{Graph, cycles, is_test_file, rust_files};
+use crate::support::source_graph::{Graph, cycles, graph_of, is_test_file, rust_files};
 
 /// The layer of each top-level module; a module imports only from its own layer or below.
 const LAYERS: &[(&str, u8)] = &[
@@ -321,18 +321,6 @@ const FINER_FORBIDDEN: &[(&str, &str, &str)] = &[(
     "permissions",
     "the TUI classifies nothing: the approval event carries the dangers",
 )];
-
-fn graph_of(edges: &[(&str, &str)]) -> Graph {
-    let mut graph = Graph::new();
-    for (from, to) in edges {
-        graph
-            .entry((*from).to_string())
-            .or_default()
-            .insert((*to).to_string());
-        graph.entry((*to).to_string()).or_default();
-    }
-    graph
-}
 
 /// The import graph of `src/` (lib.rs and test code left out).
 fn crate_graph() -> Graph {

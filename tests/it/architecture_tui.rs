@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::support::source_graph::{Graph, cycles, is_test_file, rust_files};
+use crate::support::source_graph::{Graph, cycles, graph_of, is_test_file, rust_files};
 
 /// Where a file sits among the TUI's modules: its module path below `tui` and the directory of
 /// its child modules, if it has any.
@@ -258,19 +258,8 @@ fn report(graph: &Graph) -> Vec<String> {
 
 #[test]
 fn the_checker_catches_a_cycle_between_files_and_lets_a_tree_through() {
-    let graph = |edges: &[(&str, &str)]| {
-        let mut graph = Graph::new();
-        for (from, to) in edges {
-            graph
-                .entry((*from).to_string())
-                .or_default()
-                .insert((*to).to_string());
-            graph.entry((*to).to_string()).or_default();
-        }
-        graph
-    };
     // Nine files in a loop through the one that holds the shared frame, and a pair.
-    let looped = graph(&[
+    let looped = graph_of(&[
         ("layers.rs", "picker.rs"),
         ("picker.rs", "layers.rs"),
         ("cost.rs", "status.rs"),
@@ -289,7 +278,7 @@ fn the_checker_catches_a_cycle_between_files_and_lets_a_tree_through() {
         "app.rs only uses the loop: {found:#?}"
     );
     // The frame moved to a leaf: a tree, nothing to report.
-    let tree = graph(&[
+    let tree = graph_of(&[
         ("layers.rs", "picker.rs"),
         ("picker.rs", "modal.rs"),
         ("layers.rs", "modal.rs"),

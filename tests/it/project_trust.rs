@@ -94,6 +94,14 @@ async fn policy_check_ignores_untrusted_project_rules_with_a_warning() {
     assert!(run.stderr.is_empty(), "{}", run.stderr);
 }
 
+/// The model deletes what the shipped rule allows, then is done.
+fn deletes_what_the_shipped_rule_allows() -> Vec<Script> {
+    vec![
+        Script::tool_call("c1", "bash", json!({"command": "rm -rf keep/sub"})),
+        Script::text("done"),
+    ]
+}
+
 /// A workspace whose shipped rule allows deleting `keep/sub`, and the agent in `auto-edit`
 /// with those rules waiting for the user's word, as the TUI's session has them.
 async fn agent_asked_to_trust(
@@ -140,11 +148,7 @@ fn asked_or_ended(e: &AgentEvent) -> bool {
 /// the trust store, and answers `ProjectRulesTrusted`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trusting_over_the_bus_reaches_the_gate_and_the_store() {
-    let llm = MockLlm::start(vec![
-        Script::tool_call("c1", "bash", json!({"command": "rm -rf keep/sub"})),
-        Script::text("done"),
-    ])
-    .await;
+    let llm = MockLlm::start(deletes_what_the_shipped_rule_allows()).await;
     let (mut agent, ws, _data, store) = agent_asked_to_trust(&llm).await;
     let root = ws.path().canonicalize().unwrap();
     assert!(!store.current_trusted(&root));
@@ -174,11 +178,7 @@ async fn trusting_over_the_bus_reaches_the_gate_and_the_store() {
 /// Until the user trusts them, the shipped rules do not apply: the command asks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_users_trust_the_shipped_rules_do_not_apply() {
-    let llm = MockLlm::start(vec![
-        Script::tool_call("c1", "bash", json!({"command": "rm -rf keep/sub"})),
-        Script::text("done"),
-    ])
-    .await;
+    let llm = MockLlm::start(deletes_what_the_shipped_rule_allows()).await;
     let (mut agent, ws, _data, store) = agent_asked_to_trust(&llm).await;
     let root = ws.path().canonicalize().unwrap();
     agent.submit("clean up").await;

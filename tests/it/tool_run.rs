@@ -5,7 +5,7 @@
 use assert_cmd::Command;
 
 use crate::sandbox::landlock;
-use crate::support::cairn_cmd::{CAIRN, try_dir_outside_temp};
+use crate::support::cairn_cmd::{CAIRN, read_pid, try_dir_outside_temp};
 
 /// `cairn tool run bash COMMAND` in `workspace`, with private config and data directories.
 fn tool_run_bash(workspace: &std::path::Path, command: &str) -> (bool, String, String) {
@@ -159,11 +159,7 @@ fn a_leftover_in_a_group_of_its_own_is_ended_by_the_subreaper() {
     assert!(ok, "{stdout} / {stderr}");
     assert!(stdout.contains("done"), "{stdout} / {stderr}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
-    let pid: i32 = std::fs::read_to_string(workspace.join("pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&workspace.join("pid")).unwrap();
     assert!(
         !crate::tools_bash::alive(pid),
         "the background sleep ({pid}) outlived its command"
@@ -190,11 +186,7 @@ fn leftovers_that_leave_the_group_or_the_session_are_ended_by_the_subreaper_too(
         std::fs::create_dir_all(&workspace).unwrap();
         let (ok, stdout, stderr) = tool_run_bash(&workspace, command);
         assert!(ok && stdout.contains("done"), "{name}: {stdout} / {stderr}");
-        let pid: i32 = std::fs::read_to_string(workspace.join("pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let pid = read_pid(&workspace.join("pid")).unwrap();
         assert!(
             !crate::tools_bash::alive(pid),
             "{name}: the background sleep ({pid}) outlived its command"

@@ -8,6 +8,19 @@ use std::path::{Path, PathBuf};
 /// Who imports whom: a module (or file) to the modules (or files) it names.
 pub type Graph = BTreeMap<String, BTreeSet<String>>;
 
+/// A graph of the edges given (every end a node), for the checkers' own tests.
+pub fn graph_of(edges: &[(&str, &str)]) -> Graph {
+    let mut graph = Graph::new();
+    for (from, to) in edges {
+        graph
+            .entry((*from).to_string())
+            .or_default()
+            .insert((*to).to_string());
+        graph.entry((*to).to_string()).or_default();
+    }
+    graph
+}
+
 /// Every `.rs` file under `dir`.
 pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
