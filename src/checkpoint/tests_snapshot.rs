@@ -470,17 +470,17 @@ fn deferred_checkpoints_are_written_as_a_pack_each_and_maintenance_merges_them()
 }
 
 #[test]
-fn a_deferred_checkpoint_may_pack_again_what_is_stored_loose_and_git_still_reads_the_store() {
+fn a_deferred_checkpoint_of_bytes_already_stored_leaves_a_store_git_walks_whole() {
     let data = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     write(ws.path(), "a.txt", "zero\n");
     let s = store(data.path(), ws.path());
     let first = s.snapshot().unwrap().id;
-    // Written loose by a snapshot taken at once.
+    // Written by a snapshot taken at once (a small pack of its own).
     write(ws.path(), "b.txt", "shared\n");
     let loose = s.snapshot_paths(&[&ws.path().join("b.txt")]).unwrap().id;
-    // The same bytes again, in a deferred checkpoint: it does not ask the disk whether the
-    // blob is there, so the blob may be packed a second time.
+    // The same bytes again, in a deferred checkpoint: it asks only the packs already read
+    // whether the blob is there, so where they do not know it, it is packed a second time.
     write(ws.path(), "c.txt", "shared\n");
     let deferred = s.snapshot_deferred(&[&ws.path().join("c.txt")]).unwrap().id;
     s.flush().unwrap();
