@@ -420,5 +420,6 @@ fn provider(url: &str) -> ProviderSettings {
         max_tokens: None,
         temperature: None,
         limits: Default::default(),
+        wire: Default::default(),
     }
 }

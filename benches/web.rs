@@ -213,6 +213,7 @@ fn provider(base_url: String) -> ProviderSettings {
         max_tokens: None,
         temperature: None,
         limits: Default::default(),
+        wire: Default::default(),
     }
 }
 

@@ -71,11 +71,9 @@ pub fn assistant_message(
     calls: &[LoggedCall],
 ) -> ChatMessage {
     ChatMessage::Assistant {
-        content: if text.is_empty() && !calls.is_empty() {
-            None
-        } else {
-            Some(text.to_string())
-        },
+        // `""`, never `null`, for a message of calls only: llama.cpp's server (through
+        // llama-cpp-python) answers 500 to a null content, and every server takes "".
+        content: Some(text.to_string()),
         reasoning_content: (!calls.is_empty() && !reasoning.text.is_empty())
             .then(|| reasoning.text.clone()),
         reasoning_blocks: if calls.is_empty() {
@@ -310,7 +308,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(content, &None);
+        assert_eq!(content.as_deref(), Some(""), "calls only: `\"\"`, never null");
         assert_eq!(reasoning_content.as_deref(), Some("think"));
     }
 

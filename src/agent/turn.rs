@@ -316,6 +316,27 @@ impl Agent {
                     "the answer was cut off{what}\n{reason}"
                 ))))
             }
+            Err(LlmError::CallCut {
+                tool,
+                arguments_bytes,
+                partial,
+            }) => {
+                // The same request would end at the same place: nothing is retried. The model
+                // reads why its call did not run in what is kept of its reply; the user reads
+                // it in the request's end.
+                let note = format!(
+                    "[cut off: your output limit ended this reply inside a call to {tool} ({arguments_bytes} bytes of arguments had arrived); the call was not run. Make smaller calls, for example write a long file in several parts]"
+                );
+                let kept = Completion {
+                    text: marked(&partial.text, &note),
+                    tool_calls: Vec::new(),
+                    ..(*partial).clone()
+                };
+                self.keep_reply(step, &kept);
+                Err(ReplyError::End(EndReason::Failed(format!(
+                    "the model's output limit (max_tokens) ended its reply inside a call to `{tool}` ({arguments_bytes} bytes of arguments had arrived); the call was not run and the model is told so. Raise max_tokens, or ask for smaller steps"
+                ))))
+            }
             Err(LlmError::Capped { reason, partial }) => {
                 self.keep_capped_reply(step, &partial, &reason);
                 let kept = if partial.text.is_empty() {

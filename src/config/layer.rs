@@ -32,6 +32,9 @@ pub struct ConfigFile {
     pub request_timeout_secs: Option<u64>,
     pub max_reply_bytes: Option<usize>,
     pub max_tool_call_bytes: Option<usize>,
+    /// Sent only when set: `auto`, `required` or `none`.
+    #[serde(default, deserialize_with = "super::wire_keys::parsed")]
+    pub tool_choice: Option<crate::llm::ToolChoice>,
     pub bash: Option<BashFile>,
     pub sandbox: Option<SandboxFile>,
     pub checkpoints: Option<CheckpointsFile>,
@@ -82,6 +85,7 @@ impl ConfigFile {
             request_timeout_secs: over.request_timeout_secs.or(self.request_timeout_secs),
             max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
             max_tool_call_bytes: over.max_tool_call_bytes.or(self.max_tool_call_bytes),
+            tool_choice: over.tool_choice.or(self.tool_choice),
             bash: merge_table(self.bash, over.bash, |a, b| BashFile {
                 pass_env: b.pass_env.or(a.pass_env),
             }),

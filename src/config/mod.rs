@@ -11,6 +11,7 @@ mod presets;
 mod prices;
 mod tables;
 mod web;
+mod wire_keys;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -209,6 +210,10 @@ impl Config {
             max_tokens: file.max_tokens,
             temperature: file.temperature,
             limits: reply_limits(&file),
+            wire: crate::llm::WireOptions {
+                tool_choice: file.tool_choice,
+                ..Default::default()
+            },
         };
         Ok(Config {
             provider,

@@ -13,7 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE};
 use tokio_util::bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
-use super::retry::{proxy_retried, retry_after};
+use super::retry::{names_request_shape, proxy_retried, retry_after};
 use super::stream::{Progress, ReplyDecoder, cut, error_message};
 use super::{
     ChatModel, ChatRequest, Completion, DeltaSink, LlmError, ProviderSettings, ReplyLimits,
@@ -164,6 +164,12 @@ impl HttpModel {
                 include_usage: true,
             },
             tools: wire_tools(request.tools),
+            tool_choice: self
+                .settings
+                .wire
+                .tool_choice
+                .filter(|_| !request.tools.is_empty())
+                .map(super::ToolChoice::openai),
             max_tokens: self.settings.max_tokens,
             temperature: self.settings.temperature,
         })?;
@@ -239,12 +245,13 @@ impl HttpModel {
         let started = Instant::now();
         let deadline = started + limits.request_timeout;
         let first_byte = self.network.first_byte_timeout(&self.url);
-        let clock = Clock {
+        let mut clock = Clock {
             idle,
             timeout: limits.request_timeout,
             deadline,
             first_byte,
             first_byte_deadline: first_byte.map_or(deadline, |fb| (started + fb).min(deadline)),
+            answered: None,
         };
         let mut request = self
             .http
@@ -263,6 +270,7 @@ impl HttpModel {
             Ok(Err(e)) => return Err(self.send_failure(&e)),
             Ok(Ok(response)) => response,
         };
+        clock.answered = Some(Instant::now());
         if !response.status().is_success() {
             return Err(self.status_failure(response).await);
         }
@@ -320,6 +328,14 @@ impl HttpModel {
             return Failure::Fatal(LlmError::QuotaExhausted { message });
         }
         let retryable = matches!(status, 408 | 409 | 429 | 500..=599);
+        if retryable && status != 429 && names_request_shape(&message) {
+            // The server blames what was sent (a null content, a field of the wrong type):
+            // the same bytes again would fail the same way.
+            message.push_str(
+                " (not retried: the message is about the request itself, which a retry would send unchanged)",
+            );
+            return Failure::Fatal(LlmError::Status { status, message });
+        }
         if retryable && let Some(retries) = retried_by_proxy {
             // The proxy in front of the provider (LiteLLM) has retried already: retrying on
             // top multiplies the attempts upstream (3 × 6 = 18) for a failure that stayed.
@@ -506,15 +522,19 @@ struct Clock {
     /// `[network] first_byte_timeout_secs` for this server (`None`: only the deadline).
     first_byte: Option<Duration>,
     first_byte_deadline: Instant,
+    /// When the response's head arrived: from then on the idle timer runs too, so a server
+    /// that answers and then sends nothing but comments is dropped after the idle timeout.
+    answered: Option<Instant>,
 }
 
 impl Clock {
     /// When to give up waiting: before any data, at the first-byte deadline; after, when the
     /// last data arrived at `last_data` plus the idle timeout.
     fn next(&self, last_data: Option<Instant>) -> Instant {
-        match last_data {
-            None => self.first_byte_deadline,
-            Some(at) => (at + self.idle).min(self.deadline),
+        match (last_data, self.answered) {
+            (Some(at), _) => (at + self.idle).min(self.deadline),
+            (None, Some(at)) => (at + self.idle).min(self.first_byte_deadline),
+            (None, None) => self.first_byte_deadline,
         }
     }
 
@@ -525,7 +545,10 @@ impl Clock {
                 "took longer than {}s (request_timeout_secs)",
                 self.timeout.as_secs_f64()
             )
-        } else if !had_data && let Some(first_byte) = self.first_byte {
+        } else if !had_data
+            && at >= self.first_byte_deadline
+            && let Some(first_byte) = self.first_byte
+        {
             format!(
                 "sent nothing within {}s of the request (first_byte_timeout_secs under [network])",
                 first_byte.as_secs_f64()
@@ -862,6 +885,8 @@ struct RequestRest<'a> {
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -43,6 +43,7 @@ fn settings(initial_ms: u64, max_ms: u64) -> ProviderSettings {
         max_tokens: None,
         temperature: None,
         limits: Default::default(),
+        wire: Default::default(),
     }
 }
 

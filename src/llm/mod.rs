@@ -4,6 +4,7 @@
 //! The agent talks to a `ChatModel`; tests drive the real client against the scripted
 //! server in `testing` rather than a fake of the trait.
 
+pub mod api;
 pub mod client;
 pub mod encoded;
 pub mod listing;
@@ -20,6 +21,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::{CallId, Usage};
+pub use api::{Api, CacheTtl, ToolChoice, WireOptions};
 pub use client::HttpModel;
 pub use encoded::WireMessages;
 pub use reasoning::ReasoningBlocks;
@@ -45,6 +47,8 @@ pub struct ProviderSettings {
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
     pub limits: ReplyLimits,
+    /// The wire format and its per-format knobs.
+    pub wire: WireOptions,
 }
 
 /// Bounds on one response, so a server that never stops cannot exhaust memory or patience.
@@ -98,6 +102,7 @@ impl std::fmt::Debug for ProviderSettings {
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
             .field("limits", &self.limits)
+            .field("wire", &self.wire)
             .finish()
     }
 }
@@ -140,11 +145,22 @@ pub enum StreamDelta {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    /// The stream ended before a finish reason (or with `length` mid-tool-call). Half-built
-    /// tool calls are dropped; `partial` keeps the text that did arrive.
+    /// The stream ended before a finish reason. Half-built tool calls are dropped; `partial`
+    /// keeps the text that did arrive.
     #[error("the response was cut off: {reason}")]
     Truncated {
         reason: String,
+        partial: Box<Completion>,
+    },
+    /// The model's output limit (`finish_reason: length`) ended the reply inside a tool call.
+    /// The same request would end there again, so it is not retried; the half-built call is
+    /// never run. `partial` keeps the text and reasoning that arrived, without calls.
+    #[error(
+        "the model's output limit ended the reply inside a call to `{tool}` ({arguments_bytes} bytes of its arguments had arrived); the call was not run"
+    )]
+    CallCut {
+        tool: String,
+        arguments_bytes: usize,
         partial: Box<Completion>,
     },
     /// The reply passed one of the `ReplyLimits`: the stream was stopped there. `partial` keeps

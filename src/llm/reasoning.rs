@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn blocks_travel_as_top_level_keys_of_the_assistant_message() {
         let message = crate::llm::ChatMessage::Assistant {
-            content: None,
+            content: Some(String::new()),
             reasoning_content: Some("r".into()),
             reasoning_blocks: ReasoningBlocks {
                 thinking_blocks: vec![
@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(
             value,
             json!({
-                "role": "assistant", "content": null, "reasoning_content": "r",
+                "role": "assistant", "content": "", "reasoning_content": "r",
                 "thinking_blocks": [{"type": "thinking", "thinking": "r", "signature": "s"}],
             })
         );

@@ -122,7 +122,7 @@ pub fn is_transient_error(error: &serde_json::Value) -> bool {
         "exceeded your current quota",
         "billing",
     ];
-    if final_words.iter().any(|w| text.contains(w)) {
+    if final_words.iter().any(|w| text.contains(w)) || messages(error).any(names_request_shape) {
         return false;
     }
     // A status code, when there is one, decides: a 400 that mentions overload is still a 400.
@@ -148,6 +148,86 @@ pub fn is_transient_error(error: &serde_json::Value) -> bool {
         "timed out",
     ];
     transient_words.iter().any(|w| text.contains(w))
+}
+
+/// Whether an error message is about the request's shape rather than the server's state: a
+/// field of the request named (`'content'`, `messages[3]`, `tool_calls`), a type mismatch
+/// (`NoneType`, `null`, "expected a string"), a validation or template error. Such a failure,
+/// even under a 5xx, comes back for the same bytes, so it is not retried unchanged.
+pub fn names_request_shape(message: &str) -> bool {
+    let text = message.to_ascii_lowercase();
+    const SHAPE_WORDS: &[&str] = &[
+        "nonetype",
+        "null",
+        "nullable",
+        "invalid type",
+        "expected string",
+        "expected a string",
+        "expected str",
+        "must be a string",
+        "must be of type",
+        "is not of type",
+        "input should be",
+        "field required",
+        "missing field",
+        "unknown field",
+        "unknown variant",
+        "validation error",
+        "failed to deserialize",
+        "could not deserialize",
+        "failed to parse",
+        "unable to parse",
+        "jinja",
+        "chat template",
+        "template error",
+        "invalid request",
+        "invalid_request",
+        "tool_calls",
+        "tool_call_id",
+        "tool_choice",
+        "stream_options",
+        "messages[",
+        "messages.",
+        "has no attribute",
+    ];
+    const FIELDS: &[&str] = &["content", "role", "messages", "tools", "arguments", "input"];
+    SHAPE_WORDS.iter().any(|w| text.contains(w))
+        || FIELDS.iter().any(|field| {
+            ["'", "\"", "`"]
+                .iter()
+                .any(|q| text.contains(&format!("{q}{field}{q}")))
+        })
+}
+
+/// The strings under `message` or `detail`, at any depth: the words a server wrote, not the
+/// JSON around them (whose `null`s say nothing).
+fn messages(value: &serde_json::Value) -> impl Iterator<Item = &str> {
+    fn collect<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        use serde_json::Value;
+        match value {
+            Value::String(text) => out.push(text),
+            Value::Object(map) => {
+                for (key, inner) in map {
+                    match inner {
+                        Value::String(text) if matches!(key.as_str(), "message" | "detail") => {
+                            out.push(text)
+                        }
+                        Value::Object(_) | Value::Array(_) => collect(inner, out),
+                        _ => {}
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for inner in items.iter().filter(|v| v.is_object() || v.is_array()) {
+                    collect(inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    collect(value, &mut out);
+    out.into_iter()
 }
 
 /// Numbers under `code`, `status` or `status_code`, at any depth (`{"error":{"code":502}}`),

@@ -141,9 +141,7 @@ impl StreamAssembler {
         }
         match self.finish_reason.as_deref() {
             None => Err(self.truncated("the stream ended before the model finished")),
-            Some("length") if !self.calls.is_empty() => {
-                Err(self.truncated("the output limit was reached in the middle of a tool call"))
-            }
+            Some("length") if !self.calls.is_empty() => Err(self.call_cut()),
             Some(_) => {
                 let calls = std::mem::take(&mut self.calls);
                 let tool_calls = calls
@@ -217,6 +215,22 @@ impl StreamAssembler {
             return Err(self.capped(format!("its {what} passed {max} bytes (max_reply_bytes)")));
         }
         Ok(())
+    }
+
+    /// The output limit ended the reply inside a tool call: the last call named, its
+    /// arguments dropped with it.
+    fn call_cut(self) -> LlmError {
+        let last = self.calls.last();
+        let tool = last
+            .map(|c| c.name.clone())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "an unnamed tool".to_string());
+        let arguments_bytes = last.map_or(0, |c| c.arguments.len());
+        LlmError::CallCut {
+            tool,
+            arguments_bytes,
+            partial: Box::new(self.completion(Vec::new())),
+        }
     }
 
     /// What arrived so far as a `Truncated` error; half-built tool calls are dropped.

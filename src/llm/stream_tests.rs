@@ -406,7 +406,7 @@ fn done_without_finish_reason_is_truncated() {
 }
 
 #[test]
-fn length_during_a_tool_call_is_truncated_but_length_on_text_is_not() {
+fn length_during_a_tool_call_names_the_call_but_length_on_text_is_a_finish() {
     let body = r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"write_file","arguments":"{\"content\":\"abc"}}]}}]}
 
 data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}
@@ -414,7 +414,18 @@ data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}
 data: [DONE]
 
 "#;
-    assert!(matches!(decode(body).0, Err(LlmError::Truncated { .. })));
+    match decode(body).0 {
+        Err(LlmError::CallCut {
+            tool,
+            arguments_bytes,
+            partial,
+        }) => {
+            assert_eq!(tool, "write_file");
+            assert_eq!(arguments_bytes, r#"{"content":"abc"#.len());
+            assert!(partial.tool_calls.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
     let text = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"abc\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
     assert_eq!(
         decode(text).0.unwrap().finish_reason.as_deref(),

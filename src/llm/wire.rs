@@ -13,7 +13,10 @@ pub enum ChatMessage {
         content: super::UserContent,
     },
     Assistant {
-        /// `null` when the message is only tool calls.
+        /// Sent as `""` when absent (a message of tool calls only): llama.cpp's server behind
+        /// llama-cpp-python answers 500 to `null`, and OpenAI, DeepSeek, vLLM and Ollama all
+        /// take `""`.
+        #[serde(serialize_with = "text_or_empty")]
         content: Option<String>,
         /// DeepSeek thinking models answer 400 unless the reasoning of an assistant message
         /// that made tool calls is sent back with it.
@@ -31,6 +34,10 @@ pub enum ChatMessage {
         tool_call_id: String,
         content: String,
     },
+}
+
+fn text_or_empty<S: serde::Serializer>(text: &Option<String>, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(text.as_deref().unwrap_or_default())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

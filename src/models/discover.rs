@@ -134,7 +134,9 @@ impl WindowProbe {
     }
 
     async fn models_list(&self, client: &reqwest::Client, root: &str) -> Option<u64> {
-        let mut request = client.get(format!("{root}/models"));
+        // Each request has its own deadline too, so the lookup never outlives `timeout`
+        // whoever awaits it (and a server that sends headers and then nothing is left).
+        let mut request = client.get(format!("{root}/models")).timeout(self.timeout);
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
@@ -147,6 +149,7 @@ impl WindowProbe {
         let request = serde_json::json!({"model": self.model, "name": self.model});
         let bytes = client
             .post(format!("{api}/api/show"))
+            .timeout(self.timeout)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(request.to_string())
             .send()

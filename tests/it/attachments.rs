@@ -52,7 +52,7 @@ async fn a_log_written_before_content_parts_resumes_with_the_same_conversation()
         sent[2],
         json!({
             "role": "assistant",
-            "content": null,
+            "content": "",
             "reasoning_content": "I should run ls.",
             "thinking_blocks": [{"type": "thinking", "thinking": "I should run ls.", "signature": "EqoB=="}],
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}],

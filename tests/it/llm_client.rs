@@ -30,6 +30,7 @@ pub(crate) fn settings(url: String) -> ProviderSettings {
         max_tokens: None,
         temperature: None,
         limits: Default::default(),
+        wire: Default::default(),
     }
 }
 
@@ -422,7 +423,7 @@ async fn an_answer_cut_at_the_output_limit_inside_a_tool_call_is_not_retried() {
     let model = HttpModel::new(settings(llm.url())).unwrap();
     let (result, deltas) = chat(&model).await;
     assert!(
-        matches!(result, Err(LlmError::Truncated { .. })),
+        matches!(result, Err(LlmError::CallCut { .. })),
         "{result:?}"
     );
     assert!(retries(&deltas).is_empty());

@@ -14,6 +14,7 @@ mod interrupts;
 mod jobs_paused;
 mod jobs_user;
 mod llm_client;
+mod llm_wire;
 mod mock_llm;
 mod model_errors;
 mod model_picker;

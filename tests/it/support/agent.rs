@@ -45,6 +45,7 @@ pub fn provider(url: &str) -> ProviderSettings {
         max_tokens: None,
         temperature: None,
         limits: Default::default(),
+        wire: Default::default(),
     }
 }
 
