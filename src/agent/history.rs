@@ -308,7 +308,11 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(content.as_deref(), Some(""), "calls only: `\"\"`, never null");
+        assert_eq!(
+            content.as_deref(),
+            Some(""),
+            "calls only: `\"\"`, never null"
+        );
         assert_eq!(reasoning_content.as_deref(), Some("think"));
     }
 
