@@ -43,6 +43,7 @@ pub mod testing;
 pub mod time_travel;
 pub mod tool_output;
 pub mod tools;
+pub mod trust;
 pub mod tui;
 pub mod visible;
 pub mod web;

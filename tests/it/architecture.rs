@@ -34,6 +34,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("net", 1),
     ("skills", 1),
     ("time_travel", 1),
+    ("trust", 1),
     // 2: the loop.
     ("agent", 2),
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).
@@ -300,6 +301,7 @@ use std::collections::BTreeSet;
 
 /// The services of layer 1, lowest first: each may import only the ones before it.
 const SERVICE_ORDER: &[&str] = &[
+    "trust",
     "net",
     "web",
     "llm",
