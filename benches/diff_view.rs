@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use cairn::tools::FileChange;
-use cairn::tui::diffs::DiffPane;
+use cairn::tui::panes::diffs::DiffPane;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 

@@ -77,8 +77,8 @@ pub fn resume_hint(session: &crate::bus::SessionId) -> String {
 
 /// The first screen's facts: the workspace as the user knows it, its branch, the sandbox and
 /// the `AGENTS.md` the system prompt includes.
-fn welcome(launched: &launch::Launched) -> tui::welcome::Welcome {
-    use tui::welcome::{Sandbox, Welcome, display_path};
+fn welcome(launched: &launch::Launched) -> tui::panes::welcome::Welcome {
+    use tui::panes::welcome::{Sandbox, Welcome, display_path};
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .map(|home| std::fs::canonicalize(&home).unwrap_or(home));

@@ -12,17 +12,17 @@ use ratatui::layout::Rect;
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, EndReason, ToolEvent, UserCommand};
 use crate::tool_output::ToolOutput;
-use crate::tui::approval::{ApprovalPrompt, Held};
-use crate::tui::cards::{CardState, ToolCard};
-use crate::tui::choice::mode_summary;
 use crate::tui::composer::Composer;
-use crate::tui::diffs::DiffPane;
-use crate::tui::layers::Layers;
+use crate::tui::modals::approval::{ApprovalPrompt, Held};
+use crate::tui::modals::choice::mode_summary;
+use crate::tui::modals::layers::Layers;
 use crate::tui::options::TuiOptions;
-use crate::tui::status::{Activity, Status};
-use crate::tui::todos::TodoPane;
-use crate::tui::transcript::Transcript;
-use crate::tui::transcript::entry::NoticeLevel;
+use crate::tui::panes::cards::{CardState, ToolCard};
+use crate::tui::panes::diffs::DiffPane;
+use crate::tui::panes::status::{Activity, Status};
+use crate::tui::panes::todos::TodoPane;
+use crate::tui::panes::transcript::Transcript;
+use crate::tui::panes::transcript::entry::NoticeLevel;
 
 /// Smallest terminal the layout is drawn in.
 pub const MIN_WIDTH: u16 = 40;
@@ -85,7 +85,7 @@ pub struct App {
     pub(crate) todos: TodoPane,
     pub(crate) approval: ApprovalPrompt,
     pub(crate) composer: Composer,
-    pub(crate) mention_finder: crate::tui::mention_finder::MentionFinder,
+    pub(crate) mention_finder: crate::tui::modals::mention_finder::MentionFinder,
     pub(crate) status: Status,
     /// Help, the session picker and the approval prompt, in the order they opened.
     pub(crate) layers: Layers,
@@ -101,8 +101,8 @@ pub struct App {
     /// order: the status line shows the latest at once, the confirmations change nothing.
     pub(crate) modes_sent: VecDeque<Mode>,
     /// What the `/` palette offers, and the row ↑/↓ picked in it.
-    pub(crate) palette: Vec<crate::tui::palette::Entry>,
-    pub(crate) palette_selection: crate::tui::palette::Selection,
+    pub(crate) palette: Vec<crate::tui::modals::palette::Entry>,
+    pub(crate) palette_selection: crate::tui::modals::palette::Selection,
     /// Where the user's commands and skills are read from (each time `/` opens the palette
     /// and each time one runs); none in a replay.
     pub(crate) command_sources: Option<crate::skills::Sources>,
@@ -137,7 +137,7 @@ pub struct App {
     pub(crate) flash: Option<(String, Instant)>,
     pub(crate) areas: Cell<Areas>,
     /// The first screen's facts, shown until the first message.
-    pub(crate) welcome: Option<crate::tui::welcome::Welcome>,
+    pub(crate) welcome: Option<crate::tui::panes::welcome::Welcome>,
     /// The session shown (the last `SessionStarted`): what quitting says how to resume.
     pub(crate) session: Option<crate::bus::SessionId>,
 }
@@ -174,7 +174,7 @@ impl App {
             reading_clipboard: false,
             unconfirmed: None,
             modes_sent: VecDeque::new(),
-            palette: crate::tui::palette::builtin_entries(),
+            palette: crate::tui::modals::palette::builtin_entries(),
             palette_selection: Default::default(),
             command_sources: None,
             skills: Vec::new(),

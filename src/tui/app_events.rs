@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use crate::bus::{AgentEvent, EndReason};
 use crate::tui::app::App;
-use crate::tui::layers::Layer;
-use crate::tui::picker::SessionPicker;
-use crate::tui::rewind::{RestoreConfirm, RewindPicker};
-use crate::tui::status::Activity;
-use crate::tui::transcript::entry::NoticeLevel;
+use crate::tui::modals::layers::Layer;
+use crate::tui::modals::picker::SessionPicker;
+use crate::tui::modals::rewind::{RestoreConfirm, RewindPicker};
+use crate::tui::panes::status::Activity;
+use crate::tui::panes::transcript::entry::NoticeLevel;
 
 impl App {
     pub(super) fn fold(&mut self, event: &AgentEvent) {
@@ -169,7 +169,8 @@ impl App {
                 rules,
                 unremembered,
             } => {
-                let message = crate::tui::trust::trusted(path, *rules, unremembered.as_deref());
+                let message =
+                    crate::tui::modals::trust::trusted(path, *rules, unremembered.as_deref());
                 self.notice(&message, NoticeLevel::Info);
             }
             AgentEvent::Skills { skills, budget } => {
@@ -194,11 +195,12 @@ impl App {
                 pruned,
                 summarized,
             } => {
-                let text = crate::tui::cost::compaction_text(*before, *after, *pruned, *summarized);
+                let text =
+                    crate::tui::panes::cost::compaction_text(*before, *after, *pruned, *summarized);
                 self.notice(&text, NoticeLevel::Info);
             }
             AgentEvent::CostReport { rows } => {
-                let text = crate::tui::cost::report_text(rows, &self.status.model);
+                let text = crate::tui::panes::cost::report_text(rows, &self.status.model);
                 self.notice(&text, NoticeLevel::Info);
             }
             AgentEvent::SessionUsage { totals, requests } => {
@@ -220,7 +222,7 @@ impl App {
             }
             AgentEvent::RewindPoints { .. } | AgentEvent::RestorePlan { .. } => {}
             AgentEvent::Restored { what, done } => {
-                let text = crate::tui::rewind::restored_text(what, done);
+                let text = crate::tui::modals::rewind::restored_text(what, done);
                 let level = if done.conflicts.is_empty() {
                     NoticeLevel::Info
                 } else {

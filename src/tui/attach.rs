@@ -10,7 +10,7 @@ use crate::paste::PendingImage;
 use crate::paste::clipboard::{ClipboardError, Clipped};
 use crate::paste::path::Pasted;
 use crate::tui::app::{App, AppIntent};
-use crate::tui::transcript::entry::NoticeLevel;
+use crate::tui::panes::transcript::entry::NoticeLevel;
 
 impl App {
     /// Ctrl+V: asks the main loop to read the clipboard, once at a time.
@@ -76,7 +76,10 @@ impl App {
 
     /// An image chosen in the `@` finder is attached as a chip in place of the `@word`
     /// (like a pasted image path); true when it was. Any other file is inserted as text.
-    pub(crate) fn attach_picked_image(&mut self, pick: &crate::tui::mention_finder::Pick) -> bool {
+    pub(crate) fn attach_picked_image(
+        &mut self,
+        pick: &crate::tui::modals::mention_finder::Pick,
+    ) -> bool {
         if !crate::content::is_image_path(&pick.file) {
             return false;
         }

@@ -10,15 +10,15 @@ use ratatui::layout::{Position, Rect};
 use crate::bus::Mode;
 use crate::bus::{Restore, UserCommand};
 use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
-use crate::tui::choice::{ChoicePicker, Pick};
 use crate::tui::composer::ComposerAction;
-use crate::tui::help;
 use crate::tui::keymap::{self, Action, Scope, SlashAction};
-use crate::tui::layers::Layer;
-use crate::tui::modal::{Handled, LayerOutcome};
-use crate::tui::revert::RevertModal;
-use crate::tui::transcript::entry::NoticeLevel;
-use crate::tui::trust::TrustAnswer;
+use crate::tui::modals::choice::{ChoicePicker, Pick};
+use crate::tui::modals::help;
+use crate::tui::modals::layers::Layer;
+use crate::tui::modals::modal::{Handled, LayerOutcome};
+use crate::tui::modals::revert::RevertModal;
+use crate::tui::modals::trust::TrustAnswer;
+use crate::tui::panes::transcript::entry::NoticeLevel;
 
 /// Lines one mouse wheel step scrolls.
 const WHEEL_LINES: usize = 3;
@@ -117,7 +117,7 @@ impl App {
     /// it (elsewhere Tab cycles the focus and ↑/↓ go through earlier messages). True when the
     /// key was the palette's.
     fn palette_key(&mut self, key: KeyEvent) -> bool {
-        use crate::tui::palette::{Enter, complete_at};
+        use crate::tui::modals::palette::{Enter, complete_at};
         let text = self.composer.text().to_string();
         match key.code {
             KeyCode::Up => self.palette_selection.step(&self.palette, &text, -1),
@@ -489,13 +489,13 @@ impl App {
             }
             return;
         }
-        let was_palette = crate::tui::palette::query(self.composer.text()).is_some();
+        let was_palette = crate::tui::modals::palette::query(self.composer.text()).is_some();
         if let ComposerAction::Submit(text) = self.composer.handle_key(key) {
             self.submitted(text);
         }
         // The palette opens: the user's commands are read again, so a file added or edited
         // since is offered without a restart.
-        if !was_palette && crate::tui::palette::query(self.composer.text()).is_some() {
+        if !was_palette && crate::tui::modals::palette::query(self.composer.text()).is_some() {
             self.refresh_palette();
         }
         self.mention_finder
@@ -504,7 +504,7 @@ impl App {
 
     pub(crate) fn refresh_palette(&mut self) {
         if let Some(sources) = &self.command_sources {
-            self.palette = crate::tui::palette::entries_with(sources);
+            self.palette = crate::tui::modals::palette::entries_with(sources);
         }
     }
 

@@ -7,8 +7,8 @@ use crate::bus::{
 use crate::tool_output::ToolOutput;
 use crate::tui::app::App;
 use crate::tui::jobs::quit_warning;
-use crate::tui::jobs_view::JobsView;
-use crate::tui::transcript::entry::NoticeLevel;
+use crate::tui::modals::jobs_view::JobsView;
+use crate::tui::panes::transcript::entry::NoticeLevel;
 
 impl App {
     /// Folds the job events and the answers to `/jobs` in: the list, the status line's count,

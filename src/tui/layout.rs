@@ -9,8 +9,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
 use crate::tui::app::{App, Areas, Focus, MIN_HEIGHT, MIN_WIDTH, Tab, WIDE};
-use crate::tui::layers::Layer;
-use crate::tui::{help, theme, wrap};
+use crate::tui::modals::layers::Layer;
+use crate::tui::{modals::help, theme, wrap};
 
 impl App {
     pub fn render(&self, frame: &mut Frame) {
@@ -58,11 +58,11 @@ impl App {
         }
         if self.focus == Focus::Input && !self.read_only && self.layers.is_empty() {
             let text = self.composer.text();
-            let want = crate::tui::palette::height(&self.palette, text).min(main.height);
+            let want = crate::tui::modals::palette::height(&self.palette, text).min(main.height);
             if want > 0 {
                 let palette = Rect::new(input.x, input.y.saturating_sub(want), input.width, want);
                 let selected = self.palette_selection.index(text);
-                crate::tui::palette::render(&self.palette, text, selected, palette, buf);
+                crate::tui::modals::palette::render(&self.palette, text, selected, palette, buf);
             }
         }
         let hint = self.flash.as_ref().map(|(text, _)| text.as_str());

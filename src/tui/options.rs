@@ -16,7 +16,7 @@ pub struct TuiOptions {
     /// Untrusted project rules to ask about first.
     pub trust: Option<crate::bus::UntrustedRules>,
     /// What the first screen says of the workspace (none in a replay).
-    pub welcome: Option<crate::tui::welcome::Welcome>,
+    pub welcome: Option<crate::tui::panes::welcome::Welcome>,
     /// Where the `/` palette finds the custom commands (the session's workspace and cairn's
     /// directories; none in a replay).
     pub command_sources: Option<crate::skills::Sources>,

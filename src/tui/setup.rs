@@ -119,7 +119,7 @@ pub fn render(info: &SetupInfo, area: Rect, buf: &mut Buffer) {
     let height = u16::try_from(body.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
-    let inner = crate::tui::modal::modal_frame(
+    let inner = crate::tui::modals::modal::modal_frame(
         area,
         width,
         height,

@@ -10,11 +10,11 @@ use serde_json::json;
 use crate::bus::{CallId, ShellEvent, UserCommand};
 use crate::paste::PendingImage;
 use crate::tui::app::App;
-use crate::tui::cards::{CardState, ToolCard};
 use crate::tui::keymap::{self, Action, Scope};
+use crate::tui::panes::cards::{CardState, ToolCard};
+use crate::tui::panes::status::Activity;
+use crate::tui::panes::transcript::entry::NoticeLevel;
 use crate::tui::queue::{Queued, Waits};
-use crate::tui::status::Activity;
-use crate::tui::transcript::entry::NoticeLevel;
 
 /// `!cmd` → (true, "cmd"): its output joins the context; `!!cmd` → (false, "cmd").
 pub fn parse_shell(text: &str) -> Option<(bool, &str)> {

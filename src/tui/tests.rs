@@ -357,7 +357,7 @@ fn approval_prompt_for_a_held_write_shows_its_diff() {
 
 #[test]
 fn diff_pane_unified_and_side_by_side() {
-    let mut pane = super::diffs::DiffPane::new();
+    let mut pane = super::panes::diffs::DiffPane::new();
     pane.push(lib_change());
     let mut second = lib_change();
     second.path = "README.md".into();
@@ -367,7 +367,7 @@ fn diff_pane_unified_and_side_by_side() {
     second.removed = 1;
     pane.push(second);
     pane.prev();
-    let render = |pane: &super::diffs::DiffPane| {
+    let render = |pane: &super::panes::diffs::DiffPane| {
         let mut terminal = Terminal::new(TestBackend::new(90, 16)).unwrap();
         terminal
             .draw(|f| pane.render(f.area(), f.buffer_mut(), true))
@@ -382,7 +382,7 @@ fn diff_pane_unified_and_side_by_side() {
 
 #[test]
 fn todo_list_pane() {
-    let mut pane = super::todos::TodoPane::default();
+    let mut pane = super::panes::todos::TodoPane::default();
     pane.set(todos());
     let mut terminal = Terminal::new(TestBackend::new(34, 7)).unwrap();
     terminal

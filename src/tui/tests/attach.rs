@@ -300,7 +300,7 @@ fn an_image_chosen_in_the_at_finder_becomes_a_chip_and_other_files_stay_text() {
         std::thread::yield_now();
     }
     let mut app = app(Instant::now());
-    app.mention_finder = crate::tui::mention_finder::MentionFinder::over(index.clone());
+    app.mention_finder = crate::tui::modals::mention_finder::MentionFinder::over(index.clone());
     let pick = |app: &mut App, query: &str| {
         type_text(app, query);
         while !app.mention_finder.is_open() || app.mention_finder.waiting_for_index() {

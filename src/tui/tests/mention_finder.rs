@@ -44,7 +44,7 @@ fn the_popup_shows_the_files_of_a_walk_that_ends_without_another_key() {
     std::fs::write(dir.path().join("notes.txt"), "").unwrap();
     let index = crate::finder::FileIndex::start(dir.path());
     let mut app = app(Instant::now());
-    app.mention_finder = crate::tui::mention_finder::MentionFinder::over(index.clone());
+    app.mention_finder = crate::tui::modals::mention_finder::MentionFinder::over(index.clone());
     type_text(&mut app, "@widg");
     let deadline = Instant::now() + Duration::from_secs(30);
     let settle = |app: &mut super::App| {

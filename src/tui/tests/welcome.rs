@@ -11,8 +11,8 @@ use super::{app, draw, key, options, screen_text, type_text};
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, SessionId, UserCommand};
 use crate::tui::app::App;
-use crate::tui::transcript::entry::NoticeLevel;
-use crate::tui::welcome::{Sandbox, Welcome};
+use crate::tui::panes::transcript::entry::NoticeLevel;
+use crate::tui::panes::welcome::{Sandbox, Welcome};
 
 /// Made-up facts, so the snapshots are the same wherever the checkout lives.
 fn welcome() -> Welcome {

@@ -1,0 +1,253 @@
+//! The trust prompt: a modal at start-up when the project's `.cairn/config.toml` has rules
+//! the user has not trusted in this content yet (a cloned repository may ship
+//! `allow = ["rm -rf"]`). It lists the rules and takes y (trust: `UserCommand::TrustProjectRules`
+//! asks the agent to apply them now and remember the content; `ProjectRulesTrusted` says it
+//! did) or n / Esc (ignore them this time). Until then they do not apply.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::bus::UntrustedRules;
+use crate::tui::modals::modal::modal_frame;
+use crate::tui::{theme, wrap};
+
+/// Rule lines shown at most; the rest are counted.
+const MAX_RULES: usize = 12;
+
+#[derive(Debug, Clone)]
+pub struct TrustPrompt {
+    rules: UntrustedRules,
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustAnswer {
+    Trust,
+    Ignore,
+}
+
+impl TrustPrompt {
+    pub fn new(rules: UntrustedRules) -> Self {
+        Self { rules }
+    }
+
+    /// y trusts, n or Esc ignores; every other key does nothing.
+    pub fn handle_key(&self, key: KeyEvent) -> Option<TrustAnswer> {
+        if key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            return None;
+        }
+        match key.code {
+            KeyCode::Char('y' | 'Y') => Some(TrustAnswer::Trust),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(TrustAnswer::Ignore),
+            _ => None,
+        }
+    }
+
+    /// What ignoring the rules means, for the transcript.
+    pub fn ignored(&self) -> String {
+        format!(
+            "the rules of {} are ignored in this session; cairn asks again next time",
+            self.rules.path.display()
+        )
+    }
+
+    fn body(&self, width: usize) -> Vec<Line<'static>> {
+        let mut lines = wrap::wrap(
+            &[Span::raw(format!(
+                "{} sets rules that decide what runs without asking. They apply only if you trust them (remembered until the file changes):",
+                self.rules.path.display()
+            ))],
+            width,
+            &[],
+            &[],
+        );
+        lines.push(Line::default());
+        let listing = &self.rules.listing;
+        for rule in listing.iter().take(MAX_RULES) {
+            let style = if rule.starts_with("allow") {
+                theme::warning()
+            } else {
+                theme::base()
+            };
+            let shown = wrap::truncate(rule, width.saturating_sub(2));
+            lines.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(shown, style),
+            ]));
+        }
+        if listing.len() > MAX_RULES {
+            lines.push(Line::styled(
+                format!("  … {} more", listing.len() - MAX_RULES),
+                theme::dim(),
+            ));
+        }
+        lines.push(Line::default());
+        let key = |k: &'static str| Span::styled(format!(" {k} "), theme::key());
+        lines.push(Line::from(vec![
+            key("y"),
+            Span::raw(" trust   "),
+            key("n"),
+            Span::raw(" ignore this time"),
+        ]));
+        lines
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+        let width = area.width.saturating_sub(4).clamp(20, 90);
+        let inner_width = usize::from(width.saturating_sub(4));
+        let body = self.body(inner_width);
+        let height = (body.len() as u16).saturating_add(2);
+        let inner = modal_frame(
+            area,
+            width,
+            height,
+            Span::styled(" Trust this project's rules? ", theme::danger()),
+            Line::default(),
+            theme::modal_border(),
+            buf,
+        )
+        .inner(ratatui::layout::Margin::new(1, 0));
+        // The keys are the last line: when the box is short, rules give way, not the keys.
+        let rows = usize::from(inner.height);
+        let visible: Vec<&Line> = if body.len() <= rows {
+            body.iter().collect()
+        } else {
+            let head = rows.saturating_sub(2);
+            body.iter()
+                .take(head)
+                .chain(body.iter().skip(body.len() - 2.min(rows)))
+                .collect()
+        };
+        for (i, line) in visible.into_iter().take(rows).enumerate() {
+            buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
+        }
+    }
+}
+
+/// What the agent's answer to the user's trust means, for the transcript.
+pub fn trusted(path: &std::path::Path, rules: usize, unremembered: Option<&str>) -> String {
+    match unremembered {
+        None => format!(
+            "project rules trusted: {rules} rules of {} apply (until the file changes)",
+            path.display()
+        ),
+        Some(err) => {
+            format!("project rules apply for this session; remembering the decision failed: {err}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Instant;
+
+    use crossterm::event::Event;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::bus::{AgentEvent, Mode, UserCommand};
+    use crate::tui::TuiOptions;
+    use crate::tui::app::App;
+
+    /// The rules a cloned repository ships, as the start-up prompt gets them.
+    fn shipped() -> UntrustedRules {
+        UntrustedRules {
+            path: std::path::PathBuf::from("ws/.cairn/config.toml"),
+            listing: vec![
+                "allow rm -rf keep".into(),
+                "allow curl".into(),
+                "deny  git push".into(),
+            ],
+        }
+    }
+
+    fn app() -> App {
+        let options = TuiOptions {
+            provider: "deepseek".into(),
+            model: "deepseek-chat".into(),
+            mode: Mode::AutoEdit,
+            read_only: false,
+            initial_prompt: None,
+            sandbox_off: None,
+            trust: Some(shipped()),
+            welcome: None,
+            command_sources: None,
+        };
+        App::new(&options, Instant::now())
+    }
+
+    fn screen(app: &App, w: u16, h: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        terminal.draw(|f| app.render(f)).unwrap();
+        terminal.backend().to_string()
+    }
+
+    fn press(app: &mut App, c: char) {
+        let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+        app.handle_input(&Event::Key(key));
+    }
+
+    /// The agent's side (the live gate and the trust store) is tested over the bus in
+    /// `tests/it/project_trust.rs`; here, what the prompt shows and sends.
+    #[test]
+    fn the_rules_are_listed_and_y_asks_the_agent_to_trust_them() {
+        let mut app = app();
+        let text = screen(&app, 80, 24);
+        for expected in [
+            "Trust this project's rules?",
+            "allow rm -rf keep",
+            "allow curl",
+            "deny  git push",
+            "file changes):",
+            "ignore this time",
+        ] {
+            assert!(text.contains(expected), "{expected} missing:\n{text}");
+        }
+        // Small terminal: the keys stay visible.
+        let small = screen(&app, 60, 10);
+        assert!(small.contains("ignore this time"), "{small}");
+        // Other keys do nothing, and typing does not reach the composer.
+        press(&mut app, 'x');
+        assert!(screen(&app, 80, 24).contains("Trust this project's rules?"));
+        assert!(app.take_commands().is_empty());
+        press(&mut app, 'y');
+        assert!(!screen(&app, 80, 24).contains("Trust this project's rules?"));
+        let sent = app.take_commands();
+        assert!(
+            matches!(sent.as_slice(), [UserCommand::TrustProjectRules]),
+            "{sent:?}"
+        );
+        // The agent's answer is what the transcript says.
+        app.apply(&AgentEvent::ProjectRulesTrusted {
+            path: shipped().path,
+            rules: 3,
+            unremembered: None,
+        });
+        let text = screen(&app, 120, 24);
+        assert!(
+            text.contains("project rules trusted: 3 rules of ws/.cairn/config.toml apply"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn n_ignores_the_rules_and_sends_nothing() {
+        let mut app = app();
+        press(&mut app, 'n');
+        let text = screen(&app, 120, 24);
+        assert!(!text.contains("Trust this project's rules?"), "{text}");
+        assert!(
+            text.contains("the rules of ws/.cairn/config.toml are ignored in this session"),
+            "{text}"
+        );
+        assert!(app.take_commands().is_empty());
+    }
+}
