@@ -8,39 +8,16 @@
 //! sandbox commands run in lives with the bash executor (`tools::executor::sandbox`).
 
 pub mod answer;
-mod arithmetic;
-mod assigning;
-mod builtins;
-mod classification;
 pub mod classify;
-mod commands;
-mod dev_commands;
-mod fan_out;
 pub mod file_access;
-mod file_commands;
-mod git;
-mod git_repo;
-mod git_subcommands;
-mod git_values;
-mod load;
-mod locations;
-mod mentions;
-mod opts;
-mod outward;
 pub mod plan;
 pub mod policy;
 mod prefixes;
 mod project_file;
-mod ps;
-mod redirects;
 pub mod rules;
 pub mod run_later;
-mod text_tools;
-mod tree_commands;
 pub mod trust;
 pub mod web_hosts;
-mod words;
-mod wrappers;
 
 use crate::tools::Access;
 

@@ -99,8 +99,8 @@ pub fn part_prefix(part: &Part) -> String {
         };
     }
     let name = program.rsplit('/').next().unwrap_or(program);
-    if crate::permissions::commands::is_interpreter(name)
-        || crate::permissions::commands::is_shell(name)
+    if crate::permissions::classify::commands::is_interpreter(name)
+        || crate::permissions::classify::commands::is_shell(name)
     {
         return interpreter_prefix(words);
     }

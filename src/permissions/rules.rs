@@ -150,7 +150,7 @@ pub(crate) fn without_git_globals(words: &[String]) -> Vec<String> {
         .iter()
         .map(|w| crate::permissions::classify::Word::literal(w.clone()))
         .collect();
-    match crate::permissions::git::git_subcommand_index(&as_words) {
+    match crate::permissions::classify::git::git_subcommand_index(&as_words) {
         Some(at) => std::iter::once(words[0].clone())
             .chain(words[at + 1..].iter().cloned())
             .collect(),

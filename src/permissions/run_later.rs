@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use crate::permissions::git_repo::looks_like_git_dir;
+use crate::permissions::classify::git_repo::looks_like_git_dir;
 
 /// The default list (`[permissions] run_later` replaces it). A pattern ending in `/` names
 /// everything below a directory of that name; one with a `*` matches any characters in one

@@ -3,12 +3,12 @@
 //! command of its own (or parsed as shell code), and an interpreter fed from a pipe or a
 //! download is held. A wrapper's own options that write or run something count too.
 
-use crate::permissions::classify::{Class, Stdin, Walker, Word};
-use crate::permissions::commands::{
+use crate::permissions::classify::commands::{
     Judged, PRIVILEGE, has_short, is_interpreter, is_shell, option_value, positionals, same_file,
     skip_options,
 };
-use crate::permissions::redirects::is_network_device;
+use crate::permissions::classify::redirects::is_network_device;
+use crate::permissions::classify::{Class, Stdin, Walker, Word};
 
 use Judged::{Inner, Own};
 

@@ -164,7 +164,7 @@ impl Walker {
         if target.literal && is_harmless_device(shown) {
             return None;
         }
-        if crate::permissions::redirects::is_network_device(shown) {
+        if crate::permissions::classify::redirects::is_network_device(shown) {
             return Some((
                 Class::Dangerous,
                 format!("sends data over the network ({shown})"),

@@ -1,8 +1,8 @@
 //! Developer tools judged by subcommand: cargo, npm and friends, go, pip, docker, kubectl
 //! (git has its own module). Publishing and deploying live in `outward`.
 
+use crate::permissions::classify::commands::{Judged, has_short, positionals};
 use crate::permissions::classify::{Class, Walker, Word};
-use crate::permissions::commands::{Judged, has_short, positionals};
 
 use Judged::Own;
 
@@ -59,7 +59,7 @@ impl Walker {
                 Class::Mutating,
                 format!("loads a kubeconfig, whose exec plugins run commands ({name})"),
             ),
-            "kubectl" => match crate::permissions::outward::kubectl_read_verb(args) {
+            "kubectl" => match crate::permissions::classify::outward::kubectl_read_verb(args) {
                 Some(verb) => Own(Class::ReadOnly, format!("only reads ({name} {verb})")),
                 None => subcommand(name, args, &[]),
             },

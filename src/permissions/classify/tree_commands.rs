@@ -2,9 +2,9 @@
 //! or run a command on every file) and `tar` (listing, creating or extracting, and its
 //! options that run commands). `file_commands.rs` sends them here.
 
+use crate::permissions::classify::commands::{Judged, has_long, option_value};
+use crate::permissions::classify::opts::long_is;
 use crate::permissions::classify::{Class, Location, Walker, Word};
-use crate::permissions::commands::{Judged, has_long, option_value};
-use crate::permissions::opts::long_is;
 
 use Judged::Own;
 

@@ -49,8 +49,8 @@ impl Walker {
     pub(crate) fn note_download(&mut self, words: &[Word], redirects: &[Node], src: &str) {
         let downloads = words
             .first()
-            .and_then(crate::permissions::commands::program_name)
-            .is_some_and(crate::permissions::commands::is_download);
+            .and_then(crate::permissions::classify::commands::program_name)
+            .is_some_and(crate::permissions::classify::commands::is_download);
         if !downloads {
             return;
         }
@@ -60,7 +60,8 @@ impl Walker {
             }
         }
         let names = ["-o", "--output", "-O", "--output-document"];
-        if let Some(out) = crate::permissions::commands::option_value(&words[1..], &names) {
+        if let Some(out) = crate::permissions::classify::commands::option_value(&words[1..], &names)
+        {
             self.downloaded.push(out.text);
         }
     }
@@ -122,7 +123,7 @@ impl Walker {
                     let secret = reads_secrets(&target.text).or_else(|| {
                         reads
                             .then(|| {
-                                crate::permissions::commands::names_secret_store(
+                                crate::permissions::classify::commands::names_secret_store(
                                     &self.places.secrets,
                                     &target.text,
                                 )

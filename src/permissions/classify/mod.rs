@@ -3,16 +3,40 @@
 //! strings, wrapper payloads) is judged on its own. The policy gate and the rules feed on the
 //! resulting `Analysis`; the per-command knowledge lives in `commands.rs`.
 
+pub(super) mod arithmetic;
+pub(super) mod assigning;
+pub(super) mod builtins;
+pub(super) mod classification;
+pub(super) mod commands;
+pub(super) mod dev_commands;
+pub(super) mod fan_out;
+pub(super) mod file_commands;
+pub(super) mod git;
+pub(super) mod git_repo;
+pub(super) mod git_subcommands;
+pub(super) mod git_values;
+pub(super) mod load;
+pub(super) mod locations;
+pub(super) mod mentions;
+pub(super) mod opts;
+pub(super) mod outward;
+pub(super) mod ps;
+pub(super) mod redirects;
+pub(super) mod text_tools;
+pub(super) mod tree_commands;
+pub(super) mod words;
+pub(super) mod wrappers;
+
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use tree_sitter::{Node, Parser, Tree};
 
-pub use crate::permissions::locations::Places;
-pub(crate) use crate::permissions::locations::is_harmless_device;
-pub(crate) use crate::permissions::words::{Word, word};
+pub use crate::permissions::classify::locations::Places;
+pub(crate) use crate::permissions::classify::locations::is_harmless_device;
+pub(crate) use crate::permissions::classify::words::{Word, word};
 
-pub use crate::permissions::classification::{Analysis, Class, Classification, Part};
+pub use crate::permissions::classify::classification::{Analysis, Class, Classification, Part};
 
 /// Classifies a command line as it would run in `workspace`, with the temp and home
 /// directories of this process's environment.
@@ -240,7 +264,7 @@ impl Walker {
                     for child in node.named_children(&mut node.walk()) {
                         if child.kind() == "file_redirect"
                             && let Some(target) =
-                                crate::permissions::redirects::read_target(child, src)
+                                crate::permissions::classify::redirects::read_target(child, src)
                         {
                             let cat = Word {
                                 text: "cat".into(),
@@ -311,7 +335,7 @@ impl Walker {
             download |= self.parts[before..].iter().any(|p| {
                 p.words
                     .first()
-                    .is_some_and(|w| crate::permissions::commands::is_download(w))
+                    .is_some_and(|w| crate::permissions::classify::commands::is_download(w))
             });
         }
     }
@@ -471,17 +495,13 @@ pub(crate) fn operator(node: Node, src: &str) -> String {
 pub(crate) mod tests;
 
 #[cfg(test)]
-#[path = "classify_hostile_tests.rs"]
 mod hostile_tests;
 
 #[cfg(test)]
-#[path = "classify_redteam_tests.rs"]
 mod redteam_tests;
 
 #[cfg(test)]
-#[path = "classify_families_tests.rs"]
 mod families_tests;
 
 #[cfg(test)]
-#[path = "classify_secrets_tests.rs"]
 mod secrets_tests;

@@ -3,8 +3,8 @@
 //! this way (`read BASH_ENV <<< ./x.sh`) counts like the literal assignment `BASH_ENV=./x.sh`,
 //! and so do targets that bash evaluates (`a[$i]`, an integer variable, a name reference).
 
+use crate::permissions::classify::commands::Judged;
 use crate::permissions::classify::{Class, Walker, Word};
-use crate::permissions::commands::Judged;
 
 use Judged::Own;
 

@@ -6,8 +6,8 @@
 //! from it (`-exec`). Running many of them at once (`-P 0`, a large `-P`) is at least
 //! mutating: it is how a command line exhausts the machine's processes.
 
+use crate::permissions::classify::commands::{Judged, skip_options};
 use crate::permissions::classify::{Class, Stdin, Walker, Word};
-use crate::permissions::commands::{Judged, skip_options};
 
 use Judged::Own;
 

@@ -3,8 +3,8 @@
 //! as a command of its own. The walker in `classify.rs` calls `judge_and_push` for every
 //! simple command it finds; file and developer tools live in sibling modules.
 
+use crate::permissions::classify::opts::{NO_EFFECT_OPTIONS, effectful_option, spec};
 use crate::permissions::classify::{Class, Walker, Word};
-use crate::permissions::opts::{NO_EFFECT_OPTIONS, effectful_option, spec};
 use crate::secret_stores::SecretStores;
 
 /// Privilege escalation.
@@ -227,7 +227,7 @@ impl Walker {
             findings.push((Class::Dangerous, why));
         }
         if words.first().and_then(program_name) == Some("ps")
-            && crate::permissions::ps::ps_prints_environments(&words[1..])
+            && crate::permissions::classify::ps::ps_prints_environments(&words[1..])
         {
             findings.push((
                 Class::Dangerous,
@@ -251,10 +251,9 @@ impl Walker {
         };
         // Inline code, editor commands and unknown programs may write whatever they name.
         if class > Class::ReadOnly
-            && let Some(word) = words
-                .iter()
-                .skip(1)
-                .find(|w| crate::permissions::mentions::mentions_protected(&w.text).is_some())
+            && let Some(word) = words.iter().skip(1).find(|w| {
+                crate::permissions::classify::mentions::mentions_protected(&w.text).is_some()
+            })
         {
             self.mark_protected(&word.text);
         }
@@ -520,7 +519,7 @@ impl Walker {
     /// A path argument that reads another process's secrets (`/proc/$PPID/environ`), also
     /// relative to a `cd` into `/proc`.
     fn secret_argument(&self, word: &Word) -> Option<String> {
-        use crate::permissions::redirects::reads_secrets;
+        use crate::permissions::classify::redirects::reads_secrets;
         if let Some(why) = reads_secrets(&word.text) {
             return Some(why);
         }
@@ -561,7 +560,7 @@ pub(crate) fn names_secret_store(stores: &SecretStores, text: &str) -> Option<St
     {
         return None;
     }
-    use crate::permissions::mentions::Component;
+    use crate::permissions::classify::mentions::Component;
     let parts: Vec<Component> = text
         .split('/')
         .map(|p| p.trim_matches(|c| c == '"' || c == '\''))

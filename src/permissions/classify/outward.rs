@@ -2,8 +2,8 @@
 //! and destroying infrastructure (terraform, kubectl, helm, cloud CLIs), privileged
 //! containers, uploading local files (`curl -d @file`, `-T`, `nc`), all dangerous.
 
+use crate::permissions::classify::commands::{Judged, positionals};
 use crate::permissions::classify::{Class, Location, Walker, Word};
-use crate::permissions::commands::{Judged, positionals};
 
 use Judged::Own;
 

@@ -6,9 +6,9 @@
 
 use tree_sitter::Node;
 
-use crate::permissions::arithmetic::{identifiers, scan_identifiers};
+use crate::permissions::classify::arithmetic::{identifiers, scan_identifiers};
+use crate::permissions::classify::commands::Judged;
 use crate::permissions::classify::{Class, Walker, Word, text, word};
-use crate::permissions::commands::Judged;
 
 use Judged::Own;
 

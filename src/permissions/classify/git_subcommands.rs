@@ -3,9 +3,9 @@
 //! the subcommand stands among git's own options. `git.rs` judges the global options and the
 //! configuration keys before asking here.
 
+use crate::permissions::classify::commands::{Judged, has_long, has_short, positionals};
+use crate::permissions::classify::opts::{could_be_option, long_is};
 use crate::permissions::classify::{Class, Word};
-use crate::permissions::commands::{Judged, has_long, has_short, positionals};
-use crate::permissions::opts::{could_be_option, long_is};
 
 use Judged::Own;
 

@@ -3,8 +3,8 @@
 //! its own, so `--upload-pack='rm -rf ~'` is as dangerous as `rm -rf ~`, and deny rules on the
 //! program it names hold. Also the commands `submodule foreach` and `bisect run` execute.
 
+use crate::permissions::classify::opts::long_is;
 use crate::permissions::classify::{Walker, Word};
-use crate::permissions::opts::long_is;
 
 impl Walker {
     /// Options whose value git hands to a shell (`clone --upload-pack=CMD`, `difftool -x CMD`,

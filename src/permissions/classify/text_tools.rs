@@ -3,9 +3,9 @@
 //! `system()`, pipes and `print > FILE` in any statement. Their scripts are parsed here
 //! (strings and regular expressions skipped) rather than searched for letters.
 
+use crate::permissions::classify::commands::Judged;
+use crate::permissions::classify::opts::could_be_option;
 use crate::permissions::classify::{Class, Walker, Word};
-use crate::permissions::commands::Judged;
-use crate::permissions::opts::could_be_option;
 
 use Judged::Own;
 

@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::permissions::classify::commands::Judged;
+use crate::permissions::classify::git_repo::{foreign_repository, is_own_git_dir};
+use crate::permissions::classify::git_subcommands::git_sub;
+pub(crate) use crate::permissions::classify::git_subcommands::git_subcommand_index;
 use crate::permissions::classify::{Class, Walker, Word};
-use crate::permissions::commands::Judged;
-use crate::permissions::git_repo::{foreign_repository, is_own_git_dir};
-use crate::permissions::git_subcommands::git_sub;
-pub(crate) use crate::permissions::git_subcommands::git_subcommand_index;
 
 use Judged::Own;
 

@@ -5,8 +5,8 @@
 
 use tree_sitter::Node;
 
+use crate::permissions::classify::opts::long_is;
 use crate::permissions::classify::{Class, Walker, Word, text};
-use crate::permissions::opts::long_is;
 
 /// More words than this from one brace expansion count as a load on the machine.
 pub(crate) const MAX_QUIET_BRACE_WORDS: u128 = 100_000;
