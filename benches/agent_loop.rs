@@ -12,6 +12,7 @@
 //! the commands' subreaper, as cairn is.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+use cairn::process;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -29,7 +30,7 @@ use cairn::permissions::policy::{PolicyGate, PolicySettings};
 use cairn::permissions::rules::RuleSet;
 use cairn::testing::{ExecCounter, MockLlm, Script};
 use cairn::tools::registry::standard_tools;
-use cairn::tools::{BashSettings, Registry, ToolEnv};
+use cairn::tools::{Registry, ToolEnv};
 
 /// Timed sessions per configuration (alternating on and off): the machine's noise moves one
 /// session by a third, a median of 15 by a few percent.
@@ -42,7 +43,7 @@ const FILES: usize = 25;
 fn main() {
     // As cairn does at start-up: orphans of commands come to this process, and the end of a
     // command looks for what it left among this process's descendants only.
-    cairn::tools::executor::reaper::become_subreaper().unwrap();
+    cairn::process::reaper::become_subreaper().unwrap();
     println!(
         "agent loop, S1 mix ({STEPS} steps), workspace of {} files; median of {} sessions",
         DIRS * FILES,
@@ -345,7 +346,7 @@ async fn run_session(checkpoints: bool, place: &Place) -> (Duration, Duration) {
     let workspace = std::fs::canonicalize(ws.path()).unwrap();
     let tools = ToolEnv::with_files(
         workspace.clone(),
-        BashSettings::default(),
+        process::Settings::default(),
         FilePolicy::from_env(&[]),
     );
     let engine = Engine {

@@ -3,12 +3,13 @@
 //! grow cairn's peak RSS by less than 16 MB. Run by hand: `cargo bench --bench bash_output`.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+use cairn::process;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cairn::tools::bash::Bash;
-use cairn::tools::{BashSettings, CommandRun, Tool, ToolCx, ToolEnv, ToolOutput};
+use cairn::tools::{CommandRun, Tool, ToolCx, ToolEnv, ToolOutput};
 use serde_json::json;
 
 /// A field of /proc/self/status in kB (`VmRSS`, `VmHWM`).
@@ -41,7 +42,7 @@ fn main() {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let env = ToolEnv::new(dir.path().to_path_buf(), BashSettings::default());
+    let env = ToolEnv::new(dir.path().to_path_buf(), process::Settings::default());
     let mut cx = ToolCx::new(env);
     // The agent always attaches a live tail; count what it receives, as a UI would.
     let tail_bytes = Arc::new(AtomicUsize::new(0));

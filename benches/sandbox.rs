@@ -1,4 +1,4 @@
-//! Time the sandbox and the limits add to a command: `true` run through the executor
+//! Time the sandbox and the limits add to a command: `true` run through the process service
 //! unsandboxed without limits (the base), unsandboxed with the default limits (its cgroup, or
 //! rlimits), in the read-only and in the workspace-write sandbox (a workspace of 40 top-level entries and a
 //! repository made by `git init`, whose config, hooks and `.cairn/` are recorded before and
@@ -10,10 +10,10 @@
 
 use std::time::{Duration, Instant};
 
-use cairn::tools::BashSettings;
-use cairn::tools::executor::limits::{CommandLimits, Limits};
-use cairn::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
-use cairn::tools::executor::{self, CommandSpec, Grant, protect, read_grants};
+use cairn::process::limits::{CommandLimits, Limits};
+use cairn::process::sandbox::read_grants;
+use cairn::process::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
+use cairn::process::{self, CommandSpec, Grant, protect};
 use tokio_util::sync::CancellationToken;
 
 const RUNS: usize = 200;
@@ -50,7 +50,7 @@ fn main() {
         return;
     }
     print_read_grants();
-    if let Some(why) = executor::limits::binding() {
+    if let Some(why) = process::limits::binding() {
         println!("limits on this machine: {why}");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -79,7 +79,7 @@ fn main() {
     // Files changed in the last seconds are compared by content (their stamp could hide a
     // change within the same tick); a repository is older than that when commands run in it.
     std::thread::sleep(Duration::from_secs(3));
-    let in_ws = |ws: &std::path::Path| BashSettings {
+    let in_ws = |ws: &std::path::Path| process::Settings {
         sandbox: Some(SandboxPolicy {
             workspace: ws.to_path_buf(),
             writable: vec![std::env::temp_dir()],
@@ -87,20 +87,20 @@ fn main() {
             unix_sockets: Vec::new(),
             deny_read: cairn::secret_stores::SecretStores::from_env(&[], &[]).unwrap_or_default(),
         }),
-        ..BashSettings::default()
+        ..process::Settings::default()
     };
     let unlimited = Limits {
         processes: None,
         memory: None,
     };
-    let bare = BashSettings {
+    let bare = process::Settings {
         limits: CommandLimits {
             read_only: unlimited,
             workspace_write: unlimited,
         },
-        ..BashSettings::default()
+        ..process::Settings::default()
     };
-    let plain = BashSettings::default();
+    let plain = process::Settings::default();
     let sandboxed = in_ws(dir.path());
     let with_modules = in_ws(modules.path());
     let cancel = CancellationToken::new();
@@ -130,17 +130,17 @@ fn main() {
                     grant: *grant,
                 };
                 let started = Instant::now();
-                let outcome = executor::run(
+                let outcome = process::run(
                     &spec,
                     Duration::from_secs(10),
                     &cancel,
                     None,
-                    executor::OnTimeout::Kill,
+                    process::OnTimeout::Kill,
                 )
                 .await
                 .unwrap();
                 let elapsed = started.elapsed();
-                let executor::ForegroundEnd::Finished(finished) = outcome else {
+                let process::ForegroundEnd::Finished(finished) = outcome else {
                     panic!("`true` outlived its timeout")
                 };
                 assert_eq!(finished.status.code(), Some(0));

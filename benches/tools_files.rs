@@ -4,6 +4,7 @@
 //! - edit_file of a 20 MB file.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+use cairn::process;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::grep::Grep;
 use cairn::tools::read_file::ReadFile;
-use cairn::tools::{BashSettings, Tool, ToolCx, ToolEnv, ToolOutput};
+use cairn::tools::{Tool, ToolCx, ToolEnv, ToolOutput};
 use serde_json::json;
 
 const TREE_DIRS: usize = 200;
@@ -26,7 +27,7 @@ fn main() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let cx = ToolCx::new(ToolEnv::new(root.clone(), BashSettings::default()));
+    let cx = ToolCx::new(ToolEnv::new(root.clone(), process::Settings::default()));
 
     println!("tools_files bench ({RUNS} runs each, median)");
     bench_grep(&runtime, &cx, &root);

@@ -5,6 +5,7 @@
 //! also done the path-based way (`ignore::WalkBuilder` with cairn's settings, no confinement).
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+use cairn::process;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use cairn::tools::glob::Glob;
 use cairn::tools::grep::Grep;
 use cairn::tools::list_dir::ListDir;
-use cairn::tools::{BashSettings, Tool, ToolCx, ToolEnv, ToolOutput};
+use cairn::tools::{Tool, ToolCx, ToolEnv, ToolOutput};
 use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
 use grep_searcher::sinks::UTF8;
@@ -33,7 +34,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let files = generate(&root);
-    let cx = ToolCx::new(ToolEnv::new(root.clone(), BashSettings::default()));
+    let cx = ToolCx::new(ToolEnv::new(root.clone(), process::Settings::default()));
     println!("walk bench: {files} files, {RUNS} runs each, median");
 
     let tool_runs: [(&str, &dyn Tool, Value); 3] = [

@@ -6,6 +6,7 @@
 //! seconds in all (the silent server is given a 1 s first-byte timeout).
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+use cairn::process;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,7 +21,7 @@ use cairn::llm::{
 use cairn::net::{Network, NetworkFile, NetworkSettings};
 use cairn::testing::mock_site::{MockSite, Page};
 use cairn::tools::web_fetch::WebFetch;
-use cairn::tools::{BashSettings, Tool, ToolCx, ToolEnv};
+use cairn::tools::{Tool, ToolCx, ToolEnv};
 use cairn::web::client::DirectStack;
 use cairn::web::egress::{EgressPolicy, Route};
 use cairn::web::resolve::MapResolver;
@@ -56,7 +57,7 @@ fn tools(site: &MockSite, max_bytes: u64, dir: &std::path::Path) -> Arc<ToolEnv>
     .unwrap();
     ToolEnv::with_web(
         dir.to_path_buf(),
-        BashSettings::default(),
+        process::Settings::default(),
         FilePolicy::from_env(&[]),
         Some(web),
     )

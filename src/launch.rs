@@ -1,6 +1,7 @@
 //! Puts an engine together from the command line and the configuration: provider client,
 //! tools, permission gate, session (new or resumed). Shared by the TUI and `exec`.
 
+use crate::process;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,12 +21,12 @@ use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::permissions::trust::{self, PendingTrust, ProjectRules, TrustStore};
 use crate::permissions::web_hosts;
+use crate::process::net_env::{CA_VARS, CredentialedVar, NetworkEnv};
+use crate::process::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::secret_stores::SecretStores;
 use crate::session_log;
-use crate::tools::executor::net_env::{CA_VARS, CredentialedVar, NetworkEnv};
-use crate::tools::executor::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::tools::registry::web_tools;
-use crate::tools::{BashSettings, Registry, Tool, ToolEnv, registry::standard_tools};
+use crate::tools::{Registry, Tool, ToolEnv, registry::standard_tools};
 use crate::web::WebEnv;
 use crate::web::resolve::SystemResolver;
 
@@ -172,18 +173,18 @@ pub fn confined_tools(
     )
     .map_err(|err| UsageError(err.to_string()))?;
     let sandbox = sandbox_policy(config, workspace, &secrets, notices);
-    let bash = BashSettings {
+    let bash = process::Settings {
         hidden_env: config.key_env.iter().cloned().collect(),
         allowed_env: config.pass_env.clone(),
         sandbox: sandbox.policy.clone(),
-        limits: crate::tools::executor::limits::CommandLimits::configured(
+        limits: crate::process::limits::CommandLimits::configured(
             config.sandbox.max_processes,
             config.sandbox.max_memory_mb,
             config.sandbox.read_only_max_processes,
             config.sandbox.read_only_max_memory_mb,
         ),
         network_env: command_network_env(network, config)?,
-        ..BashSettings::default()
+        ..process::Settings::default()
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
     let files = FilePolicy::with_dirs(dirs, &readable).with_secrets(secrets.clone());
@@ -261,7 +262,7 @@ pub fn network_stack(file: &crate::net::NetworkFile) -> Result<Network> {
 /// The proxy and CA variables of commands granted the network, from the stack: `[network]
 /// proxy` as the four proxy variables (with `NO_PROXY` keeping loopback direct, as cairn does),
 /// the environment's password-carrying proxies the scrubber took out (their credentials only
-/// where `pass_env` lists the variable, see `executor::net_env`), and one CA bundle file when
+/// where `pass_env` lists the variable, see `process::net_env`), and one CA bundle file when
 /// the user added CAs.
 fn command_network_env(network: &Network, config: &Config) -> Result<NetworkEnv> {
     let mut env = NetworkEnv::default();
@@ -508,7 +509,7 @@ fn sandboxed_text(abi: u32, network: bool) -> String {
     } else {
         "network off"
     };
-    if crate::tools::executor::sandbox::seccomp_available() {
+    if crate::process::sandbox::seccomp_available() {
         format!("Landlock (ABI {abi}) + seccomp socket filter, {network}")
     } else {
         format!("Landlock (ABI {abi}), no seccomp filter on this architecture, {network}")
@@ -517,7 +518,7 @@ fn sandboxed_text(abi: u32, network: bool) -> String {
 
 /// The status line's note, with what of the per-command limits does not bind here.
 fn with_limits_note(note: Option<String>) -> Option<String> {
-    match (note, crate::tools::executor::limits::binding()) {
+    match (note, crate::process::limits::binding()) {
         (Some(note), Some(limits)) => Some(format!("{note} · {limits}")),
         (note, limits) => note.or(limits),
     }

@@ -6,7 +6,7 @@
 //!          └──────────AgentEvent───────────┤ asks the gate (permissions), then
 //!                                          ▼
 //!                     tools runtime ──► tools ──► fs (confinement, write queue) ──► files
-//!                                          │  └──► bash executor (sandbox, process groups)
+//!                                          │  └──► process (sandbox, process groups, limits)
 //!                                          ▼
 //!                     session log (append-only JSONL, the single source of truth)
 //! ```
@@ -32,6 +32,7 @@ pub mod net;
 pub mod paste;
 pub mod permissions;
 pub mod policy_cmd;
+pub mod process;
 pub mod secret_stores;
 pub mod secrets;
 pub mod session_log;

@@ -10,8 +10,9 @@ use cairn::cli::{Cli, Command, PolicyCommand, ToolCommand, UsageError};
 use cairn::config::ConfigError;
 use cairn::dirs::Dirs;
 use cairn::exec::status;
+use cairn::process::reaper;
+use cairn::process::sandbox::cli as sandbox_cli;
 use cairn::session_log::LogError;
-use cairn::tools::executor::{reaper, sandbox_cli};
 use cairn::visible::terminal;
 use cairn::{exec, secrets, subcommands};
 

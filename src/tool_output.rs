@@ -80,7 +80,7 @@ impl CommandRun {
     }
 }
 
-/// What cairn put back after a sandboxed command (see `tools::executor::protect`): almost
+/// What cairn put back after a sandboxed command (see `process::protect`): almost
 /// always empty, and every result carries it.
 pub type PutBack = RareList;
 

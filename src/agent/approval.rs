@@ -13,8 +13,8 @@ use super::calls::guarded;
 use crate::bus::{AgentEvent, Decision, ToolEvent, ToolResult};
 use crate::llm::AssembledCall;
 use crate::permissions::trust::TrustStore;
+use crate::process::Grant;
 use crate::session_log::Record;
-use crate::tools::executor::Grant;
 use crate::tools::{Access, ToolCx};
 
 /// What an approval prompt asks about a held call.

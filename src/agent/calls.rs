@@ -5,6 +5,7 @@
 //! records each result and publishes it. Every call gets exactly one result, also when the
 //! user interrupts.
 
+use crate::process;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use crate::llm::{AssembledCall, ChatMessage, Completion};
 use crate::permissions::{Answer, Call, Verdict};
 use crate::session_log::Record;
 use crate::tools::runtime::{self, PassedCall, Planned, Runtime, Started, Step, Watch};
-use crate::tools::{Access, HostCheck, TailSink, ToolCx};
+use crate::tools::{Access, HostCheck, ToolCx};
 
 /// What the request does after this step's calls.
 #[derive(Debug, PartialEq, Eq)]
@@ -378,7 +379,7 @@ impl Agent {
         }
     }
 
-    fn tail_sink(&self, call: &CallId) -> TailSink {
+    fn tail_sink(&self, call: &CallId) -> process::TailSink {
         let events = self.events.clone();
         let call = call.clone();
         Arc::new(move |chunk: &str| {

@@ -22,6 +22,7 @@ mod run_later;
 mod skills;
 mod steering;
 mod turn;
+pub mod user_shell;
 
 use crate::sync::MutexExt;
 pub use compact::{is_context_overflow, window_in_error};

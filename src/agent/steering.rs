@@ -4,17 +4,19 @@
 //! run there, between two model requests, so they never race the model's tools. Every
 //! message's fate is logged: delivered (after which step), withdrawn, or returned undelivered.
 
+use crate::process;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
 use super::inbox::Inbound;
+use super::user_shell;
 use crate::bus::{AgentEvent, Attachment, EndReason, ShellEvent, ToolResult};
 use crate::llm::ChatMessage;
 use crate::session_log::Record;
 use crate::sync::MutexExt;
-use crate::tools::{TailSink, ToolOutput, user_shell};
+use crate::tools::ToolOutput;
 
 /// A request to serve: the text, its attachments, and its queue id when it was queued.
 pub(super) struct Request {
@@ -169,7 +171,7 @@ impl Agent {
         }));
         let events = self.events.clone();
         let tail_id = id.clone();
-        let tail: TailSink = Arc::new(move |chunk: &str| {
+        let tail: process::TailSink = Arc::new(move |chunk: &str| {
             let _ = events.send(AgentEvent::Shell(ShellEvent::Output {
                 id: tail_id.clone(),
                 chunk: crate::secrets::redact(chunk).into_owned(),

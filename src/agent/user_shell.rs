@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::executor::{self, CommandSpec, ForegroundEnd, Grant, OnTimeout};
-use super::{BashSettings, CommandRun, TailSink, ToolEnv, ToolError};
+use crate::process::{self, Grant, Input, Program, TailSink};
+use crate::tools::{CommandRun, ToolEnv, ToolError};
 
 /// A user's command runs until it ends or the user stops it; this only bounds a forgotten one.
 const LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -28,30 +28,22 @@ pub async fn run(
     tail: Option<TailSink>,
 ) -> Result<CommandRun, ToolError> {
     let settings = as_the_user(&env.bash, std::env::vars_os().map(|(name, _)| name));
-    let spec = CommandSpec {
-        command,
-        cwd: &env.workspace,
-        settings: &settings,
-        grant: Grant::Unsandboxed,
-    };
-    let outcome = executor::run(&spec, LIFETIME, cancel, tail, OnTimeout::Kill)
+    // The user's own command: their shell's grammar, no sandbox, on the process service.
+    let program = Program::new(
+        ["bash", "-c", command],
+        &env.workspace,
+        &settings,
+        Grant::Unsandboxed,
+    );
+    let finished = process::run_program(&program, Input::Null, LIFETIME, cancel, tail)
         .await
         .map_err(|err| ToolError::io("could not start bash", err))?;
-    let run = match outcome {
-        ForegroundEnd::Finished(finished) => {
-            env.jobs.keep_spills(finished.capture.spill_paths());
-            super::bash::command_run(command.to_string(), &finished, LIFETIME.as_millis() as u64)
-        }
-        // `OnTimeout::Kill` never hands a command back; were it to, it is ended here.
-        ForegroundEnd::Promoted { spawned, .. } => {
-            spawned.group.end(settings.kill_grace).await;
-            CommandRun {
-                command: command.to_string(),
-                cancelled: true,
-                ..CommandRun::default()
-            }
-        }
-    };
+    env.jobs.keep_spills(finished.capture.spill_paths());
+    let run = crate::tools::bash::command_run(
+        command.to_string(),
+        &finished,
+        LIFETIME.as_millis() as u64,
+    );
     Ok(crate::secrets::redact_value(run))
 }
 
@@ -67,12 +59,12 @@ pub fn context_text(run: &CommandRun) -> String {
 /// back: every variable cairn has is let through, and the secrets it stashed at start-up are
 /// handed back.
 fn as_the_user(
-    bash: &BashSettings,
+    bash: &process::Settings,
     names: impl Iterator<Item = std::ffi::OsString>,
-) -> BashSettings {
+) -> process::Settings {
     let mut allowed: Vec<String> = names.filter_map(|name| name.into_string().ok()).collect();
     allowed.extend(crate::secrets::stashed().into_iter().map(|(name, _)| name));
-    BashSettings {
+    process::Settings {
         hidden_env: Vec::new(),
         allowed_env: allowed,
         sandbox: None,
@@ -86,9 +78,9 @@ mod tests {
 
     #[test]
     fn the_users_settings_hide_nothing_and_have_no_sandbox() {
-        let bash = BashSettings {
+        let bash = process::Settings {
             hidden_env: vec!["DEEPSEEK_KEY".into()],
-            ..BashSettings::default()
+            ..process::Settings::default()
         };
         let settings = as_the_user(
             &bash,
@@ -99,7 +91,7 @@ mod tests {
         assert!(settings.sandbox.is_none() && settings.hidden_env.is_empty());
         let vars = [("GITHUB_TOKEN", "ghp_x"), ("SSH_AUTH_SOCK", "/tmp/agent")];
         let hidden =
-            executor::hidden_vars(&settings, vars.iter().map(|(n, v)| (n.into(), v.into())));
+            process::hidden_vars(&settings, vars.iter().map(|(n, v)| (n.into(), v.into())));
         assert!(hidden.is_empty(), "{hidden:?}");
     }
 

@@ -6,8 +6,8 @@
 use crate::bus::Mode;
 use crate::permissions::Verdict;
 use crate::permissions::classify::{Analysis, Class};
+use crate::process::{Grant, SandboxRefusals};
 use crate::tools::Access;
-use crate::tools::executor::{Grant, Refused};
 
 /// What the gate is asked about one call.
 pub struct Call<'a> {
@@ -17,7 +17,7 @@ pub struct Call<'a> {
     /// Someone can answer a question (not a headless run).
     pub interactive: bool,
     /// The commands the sandbox refused earlier in this session.
-    pub refused: &'a Refused,
+    pub refused: &'a SandboxRefusals,
 }
 
 /// Everything the gate says about one call.
@@ -152,7 +152,7 @@ mod tests {
     use super::*;
     use crate::permissions::classify::{Places, analyze_in};
 
-    fn answer(command: &str, mode: Mode, interactive: bool, refused: &Refused) -> Answer {
+    fn answer(command: &str, mode: Mode, interactive: bool, refused: &SandboxRefusals) -> Answer {
         let access = Access::Command {
             command: command.into(),
             background: false,
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn a_command_refused_before_asks_again_only_when_someone_can_answer() {
-        let refused = Refused::default();
+        let refused = SandboxRefusals::default();
         refused.add("ls");
         let asked = answer("ls", Mode::Auto, true, &refused);
         let Verdict::Ask { why, prefix } = &asked.verdict else {
@@ -189,14 +189,14 @@ mod tests {
             assert_eq!(ran.grant, Grant::ReadOnly);
         }
         assert_eq!(
-            answer("ls", Mode::Auto, true, &Refused::default()).verdict,
+            answer("ls", Mode::Auto, true, &SandboxRefusals::default()).verdict,
             Verdict::Run
         );
     }
 
     #[test]
     fn plan_mode_grants_read_only_and_dangers_are_listed_once() {
-        let none = Refused::default();
+        let none = SandboxRefusals::default();
         assert_eq!(
             answer("touch a", Mode::Plan, true, &none).grant,
             Grant::ReadOnly

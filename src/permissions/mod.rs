@@ -5,7 +5,7 @@
 //! `git`, `git_repo`, `git_values`, `outward`, `text_tools`, `builtins`, `arithmetic`, `assigning`, `redirects`, `opts`, `words`,
 //! `locations`, `mentions`, `load`, `ps`),
 //! `rules` holds prefix rules (`prefixes`: what approving offers), `policy` is the gate. The
-//! sandbox commands run in lives with the bash executor (`tools::executor::sandbox`).
+//! sandbox commands run in lives with the process service (`process::sandbox`).
 
 pub mod answer;
 pub mod classify;

@@ -16,8 +16,8 @@ use crate::permissions::rules::{
 };
 use crate::permissions::{Answer, Call, PermissionGate, Verdict};
 use crate::permissions::{file_access, plan, web_hosts};
+use crate::process::sandbox::{Grant, SandboxPolicy};
 use crate::tools::Access;
-use crate::tools::executor::sandbox::{Grant, SandboxPolicy};
 
 /// What the gate is built from. The mode is not here: it is given with every call, since the
 /// user can switch it during a session.

@@ -363,10 +363,10 @@ fn the_run_later_list_is_configurable() {
 #[test]
 fn while_planning_the_gates_answer_refuses_every_change_and_no_rule_lets_one_through() {
     use crate::permissions::Call;
-    use crate::tools::executor::Refused;
+    use crate::process::SandboxRefusals;
     let allow_all = RuleSet::from_config(&["touch".into(), "ls".into()], &[], &[]);
     let (ws, gate) = gate(allow_all);
-    let refused = Refused::default();
+    let refused = SandboxRefusals::default();
     let answer = |tool: &str, access: &Access, mode: Mode| {
         gate.answer(&Call {
             tool,

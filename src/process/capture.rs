@@ -12,8 +12,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use tokio::sync::watch;
 
+use super::ansi;
 use super::ring::Ring;
-use crate::tools::ansi;
 
 /// Bytes of the start of each stream kept in memory.
 pub const HEAD_BYTES: usize = 32 * 1024;

@@ -32,7 +32,7 @@ const ROUNDS: usize = 5;
 static KNOWN: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
 /// Set once this process is a subreaper. Only then does it sweep: a process that embeds the
-/// executor without being the reaper (a test binary) has children that are none of its
+/// process service without being the reaper (a test binary) has children that are none of its
 /// commands' business, and orphans do not come to it anyway.
 static REAPER: AtomicBool = AtomicBool::new(false);
 

@@ -2,7 +2,7 @@
 //! the D-Bus session bus, X11 and Wayland, terminal emulators' and editors' remote-control
 //! sockets, ssh and gpg agents. A command that finds one can ask that server to run something
 //! outside the sandbox (`tmux run-shell`, `docker run -v /:/host`, `nvim --remote-send`), so
-//! `executor::hidden_vars` drops them all from commands' environments unless `pass_env` lists
+//! `process::hidden_vars` drops them all from commands' environments unless `pass_env` lists
 //! them. Recognised by name (a list plus the naming patterns such variables follow) and by
 //! value (a `unix:` address, or a path that is a Unix socket), so a server this list never
 //! heard of is caught by what its variable holds.

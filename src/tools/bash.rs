@@ -1,5 +1,5 @@
-//! The `bash` tool: arguments, the model's face, and turning an executor run into the canonical
-//! `CommandRun`. Spawning, capture and killing live in `executor`; background jobs in `jobs`.
+//! The `bash` tool: arguments, the model's face, and turning a process run into the canonical
+//! `CommandRun`. Spawning, capture and killing live in `process`; background jobs in `jobs`.
 
 use std::time::Duration;
 
@@ -9,11 +9,11 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use super::args::{lenient_flag, lenient_u64};
-use super::executor::{
-    self, CommandSpec, Ending, ForegroundEnd, OnTimeout, View, Which, capture::split_budget,
-};
 use super::{
     Access, CommandRun, MAX_TIMEOUT_MS, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
+};
+use crate::process::{
+    self, CommandSpec, Ending, ForegroundEnd, OnTimeout, View, Which, capture::split_budget,
 };
 
 /// Timeout when the model names none.
@@ -138,8 +138,7 @@ impl Tool for Bash {
                 command: args.command.clone(),
                 job_id: Some(job_id),
                 background: true,
-                sandboxed: cx.env.bash.sandbox.is_some()
-                    && cx.grant != executor::Grant::Unsandboxed,
+                sandboxed: cx.env.bash.sandbox.is_some() && cx.grant != process::Grant::Unsandboxed,
                 ..CommandRun::default()
             }));
         }
@@ -150,7 +149,7 @@ impl Tool for Bash {
             _ if !cx.env.jobs.has_room() => OnTimeout::Kill,
             _ => OnTimeout::Background,
         };
-        let outcome = executor::run(
+        let outcome = process::run(
             &spec,
             Duration::from_millis(timeout_ms),
             &cx.cancel,
@@ -203,7 +202,7 @@ impl Tool for Bash {
 }
 
 /// What the model sees of both streams up to `(stdout, stderr)` bytes, sharing the budget.
-fn views(capture: &executor::Capture, (out, err): (u64, u64)) -> (View, View) {
+fn views(capture: &process::Capture, (out, err): (u64, u64)) -> (View, View) {
     let (out_budget, err_budget) = split_budget(
         OUTPUT_BUDGET,
         capture.shown_len(Which::Stdout, 0, out, OUTPUT_BUDGET),
@@ -216,9 +215,9 @@ fn views(capture: &executor::Capture, (out, err): (u64, u64)) -> (View, View) {
 }
 
 /// The canonical value of a finished foreground run.
-pub(super) fn command_run(
+pub(crate) fn command_run(
     command: String,
-    finished: &executor::Finished,
+    finished: &process::Finished,
     timeout_ms: u64,
 ) -> CommandRun {
     let capture = &finished.capture;
@@ -230,12 +229,12 @@ pub(super) fn command_run(
     let sandbox_denied = finished.sandboxed
         && failed
         && finished.ending == Ending::Exited
-        && executor::sandbox::looks_refused(&stderr.text);
+        && process::sandbox::looks_refused(&stderr.text);
     let limits_hit = finished.bounds.hits(&stderr.text);
     CommandRun {
         command,
         exit_code,
-        signal: executor::signal_name(&finished.status),
+        signal: process::signal_name(&finished.status),
         timed_out_after_ms: (finished.ending == Ending::TimedOut).then_some(timeout_ms),
         cancelled: finished.ending == Ending::Cancelled,
         stdout_bytes,
@@ -303,13 +302,13 @@ mod tests {
         assert!(parse(json!({"command": "ls", "on_timeout": true})).is_err());
     }
 
-    fn finished(code: i32, stderr: &str, sandboxed: bool) -> executor::Finished {
+    fn finished(code: i32, stderr: &str, sandboxed: bool) -> process::Finished {
         use std::os::unix::process::ExitStatusExt;
-        let capture = std::sync::Arc::new(executor::Capture::new(false));
+        let capture = std::sync::Arc::new(process::Capture::new(false));
         capture.push(Which::Stderr, stderr.as_bytes());
         capture.finish(Which::Stdout);
         capture.finish(Which::Stderr);
-        executor::Finished {
+        process::Finished {
             status: std::process::ExitStatus::from_raw(code << 8),
             ending: Ending::Exited,
             capture,
@@ -317,7 +316,7 @@ mod tests {
             duration: Duration::from_millis(5),
             put_back: Vec::new(),
             refused_sockets: Vec::new(),
-            bounds: executor::limits::Bounds::none(),
+            bounds: process::limits::Bounds::none(),
         }
     }
 

@@ -18,10 +18,10 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::bash::OUTPUT_BUDGET;
-use super::executor::{self, Capture, CommandSpec, Group, Spawned, Which, capture::split_budget};
 use super::jobs_user::JobNews;
 use super::{JobReport, ToolError};
 use crate::bus::{JobEnd, JobEvent, JobKiller, JobLine};
+use crate::process::{self, Capture, CommandSpec, Group, Spawned, Which, capture::split_budget};
 
 /// Most jobs running at once; a model that starts more is told to stop one first.
 pub const MAX_RUNNING: usize = 16;
@@ -111,7 +111,7 @@ impl JobTable {
         }
         // The strict profile (workspace entry by entry): a job runs on while the model works,
         // so no check after it could stop it from planting a git hook that runs first.
-        let spawned = executor::spawn(spec, false, executor::Lifetime::Background)
+        let spawned = process::spawn(spec, false, process::Lifetime::Background)
             .map_err(|err| ToolError::io("could not start bash", err))?;
         Ok(self.adopt(spawned, spec.command, spec.settings.kill_grace, (0, 0)))
     }
@@ -163,15 +163,15 @@ impl JobTable {
             let pid = child.id();
             let status = child.wait().await;
             if let Some(pid) = pid {
-                executor::reaper::forget(pid);
+                process::reaper::forget(pid);
             }
             // Whatever the job left running in its group goes with it.
             group.end(grace).await;
-            executor::drain(&capture, &group).await;
-            let put_back = executor::check(protected.as_ref());
+            process::drain(&capture, &group).await;
+            let put_back = process::check(protected.as_ref());
             let refused_sockets = sandbox
                 .as_ref()
-                .map(executor::sandbox::Prepared::refused_sockets)
+                .map(process::sandbox::Prepared::refused_sockets)
                 .unwrap_or_default();
             // Without a cgroup a hit is judged from what it printed (its last stderr).
             let stderr_total = capture.total(Which::Stderr);
@@ -187,7 +187,7 @@ impl JobTable {
             drop(sandbox);
             drop(bounds);
             let (exit_code, signal) = match status {
-                Ok(status) => (status.code(), executor::signal_name(&status)),
+                Ok(status) => (status.code(), process::signal_name(&status)),
                 Err(err) => {
                     tracing::warn!("waiting for a background job: {err}");
                     (None, None)
@@ -285,7 +285,7 @@ impl JobTable {
         )
         .await;
         // And whatever any command of the session detached from itself.
-        executor::reaper::sweep(None).await;
+        process::reaper::sweep(None).await;
     }
 
     /// Keeps spill files of a foreground run until the session ends.

@@ -6,9 +6,9 @@
 use std::sync::atomic::Ordering;
 
 use super::ToolError;
-use super::executor::Which;
 use super::jobs::{JobSink, JobTable};
 use crate::bus::{JobEnd, JobKiller, JobLine};
+use crate::process::Which;
 use crate::sync::MutexExt;
 
 /// Bytes of each stream the output view shows: the end of it, what fits a screen or two.

@@ -2,12 +2,10 @@
 //! The agent asks the registry for a tool by name, feeds `access` to the permission gate and
 //! the write queue, then `run`s it; the canonical `ToolOutput` goes to the log and the UI.
 
-mod ansi;
 pub mod args;
 pub mod bash;
 pub mod edit_file;
 mod edit_match;
-pub mod executor;
 pub mod exit_plan_mode;
 pub mod glob;
 pub mod grep;
@@ -23,7 +21,6 @@ pub use registry::Registry;
 pub mod runtime;
 pub mod skill;
 pub mod todo_write;
-pub mod user_shell;
 pub mod web_fetch;
 pub mod web_search;
 pub mod write_file;
@@ -42,6 +39,7 @@ use crate::fs::places::FilePolicy;
 use crate::fs::read_state::ReadTracker;
 use crate::fs::write_queue::{self, WriteQueue};
 use crate::fs::{FileError, changed};
+use crate::process::{self, TailSink};
 
 /// The model's face of a tool, a wire type of the request (`llm::wire`).
 pub use crate::llm::wire::ToolSpec;
@@ -143,36 +141,6 @@ impl ToolError {
     }
 }
 
-/// Settings of the bash tool that come from the configuration.
-#[derive(Debug, Clone)]
-pub struct BashSettings {
-    /// Environment variables removed from every command (the provider's key and the like).
-    pub hidden_env: Vec<String>,
-    /// Variables that look secret but the user lets through.
-    pub allowed_env: Vec<String>,
-    /// Grace period between SIGTERM and SIGKILL.
-    pub kill_grace: std::time::Duration,
-    /// Whether commands run in the Landlock sandbox, and what it allows.
-    pub sandbox: Option<executor::sandbox::SandboxPolicy>,
-    /// Process and memory limits per command.
-    pub limits: executor::limits::CommandLimits,
-    /// The proxy and CA variables of commands that may use the network.
-    pub network_env: executor::net_env::NetworkEnv,
-}
-
-impl Default for BashSettings {
-    fn default() -> Self {
-        Self {
-            hidden_env: Vec::new(),
-            allowed_env: Vec::new(),
-            kill_grace: std::time::Duration::from_secs(3),
-            sandbox: None,
-            limits: executor::limits::CommandLimits::default(),
-            network_env: executor::net_env::NetworkEnv::default(),
-        }
-    }
-}
-
 impl Access {
     /// Whether the call only reads (it may run beside other reads).
     pub fn is_read(&self) -> bool {
@@ -197,10 +165,10 @@ pub struct ToolEnv {
     pub reads: ReadTracker,
     pub writes: WriteQueue,
     pub jobs: jobs::JobTable,
-    pub bash: BashSettings,
+    pub bash: process::Settings,
     /// Commands the sandbox refused in this session: the next run of one asks, so the user
     /// can let it run without the sandbox.
-    pub refused: executor::Refused,
+    pub refused: process::SandboxRefusals,
     /// Sensitive and protected places, readable roots.
     pub files: FilePolicy,
     /// The egress client, settings and page cache of the web tools (none: they refuse).
@@ -213,18 +181,18 @@ pub struct ToolEnv {
 impl ToolEnv {
     /// With the file policy of the real environment (`$HOME`, cairn's dirs) and no readable
     /// roots.
-    pub fn new(workspace: PathBuf, bash: BashSettings) -> Arc<Self> {
+    pub fn new(workspace: PathBuf, bash: process::Settings) -> Arc<Self> {
         Self::with_files(workspace, bash, FilePolicy::from_env(&[]))
     }
 
-    pub fn with_files(workspace: PathBuf, bash: BashSettings, files: FilePolicy) -> Arc<Self> {
+    pub fn with_files(workspace: PathBuf, bash: process::Settings, files: FilePolicy) -> Arc<Self> {
         Self::with_web(workspace, bash, files, None)
     }
 
     /// With the web tools' egress client and page cache (a new session gets a new cache).
     pub fn with_web(
         workspace: PathBuf,
-        bash: BashSettings,
+        bash: process::Settings,
         files: FilePolicy,
         web: Option<Arc<crate::web::WebEnv>>,
     ) -> Arc<Self> {
@@ -234,7 +202,7 @@ impl ToolEnv {
     /// A session's environment: as `with_web`, with the skill sources launch derived.
     pub fn for_session(
         workspace: PathBuf,
-        bash: BashSettings,
+        bash: process::Settings,
         files: FilePolicy,
         web: Option<Arc<crate::web::WebEnv>>,
         skills: Option<crate::skills::Sources>,
@@ -245,16 +213,13 @@ impl ToolEnv {
             writes: WriteQueue::default(),
             jobs: jobs::JobTable::default(),
             bash,
-            refused: executor::Refused::default(),
+            refused: process::SandboxRefusals::default(),
             files,
             web,
             skills,
         })
     }
 }
-
-/// Receives live output of a running command, for the UI's tail.
-pub type TailSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The context of one call.
 #[derive(Clone)]
@@ -264,7 +229,7 @@ pub struct ToolCx {
     pub cancel: CancellationToken,
     pub tail: Option<TailSink>,
     /// How much the sandbox allows a command of this call (the gate and the user decide).
-    pub grant: executor::Grant,
+    pub grant: process::Grant,
     /// The access the permission gate passed for this call. A path outside the workspace and
     /// the readable roots is only touched when it is the one passed here, so a symlink swapped
     /// in after the check cannot turn an unasked call into one that reaches outside.
@@ -283,7 +248,7 @@ impl ToolCx {
             env,
             cancel: CancellationToken::new(),
             tail: None,
-            grant: executor::Grant::default(),
+            grant: process::Grant::default(),
             passed: None,
             hosts: None,
         }

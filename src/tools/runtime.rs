@@ -12,9 +12,9 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::executor::Grant;
 use super::{Access, HostCheck, Registry, TailSink, ToolCx, ToolEnv, ToolError};
 use crate::bus::{CallId, ToolResult};
+use crate::process::Grant;
 
 /// A call that passed validation and the gate: what it touches and the sandbox it runs in.
 #[derive(Debug, Clone)]

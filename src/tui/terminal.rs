@@ -148,12 +148,10 @@ pub async fn edit_in_editor(
         let mut editor = std::process::Command::new(&program);
         editor.args(&args).arg(&path);
         // Registered, so the sweep for orphaned commands leaves the editor alone.
-        let mut child = crate::tools::executor::reaper::spawn_known(
-            || editor.spawn(),
-            |child| Some(child.id()),
-        )?;
+        let mut child =
+            crate::process::reaper::spawn_known(|| editor.spawn(), |child| Some(child.id()))?;
         let status = child.wait();
-        crate::tools::executor::reaper::forget(child.id());
+        crate::process::reaper::forget(child.id());
         status
     })
     .await

@@ -267,8 +267,8 @@ fn held_rm() -> AgentEvent {
 fn held_by_gate(workspace: &std::path::Path, call: &str, command: &str) -> AgentEvent {
     use crate::permissions::policy::{PolicyGate, PolicySettings};
     use crate::permissions::{Call, PermissionGate, Verdict};
+    use crate::process::SandboxRefusals;
     use crate::tools::Access;
-    use crate::tools::executor::Refused;
     let gate = PolicyGate::new(PolicySettings {
         rules: Default::default(),
         workspace: workspace.to_path_buf(),
@@ -284,7 +284,7 @@ fn held_by_gate(workspace: &std::path::Path, call: &str, command: &str) -> Agent
         access: &access,
         mode: Mode::AutoEdit,
         interactive: true,
-        refused: &Refused::default(),
+        refused: &SandboxRefusals::default(),
     });
     let Verdict::Ask { why, prefix } = answer.verdict else {
         panic!("the gate should ask before {command}");

@@ -21,6 +21,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("visible", 0),
     ("dirs", 0),
     // 1: the services the agent drives.
+    ("process", 1),
     ("fs", 1),
     ("tools", 1),
     ("llm", 1),
@@ -83,6 +84,18 @@ const FORBIDDEN: &[(&str, &str, &str, &str)] = &[
         "the client knows nothing of the gate",
     ),
     (
+        "process",
+        "crate::tools",
+        "",
+        "the process service runs programs for tools, hooks and servers, and knows none of them",
+    ),
+    (
+        "process",
+        "crate::permissions",
+        "",
+        "the process service runs what it is given: the gate decided before",
+    ),
+    (
         "tools",
         "crate::permissions",
         "",
@@ -97,8 +110,8 @@ const FORBIDDEN: &[(&str, &str, &str, &str)] = &[
     (
         "tui",
         "crate::tools",
-        "crate::tools::executor::reaper",
-        "the TUI runs no tool (it only reaps the editor it starts)",
+        "",
+        "the TUI runs no tool (the editor it starts is reaped through process)",
     ),
     (
         "tui",
@@ -277,7 +290,7 @@ fn the_checker_fails_on_a_forbidden_import() {
     );
     // What is allowed passes: a lower layer, the documented exceptions, comments, test code.
     let fine = "use crate::bus::{AgentEvent, Mode};\nuse crate::tool_output::FileChange;\n\
-        // crate::agent in a comment\nuse crate::tools::executor::reaper;\n\
+        // crate::agent in a comment\nuse crate::process::reaper;\n\
         #[cfg(test)]\nmod tests {\n    use crate::agent::Agent;\n}\n";
     assert_eq!(violations("tui", "tui/x.rs", fine), Vec::<String>::new());
     assert_eq!(
@@ -290,6 +303,18 @@ fn the_checker_fails_on_a_forbidden_import() {
     );
     // cairn's directories import nothing of cairn, not even the layer-0 vocabulary.
     assert!(!violations("dirs", "dirs.rs", "use crate::bus::Mode;\n").is_empty());
+    // The process service runs what it is given: it knows no tool and no gate.
+    assert!(!violations("process", "process/x.rs", "use crate::tools::ToolEnv;\n").is_empty());
+    assert!(
+        !violations(
+            "process",
+            "process/x.rs",
+            "use crate::permissions::Answer;\n"
+        )
+        .is_empty()
+    );
+    // The TUI reaps the editor it starts through the process service, never through tools.
+    assert!(!violations("tui", "tui/x.rs", "use crate::tools::ToolEnv;\n").is_empty());
 }
 
 // The finer rules (issue 17): no cycle between top-level modules, the services of layer 1 in
@@ -301,6 +326,7 @@ use std::collections::BTreeSet;
 
 /// The services of layer 1, lowest first: each may import only the ones before it.
 const SERVICE_ORDER: &[&str] = &[
+    "process",
     "trust",
     "net",
     "web",

@@ -573,7 +573,7 @@ async fn a_symlink_made_earlier_in_the_same_reply_cannot_carry_a_write_outside()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_sandbox_on_a_command_cannot_write_outside_and_the_model_is_told() {
-    use cairn::tools::executor::sandbox::{LandlockStatus, landlock_status};
+    use cairn::process::sandbox::{LandlockStatus, landlock_status};
     if let LandlockStatus::Unavailable(reason) = landlock_status() {
         #[allow(clippy::print_stderr)]
         {

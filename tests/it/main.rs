@@ -21,6 +21,7 @@ mod model_picker;
 mod network;
 mod onboarding;
 mod policy;
+mod process_program;
 mod project_trust;
 mod proxy_secret_e2e;
 mod resume;

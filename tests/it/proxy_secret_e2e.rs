@@ -13,8 +13,8 @@ use serde_json::json;
 
 use crate::support::cairn_cmd::{Run, Sandbox};
 use crate::support::net_servers::{Proxy, TestCa, connect_proxy, tls_front};
+use cairn::process::sandbox::{LandlockStatus, landlock_status};
 use cairn::testing::{MockLlm, Script};
-use cairn::tools::executor::sandbox::{LandlockStatus, landlock_status};
 
 const PASSWORD: &str = "Pr0xyPassw0rd-e2e";
 const GRANTED: &str = "env > granted.env && cat \"$SSL_CERT_FILE\" > bundle.pem";

@@ -10,8 +10,8 @@ use std::process::Command;
 
 use crate::sandbox::{git, git_available, landlock, run, script};
 use crate::support::cairn_cmd::Sandbox;
+use cairn::process::limits;
 use cairn::testing::MockLlm;
-use cairn::tools::executor::limits;
 
 /// Forks up to 500 sleeping children, then ends them; prints how many it got.
 const FORK_500: &str = "python3 -c 'import os, signal, sys, time

@@ -3,6 +3,7 @@
 //! and the Unix sockets they listen on stay closed (issue 16, item 2).
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+use cairn::process;
 use std::io::{Read, Write};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -203,8 +204,7 @@ async fn a_command_refused_a_socket_asks_again_and_u_runs_it_outside_the_sandbox
     use cairn::agent::StartFrom;
     use cairn::bus::Mode;
     use cairn::bus::{AgentEvent, Decision, ToolEvent};
-    use cairn::tools::BashSettings;
-    use cairn::tools::executor::sandbox::SandboxPolicy;
+    use cairn::process::sandbox::SandboxPolicy;
     use serde_json::json;
 
     use crate::support::agent::TestAgent;
@@ -229,7 +229,7 @@ async fn a_command_refused_a_socket_asks_again_and_u_runs_it_outside_the_sandbox
     ])
     .await;
     let listed = servers.path().join("listed.sock");
-    let bash = BashSettings {
+    let bash = process::Settings {
         sandbox: Some(SandboxPolicy {
             workspace: std::fs::canonicalize(ws.path()).unwrap(),
             writable: Vec::new(),
@@ -237,7 +237,7 @@ async fn a_command_refused_a_socket_asks_again_and_u_runs_it_outside_the_sandbox
             unix_sockets: vec![listed.clone()],
             deny_read: cairn::secret_stores::SecretStores::from_env(&[], &[]).unwrap(),
         }),
-        ..BashSettings::default()
+        ..process::Settings::default()
     };
     let mut agent = TestAgent::spawn_with(
         ws.path(),

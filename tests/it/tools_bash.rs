@@ -3,13 +3,14 @@
 //! with `tools_jobs`.
 #![allow(clippy::unwrap_used)]
 
+use cairn::process;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cairn::tools::bash::Bash;
 use cairn::tools::todo_write::TodoWrite;
-use cairn::tools::{BashSettings, CommandRun, JobReport, Tool, ToolCx, ToolEnv, ToolOutput};
+use cairn::tools::{CommandRun, JobReport, Tool, ToolCx, ToolEnv, ToolOutput};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -18,7 +19,7 @@ pub(crate) struct Fixture {
     pub(crate) cx: ToolCx,
 }
 
-pub(crate) fn fixture_with(settings: BashSettings) -> Fixture {
+pub(crate) fn fixture_with(settings: process::Settings) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().canonicalize().unwrap();
     let env = ToolEnv::new(workspace, settings);
@@ -29,9 +30,9 @@ pub(crate) fn fixture_with(settings: BashSettings) -> Fixture {
 }
 
 pub(crate) fn fixture() -> Fixture {
-    fixture_with(BashSettings {
+    fixture_with(process::Settings {
         kill_grace: Duration::from_millis(300),
-        ..BashSettings::default()
+        ..process::Settings::default()
     })
 }
 
@@ -400,10 +401,10 @@ async fn secrets_are_removed_from_the_environment() {
         std::env::set_var("CAIRN_IT_ALLOWED_TOKEN", "visible");
         std::env::set_var("CAIRN_IT_PROVIDER_KEY", "provider-leak");
     }
-    let fx = fixture_with(BashSettings {
+    let fx = fixture_with(process::Settings {
         hidden_env: vec!["CAIRN_IT_PROVIDER_KEY".into()],
         allowed_env: vec!["CAIRN_IT_ALLOWED_TOKEN".into()],
-        ..BashSettings::default()
+        ..process::Settings::default()
     });
     let (run, _) = fx
         .bash(json!({"command": "env | grep CAIRN_IT_ | sort; echo end"}))

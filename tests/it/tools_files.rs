@@ -2,13 +2,14 @@
 //! canonical value and model text (or a correctable error) out, in a temp workspace.
 #![allow(clippy::unwrap_used)]
 
+use cairn::process;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::read_file::ReadFile;
 use cairn::tools::write_file::WriteFile;
-use cairn::tools::{BashSettings, FileChange, Tool, ToolCx, ToolEnv, ToolError, ToolOutput};
+use cairn::tools::{FileChange, Tool, ToolCx, ToolEnv, ToolError, ToolOutput};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -33,7 +34,7 @@ impl Ws {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let cx = ToolCx::new(ToolEnv::new(root.clone(), BashSettings::default()));
+        let cx = ToolCx::new(ToolEnv::new(root.clone(), process::Settings::default()));
         Self {
             _dir: dir,
             root,
@@ -44,7 +45,7 @@ impl Ws {
     pub fn at(root: PathBuf, files: cairn::fs::places::FilePolicy) -> Self {
         let cx = ToolCx::new(ToolEnv::with_files(
             root.clone(),
-            BashSettings::default(),
+            process::Settings::default(),
             files,
         ));
         Self {

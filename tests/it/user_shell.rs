@@ -3,10 +3,11 @@
 //! get, and a stop (Esc) ending its whole process group, grandchildren included.
 #![allow(clippy::unwrap_used)]
 
+use cairn::process;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cairn::tools::user_shell;
+use cairn::agent::user_shell;
 use tokio_util::sync::CancellationToken;
 
 use crate::tools_bash::{assert_all_dead, fixture};
@@ -18,7 +19,7 @@ async fn a_users_command_is_capped_head_and_tail_and_its_secrets_redacted() {
     cairn::secrets::remember("USER_SHELL_TEST_KEY", secret);
     let streamed = Arc::new(Mutex::new(String::new()));
     let sink = Arc::clone(&streamed);
-    let tail: cairn::tools::TailSink = Arc::new(move |chunk: &str| {
+    let tail: process::TailSink = Arc::new(move |chunk: &str| {
         sink.lock()
             .unwrap()
             .push_str(&cairn::secrets::redact(chunk));

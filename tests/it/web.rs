@@ -5,6 +5,7 @@
 //! run something dangerous changes nothing about what the gate holds.
 #![allow(clippy::unwrap_used)]
 
+use cairn::process;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,9 +18,7 @@ use cairn::testing::mock_site::{MockSite, Page};
 use cairn::testing::{MockLlm, Script};
 use cairn::tools::web_fetch::WebFetch;
 use cairn::tools::web_search::WebSearchTool;
-use cairn::tools::{
-    BashSettings, HostCheck, Tool, ToolCx, ToolEnv, ToolError, ToolOutput, WebPage,
-};
+use cairn::tools::{HostCheck, Tool, ToolCx, ToolEnv, ToolError, ToolOutput, WebPage};
 use cairn::web::client::DirectStack;
 use cairn::web::resolve::MapResolver;
 use cairn::web::search::{Backend, SearchSettings};
@@ -58,7 +57,7 @@ fn web(settings: WebSettings, resolver: MapResolver) -> Web {
     let web = WebEnv::new(settings, Arc::new(resolver), Arc::new(DirectStack)).unwrap();
     let env = ToolEnv::with_web(
         dir.path().to_path_buf(),
-        BashSettings::default(),
+        process::Settings::default(),
         FilePolicy::from_env(&[]),
         Some(web),
     );

@@ -6,6 +6,7 @@
 //! addresses, and redirects to them never reach the proxy.
 #![allow(clippy::unwrap_used)]
 
+use cairn::process;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
@@ -16,7 +17,7 @@ use cairn::fs::places::FilePolicy;
 use cairn::net::{Network, NetworkFile, NetworkSettings, OneOrMany};
 use cairn::testing::mock_site::{MockSite, Page};
 use cairn::tools::web_fetch::WebFetch;
-use cairn::tools::{BashSettings, HostCheck, Tool, ToolCx, ToolEnv, ToolError, ToolOutput};
+use cairn::tools::{HostCheck, Tool, ToolCx, ToolEnv, ToolError, ToolOutput};
 use cairn::web::resolve::MapResolver;
 use cairn::web::{WebEnv, WebSettings};
 
@@ -46,7 +47,7 @@ fn web(settings: WebSettings, resolver: MapResolver, network: Network) -> Web {
     let web = WebEnv::new(settings, Arc::new(resolver), Arc::new(network)).unwrap();
     let env = ToolEnv::with_web(
         dir.path().to_path_buf(),
-        BashSettings::default(),
+        process::Settings::default(),
         FilePolicy::from_env(&[]),
         Some(web),
     );
@@ -300,7 +301,7 @@ async fn a_socks5_proxy_is_handed_the_checked_address_so_a_changed_dns_answer_ca
     let web = Web {
         env: ToolEnv::with_web(
             dir.path().to_path_buf(),
-            BashSettings::default(),
+            process::Settings::default(),
             FilePolicy::from_env(&[]),
             Some(env),
         ),

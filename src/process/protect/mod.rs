@@ -32,6 +32,10 @@
 //! stamp (size, mtime, ctime, inode) moved since the content was last read; contents are
 //! cached across commands.
 
+mod files;
+mod gitconfig;
+mod stamp;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
@@ -39,10 +43,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::protect_fs::*;
+use files::*;
 #[cfg(test)]
-use super::protect_stamp::forget_cache;
-use super::protect_stamp::{MAX_CONTENT, Stamp, content};
+use stamp::forget_cache;
+use stamp::{MAX_CONTENT, Stamp, content};
 
 /// Most entries recorded under `.cairn/` and the git dirs: a tree made to be slow to check is
 /// cut here (what lies beyond is said in the report).
@@ -547,7 +551,7 @@ impl ProtectedSet {
             }
             return;
         };
-        let (clean, dropped) = super::gitconfig::harmless(&String::from_utf8_lossy(&text));
+        let (clean, dropped) = gitconfig::harmless(&String::from_utf8_lossy(&text));
         if dropped.is_empty() && clean.as_bytes() == text.as_slice() {
             return;
         }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::protect_fs::read_nofollow;
+use super::files::read_nofollow;
 use crate::sync::MutexExt;
 
 /// Largest protected file whose content is kept to put it back.

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
-use super::sandbox::{EXIT_UNSANDBOXED, Grant, Prepared, Reach, SandboxPolicy};
+use super::{EXIT_UNSANDBOXED, Grant, Prepared, Reach, SandboxPolicy};
 use crate::secret_stores::SecretStores;
 
 /// The hidden subcommand `main` routes to `sandbox_main`.

@@ -21,6 +21,11 @@
 //!   rights, the workspace directory itself none. It cannot create, delete or rename top-level
 //!   entries, and git commands that write `.git` fail in it.
 
+pub mod cli;
+pub mod read_grants;
+mod seccomp;
+mod unix_supervisor;
+
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
@@ -29,10 +34,9 @@ use landlock::{
     RulesetCreatedAttr, Scope,
 };
 
-use super::read_grants;
-use super::seccomp::{self, UnixSockets};
-use super::unix_supervisor::{self, Channel, Reach as SocketReach, Supervisor};
 use crate::secret_stores::SecretStores;
+use seccomp::UnixSockets;
+use unix_supervisor::{Channel, Reach as SocketReach, Supervisor};
 
 /// What the configuration lets sandboxed commands do.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 //! A network namespace would also do, but needs unprivileged user namespaces, which several
 //! distributions switch off; a seccomp filter works wherever the kernel has it. The program is
 //! built here rather than by a crate: seccompiler (rust-vmm) has no user-notification action
-//! and no x32 guard, and libseccomp needs its C library at build and run time. `Program`
+//! and no x32 guard, and libseccomp needs its C library at build and run time. `BpfProgram`
 //! resolves named jumps, and the tests run every program through a small interpreter.
 
 /// `struct seccomp_data` offsets: the system call number, the architecture, the low halves
@@ -94,9 +94,9 @@ enum Op {
 }
 
 /// A list of operations with named jump targets, assembled into classic BPF.
-struct Program(Vec<Op>);
+struct BpfProgram(Vec<Op>);
 
-impl Program {
+impl BpfProgram {
     fn assemble(&self) -> Vec<libc::sock_filter> {
         let mut at = Vec::new();
         let mut index = 0usize;
@@ -144,7 +144,7 @@ pub fn deny_sockets(unix: UnixSockets) -> Option<Filter> {
         UnixSockets::Refused => (Notify, Allow),
         UnixSockets::Supervised => (Allow, Notify),
     };
-    let program = Program(vec![
+    let program = BpfProgram(vec![
         Load(ARCH),
         JumpIfNotEq(arch, Kill),
         Load(NR),

@@ -2,6 +2,7 @@
 //! the way the TUI does (submit, decide, interrupt) and watch its events.
 #![allow(clippy::unwrap_used, dead_code)]
 
+use cairn::process;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use cairn::llm::client::HttpModel;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
 use cairn::permissions::rules::RuleSet;
 use cairn::tools::registry::standard_tools;
-use cairn::tools::{BashSettings, Registry, ToolEnv};
+use cairn::tools::{Registry, ToolEnv};
 
 thread_local! {
     /// The web tools `with_web` hands to the next agent this thread spawns.
@@ -69,7 +70,7 @@ impl TestAgent {
         from: StartFrom,
         window: u64,
     ) -> TestAgent {
-        let bash = BashSettings::default();
+        let bash = process::Settings::default();
         let files = FilePolicy::from_env(&[]);
         Self::spawn_full(workspace, sessions, url, mode, from, window, bash, files).await
     }
@@ -81,7 +82,7 @@ impl TestAgent {
         url: &str,
         mode: Mode,
         from: StartFrom,
-        bash: BashSettings,
+        bash: process::Settings,
     ) -> TestAgent {
         let files = FilePolicy::from_env(&[]);
         Self::spawn_full(workspace, sessions, url, mode, from, 1_000_000, bash, files).await
@@ -90,15 +91,15 @@ impl TestAgent {
     /// A fresh session in auto-edit whose commands run in a workspace-write sandbox with the
     /// network off.
     pub async fn sandboxed(workspace: &Path, sessions: &Path, url: &str) -> TestAgent {
-        let bash = BashSettings {
-            sandbox: Some(cairn::tools::executor::sandbox::SandboxPolicy {
+        let bash = process::Settings {
+            sandbox: Some(cairn::process::sandbox::SandboxPolicy {
                 workspace: std::fs::canonicalize(workspace).unwrap(),
                 writable: Vec::new(),
                 network: false,
                 unix_sockets: Vec::new(),
                 deny_read: cairn::secret_stores::SecretStores::from_env(&[], &[]).unwrap(),
             }),
-            ..BashSettings::default()
+            ..process::Settings::default()
         };
         Self::spawn_with(
             workspace,
@@ -121,7 +122,7 @@ impl TestAgent {
         readable: &[PathBuf],
     ) -> TestAgent {
         let files = FilePolicy::from_env(readable);
-        let (bash, window) = (BashSettings::default(), 1_000_000);
+        let (bash, window) = (process::Settings::default(), 1_000_000);
         Self::spawn_full(
             workspace,
             sessions,
@@ -193,7 +194,7 @@ impl TestAgent {
         from: StartFrom,
         adjust: impl FnOnce(&mut AgentSettings),
     ) -> TestAgent {
-        let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
+        let (bash, files) = (process::Settings::default(), FilePolicy::from_env(&[]));
         Self::spawn_adjusted(
             workspace, sessions, url, mode, from, 1_000_000, bash, files, adjust,
         )
@@ -208,7 +209,7 @@ impl TestAgent {
         mode: Mode,
         from: StartFrom,
         window: u64,
-        bash: BashSettings,
+        bash: process::Settings,
         files: FilePolicy,
     ) -> TestAgent {
         Self::spawn_adjusted(
@@ -233,7 +234,7 @@ impl TestAgent {
         mode: Mode,
         from: StartFrom,
         window: u64,
-        bash: BashSettings,
+        bash: process::Settings,
         files: FilePolicy,
         adjust: impl FnOnce(&mut AgentSettings),
     ) -> TestAgent {

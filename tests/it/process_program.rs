@@ -1,0 +1,231 @@
+//! The process service for callers that are not the bash tool (hooks, MCP stdio servers,
+//! language servers): a program given as an argv runs with its input on stdin and its own
+//! variables, in its own group; a timeout or a stop ends the group and what it started; a
+//! served program talks over its pipes and leaves nothing behind when stopped or dropped.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cairn::process::{self, Ending, Grant, Input, Program, Which};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+use crate::tools_bash::{alive, assert_all_dead};
+
+fn text(finished: &process::Finished, which: Which) -> String {
+    let total = finished.capture.total(which);
+    finished.capture.view(which, 0, total, 64 * 1024).text
+}
+
+/// Reads pids written one per line to `file` by the program, waiting up to a deadline.
+async fn wait_for_pids(file: &Path, count: usize) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let pids: Vec<i32> = std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.trim().parse().ok())
+            .collect();
+        if pids.len() >= count {
+            return pids;
+        }
+        assert!(Instant::now() < deadline, "{file:?} holds {pids:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn wait_all_dead(pids: &[i32]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|pid| alive(*pid)) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_all_dead(pids);
+}
+
+#[tokio::test]
+async fn a_program_gets_its_input_and_variables_and_its_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = process::Settings::default();
+    // The argv runs as given: its words are not split again ($1 is two words).
+    let program = Program::new(
+        [
+            "bash",
+            "-c",
+            "read -r d; echo \"${d^^}\"; echo \"$HOOK_EVENT|$PWD|$1\"; exit 3",
+            "hook",
+            "two words",
+        ],
+        dir.path(),
+        &settings,
+        Grant::Unsandboxed,
+    )
+    .env("HOOK_EVENT", "pre tool");
+    let finished = process::run_program(
+        &program,
+        Input::Bytes(b"{\"tool\": \"bash\"}".to_vec()),
+        Duration::from_secs(20),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(finished.ending, Ending::Exited);
+    assert_eq!(finished.status.code(), Some(3));
+    let out = text(&finished, Which::Stdout);
+    assert!(out.starts_with("{\"TOOL\": \"BASH\"}\n"), "{out}");
+    let cwd = dir.path().canonicalize().unwrap();
+    assert!(
+        out.contains(&format!("pre tool|{}|two words", cwd.display())),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn a_program_gets_the_scrubbed_environment_not_cairns_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = process::Settings {
+        hidden_env: vec!["PROCESS_PROGRAM_TEST_KEY".into()],
+        ..process::Settings::default()
+    };
+    // SAFETY: only this test reads the variable.
+    unsafe { std::env::set_var("PROCESS_PROGRAM_TEST_KEY", "sk-should-not-leak") };
+    let program = Program::new(["env"], dir.path(), &settings, Grant::Unsandboxed);
+    let finished = process::run_program(
+        &program,
+        Input::Null,
+        Duration::from_secs(20),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
+    let out = text(&finished, Which::Stdout);
+    assert!(out.contains("PATH="), "{out}");
+    assert!(!out.contains("sk-should-not-leak"), "{out}");
+}
+
+#[tokio::test]
+async fn a_timeout_ends_the_program_with_its_group_and_what_left_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let settings = process::Settings {
+        kill_grace: Duration::from_millis(200),
+        ..process::Settings::default()
+    };
+    // A child in the group, and a grandchild that left the session but holds the pipe.
+    let script = format!(
+        "sleep 300 & echo $! >> {p}; setsid sh -c 'echo $$ >> {p}; exec sleep 300' & \
+         echo $$ >> {p}; sleep 300",
+        p = pids.display()
+    );
+    let program = Program::new(
+        ["bash", "-c", &script],
+        dir.path(),
+        &settings,
+        Grant::Unsandboxed,
+    );
+    let started = Instant::now();
+    let finished = process::run_program(
+        &program,
+        Input::Null,
+        Duration::from_millis(500),
+        &CancellationToken::new(),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(finished.ending, Ending::TimedOut);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let all = wait_for_pids(&pids, 3).await;
+    wait_all_dead(&all).await;
+}
+
+#[tokio::test]
+async fn a_command_line_that_cannot_start_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = process::Settings::default();
+    let run = |argv: Vec<&'static str>| {
+        let settings = &settings;
+        let dir = dir.path().to_path_buf();
+        async move {
+            let program = Program::new(argv, &dir, settings, Grant::Unsandboxed);
+            process::run_program(
+                &program,
+                Input::Null,
+                Duration::from_secs(5),
+                &CancellationToken::new(),
+                None,
+            )
+            .await
+            .err()
+            .map(|err| err.to_string())
+        }
+    };
+    let empty = run(vec![]).await.unwrap();
+    assert!(empty.contains("empty command line"), "{empty}");
+    let missing = run(vec!["no-such-interpreter-for-cairn"]).await.unwrap();
+    assert!(missing.contains("No such file"), "{missing}");
+}
+
+#[tokio::test]
+async fn a_served_program_talks_over_its_pipes_and_stop_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let settings = process::Settings {
+        kill_grace: Duration::from_millis(200),
+        ..process::Settings::default()
+    };
+    // An echo server that also starts a helper in its group and notes on stderr.
+    let script = format!(
+        "sleep 300 & echo $! >> {p}; echo $$ >> {p}; echo ready >&2; \
+         while read -r line; do echo \"got $line\"; done",
+        p = pids.display()
+    );
+    let program = Program::new(
+        ["bash", "-c", &script],
+        dir.path(),
+        &settings,
+        Grant::Unsandboxed,
+    );
+    let mut served = process::serve(&program).unwrap();
+    let mut stdin = served.stdin.take().unwrap();
+    let mut lines = BufReader::new(served.stdout.take().unwrap()).lines();
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\"}\n").await.unwrap();
+    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(line.as_deref(), Some("got {\"jsonrpc\":\"2.0\"}"));
+    assert!(served.try_exited().unwrap().is_none());
+    let all = wait_for_pids(&pids, 2).await;
+    assert!(all.contains(&(served.pid() as i32)));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !served.stderr_tail(1024).contains("ready") {
+        assert!(Instant::now() < deadline, "stderr never arrived");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    served.stop().await;
+    wait_all_dead(&all).await;
+}
+
+#[tokio::test]
+async fn a_served_program_dropped_unstopped_is_killed_with_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let settings = process::Settings::default();
+    let script = format!(
+        "sleep 300 & echo $! >> {p}; echo $$ >> {p}; exec sleep 300",
+        p = pids.display()
+    );
+    let program = Program::new(
+        ["bash", "-c", &script],
+        dir.path(),
+        &settings,
+        Grant::Unsandboxed,
+    );
+    let served = process::serve(&program).unwrap();
+    let all = wait_for_pids(&pids, 2).await;
+    drop(served);
+    wait_all_dead(&all).await;
+}
