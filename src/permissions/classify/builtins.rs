@@ -124,12 +124,16 @@ impl Walker {
                 self.arithmetic_names(std::slice::from_ref(&value.text));
             }
         }
-        if value.literal && is_plain(&value.text) {
+        // A number computed from harmless numbers (`i=$((i+1))` after `i=0`) is data too.
+        let number = self.harmless_arithmetic(&value.text);
+        if (value.literal && is_plain(&value.text)) || number {
             self.plain_vars.push(name.to_string());
         } else {
             self.plain_vars.retain(|v| v != name);
         }
-        if value.text.contains("$(") || value.text.contains('`') || value.text.contains('[') {
+        let code =
+            value.text.contains("$(") || value.text.contains('`') || value.text.contains('[');
+        if code && !number {
             self.code_vars.push(name.to_string());
         } else {
             self.code_vars.retain(|v| v != name);
@@ -147,6 +151,16 @@ impl Walker {
             self.shell_string(&Word::literal(code), value.literal);
         }
         self.push(vec![format!("{name}=")], Class::Mutating, why);
+    }
+
+    /// Whether `value` is one arithmetic expansion of names and operators only (`$((i+1))`):
+    /// its result is a number, never code. (What evaluating the names may run is judged where
+    /// the expansion is visited.)
+    fn harmless_arithmetic(&self, value: &str) -> bool {
+        value
+            .strip_prefix("$((")
+            .and_then(|rest| rest.strip_suffix("))"))
+            .is_some_and(|inner| !inner.contains(['$', '`', '[', '(', ')', '\'', '"', '\\']))
     }
 
     /// The variable an assignment to `name` sets: the target of a name reference

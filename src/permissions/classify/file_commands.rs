@@ -168,6 +168,11 @@ impl Walker {
                 "deletes recursively and without asking (rm -rf)".into(),
             ),
             (true, false) => Own(Class::Dangerous, "deletes recursively (rm -r)".into()),
+            // Named files inside the workspace: -f only skips the question for read-only
+            // files and missing ones, which deletes no more than `rm` of the same names.
+            (false, true) if !paths.is_empty() && paths.iter().all(|p| named_file(p)) => {
+                Own(Class::Mutating, format!("deletes {}", shown(&paths)))
+            }
             (false, true) => Own(Class::Dangerous, "forces deletion (rm -f)".into()),
             (false, false) => Own(Class::Mutating, format!("deletes {}", shown(&paths))),
         }
@@ -400,6 +405,16 @@ fn is_remote(target: &str) -> bool {
         .split('/')
         .next()
         .is_some_and(|head| head.contains(':'))
+}
+
+/// A path written out in full: no glob, no expansion, not a directory's own name.
+fn named_file(path: &Word) -> bool {
+    let text = path.text.as_str();
+    path.literal
+        && !text.is_empty()
+        && !text.contains(['*', '?', '[', '{', '~', '$'])
+        && !text.ends_with('/')
+        && !matches!(text.rsplit('/').next(), Some("." | ".."))
 }
 
 fn shown(paths: &[&Word]) -> String {

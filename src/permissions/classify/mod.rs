@@ -281,8 +281,9 @@ impl Walker {
                 self.cwd = cwd;
             }
             "variable_assignment" => {
-                self.assignment(node, src);
+                // The value is expanded before it is assigned (`i=$((i+1))` reads the old i).
                 self.children(node, src);
+                self.assignment(node, src);
             }
             "arithmetic_expansion"
             | "c_style_for_statement"
