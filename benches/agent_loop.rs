@@ -376,6 +376,7 @@ async fn run_session(checkpoints: bool, place: &Place) -> (Duration, Duration) {
             ..CheckpointSettings::default()
         },
         untrusted_rules: None,
+        hooks: cairn::hooks::Hooks::none(),
     };
     let (ends, mut front) = bus::channel();
     let agent = Agent::start(settings, engine, StartFrom::New, ends.events).unwrap();

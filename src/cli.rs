@@ -99,6 +99,9 @@ pub enum Command {
     /// Would a command be held, and why.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// The hooks: list them, run them on a sample input, trust a project's.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
     /// Internal: run a command inside the Landlock sandbox.
     #[command(name = "__sandbox", hide = true, disable_help_flag = true)]
     Sandbox {
@@ -154,6 +157,29 @@ pub enum PolicyCommand {
         trust_project: bool,
         #[arg(last = true, required = true)]
         command: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Show every hook with its origin and trust.
+    List,
+    /// Run the hooks of EVENT (pre_tool, post_tool, user_prompt, stop, session_start,
+    /// pre_compact, notification) on a sample input and print what they decided.
+    Test {
+        event: String,
+        /// The tool of a pre_tool or post_tool sample (default bash).
+        #[arg(long)]
+        tool: Option<String>,
+        /// The sample call's arguments as a JSON object (a user_prompt sample's text).
+        #[arg(long)]
+        args: Option<String>,
+    },
+    /// Trust the project's hooks as they are now (their config and the scripts they name).
+    Trust {
+        /// Trust without asking (needed when standard input is not a terminal).
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
 }
 

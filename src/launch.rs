@@ -106,6 +106,8 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
         }
         None => None,
     };
+    let hooks = load_hooks(dirs, &config, &workspace, &tools.bash, args.trust_project)?;
+    notices.extend(hooks.1);
     let engine = Engine {
         model: Arc::new(model),
         registry: Arc::new(Registry::with_tools(session_tools(&config))),
@@ -128,6 +130,7 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
             trust_project: args.trust_project,
         },
         untrusted_rules: pending_trust.clone(),
+        hooks: hooks.0,
     };
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)
@@ -145,6 +148,32 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
         workspace,
         sandbox: sandbox.summary,
     })
+}
+
+/// The session's hooks (the user's, and the project's trusted ones; `--trust-project` trusts
+/// them all for this run), with the notices about those left out.
+pub fn load_hooks(
+    dirs: &Dirs,
+    config: &Config,
+    workspace: &std::path::Path,
+    bash: &BashSettings,
+    trust_project: bool,
+) -> Result<(Arc<crate::hooks::Hooks>, Vec<String>)> {
+    let trust = crate::trust::ProcessTrust::new(dirs.data(), workspace).trusting_all(trust_project);
+    let run = crate::hooks::RunSettings {
+        workspace: workspace.to_path_buf(),
+        bash: bash.clone(),
+    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let loaded = crate::hooks::load(
+        &config.hooks,
+        &config.config_path,
+        home.as_deref(),
+        run,
+        trust,
+    )
+    .map_err(|err| UsageError(err.to_string()))?;
+    Ok((Arc::new(loaded.hooks), loaded.notices))
 }
 
 /// The tools of a session: decided here, once, so the tools array stays byte-identical.

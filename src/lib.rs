@@ -25,6 +25,7 @@ pub mod dirs;
 pub mod exec;
 pub mod finder;
 pub mod fs;
+pub mod hooks;
 pub mod launch;
 pub mod llm;
 pub mod models;

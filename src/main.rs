@@ -129,6 +129,11 @@ async fn dispatch(dirs: &Dirs, cli: Cli) -> Result<i32> {
             print_out(&text, json);
             Ok(code)
         }
+        Some(Command::Hooks(command)) => {
+            let (text, code) = subcommands::hooks(dirs, command).await?;
+            print_out(&text, false);
+            Ok(code)
+        }
         Some(Command::Sandbox { .. }) => Ok(status::USAGE),
     }
 }

@@ -22,7 +22,9 @@ use crate::tui::{self, TuiOptions};
 use crate::{launch, policy_cmd, visible};
 use tokio_util::sync::CancellationToken;
 
+mod hooks;
 mod undo;
+pub use hooks::hooks;
 pub use undo::undo;
 
 /// The full-screen UI on a new or resumed session. Without an API key it shows the setup
@@ -341,7 +343,7 @@ fn by_hand(name: &str, args: serde_json::Value, access: Access, grant: Grant) ->
 
 /// The config for running a tool by hand: a session's, but without a key being needed (no
 /// request is made), so a missing key only means the provider is left unset.
-fn tools_config(dirs: &Dirs) -> Result<Config> {
+pub(crate) fn tools_config(dirs: &Dirs) -> Result<Config> {
     match Config::load(dirs, &FlagLayer::default()) {
         Ok(config) => Ok(config),
         Err(crate::config::ConfigError::MissingKey { .. }) => Ok(Config::load(

@@ -186,6 +186,11 @@ impl Agent {
         self.shared.park_approval(call.id.clone(), tx);
         let sandboxed = subject.is_command && self.engine.gate.sandboxed();
         let subject = subject.text;
+        self.notify_in_background(format!(
+            "cairn waits for your approval of {}: {}",
+            call.name,
+            crate::llm::stream::cut(&subject, 300)
+        ));
         self.emit(AgentEvent::Tool(ToolEvent::AwaitingApproval {
             call: call.id.clone(),
             name: call.name.clone(),

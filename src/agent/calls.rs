@@ -99,12 +99,42 @@ impl Agent {
                 result: Box::new(result),
             })
         };
-        let (args, access) = match self.validate(call) {
+        let (mut args, mut access) = match self.validate(call) {
             Ok(valid) => valid,
             Err(message) => return done(ToolResult::error(message)),
         };
+        let hooked = match self
+            .pre_tool_hooks(&call.id.0, &call.name, &args, cancel)
+            .await
+        {
+            Ok(hooked) => hooked,
+            Err(result) => return done(result),
+        };
+        if let Some((hook, changed)) = &hooked.changed {
+            // Judged from here on as if the model had sent it.
+            match self.revalidate(&call.name, changed.clone()) {
+                Ok(valid) => (args, access) = valid,
+                Err(message) => {
+                    return done(ToolResult::error(format!(
+                        "hook {hook} changed this call's input, and {message}"
+                    )));
+                }
+            }
+            let shown = crate::llm::stream::cut(&changed.to_string(), 2000);
+            self.hook_notes.insert(
+                call.id.clone(),
+                format!("[hook {hook} changed this call's input to: {shown}]"),
+            );
+        }
+        if !hooked.context.is_empty() {
+            let note = self.hook_notes.entry(call.id.clone()).or_default();
+            if !note.is_empty() {
+                note.push('\n');
+            }
+            note.push_str(&hooked.context);
+        }
         let mode = self.shared.mode();
-        let answer = match self.ask_gate(call, &access, mode) {
+        let answer = match self.ask_gate(call, &access, mode, &hooked) {
             Ok(answer) => answer,
             Err(panic) => return done(ToolResult::error(panic)),
         };
@@ -208,6 +238,7 @@ impl Agent {
         call: &AssembledCall,
         access: &Access,
         mode: crate::bus::Mode,
+        hooked: &super::hooks::Hooked,
     ) -> Result<Answer, String> {
         let question = Call {
             tool: &call.name,
@@ -216,7 +247,10 @@ impl Agent {
             interactive: self.settings.interactive,
             refused: &self.engine.tool_env.refused,
         };
-        guarded(&call.name, || self.engine.gate.answer(&question))
+        guarded(&call.name, || {
+            let answer = self.engine.gate.answer(&question);
+            self.with_hook_opinion(answer, hooked, &question)
+        })
     }
 
     /// Runs the planned calls in batches of one lane each, in the reply's order.
@@ -284,6 +318,7 @@ impl Agent {
                 self.attach_command_changes(before, &mut result).await;
                 self.flag_runs_later(&mut result);
             }
+            self.post_tool_hooks(&call, &mut result, cancel).await;
             self.finish(call.id, call.name, result);
         }
         if before.is_some() && commands == 0 {
@@ -392,6 +427,10 @@ impl Agent {
 
     /// Records the result, adds it to the conversation and publishes it.
     fn finish(&mut self, call: CallId, name: String, result: ToolResult) {
+        let mut result = result;
+        if let Some(note) = self.hook_notes.remove(&call) {
+            result.text = format!("{note}\n{}", result.text);
+        }
         // A secret a command printed goes no further: not to the model, the log or the screen.
         let result = self.keep_image(crate::secrets::redact_value(result));
         if let Some(todos) = todos_of(&result) {

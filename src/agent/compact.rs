@@ -87,6 +87,12 @@ impl Agent {
         focus: Option<String>,
         cancel: &CancellationToken,
     ) -> bool {
+        let trigger = if why == Why::Asked { "manual" } else { "auto" };
+        let subject = crate::hooks::Subject::PreCompact {
+            trigger: trigger.into(),
+        };
+        self.informing_hooks(crate::hooks::Event::PreCompact, subject)
+            .await;
         let before = self.estimate();
         let window = self.window();
         let threshold = (window as f64 * self.settings.context.threshold) as u64;

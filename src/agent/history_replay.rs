@@ -254,7 +254,8 @@ impl<'a> Replay<'a> {
             | Record::Checkpoint { .. }
             | Record::Delivered { .. }
             | Record::Withdrawn { .. }
-            | Record::Returned { .. } => {}
+            | Record::Returned { .. }
+            | Record::Hook { .. } => {}
         }
     }
 }

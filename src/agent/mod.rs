@@ -11,6 +11,7 @@ mod context;
 mod conversation;
 mod endpoint_check;
 pub mod history;
+mod hooks;
 mod inbox;
 mod jobs;
 mod local_time;
@@ -73,6 +74,8 @@ pub struct AgentSettings {
     /// The project's rules the user was asked to trust at start-up (the TUI shows them);
     /// `UserCommand::TrustProjectRules` puts them in force.
     pub untrusted_rules: Option<crate::permissions::trust::PendingTrust>,
+    /// The session's hooks (`crate::hooks`); `Hooks::none()` for none.
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
 
 /// How the session's checkpoints are kept (`[checkpoints]`).
@@ -257,6 +260,10 @@ pub struct Agent {
     /// Bytes of the tool schemas, sent with every request.
     tools_bytes: u64,
     checkpoints: checkpoints::Checkpoints,
+    /// What a `pre_tool` hook changed of a call's input, told to the model with its result.
+    hook_notes: HashMap<CallId, String>,
+    /// Runs of hooks started in the background (notifications), to be logged.
+    late_hook_runs: Arc<Mutex<Vec<crate::hooks::Outcome>>>,
 }
 
 impl Agent {
@@ -286,6 +293,8 @@ impl Agent {
             window,
             tools_bytes,
             checkpoints: Default::default(),
+            hook_notes: HashMap::new(),
+            late_hook_runs: Arc::default(),
         };
         agent.publish_jobs();
         agent.announce(matches!(from, StartFrom::Resume(_)), history);
@@ -422,6 +431,7 @@ impl Agent {
         });
         self.ask_window(self.engine.model.model());
         self.check_endpoint_in_background();
+        self.session_start_hooks().await;
         self.emit(AgentEvent::Idle);
         while let Some((command, cancel)) = work_rx.recv().await {
             match command {
@@ -542,6 +552,7 @@ impl Agent {
                 for message in skill_warnings {
                     self.warn(&message);
                 }
+                self.session_start_hooks().await;
             }
             Err(err) => self.emit(AgentEvent::Warning {
                 message: err.to_string(),

@@ -42,10 +42,28 @@ impl Agent {
                 return reason;
             }
         };
+        // The user's own guards see the message before the model does.
+        let context = match self.user_prompt_hooks(&text, cancel).await {
+            Ok(context) => context,
+            Err(why) => {
+                self.warn(&why);
+                self.emit(AgentEvent::RequestEnded {
+                    last_step,
+                    reason: EndReason::Denied,
+                });
+                return EndReason::Denied;
+            }
+        };
         self.push_user_message(&text, parts);
         if let Some(id) = queued {
             self.note_delivered(id);
         }
+        if !context.is_empty() {
+            self.tell_model(format!(
+                "[cairn] Context from the user's prompt hooks:\n{context}"
+            ));
+        }
+        let mut stop_blocks = 0;
         let reason = 'request: {
             for _ in 0..self.settings.max_steps {
                 self.step_counter += 1;
@@ -62,6 +80,9 @@ impl Agent {
                     }
                     // A message that came while the model gave its answer extends the request.
                     Some(EndReason::Completed) if self.take_inbox(cancel).await => {}
+                    // A stop hook may send the model on (`max_stop_blocks` times at most).
+                    Some(EndReason::Completed)
+                        if self.stop_hooks_continue(&mut stop_blocks, cancel).await => {}
                     Some(reason) => break 'request reason,
                 }
             }
@@ -90,6 +111,7 @@ impl Agent {
             last_step,
             reason: reason.clone(),
         });
+        self.notify_in_background(format!("the turn ended ({})", end_text(&reason)));
         reason
     }
 
@@ -487,6 +509,18 @@ impl Agent {
             reasoning: completion.reasoning.clone(),
         });
         self.report_context();
+    }
+}
+
+/// How a request ended, in a notification's words.
+fn end_text(reason: &EndReason) -> String {
+    match reason {
+        EndReason::Completed => "completed".into(),
+        EndReason::Interrupted => "interrupted".into(),
+        EndReason::StepLimit => "step limit".into(),
+        EndReason::Denied => "denied".into(),
+        EndReason::Failed(why) => format!("failed: {}", crate::llm::stream::cut(why, 200)),
+        EndReason::OutputLimit => "output limit".into(),
     }
 }
 

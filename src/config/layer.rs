@@ -42,6 +42,7 @@ pub struct ConfigFile {
     pub prices: Option<PricesFile>,
     pub network: Option<crate::net::NetworkFile>,
     pub web: Option<WebFile>,
+    pub hooks: Option<super::HooksFile>,
 }
 
 impl ConfigFile {
@@ -133,6 +134,7 @@ impl ConfigFile {
                 }
             }),
             web: merge_table(self.web, over.web, WebFile::merge),
+            hooks: merge_table(self.hooks, over.hooks, super::HooksFile::merge),
         }
     }
 

@@ -5,6 +5,7 @@
 //! `presets` the providers, `tables` the `[bash]`, `[sandbox]` and `[permissions]` tables,
 //! `prices` the `[prices]` table, `limits` the caps on a reply.
 
+mod hooks;
 mod layer;
 mod limits;
 mod presets;
@@ -16,6 +17,7 @@ mod wire_keys;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use hooks::{HookEntry, HooksFile, OnError};
 pub use layer::ConfigFile;
 pub use presets::{CUSTOM_KEY_ENV, DEFAULT_PROVIDER, PRESETS, Preset};
 pub use prices::{PriceFile, PricesFile};
@@ -88,6 +90,9 @@ pub struct Config {
     pub network: crate::net::NetworkFile,
     /// `[web]` and `[web.search]`, resolved (the search key read from its variable).
     pub web: crate::web::WebSettings,
+    /// `[hooks]` of the user's file and `--config`, in that order (the project's are read by
+    /// `hooks::load`).
+    pub hooks: HooksFile,
     /// The user config file that was read, if any (named in error messages).
     pub config_path: PathBuf,
 }
@@ -239,6 +244,7 @@ impl Config {
             checkpoints: file.checkpoints.unwrap_or_default(),
             permissions: file.permissions.unwrap_or_default(),
             network: file.network.unwrap_or_default(),
+            hooks: file.hooks.unwrap_or_default(),
             web: file
                 .web
                 .unwrap_or_default()

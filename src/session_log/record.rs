@@ -159,6 +159,20 @@ pub enum Record {
         id: String,
         text: String,
     },
+    /// A hook ran (`crate::hooks`): which, at what point, what it decided (`none`, `allow`,
+    /// `ask`, `deny`, `failed`), why, and how long it took.
+    Hook {
+        hook: String,
+        event: String,
+        decision: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        changed_input: bool,
+        millis: u64,
+    },
     /// The conversation was compacted: the tool results at the `stubs` indices were replaced
     /// by the stub text, then messages `..summarized` by one user message, `summary`. Kept as
     /// a change, not the result, so a long session's log grows by the stubs only. `usage` is

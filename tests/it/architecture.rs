@@ -36,6 +36,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("skills", 1),
     ("time_travel", 1),
     ("trust", 1),
+    ("hooks", 1),
     // 2: the loop.
     ("agent", 2),
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).
@@ -339,6 +340,7 @@ const SERVICE_ORDER: &[&str] = &[
     "session_log",
     "skills",
     "tools",
+    "hooks",
     "permissions",
     "time_travel",
 ];

@@ -10,6 +10,8 @@ mod checkpoint_wall;
 mod context;
 mod exec_e2e;
 mod guarded_e2e;
+mod hooks;
+mod hooks_approval;
 mod interrupts;
 mod jobs_paused;
 mod jobs_user;

@@ -201,6 +201,29 @@ impl TestAgent {
         .await
     }
 
+    /// A fresh session with `hooks`.
+    pub async fn with_hooks(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        hooks: Arc<cairn::hooks::Hooks>,
+    ) -> TestAgent {
+        let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
+        Self::spawn_adjusted(
+            workspace,
+            sessions,
+            url,
+            mode,
+            StartFrom::New,
+            1_000_000,
+            bash,
+            files,
+            |settings| settings.hooks = hooks,
+        )
+        .await
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn spawn_full(
         workspace: &Path,
@@ -272,6 +295,7 @@ impl TestAgent {
             checkpoints: Default::default(),
             skills: cairn::agent::SkillSettings::workspace_only(&workspace),
             untrusted_rules: None,
+            hooks: cairn::hooks::Hooks::none(),
             workspace,
         };
         adjust(&mut settings);

@@ -1,0 +1,174 @@
+//! The answers of every hook that ran for one event, folded into what the agent acts on: the
+//! first deny wins (and ends the chain), ask wins over allow, an input a hook changed is
+//! judged by the gate again, context is gathered in order. A guard hook (`pre_tool`,
+//! `user_prompt`) that fails denies unless it says `on_error = "allow"`; any other failure is
+//! only shown.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::answer::{Decision, Interpreted};
+use super::{Event, Hook, OnError};
+
+/// One run of one hook, as the session log keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRun {
+    pub hook: String,
+    pub event: Event,
+    /// `none`, `allow`, `ask`, `deny`, or `failed`.
+    pub decision: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What went wrong, for a failed run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed_input: bool,
+    pub millis: u64,
+}
+
+/// Why a hook stopped what it guards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    pub hook: String,
+    pub why: String,
+    /// The hook's stderr, for the user.
+    pub stderr: String,
+}
+
+impl Blocked {
+    /// What the model is told.
+    pub fn model_text(&self) -> String {
+        format!("blocked by hook {}: {}", self.hook, self.why)
+    }
+}
+
+/// What the hooks of one event said together.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub runs: Vec<HookRun>,
+    pub blocked: Option<Blocked>,
+    /// The first hook that asked, and why.
+    pub ask: Option<(String, String)>,
+    /// Some hook allowed and none asked or denied.
+    allowed: bool,
+    /// The call's arguments as the last hook that changed them left them (cairn's keys), and
+    /// which hook that was.
+    pub updated_input: Option<(String, Value)>,
+    /// `additional_context` (and plain text) of each hook, with the hook's name.
+    pub context: Vec<(String, String)>,
+    /// One-line notices for the user: failures, warnings, changed input, denials.
+    pub notices: Vec<String>,
+}
+
+impl Outcome {
+    /// A hook allowed, and none asked or denied.
+    pub fn allowed(&self) -> bool {
+        self.allowed && self.ask.is_none() && self.blocked.is_none()
+    }
+
+    /// The context of every hook as one text for the model (empty: none).
+    pub fn context_text(&self) -> String {
+        self.context
+            .iter()
+            .map(|(hook, text)| format!("[hook {hook}] {}", text.trim()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Adds one hook's answer; true when the chain stops here (a deny).
+    pub(super) fn add(&mut self, hook: &Hook, answer: Interpreted) -> bool {
+        let mut run = HookRun {
+            hook: hook.name.clone(),
+            event: hook.event,
+            decision: "none".into(),
+            reason: answer.reason.clone(),
+            failure: None,
+            changed_input: answer.updated_input.is_some(),
+            millis: millis(answer.duration),
+        };
+        if let Some(warning) = &answer.warning {
+            self.notices.push(format!("hook {}: {warning}", hook.name));
+        }
+        if let Some(failure) = &answer.failure {
+            run.decision = "failed".into();
+            run.failure = Some(failure.to_string());
+            self.runs.push(run);
+            return self.failed(hook, failure.to_string(), &answer.stderr);
+        }
+        if let Some(context) = answer.additional_context.filter(|c| !c.trim().is_empty()) {
+            self.context.push((hook.name.clone(), context));
+        }
+        if let Some(input) = answer.updated_input {
+            self.notices.push(format!(
+                "hook {} changed the call's input: {}",
+                hook.name,
+                crate::llm::stream::cut(&input.to_string(), 200)
+            ));
+            self.updated_input = Some((hook.name.clone(), input));
+        }
+        let reason = answer
+            .reason
+            .clone()
+            .unwrap_or_else(|| "no reason given".into());
+        run.decision = match answer.decision {
+            None => "none",
+            Some(Decision::Allow) => "allow",
+            Some(Decision::Ask) => "ask",
+            Some(Decision::Deny) => "deny",
+        }
+        .into();
+        self.runs.push(run);
+        match answer.decision {
+            Some(Decision::Deny) => {
+                self.notices
+                    .push(format!("hook {} denied: {reason}", hook.name));
+                self.blocked = Some(Blocked {
+                    hook: hook.name.clone(),
+                    why: reason,
+                    stderr: answer.stderr,
+                });
+                true
+            }
+            Some(Decision::Ask) => {
+                if self.ask.is_none() {
+                    self.ask = Some((hook.name.clone(), reason));
+                }
+                false
+            }
+            Some(Decision::Allow) => {
+                self.allowed = true;
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// A hook failed: a guard that fails closed denies; otherwise the user is told.
+    fn failed(&mut self, hook: &Hook, why: String, stderr: &str) -> bool {
+        if hook.event.guards() && hook.on_error == OnError::Deny {
+            self.notices
+                .push(format!("hook {} failed, so it denies: {why}", hook.name));
+            self.blocked = Some(Blocked {
+                hook: hook.name.clone(),
+                why,
+                stderr: stderr.to_string(),
+            });
+            return true;
+        }
+        let note = if hook.event.guards() {
+            " (on_error = \"allow\": going on)"
+        } else {
+            ""
+        };
+        self.notices
+            .push(format!("hook {} failed: {why}{note}", hook.name));
+        false
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
