@@ -156,13 +156,13 @@ pub fn load_hooks(
     dirs: &Dirs,
     config: &Config,
     workspace: &std::path::Path,
-    bash: &BashSettings,
+    bash: &crate::process::Settings,
     trust_project: bool,
 ) -> Result<(Arc<crate::hooks::Hooks>, Vec<String>)> {
     let trust = crate::trust::ProcessTrust::new(dirs.data(), workspace).trusting_all(trust_project);
     let run = crate::hooks::RunSettings {
         workspace: workspace.to_path_buf(),
-        bash: bash.clone(),
+        process: bash.clone(),
     };
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let loaded = crate::hooks::load(

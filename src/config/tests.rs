@@ -176,8 +176,17 @@ fn the_example_config_loads_and_documents_every_key() {
         );
     }
     assert!(text.contains("[web]") && text.contains("[web.search]"));
-    for key in ["max_stop_blocks", "matcher", "command", "timeout_secs", "on_error"] {
-        assert!(text.contains(&format!("# {key} =")), "[hooks] does not document `{key}`");
+    for key in [
+        "max_stop_blocks",
+        "matcher",
+        "command",
+        "timeout_secs",
+        "on_error",
+    ] {
+        assert!(
+            text.contains(&format!("# {key} =")),
+            "[hooks] does not document `{key}`"
+        );
     }
     let cfg = Config::resolve(file, &env_of(&[("DEEPSEEK_API_KEY", "k")]), "c".into()).unwrap();
     assert_eq!(cfg.mode, Mode::AutoEdit);

@@ -206,7 +206,7 @@ fn trim_anchors(pattern: &str) -> &str {
 #[derive(Debug, Clone, Default)]
 pub struct RunSettings {
     pub workspace: PathBuf,
-    pub bash: crate::tools::BashSettings,
+    pub process: crate::process::Settings,
 }
 
 /// Every hook of a session, in config order: the user's (config, `--config`, Claude's user

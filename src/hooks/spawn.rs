@@ -3,8 +3,9 @@
 //! survives it), with the scrubbed environment of commands (no provider key, no
 //! secret-looking variable, no server socket) plus `CAIRN_SESSION_ID`, `CAIRN_WORKSPACE`,
 //! `CAIRN_HOOK_EVENT`, `CAIRN_LOG_PATH` and, for Claude Code's scripts,
-//! `CLAUDE_PROJECT_DIR`. The user's hooks run as the user; a project's in the workspace-write
-//! sandbox. Its output is capped: an answer longer than that is cut, and so does not parse.
+//! `CLAUDE_PROJECT_DIR`: the process service's `run_program`. The user's hooks run as the
+//! user; a project's in the workspace-write sandbox. Its output is capped: an answer longer
+//! than that is cut, and so does not parse.
 
 use std::time::Instant;
 
@@ -12,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::answer::Ran;
 use super::{Context, Hook, RunSettings};
-use crate::tools::executor::{self, CommandSpec, Ending, ForegroundEnd, Grant, OnTimeout, Which};
+use crate::process::{self, Ending, Grant, Input, Program, Which};
 
 /// Bytes of a hook's stdout read as its answer.
 const STDOUT_CAP: usize = 64 * 1024;
@@ -39,7 +40,7 @@ pub(super) async fn run_hook(
     ran
 }
 
-/// The one place a hook's process is started.
+/// The one place a hook's process is started: `process::run_program`.
 async fn spawn_and_wait(
     hook: &Hook,
     settings: &RunSettings,
@@ -47,54 +48,33 @@ async fn spawn_and_wait(
     stdin: Vec<u8>,
     cancel: &CancellationToken,
 ) -> std::io::Result<Ran> {
-    // The JSON goes in through a private file: the bash executor gives its commands no stdin.
-    let mut input = tempfile::Builder::new()
-        .prefix("cairn-hook-")
-        .suffix(".json")
-        .tempfile()?;
-    std::io::Write::write_all(&mut input, &stdin)?;
-    let quote = |text: &str| shlex::try_quote(text).map(|q| q.into_owned());
-    let bad = |_| std::io::Error::other("the hook's command holds a NUL byte");
-    let mut exports = vec![
-        ("CAIRN_SESSION_ID", cx.session_id.clone()),
-        ("CAIRN_WORKSPACE", cx.workspace.display().to_string()),
-        ("CAIRN_HOOK_EVENT", hook.event.as_str().to_string()),
-        ("CAIRN_LOG_PATH", cx.log_path.display().to_string()),
-    ];
-    if hook.origin.format == super::Format::Claude {
-        exports.push(("CLAUDE_PROJECT_DIR", cx.workspace.display().to_string()));
-    }
-    let mut line = String::new();
-    for (name, value) in exports {
-        line.push_str(&format!("export {name}={}; ", quote(&value).map_err(bad)?));
-    }
-    line.push_str(&format!(
-        "exec sh -c {} < {}",
-        quote(&hook.command).map_err(bad)?,
-        quote(&input.path().display().to_string()).map_err(bad)?
-    ));
     let grant = if hook.origin.project {
         Grant::WorkspaceWrite
     } else {
         Grant::Unsandboxed
     };
-    let spec = CommandSpec {
-        command: &line,
-        cwd: &settings.workspace,
-        settings: &settings.bash,
+    let mut program = Program::new(
+        ["sh", "-c", hook.command.as_str()],
+        &settings.workspace,
+        &settings.process,
         grant,
-    };
-    let end = executor::run(&spec, hook.timeout, cancel, None, OnTimeout::Kill).await?;
-    let ForegroundEnd::Finished(finished) = end else {
-        return Err(std::io::Error::other("the hook outlived its run"));
-    };
+    )
+    .env("CAIRN_SESSION_ID", &cx.session_id)
+    .env("CAIRN_WORKSPACE", &cx.workspace)
+    .env("CAIRN_HOOK_EVENT", hook.event.as_str())
+    .env("CAIRN_LOG_PATH", &cx.log_path);
+    if hook.origin.format == super::Format::Claude {
+        program = program.env("CLAUDE_PROJECT_DIR", &cx.workspace);
+    }
+    let finished =
+        process::run_program(&program, Input::Bytes(stdin), hook.timeout, cancel, None).await?;
     let capture = &finished.capture;
     let stdout = capture.total(Which::Stdout);
     let stderr = capture.total(Which::Stderr);
     Ok(Ran {
         exit: finished.status.code(),
         signal: match finished.ending {
-            Ending::Exited => executor::signal_name(&finished.status),
+            Ending::Exited => process::signal_name(&finished.status),
             _ => None,
         },
         timed_out: match finished.ending {

@@ -27,7 +27,7 @@ pub async fn hooks(dirs: &Dirs, command: HooksCommand) -> Result<(String, i32)> 
         crate::launch::confined_tools(dirs, &config, &workspace, &network, &mut notices)?;
     let run = crate::hooks::RunSettings {
         workspace: workspace.clone(),
-        bash: confined.env.bash.clone(),
+        process: confined.env.bash.clone(),
     };
     let trust = ProcessTrust::new(dirs.data(), &workspace);
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);

@@ -209,7 +209,7 @@ impl TestAgent {
         mode: Mode,
         hooks: Arc<cairn::hooks::Hooks>,
     ) -> TestAgent {
-        let (bash, files) = (BashSettings::default(), FilePolicy::from_env(&[]));
+        let (bash, files) = (process::Settings::default(), FilePolicy::from_env(&[]));
         Self::spawn_adjusted(
             workspace,
             sessions,
