@@ -191,7 +191,9 @@ fn html_to_markdown() {
     let started = Instant::now();
     let mut out = 0;
     for _ in 0..RUNS {
-        out = cairn::web::page::html_to(&html, "https://example.org/a", Default::default()).len();
+        out = cairn::web::page::html_to(&html, "https://example.org/a", Default::default())
+            .text
+            .len();
     }
     println!(
         "HTML to markdown, {:.2} MiB article: {:.0} ms per page ({} bytes of markdown)",

@@ -326,6 +326,9 @@ pub struct WebPage {
     pub total_chars: usize,
     /// The part shown (at most `max_chars` characters from `offset`).
     pub content: String,
+    /// Why the page is not in the format asked for (past a size cap, too slow to convert).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Served from the copy fetched earlier in this session (no download).
     #[serde(default)]
     pub cached: bool,

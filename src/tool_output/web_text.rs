@@ -69,6 +69,9 @@ pub fn page_text(page: &WebPage) -> String {
             ""
         }
     ));
+    if let Some(note) = &page.note {
+        out.push_str(&format!("[{note}]\n"));
+    }
     out.push_str(&framed(&page.final_url, &page.content));
     if end < page.total_chars {
         out.push_str(&format!(

@@ -10,6 +10,7 @@ use serde_json::json;
 use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, WebHop, WebPage};
 use crate::web::EgressError;
 use crate::web::address::refusal;
+use crate::web::convert::converted;
 use crate::web::fetch::{Fetched, fetch_page};
 use crate::web::page::Format;
 use crate::web::target::Target;
@@ -113,8 +114,18 @@ impl Tool for WebFetch {
                 }
             }
         };
-        let text = web.pages.converted(&page, args.format);
-        let (content, total_chars) = window(&text, args.offset, max_chars);
+        // The conversion shares the fetch's deadline (a page from the cache gets a whole one).
+        let deadline = tokio::time::Instant::from_std(if cached {
+            std::time::Instant::now() + web.settings.timeout
+        } else {
+            started + web.settings.timeout
+        });
+        let done = match converted(&web.pages, &page, args.format, deadline, &cx.cancel).await {
+            Ok(done) => done,
+            Err(EgressError::Cancelled) => return Err(ToolError::Cancelled),
+            Err(err) => return Err(ToolError::Failed(err.to_string())),
+        };
+        let (content, total_chars) = window(&done.text, args.offset, max_chars);
         Ok(ToolOutput::WebPage(WebPage {
             url: page.url.clone(),
             final_url: page.final_url.clone(),
@@ -128,6 +139,7 @@ impl Tool for WebFetch {
             offset: args.offset.min(total_chars),
             total_chars,
             content,
+            note: done.note.clone(),
             cached,
             duration_ms: crate::web::client::elapsed_ms(started),
         }))

@@ -1,6 +1,6 @@
 //! The pages `web_fetch` downloaded in this session, by the URL asked for: a call with an
 //! `offset` (or the same URL again) is served from here and never downloaded again. The
-//! decoded body is kept, each format's conversion is made once; the oldest pages go when the
+//! decoded body is kept, each format's conversion is made once (by `web::convert`); the oldest pages go when the
 //! cache would pass `MAX_CACHED_CHARS`.
 
 use std::collections::{HashMap, VecDeque};
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::sync::MutexExt;
 use crate::tool_output::WebHop;
 
-use super::page::{self, BodyKind, Format};
+use super::page::{BodyKind, Converted, Format};
 
 /// Decoded text kept across all pages of a session (about 64 MiB of UTF-8 and its conversions).
 const MAX_CACHED_CHARS: usize = 64 * 1024 * 1024;
@@ -42,7 +42,7 @@ impl FetchedPage {
 #[derive(Debug, Default)]
 struct Entry {
     page: Option<Arc<FetchedPage>>,
-    converted: HashMap<Format, Arc<String>>,
+    converted: HashMap<Format, Arc<Converted>>,
 }
 
 #[derive(Debug, Default)]
@@ -83,35 +83,44 @@ impl PageCache {
         page
     }
 
-    /// The page in `format`, converted once and kept.
-    pub fn converted(&self, page: &FetchedPage, format: Format) -> Arc<String> {
-        if let Some(text) = self
-            .inner
+    /// The page in `format` if it was converted before.
+    pub fn conversion(&self, page: &FetchedPage, format: Format) -> Option<Arc<Converted>> {
+        self.inner
             .locked()
             .entries
             .get(&page.url)
             .and_then(|e| e.converted.get(&format))
-        {
-            return Arc::clone(text);
-        }
-        let text = Arc::new(match (format, page.html) {
-            (Format::Raw, _) | (_, false) => page.source.as_str().to_string(),
-            (format, true) => page::html_to(&page.source, &page.final_url, format),
-        });
+            .map(Arc::clone)
+    }
+
+    /// Keeps a conversion of `page` (made by `web::convert`) for the next call.
+    pub fn keep_conversion(
+        &self,
+        page: &FetchedPage,
+        format: Format,
+        done: Converted,
+    ) -> Arc<Converted> {
+        let done = Arc::new(done);
         let mut inner = self.inner.locked();
         if let Some(entry) = inner.entries.get_mut(&page.url) {
-            entry.converted.insert(format, Arc::clone(&text));
-            inner.chars += text.len();
+            let size = done.text.len();
+            if entry.converted.insert(format, Arc::clone(&done)).is_none() {
+                inner.chars += size;
+            }
         }
         let url = page.url.clone();
         evict(&mut inner, &url);
-        text
+        done
     }
 }
 
 fn entry_chars(entry: &Entry) -> usize {
     entry.page.as_ref().map_or(0, |p| p.source.len())
-        + entry.converted.values().map(|t| t.len()).sum::<usize>()
+        + entry
+            .converted
+            .values()
+            .map(|t| t.text.len())
+            .sum::<usize>()
 }
 
 /// Drops the oldest pages (never `keep`, the one in use) until the cache fits.

@@ -8,8 +8,10 @@
 pub mod address;
 pub mod cache;
 pub mod client;
+pub mod convert;
 pub mod egress;
 pub mod fetch;
+pub mod html_scan;
 pub mod page;
 pub mod resolve;
 pub mod search;

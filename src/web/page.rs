@@ -3,12 +3,16 @@
 //! refused. Main-content extraction and markdown come from `dom_smoothie` (a port of Mozilla's
 //! readability.js on `dom_query`/html5ever, whose markdown writer keeps headings, fenced code,
 //! lists, tables and links, made absolute against the page); a page it finds no article in is
-//! converted whole, with scripts, styles, navigation, headers, footers and forms dropped.
+//! converted whole, with scripts, styles, navigation, headers, footers and forms dropped. A
+//! page past `html_scan`'s caps (nesting, element count) is never parsed: it goes out as plain
+//! text.
 
 use std::borrow::Cow;
 
 use dom_smoothie::{Config, Readability, TextMode};
 use encoding_rs::Encoding;
+
+use super::html_scan;
 
 /// What kind of body came back, judged from its declared type and its first bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,8 +157,47 @@ const NOT_CONTENT: &[&str] = &[
     "iframe", "svg", "canvas", "button", "select", "head",
 ];
 
-/// HTML as markdown (or plain text) of its main content, links absolute against `url`.
-pub fn html_to(html: &str, url: &str, format: Format) -> String {
+/// A conversion's text and, when the page could not be converted as asked, why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Converted {
+    pub text: String,
+    /// Said to the model beside the content (the page went out as plain text, and why).
+    pub note: Option<String>,
+}
+
+impl Converted {
+    pub fn as_is(text: String) -> Self {
+        Self { text, note: None }
+    }
+
+    /// The page as plain text, saying `why`.
+    pub fn plain(html: &str, why: &str) -> Self {
+        Self {
+            text: html_scan::plain_text(html),
+            note: Some(format!("the page is {why}; it is given as plain text")),
+        }
+    }
+}
+
+/// Parsed trees may be deeper or larger than the scan counted (the parser reopens formatting
+/// elements and adds `<html>`, `<body>`, `<tbody>`); past this slack the extractor is not run.
+const TREE_DEPTH_CAP: usize = html_scan::MAX_DEPTH + 64;
+const TREE_ELEMENTS_CAP: usize = html_scan::MAX_ELEMENTS + html_scan::MAX_ELEMENTS / 2;
+
+/// HTML as markdown (or plain text) of its main content, links absolute against `url`. The
+/// source is measured before it is parsed and the tree before it is extracted: past
+/// `html_scan`'s caps the page is given as plain text (linear in its size), so no page costs
+/// more than the extractor's worst case within the caps. Recursion in the markdown writer is
+/// bounded by the depth cap; `web::convert` runs this on a thread with a large stack.
+pub fn html_to(html: &str, url: &str, format: Format) -> Converted {
+    let shape = html_scan::measure(html);
+    if let Some(why) = shape.reason() {
+        return Converted::plain(html, &why);
+    }
+    let document = dom_query::Document::from(html);
+    if let Some(why) = tree_too_big(&document) {
+        return Converted::plain(html, &why);
+    }
     let text_mode = match format {
         Format::Text => TextMode::Formatted,
         _ => TextMode::Markdown,
@@ -163,10 +206,10 @@ pub fn html_to(html: &str, url: &str, format: Format) -> String {
         text_mode,
         ..Config::default()
     };
-    let article = Readability::new(html, Some(url), Some(config))
+    let article = Readability::with_document(document, Some(url), Some(config))
         .ok()
         .and_then(|mut reader| reader.parse().ok());
-    match article {
+    let text = match article {
         Some(article) if article.text_content.trim().len() >= 200 => {
             let body = article.text_content.trim().to_string();
             let title = article.title.trim();
@@ -179,7 +222,43 @@ pub fn html_to(html: &str, url: &str, format: Format) -> String {
             }
         }
         _ => whole_page(html, url, format),
+    };
+    Converted::as_is(text)
+}
+
+/// The parsed tree's depth and element count, walked without recursion; why it is too big for
+/// the extractor, if it is.
+fn tree_too_big(document: &dom_query::Document) -> Option<String> {
+    let (mut depth, mut deepest, mut elements) = (0usize, 0usize, 0usize);
+    let mut node = document.root().first_child();
+    while let Some(current) = node {
+        if current.is_element() {
+            elements += 1;
+        }
+        deepest = deepest.max(depth);
+        if deepest > TREE_DEPTH_CAP {
+            return Some(format!("nested more than {TREE_DEPTH_CAP} elements deep"));
+        }
+        if elements > TREE_ELEMENTS_CAP {
+            return Some(format!("more than {TREE_ELEMENTS_CAP} elements"));
+        }
+        if let Some(child) = current.first_child() {
+            depth += 1;
+            node = Some(child);
+            continue;
+        }
+        let mut up = Some(current);
+        node = None;
+        while let Some(at) = up {
+            if let Some(next) = at.next_sibling() {
+                node = Some(next);
+                break;
+            }
+            up = at.parent();
+            depth = depth.saturating_sub(1);
+        }
     }
+    None
 }
 
 /// The whole page without what is never content, for pages readability finds no article in

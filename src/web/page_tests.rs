@@ -34,7 +34,8 @@ fn an_article_becomes_markdown_with_headings_code_and_absolute_links_and_no_scri
         ARTICLE,
         "https://blog.example/posts/toml.html",
         Format::Markdown,
-    );
+    )
+    .text;
     assert!(md.contains("# Parsing TOML in Rust"), "{md}");
     assert!(md.contains("## An example"), "{md}");
     assert!(md.contains("```"), "fenced code: {md}");
@@ -56,7 +57,8 @@ fn a_page_without_an_article_is_converted_whole_without_scripts_or_navigation() 
         html,
         "http://127.0.0.1:8080/dir/page.html",
         Format::Markdown,
-    );
+    )
+    .text;
     assert!(md.contains("# Short"), "{md}");
     assert!(md.contains("(http://127.0.0.1:8080/dir/next.html)"), "{md}");
     assert!(
@@ -67,7 +69,7 @@ fn a_page_without_an_article_is_converted_whole_without_scripts_or_navigation() 
 
 #[test]
 fn text_format_has_no_markup() {
-    let text = html_to(ARTICLE, "https://blog.example/", Format::Text);
+    let text = html_to(ARTICLE, "https://blog.example/", Format::Text).text;
     assert!(text.contains("Parsing TOML"), "{text}");
     assert!(
         !text.contains("SCRIPT-TEXT") && !text.contains("](http"),

@@ -52,5 +52,6 @@ mod undo;
 mod user_shell;
 mod web;
 mod web_approval;
+mod web_hostile;
 mod web_proxy;
 mod write_queue;
