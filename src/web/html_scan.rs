@@ -234,12 +234,8 @@ fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
         match quote {
             Some(q) if byte == q => quote = None,
             Some(_) => {}
-            None if byte == b'"' || byte == b'\'' => {
-                if at > 0
-                    && bytes[..at].iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b'=')
-                {
-                    quote = Some(byte);
-                }
+            None if (byte == b'"' || byte == b'\'') && after_equals(bytes, at) => {
+                quote = Some(byte);
             }
             None if byte == b'>' => return (at + 1, at > from && bytes[at - 1] == b'/'),
             None => {}
@@ -247,6 +243,11 @@ fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
         at += 1;
     }
     (bytes.len(), false)
+}
+
+/// Whether the last non-blank byte before `at` is `=` (a quote there opens a value).
+fn after_equals(bytes: &[u8], at: usize) -> bool {
+    bytes[..at].iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b'=')
 }
 
 fn is_one_of(name: &str, list: &[&str]) -> bool {

@@ -12,9 +12,10 @@ use serde_json::json;
 
 use crate::support::cairn_cmd::Sandbox;
 use cairn::fs::places::FilePolicy;
+use cairn::process;
 use cairn::testing::mock_site::{MockSite, Page};
 use cairn::tools::web_fetch::WebFetch;
-use cairn::tools::{BashSettings, Tool, ToolCx, ToolEnv, ToolError, ToolOutput, WebPage};
+use cairn::tools::{Tool, ToolCx, ToolEnv, ToolError, ToolOutput, WebPage};
 use cairn::web::client::DirectStack;
 use cairn::web::html_scan::{MAX_DEPTH, MAX_ELEMENTS};
 use cairn::web::resolve::MapResolver;
@@ -34,7 +35,7 @@ fn env(site: &MockSite, timeout: Duration, dir: &std::path::Path) -> Arc<ToolEnv
     .unwrap();
     ToolEnv::with_web(
         dir.to_path_buf(),
-        BashSettings::default(),
+        process::Settings::default(),
         FilePolicy::from_env(&[]),
         Some(web),
     )
