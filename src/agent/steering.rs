@@ -105,8 +105,22 @@ impl Agent {
         let text = self.expand_command(&text);
         match self.attach(&text, &attach, cancel).await {
             Ok(parts) => {
+                // The user's prompt guards see a steering message as they see a request.
+                let context = match self.user_prompt_hooks(&text, cancel).await {
+                    Ok(context) => context,
+                    Err(why) => {
+                        self.warn(&format!("a queued message was not delivered: {why}"));
+                        self.return_messages([(id, text)]);
+                        return false;
+                    }
+                };
                 self.push_user_message(&text, parts);
                 self.note_delivered(id);
+                if !context.is_empty() {
+                    self.tell_model(format!(
+                        "[cairn] Context from the user's prompt hooks:\n{context}"
+                    ));
+                }
                 true
             }
             Err(reason) => {

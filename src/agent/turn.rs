@@ -111,7 +111,11 @@ impl Agent {
             last_step,
             reason: reason.clone(),
         });
-        self.notify_in_background(format!("the turn ended ({})", end_text(&reason)));
+        // Awaited, so a headless run that exits now still tells its hooks.
+        let message = format!("the turn ended ({})", end_text(&reason));
+        let subject = crate::hooks::Subject::Notification { message };
+        self.informing_hooks(crate::hooks::Event::Notification, subject)
+            .await;
         reason
     }
 

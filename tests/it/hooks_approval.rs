@@ -114,3 +114,62 @@ async fn a_hook_that_asks_holds_a_call_the_gate_would_run() {
     assert!(!llm.tool_result(1, "c1").unwrap().starts_with("Error"));
     agent.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notification_hears_of_a_waiting_approval_and_pre_compact_runs_before_compact() {
+    let (ws, data, scripts) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        Scripts::new(),
+    );
+    let heard = scripts.path("heard.txt");
+    let append = scripts.script(
+        "note.sh",
+        &format!(
+            "cat >> '{}'; echo >> '{}'\n",
+            heard.display(),
+            heard.display()
+        ),
+    );
+    let config = format!(
+        "{}{}",
+        hook_config("notification", &append, ""),
+        hook_config("pre_compact", &append, "")
+    );
+    let hooks = hooks_from(&config, ws.path(), data.path());
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch x"})),
+        Script::text("done"),
+        Script::text("the summary"),
+    ])
+    .await;
+    let mut agent =
+        TestAgent::with_hooks(ws.path(), data.path(), &llm.url(), Mode::AutoEdit, hooks).await;
+    agent.submit("go").await;
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval { call, .. }) = agent
+        .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. })))
+        .await
+    else {
+        unreachable!()
+    };
+    crate::support::cairn_cmd::eventually("the approval notification", || {
+        std::fs::read_to_string(&heard)
+            .unwrap_or_default()
+            .contains("waits for your approval of bash: touch x")
+    })
+    .await;
+    agent.decide(&call.0, Decision::Approve).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    agent
+        .send(cairn::bus::UserCommand::Compact { focus: None })
+        .await;
+    crate::support::cairn_cmd::eventually("the pre_compact hook", || {
+        std::fs::read_to_string(&heard)
+            .unwrap_or_default()
+            .contains("\"trigger\":\"manual\"")
+    })
+    .await;
+    agent.shutdown().await;
+}

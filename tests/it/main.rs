@@ -12,6 +12,7 @@ mod exec_e2e;
 mod guarded_e2e;
 mod hooks;
 mod hooks_approval;
+mod hooks_events;
 mod interrupts;
 mod jobs_paused;
 mod jobs_user;
