@@ -6,7 +6,8 @@ use std::path::Path;
 use crate::bus::Mode;
 use crate::permissions::classify::Places;
 use crate::permissions::policy::{PolicyDecision, PolicyGate, PolicySettings};
-use crate::permissions::rules::{RuleSet, shell_quote};
+use crate::permissions::prefixes::shell_quote;
+use crate::permissions::rules::RuleSet;
 
 /// The command line the words stand for: one word is a shell string as typed
 /// (`cairn policy check -- 'git status; rm -rf /'`); several are an argument vector, quoted

@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
-use super::calls::guarded;
+use super::guard::guarded;
 use crate::bus::{AgentEvent, Decision, ToolEvent, ToolResult};
 use crate::llm::AssembledCall;
 use crate::permissions::trust::TrustStore;

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Agent;
 use super::approval::{Question, Refusal, subject_of};
+use super::guard::guarded;
 use super::history::todos_of;
 use crate::bus::{AgentEvent, CallId, Decision, ToolEvent, ToolResult};
 use crate::llm::{AssembledCall, ChatMessage, Completion};
@@ -530,17 +531,6 @@ fn kind_of(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// Runs a step of checking a call that sees the model's arguments, so a bug there becomes an
-/// error result instead of taking the agent down.
-pub(super) fn guarded<T>(tool: &str, step: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).map_err(|_| {
-        tracing::error!(tool, "checking a call panicked");
-        format!(
-            "internal error while checking this {tool} call (details in cairn's log); try a simpler call"
-        )
-    })
 }
 
 #[cfg(test)]

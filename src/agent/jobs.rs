@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::{Agent, Shared};
 use crate::bus::{AgentEvent, JobEvent, JobLine, UserCommand};
 use crate::session_log::Record;
-use crate::tools::jobs_user::JOB_NOTE;
+use crate::tools::jobs::user::JOB_NOTE;
 use crate::tools::{ToolError, ToolOutput};
 
 impl Agent {

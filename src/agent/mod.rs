@@ -10,6 +10,7 @@ mod compact;
 mod context;
 mod conversation;
 mod endpoint_check;
+mod guard;
 pub mod history;
 mod hooks;
 mod inbox;

@@ -163,7 +163,7 @@ impl Agent {
     /// Reads under a loaded skill's directory run without asking for the rest of the session
     /// (secret stores and protected places still ask: a directory rule never covers them).
     pub(super) fn open_skill_dir(&self, dir: &str) {
-        let quoted = crate::permissions::rules::shell_quote(dir.trim_end_matches('/'));
+        let quoted = crate::permissions::prefixes::shell_quote(dir.trim_end_matches('/'));
         for tool in ["read_file", "list_dir", "glob", "grep", "read_image"] {
             self.engine
                 .gate
@@ -186,7 +186,7 @@ impl Agent {
             .map(|s| s.files(crate::skills::MAX_LISTED_FILES))
             .unwrap_or_default();
         for file in files {
-            let quoted = crate::permissions::rules::shell_quote(&file.to_string_lossy());
+            let quoted = crate::permissions::prefixes::shell_quote(&file.to_string_lossy());
             self.engine
                 .gate
                 .allow_for_session(&format!("read_file {quoted}"));

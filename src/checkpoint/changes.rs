@@ -1,7 +1,8 @@
 //! What changed between two checkpoints, as the `FileChange`s the diff pane shows for edits,
 //! so a command's effects (`sed -i`, a generator, `rm`) appear like the edits of file tools.
 
-use super::store::{ChangeKind, CheckpointError, CheckpointStore, PathChange};
+use super::error::CheckpointError;
+use super::store::{ChangeKind, CheckpointStore, PathChange};
 use crate::fs::diff::diff_files;
 use crate::tool_output::FileChange;
 

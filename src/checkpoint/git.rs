@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::store::CheckpointError;
+use super::error::CheckpointError;
 
 /// How to run git for one shadow repository.
 #[derive(Debug, Clone)]

@@ -9,8 +9,9 @@
 //! kept: `git repack -a -d` and `git prune`) until it fits; the newest is always kept. Both run
 //! in the background, after a turn, with `git` (the one place cairn still runs it).
 
-use super::snapshot::REFS_FILE;
-use super::store::{CheckpointError, CheckpointStore, HEAD_REF, io_err};
+use super::error::{CheckpointError, io_err};
+use super::store::snapshot::REFS_FILE;
+use super::store::{CheckpointStore, HEAD_REF};
 
 /// What keeping to the budget did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,27 +4,26 @@
 //! (`crate::time_travel`).
 
 mod changes;
+mod error;
 mod git;
+#[cfg(test)]
+mod hostile_tests;
 mod maintain;
 mod objects;
-mod pack_read;
-mod pack_write;
 pub mod phases;
 mod restore;
 mod rules;
 mod scan;
-mod snapshot;
+#[cfg(test)]
+mod snapshot_tests;
 mod store;
 #[cfg(test)]
+#[path = "checkpoint_tests.rs"]
 mod tests;
-#[cfg(test)]
-mod tests_hostile;
-#[cfg(test)]
-mod tests_snapshot;
-#[cfg(test)]
-mod tests_watch;
 mod tree;
 mod watch;
+#[cfg(test)]
+mod watch_tests;
 
 /// Why a checkpoint was taken (kept in the session log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -42,8 +41,9 @@ pub enum CheckpointKind {
 }
 
 pub use changes::{MAX_FILES, file_changes};
+pub use error::CheckpointError;
 pub use maintain::{LOOSE_LIMIT, Pruned};
 pub use store::{
-    ChangeKind, CheckpointError, CheckpointId, CheckpointStore, DEFAULT_BUDGET_MB, PathChange,
-    Skipped, Snapshot, StoreOptions,
+    ChangeKind, CheckpointId, CheckpointStore, DEFAULT_BUDGET_MB, PathChange, Skipped, Snapshot,
+    StoreOptions,
 };

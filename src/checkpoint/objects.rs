@@ -11,8 +11,11 @@ use std::sync::{Arc, Mutex};
 
 use sha1::{Digest, Sha1};
 
-use super::pack_read::Pack;
-use super::pack_write::{PackPipe, write_pack};
+mod pack_read;
+mod pack_write;
+
+use pack_read::Pack;
+use pack_write::{PackPipe, write_pack};
 
 /// A git object id.
 pub(super) type Oid = [u8; 20];

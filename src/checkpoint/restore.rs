@@ -11,7 +11,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path};
 
-use super::store::{CheckpointError, CheckpointId, CheckpointStore, io_err};
+use super::error::{CheckpointError, io_err};
+use super::store::{CheckpointId, CheckpointStore};
 use crate::fs::confined::{DirHandle, is_swap};
 
 impl CheckpointStore {

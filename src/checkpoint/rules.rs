@@ -11,7 +11,22 @@ use std::path::Path;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use super::store::SKIPPED_DIRS;
+/// Files larger than this are not recorded.
+pub const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// Dependency and build directories, skipped wherever they are.
+pub const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".gradle",
+    ".next",
+    ".mypy_cache",
+    ".pytest_cache",
+];
 
 const RULES_FILE: &str = "cairn-ignore.json";
 

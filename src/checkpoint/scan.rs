@@ -13,8 +13,7 @@ use std::path::Path;
 use nix::sys::stat::FileStat;
 
 use super::objects::{Kind, ObjectDb};
-use super::rules::Rules;
-use super::store::MAX_FILE_BYTES;
+use super::rules::{MAX_FILE_BYTES, Rules};
 use super::tree::{Entry, MODE_EXEC, MODE_FILE, MODE_LINK, Manifest, Stat};
 use super::watch::Watcher;
 use crate::fs::confined::{DirHandle, OpenError};

@@ -17,65 +17,23 @@
 
 use std::collections::HashMap;
 use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+pub(super) mod snapshot;
+
+use super::error::{CheckpointError, io_err};
 use super::git::{self, Git};
 use super::objects::{ObjectDb, Oid, hex, parse_hex};
-use super::snapshot::Live;
+use super::rules::SKIPPED_DIRS;
 use super::tree;
-
-/// Files larger than this are not recorded.
-pub const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
-
-/// Dependency and build directories, skipped wherever they are.
-pub const SKIPPED_DIRS: &[&str] = &[
-    "node_modules",
-    "target",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".tox",
-    ".gradle",
-    ".next",
-    ".mypy_cache",
-    ".pytest_cache",
-];
+use snapshot::Live;
 
 /// The last checkpoint; the shadow repository's HEAD points at it, so `git status` compares
 /// the shadow index with it.
 pub(super) const HEAD_REF: &str = "refs/cairn/head";
-
-#[derive(Debug, thiserror::Error)]
-pub enum CheckpointError {
-    #[error("cannot run git (checkpoints need it): {0}")]
-    NoGit(#[source] std::io::Error),
-    #[error("git {command} failed: {stderr}")]
-    Git { command: String, stderr: String },
-    #[error("checkpoint store {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("unexpected output from git {0}")]
-    Parse(&'static str),
-    #[error("refusing to write {0}: a parent directory is a symbolic link")]
-    SymlinkParent(String),
-    #[error(
-        "checkpoint {0} is no longer in the store (the oldest checkpoints are dropped to keep the store within its size budget, [checkpoints] max_store_mb)"
-    )]
-    Missing(String),
-}
-
-pub(super) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
-    move |source| CheckpointError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
 
 /// A checkpoint: the id of a commit in the shadow repository.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use crate::bus::Mode;
 use crate::permissions::Verdict;
-use crate::permissions::rules::{RuleKind, RuleSet, RuleSource, shell_quote};
+use crate::permissions::prefixes::shell_quote;
+use crate::permissions::rules::{RuleKind, RuleSet, RuleSource};
 
 /// A read outside the workspace and the readable roots, or of a sensitive place.
 pub fn check_read(

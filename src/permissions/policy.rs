@@ -11,9 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bus::Mode;
 use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
-use crate::permissions::rules::{
-    Rule, RuleKind, RuleOutcome, RuleSet, RuleSource, exact_prefix, part_prefix,
-};
+use crate::permissions::prefixes::{exact_prefix, part_prefix};
+use crate::permissions::rules::{Rule, RuleKind, RuleOutcome, RuleSet, RuleSource};
 use crate::permissions::{Answer, Call, PermissionGate, Verdict};
 use crate::permissions::{file_access, plan, web_hosts};
 use crate::process::sandbox::{Grant, SandboxPolicy};

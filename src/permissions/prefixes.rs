@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use crate::permissions::classify::{Class, Part, analyze};
-use crate::permissions::rules::without_git_globals;
 
 /// What "approve this prefix for the session" offers for `command`: the precise prefix of
 /// the first simple command that is not read-only (so `cd x && cargo test` offers
@@ -186,5 +185,22 @@ pub fn shell_quote(word: &str) -> String {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// `git -C sub -c k=v push` as `git push`, for deny and ask rules.
+pub(crate) fn without_git_globals(words: &[String]) -> Vec<String> {
+    if words.first().is_none_or(|w| w != "git") {
+        return words.to_vec();
+    }
+    let as_words: Vec<crate::permissions::classify::Word> = words[1..]
+        .iter()
+        .map(|w| crate::permissions::classify::Word::literal(w.clone()))
+        .collect();
+    match crate::permissions::classify::git::git_subcommand_index(&as_words) {
+        Some(at) => std::iter::once(words[0].clone())
+            .chain(words[at + 1..].iter().cloned())
+            .collect(),
+        None => words.to_vec(),
     }
 }

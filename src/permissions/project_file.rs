@@ -118,6 +118,17 @@ fn symlink() -> std::io::Error {
     std::io::Error::other("it is a symlink (or lies behind one); cairn does not follow it")
 }
 
+/// Appends `prefix` to the `allow` list of the project's `.cairn/config.toml`, creating the
+/// file when needed; other keys are kept (comments are not). Read and written beneath the
+/// workspace, never through a symlink (`project_file`). Returns the file written. The agent
+/// saves through `TrustStore::save_rule`, which also keeps the trust decision exact.
+pub fn save_project_rule(workspace: &Path, prefix: &str) -> Result<PathBuf, RulesError> {
+    let current = read(workspace)?;
+    let current = current.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let text = with_allow_rule(current.as_deref(), &project_config(workspace), prefix)?;
+    write(workspace, &text)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

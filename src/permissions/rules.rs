@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::permissions::classify::{Analysis, Class, Part, command_words};
-pub use crate::permissions::prefixes::{exact_prefix, part_prefix, shell_quote, suggested_prefix};
+use crate::permissions::prefixes::without_git_globals;
 
 /// What a rule does when it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -139,23 +139,6 @@ fn climbs(rest: &str) -> bool {
         }
     }
     false
-}
-
-/// `git -C sub -c k=v push` as `git push`, for deny and ask rules.
-pub(crate) fn without_git_globals(words: &[String]) -> Vec<String> {
-    if words.first().is_none_or(|w| w != "git") {
-        return words.to_vec();
-    }
-    let as_words: Vec<crate::permissions::classify::Word> = words[1..]
-        .iter()
-        .map(|w| crate::permissions::classify::Word::literal(w.clone()))
-        .collect();
-    match crate::permissions::classify::git::git_subcommand_index(&as_words) {
-        Some(at) => std::iter::once(words[0].clone())
-            .chain(words[at + 1..].iter().cloned())
-            .collect(),
-        None => words.to_vec(),
-    }
 }
 
 /// A cluster of short flags with its letters sorted, so `-rf` and `-fr` compare equal.
@@ -423,21 +406,6 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, RulesError> {
             path: path.to_path_buf(),
             message: err.to_string(),
         })
-}
-
-/// Appends `prefix` to the `allow` list of the project's `.cairn/config.toml`, creating the
-/// file when needed; other keys are kept (comments are not). Read and written beneath the
-/// workspace, never through a symlink (`project_file`). Returns the file written. The agent
-/// saves through `TrustStore::save_rule`, which also keeps the trust decision exact.
-pub fn save_project_rule(workspace: &Path, prefix: &str) -> Result<PathBuf, RulesError> {
-    let current = super::project_file::read(workspace)?;
-    let current = current.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let text = super::project_file::with_allow_rule(
-        current.as_deref(),
-        &project_config(workspace),
-        prefix,
-    )?;
-    super::project_file::write(workspace, &text)
 }
 
 #[cfg(test)]

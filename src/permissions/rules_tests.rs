@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::permissions::classify::analyze;
+use crate::permissions::prefixes::suggested_prefix;
+use crate::permissions::project_file::save_project_rule;
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()

@@ -13,12 +13,10 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::sync::watch;
 
 use super::ansi;
-use super::ring::Ring;
+use super::ring::{Ring, TAIL_BYTES};
 
 /// Bytes of the start of each stream kept in memory.
 pub const HEAD_BYTES: usize = 32 * 1024;
-/// Bytes of the end of each stream kept in memory.
-pub const TAIL_BYTES: usize = 32 * 1024;
 /// Most bytes one command may spill to disk, both streams together.
 pub const SPILL_CAP: u64 = 64 * 1024 * 1024;
 /// Most bytes of unsent live output kept per stream for the UI's tail.

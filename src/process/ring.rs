@@ -1,6 +1,7 @@
 //! The tail ring of a captured stream: its last `TAIL_BYTES` bytes.
 
-use super::capture::TAIL_BYTES;
+/// Bytes of the end of each stream kept in memory.
+pub const TAIL_BYTES: usize = 32 * 1024;
 
 /// The last `TAIL_BYTES` bytes pushed, in a fixed buffer allocated on first use.
 #[derive(Default)]

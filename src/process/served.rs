@@ -13,7 +13,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::sandbox::{Prepared, Reach};
 use super::spawn::{Launch, Launched, inode, start_reader};
-use super::{Capture, Group, GroupGuard, Program, Which, capture, limits, reaper};
+use super::{Capture, Group, GroupGuard, Program, Which, limits, reaper};
 
 /// A running program on open pipes. Take `stdin` and `stdout` to talk to it.
 pub struct Served {
@@ -87,7 +87,7 @@ impl Served {
     /// fails.
     pub fn stderr_tail(&self, budget: usize) -> String {
         let total = self.stderr.total(Which::Stderr);
-        let start = total.saturating_sub(budget.min(capture::TAIL_BYTES) as u64);
+        let start = total.saturating_sub(budget.min(super::ring::TAIL_BYTES) as u64);
         self.stderr.view(Which::Stderr, start, total, budget).text
     }
 

@@ -12,7 +12,6 @@ pub mod grep;
 pub mod image;
 pub mod job_tools;
 pub mod jobs;
-pub mod jobs_user;
 pub mod list_dir;
 pub mod read_file;
 pub mod read_image;

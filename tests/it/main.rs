@@ -2,7 +2,7 @@
 
 mod agent_turns;
 mod architecture;
-mod architecture_tui;
+mod architecture_files;
 mod attachments;
 mod checkpoint_crash;
 mod checkpoint_steps;

@@ -6,7 +6,8 @@ use std::path::Path;
 use std::process::Command;
 
 use cairn::bus::Mode;
-use cairn::permissions::rules::{RuleSet, save_project_rule};
+use cairn::permissions::project_file::save_project_rule;
+use cairn::permissions::rules::RuleSet;
 use cairn::policy_cmd;
 
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");

@@ -193,11 +193,6 @@ pub(super) fn lower_mentions_model(body: &str) -> bool {
     body.to_ascii_lowercase().contains("model")
 }
 
-/// The error and its causes, which is where reqwest keeps the useful part.
-pub(super) fn connection_message(error: &reqwest::Error) -> String {
-    crate::net::failure::chain_text(error)
-}
-
 pub(super) async fn read_error_body(mut response: reqwest::Response, idle: Duration) -> String {
     let mut body = Vec::new();
     while body.len() < MAX_ERROR_BODY {

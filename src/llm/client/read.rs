@@ -7,7 +7,6 @@ use std::time::Duration;
 use tokio::time::{Instant, timeout_at};
 
 use super::Failure;
-use super::errors::connection_message;
 use crate::llm::stream::{Progress, ReplyDecoder};
 use crate::llm::{Completion, DeltaSink, LlmError, ReplyLimits};
 
@@ -125,7 +124,7 @@ pub(super) async fn read_stream(
             Ok(Ok(None)) => break,
             Ok(Err(e)) => (
                 "the connection dropped before the reply was complete".to_string(),
-                Some(connection_message(&e)),
+                Some(crate::net::failure::chain_text(&e)),
                 false,
             ),
             Err(at) => (
@@ -258,7 +257,10 @@ pub(super) async fn read_whole_answer(
             Ok(Err(e)) => {
                 let reason = "the connection dropped before the answer was complete".to_string();
                 return Err(Failure::retry(
-                    LlmError::Connection(format!("{reason}\ncause: {}", connection_message(&e))),
+                    LlmError::Connection(format!(
+                        "{reason}\ncause: {}",
+                        crate::net::failure::chain_text(&e)
+                    )),
                     reason,
                     None,
                 ));

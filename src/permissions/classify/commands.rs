@@ -519,7 +519,7 @@ impl Walker {
     /// A path argument that reads another process's secrets (`/proc/$PPID/environ`), also
     /// relative to a `cd` into `/proc`.
     fn secret_argument(&self, word: &Word) -> Option<String> {
-        use crate::permissions::classify::redirects::reads_secrets;
+        use crate::permissions::classify::mentions::reads_secrets;
         if let Some(why) = reads_secrets(&word.text) {
             return Some(why);
         }

@@ -7,25 +7,10 @@
 //! mutating: it is how a command line exhausts the machine's processes.
 
 use crate::permissions::classify::commands::{Judged, skip_options};
+use crate::permissions::classify::words::input_word;
 use crate::permissions::classify::{Class, Stdin, Walker, Word};
 
 use Judged::Own;
-
-/// How the arguments xargs adds from its input appear in reasons.
-const INPUT_SHOWN: &str = "<input>";
-
-/// The word xargs appends from its input: only known at run time.
-pub(crate) fn input_word() -> Word {
-    Word {
-        text: INPUT_SHOWN.into(),
-        literal: false,
-    }
-}
-
-/// Whether `word` is the input's word that `input_word` made (no literal spells it).
-pub(crate) fn is_input(word: &Word) -> bool {
-    !word.literal && word.text == INPUT_SHOWN
-}
 
 /// More simultaneous commands than this (`xargs -P`) count as a load on the machine.
 const MAX_QUIET_PARALLELISM: u64 = 16;

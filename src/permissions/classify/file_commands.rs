@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use crate::permissions::classify::commands::{
     Judged, has_long, has_short, option_value, options, positionals,
 };
-use crate::permissions::classify::fan_out::is_input;
 use crate::permissions::classify::load::sort_buffer;
 use crate::permissions::classify::opts::{effectful_option, spec};
 use crate::permissions::classify::text_tools::awk;
+use crate::permissions::classify::words::is_input;
 use crate::permissions::classify::{Class, Location, Walker, Word, is_harmless_device};
 
 use Judged::Own;

@@ -73,6 +73,25 @@ impl<'a> Component<'a> {
     }
 }
 
+/// Why reading `path` exposes another process's secrets (its environment, memory or
+/// arguments, where API keys live), or `None`.
+pub(crate) fn reads_secrets(path: &str) -> Option<String> {
+    if matches!(path, "/dev/mem" | "/dev/kmem" | "/dev/port") {
+        return Some(format!("reads the machine's memory ({path})"));
+    }
+    let rest = path.split_once("/proc/")?.1;
+    let own = rest.starts_with("self/") || rest.starts_with("thread-self/");
+    let leaf = rest.rsplit('/').next().unwrap_or(rest);
+    let secret = match leaf {
+        "environ" | "mem" => true,
+        "cmdline" | "maps" | "auxv" | "stack" | "syscall" => !own,
+        _ => false,
+    };
+    secret.then(|| {
+        format!("reads a process's environment, memory or arguments, where secrets live ({path})")
+    })
+}
+
 #[cfg(test)]
 fn component_matches(pattern: &str, name: &str) -> bool {
     Component::new(pattern).matches_listed(name)

@@ -372,7 +372,7 @@ pub(crate) fn could_be_option(arg: &Word) -> bool {
     t.starts_with('$')
         || t.starts_with('`')
         || t.starts_with('-')
-        || crate::permissions::classify::fan_out::is_input(arg)
+        || crate::permissions::classify::words::is_input(arg)
 }
 
 /// A GNU long option `typed` (`--out=x`) abbreviates or names `full` (`--output`).

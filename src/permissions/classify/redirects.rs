@@ -120,16 +120,18 @@ impl Walker {
                     self.visit(dest, src);
                     // Writes there are judged as protected paths; reads are held here.
                     let reads = op.starts_with('<');
-                    let secret = reads_secrets(&target.text).or_else(|| {
-                        reads
-                            .then(|| {
-                                crate::permissions::classify::commands::names_secret_store(
-                                    &self.places.secrets,
-                                    &target.text,
-                                )
-                            })
-                            .flatten()
-                    });
+                    let secret =
+                        crate::permissions::classify::mentions::reads_secrets(&target.text)
+                            .or_else(|| {
+                                reads
+                                    .then(|| {
+                                        crate::permissions::classify::commands::names_secret_store(
+                                            &self.places.secrets,
+                                            &target.text,
+                                        )
+                                    })
+                                    .flatten()
+                            });
                     if let Some(why) = secret {
                         self.push(Vec::new(), Class::Dangerous, why);
                     }
@@ -217,23 +219,4 @@ fn destination(redirect: Node, src: &str) -> Option<Word> {
 /// Whether a path is one of bash's network pseudo-devices.
 pub(crate) fn is_network_device(path: &str) -> bool {
     path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
-}
-
-/// Why reading `path` exposes another process's secrets (its environment, memory or
-/// arguments, where API keys live), or `None`.
-pub(crate) fn reads_secrets(path: &str) -> Option<String> {
-    if matches!(path, "/dev/mem" | "/dev/kmem" | "/dev/port") {
-        return Some(format!("reads the machine's memory ({path})"));
-    }
-    let rest = path.split_once("/proc/")?.1;
-    let own = rest.starts_with("self/") || rest.starts_with("thread-self/");
-    let leaf = rest.rsplit('/').next().unwrap_or(rest);
-    let secret = match leaf {
-        "environ" | "mem" => true,
-        "cmdline" | "maps" | "auxv" | "stack" | "syscall" => !own,
-        _ => false,
-    };
-    secret.then(|| {
-        format!("reads a process's environment, memory or arguments, where secrets live ({path})")
-    })
 }

@@ -151,3 +151,19 @@ fn ansi_c(raw: &str) -> String {
     }
     out
 }
+
+/// How the arguments xargs adds from its input appear in reasons.
+const INPUT_SHOWN: &str = "<input>";
+
+/// The word xargs appends from its input: only known at run time.
+pub(crate) fn input_word() -> Word {
+    Word {
+        text: INPUT_SHOWN.into(),
+        literal: false,
+    }
+}
+
+/// Whether `word` is the input's word that `input_word` made (no literal spells it).
+pub(crate) fn is_input(word: &Word) -> bool {
+    !word.literal && word.text == INPUT_SHOWN
+}

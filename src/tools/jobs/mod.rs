@@ -4,7 +4,7 @@
 //! every job's process group dies when the session ends (`kill_all`, or dropping the table).
 //! The table also owns the session's spill files and removes them when it is dropped. Every
 //! start and end goes to the sink the agent gave it (`publish_to`); what the user sees of the
-//! jobs and does to them is in `jobs_user`.
+//! jobs and does to them is in `jobs::user`.
 
 use crate::sync::MutexExt;
 use std::collections::BTreeMap;
@@ -17,11 +17,13 @@ use nix::sys::signal::Signal;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+pub mod user;
+
 use super::bash::OUTPUT_BUDGET;
-use super::jobs_user::JobNews;
 use super::{JobReport, ToolError};
 use crate::bus::{JobEnd, JobEvent, JobKiller, JobLine};
 use crate::process::{self, Capture, CommandSpec, Group, Spawned, Which, capture::split_budget};
+use user::JobNews;
 
 /// Most jobs running at once; a model that starts more is told to stop one first.
 pub const MAX_RUNNING: usize = 16;

@@ -1,9 +1,12 @@
-//! No cycles between the TUI's files: a file of `src/tui/` may use the files below it, never
-//! one that (through others) uses it back. A leaf like `modal.rs` or `figures.rs` is what the
-//! rest shares; a loop makes every file in it depend on every other. The graph is read from
-//! the paths the code names (`crate::tui::…`, `super::…`, `self::…`, a `mod.rs`'s own child
-//! modules), test code left out; a path to an item of a directory module is an edge to its
-//! `mod.rs`.
+//! No circle between the files of any folder of `src/`: a file may use the files below it,
+//! never one that (through others) uses it back. A leaf is what the rest of a folder shares; a
+//! loop makes every file in it depend on every other. The graph of each top-level module's
+//! files (its folder and the file that declares it) is read from the paths the code names
+//! (`crate::room::…`, `super::…`, `self::…`, a module's own child modules), test code left
+//! out; a path to an item of a module with children is an edge to the file that declares
+//! them, but not from below (what a module's root declares, its children share). Beside it, the names of the files: no `#[path]` module whose file differs from its
+//! module but the test convention (`#[path = "x_tests.rs"] mod tests;`), and no `tests.rs`
+//! (a folder's tests are `*_tests.rs`; `tui/tests/` stays a folder of tests).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
@@ -11,25 +14,29 @@ use std::path::Path;
 
 use crate::support::source_graph::{Graph, cycles, graph_of, is_test_file, rust_files};
 
-/// Where a file sits among the TUI's modules: its module path below `tui` and the directory of
-/// its child modules, if it has any.
+/// Where a file sits among the crate's modules: its module path below `crate` and whether it
+/// declares child modules in a folder of its own (`mod.rs`, or `x.rs` beside `x/`).
 struct Place {
-    /// `[]` for `tui/mod.rs`, `["app"]` for `tui/app.rs`, `["transcript"]` for
-    /// `transcript/mod.rs`, `["transcript", "entry"]` for `transcript/entry.rs`.
+    /// `["tui"]` for `tui/mod.rs`, `["tui", "app"]` for `tui/app.rs`, `["bus"]` for `bus.rs`.
     module: Vec<String>,
     is_dir_module: bool,
 }
 
-fn place_of(relative: &Path) -> Place {
+/// `exists` says whether a path relative to `src/` is a file or directory.
+fn place_of(relative: &Path, exists: &dyn Fn(&str) -> bool) -> Place {
     let mut module: Vec<String> = relative
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     let file = module.pop().unwrap_or_default();
-    let is_dir_module = file == "mod.rs";
-    if !is_dir_module {
-        module.push(file.trim_end_matches(".rs").to_string());
+    if file == "mod.rs" {
+        return Place {
+            module,
+            is_dir_module: true,
+        };
     }
+    module.push(file.trim_end_matches(".rs").to_string());
+    let is_dir_module = exists(&module.join("/"));
     Place {
         module,
         is_dir_module,
@@ -112,8 +119,7 @@ fn use_tree(text: &str) -> Vec<Vec<String>> {
     out
 }
 
-/// The files of `src/tui/` that `code`, the code of the file at `place`, names. `exists` says
-/// whether a path relative to `src/tui/` is a file or directory.
+/// The files of `src/` that `code`, the code of the file at `place`, names.
 fn uses(place: &Place, code: &str, exists: &dyn Fn(&str) -> bool) -> BTreeSet<String> {
     let children: BTreeSet<String> = if place.is_dir_module {
         let dir = place.module.join("/");
@@ -122,12 +128,9 @@ fn uses(place: &Place, code: &str, exists: &dyn Fn(&str) -> bool) -> BTreeSet<St
                 let line = line.trim_start();
                 let line = line.strip_prefix("pub ").unwrap_or(line);
                 let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+                let line = line.strip_prefix("pub(super) ").unwrap_or(line);
                 let name = line.strip_prefix("mod ")?.strip_suffix(';')?;
-                let file = if dir.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{dir}/{name}")
-                };
+                let file = format!("{dir}/{name}");
                 (exists(&format!("{file}.rs")) || exists(&format!("{file}/mod.rs")))
                     .then(|| name.to_string())
             })
@@ -142,7 +145,7 @@ fn uses(place: &Place, code: &str, exists: &dyn Fn(&str) -> bool) -> BTreeSet<St
             continue;
         }
         let rest = &code[at..];
-        let (base, tail) = if let Some(tail) = rest.strip_prefix("crate::tui::") {
+        let (base, tail) = if let Some(tail) = rest.strip_prefix("crate::") {
             (Vec::new(), tail)
         } else if let Some(tail) = rest.strip_prefix("super::") {
             (parent(), tail)
@@ -166,25 +169,25 @@ fn uses(place: &Place, code: &str, exists: &dyn Fn(&str) -> bool) -> BTreeSet<St
             }
         }
     }
-    let own = if place.is_dir_module {
-        own_dir_file(&place.module)
-    } else {
-        format!("{}.rs", place.module.join("/"))
-    };
-    out.remove(&own);
+    if let Some(own) = module_file(&place.module, exists) {
+        out.remove(&own);
+    }
     out
 }
 
-fn own_dir_file(module: &[String]) -> String {
-    if module.is_empty() {
-        "mod.rs".to_string()
-    } else {
-        format!("{}/mod.rs", module.join("/"))
+/// The file that declares `module`: `x.rs`, else `x/mod.rs`.
+fn module_file(module: &[String], exists: &dyn Fn(&str) -> bool) -> Option<String> {
+    let stem = module.join("/");
+    if stem.is_empty() {
+        return None;
     }
+    [format!("{stem}.rs"), format!("{stem}/mod.rs")]
+        .into_iter()
+        .find(|file| exists(file))
 }
 
-/// The file a path names, walking down from module `base`: the first segment that is a file
-/// ends the walk; a name that is neither a file nor a directory is an item of the directory
+/// The file a path names, walking down from module `base`: a segment that is a file without
+/// children ends the walk; a name that is neither a file nor a directory is an item of the
 /// module reached so far.
 fn resolve(base: &[String], path: &[String], exists: &dyn Fn(&str) -> bool) -> Option<String> {
     let mut module = base.to_vec();
@@ -200,33 +203,57 @@ fn resolve(base: &[String], path: &[String], exists: &dyn Fn(&str) -> bool) -> O
         let mut candidate = module.clone();
         candidate.push(segment.clone());
         let stem = candidate.join("/");
-        if exists(&format!("{stem}.rs")) {
-            return Some(format!("{stem}.rs"));
-        }
-        if exists(&format!("{stem}/mod.rs")) {
+        if exists(&format!("{stem}/mod.rs")) || exists(&stem) && exists(&format!("{stem}.rs")) {
             module = candidate;
             continue;
         }
+        if exists(&format!("{stem}.rs")) {
+            return Some(format!("{stem}.rs"));
+        }
         break;
     }
-    Some(own_dir_file(&module))
+    module_file(&module, exists)
 }
 
-/// The file graph of `src/tui/` (test files and test modules left out).
-fn tui_graph() -> Graph {
-    let tui = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui");
+/// The top-level module a file of `src/` belongs to (`tui` for `tui/app.rs` and `tui.rs`).
+fn room_of(file: &str) -> &str {
+    let first = file.split('/').next().unwrap_or(file);
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// The files that declare the modules above `file` (`agent/mod.rs` for `agent/calls.rs`;
+/// `llm/client.rs` and `llm/mod.rs` for `llm/client/read.rs`). A file's use of what its
+/// parents declare is not an edge: a module's root holds the vocabulary its children share,
+/// and it names its children; a circle is between files of one level.
+fn ancestor_roots(file: &str, exists: &dyn Fn(&str) -> bool) -> BTreeSet<String> {
+    let mut dirs: Vec<String> = file.split('/').map(str::to_string).collect();
+    dirs.pop();
+    (1..=dirs.len())
+        .filter_map(|len| module_file(&dirs[..len], exists))
+        .filter(|root| root != file)
+        .collect()
+}
+
+/// The file graph of `src/` within each top-level module (test files and test modules left
+/// out; an edge between two modules is the module checker's business).
+fn file_graph() -> Graph {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&tui, &mut files);
-    let exists = |relative: &str| tui.join(relative).is_file();
+    rust_files(&src, &mut files);
+    let exists = |relative: &str| src.join(relative).exists();
     let mut graph = Graph::new();
     for path in &files {
-        let relative = path.strip_prefix(&tui).unwrap();
-        if is_test_file(relative) {
+        let relative = path.strip_prefix(&src).unwrap();
+        if is_test_file(relative) || relative.starts_with("bin") {
             continue;
         }
         let code = code_of(&std::fs::read_to_string(path).unwrap());
         let name = relative.to_string_lossy().into_owned();
-        let used = uses(&place_of(relative), &code, &exists);
+        let room = room_of(&name).to_string();
+        let above = ancestor_roots(&name, &exists);
+        let used = uses(&place_of(relative, &exists), &code, &exists)
+            .into_iter()
+            .filter(|file| room_of(file) == room && !above.contains(file));
         graph.entry(name).or_default().extend(used);
     }
     graph
@@ -290,23 +317,32 @@ fn the_checker_catches_a_cycle_between_files_and_lets_a_tree_through() {
 #[test]
 fn the_reader_finds_the_files_a_file_names() {
     let files = [
-        "mod.rs",
-        "app.rs",
-        "modal.rs",
-        "layers.rs",
-        "keymap.rs",
-        "transcript/mod.rs",
-        "transcript/entry.rs",
+        "tui/mod.rs",
+        "tui/app.rs",
+        "tui/modal.rs",
+        "tui/layers.rs",
+        "tui/keymap.rs",
+        "tui/transcript/mod.rs",
+        "tui/transcript/entry.rs",
+        "llm/mod.rs",
+        "llm/client.rs",
+        "llm/client/read.rs",
     ];
-    let exists = |relative: &str| files.contains(&relative);
-    let app = place_of(Path::new("app.rs"));
+    let dirs = ["tui", "tui/transcript", "llm", "llm/client"];
+    let exists = |relative: &str| files.contains(&relative) || dirs.contains(&relative);
+    let app = place_of(Path::new("tui/app.rs"), &exists);
     let code = "use super::TuiOptions;\nuse crate::tui::{\n    layers::{Layer, Layers},\n    modal,\n};\nfn f() { crate::tui::transcript::entry::Entry::new(); self::g(); }\n";
     let found: Vec<String> = uses(&app, code, &exists).into_iter().collect();
     assert_eq!(
         found,
-        ["layers.rs", "mod.rs", "modal.rs", "transcript/entry.rs"]
+        [
+            "tui/layers.rs",
+            "tui/mod.rs",
+            "tui/modal.rs",
+            "tui/transcript/entry.rs"
+        ]
     );
-    let entry = place_of(Path::new("transcript/entry.rs"));
+    let entry = place_of(Path::new("tui/transcript/entry.rs"), &exists);
     let found: Vec<String> = uses(
         &entry,
         "use super::Transcript;\nuse super::super::keymap::Key;",
@@ -314,19 +350,33 @@ fn the_reader_finds_the_files_a_file_names() {
     )
     .into_iter()
     .collect();
-    assert_eq!(found, ["keymap.rs", "transcript/mod.rs"]);
-    let root = place_of(Path::new("mod.rs"));
+    assert_eq!(found, ["tui/keymap.rs", "tui/transcript/mod.rs"]);
+    let root = place_of(Path::new("tui/mod.rs"), &exists);
     let code = "pub mod app;\nmod keymap;\nuse self::app::App;\nfn f(k: keymap::Key) {}\n";
     let found: Vec<String> = uses(&root, code, &exists).into_iter().collect();
-    assert_eq!(found, ["app.rs", "keymap.rs"]);
+    assert_eq!(found, ["tui/app.rs", "tui/keymap.rs"]);
+    // A file beside the folder of its children (`client.rs` and `client/`): its children are
+    // its folder's files, its own items are the file itself, and a child's `super::` is it.
+    let client = place_of(Path::new("llm/client.rs"), &exists);
+    assert!(client.is_dir_module);
+    let found: Vec<String> = uses(&client, "mod read;\nfn f() { read::go(); }\n", &exists)
+        .into_iter()
+        .collect();
+    assert_eq!(found, ["llm/client/read.rs"]);
+    let read = place_of(Path::new("llm/client/read.rs"), &exists);
+    let found: Vec<String> = uses(&read, "use super::Client;\nuse crate::llm::Api;\n", &exists)
+        .into_iter()
+        .collect();
+    assert_eq!(found, ["llm/client.rs", "llm/mod.rs"]);
 }
 
 #[test]
-fn no_cycle_between_the_tuis_files() {
-    let found = report(&tui_graph());
+fn no_circle_between_the_files_of_any_folder() {
+    let found = report(&file_graph());
     assert!(
         found.is_empty(),
-        "files of src/tui/ that use each other in a loop (move what they share to a leaf):\n{}",
+        "files of one module of src/ that use each other in a loop (move what they share to a \
+         leaf):\n{}",
         found.join("\n")
     );
 }

@@ -20,21 +20,19 @@ use std::path::Path;
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::objects::{Kind, Oid, hex, parse_hex};
-use super::phases::{self, Phase};
-use super::rules::Rules;
-use super::scan::{LeftOut, Scanner};
-use super::store::{
-    CheckpointError, CheckpointId, CheckpointStore, HEAD_REF, SKIPPED_DIRS, Skipped, Snapshot,
-    StoreOptions, io_err,
-};
-use super::tree::{self, Manifest};
-use super::watch::{Drained, Watcher};
+use super::{CheckpointId, CheckpointStore, HEAD_REF, Skipped, Snapshot, StoreOptions};
+use crate::checkpoint::error::{CheckpointError, io_err};
+use crate::checkpoint::objects::{Kind, Oid, hex, parse_hex};
+use crate::checkpoint::phases::{self, Phase};
+use crate::checkpoint::rules::{Rules, SKIPPED_DIRS};
+use crate::checkpoint::scan::{LeftOut, Scanner};
+use crate::checkpoint::tree::{self, Manifest};
+use crate::checkpoint::watch::{Drained, Watcher};
 use crate::fs::confined::DirHandle;
 
 /// Where each checkpoint's own ref is kept (so packing keeps every one, and the size budget
 /// can drop the oldest): one line `<id> refs/cairn/cp/<id>` per checkpoint, oldest first.
-pub(super) const REFS_FILE: &str = "packed-refs";
+pub(in crate::checkpoint) const REFS_FILE: &str = "packed-refs";
 
 /// What the store knows of the workspace between snapshots.
 #[derive(Debug)]
@@ -48,7 +46,7 @@ pub(crate) struct Live {
     /// The whole tree was looked at in this process (before that, only a scan knows).
     scanned: bool,
     /// How many snapshots walked the whole tree (the tests' window on the fallback).
-    pub(super) full_scans: usize,
+    pub(in crate::checkpoint) full_scans: usize,
     /// Checkpoints whose objects and refs are not written yet (`snapshot_deferred`), oldest
     /// first: `flush` writes them.
     unwritten: Vec<Oid>,
@@ -61,7 +59,7 @@ pub(crate) struct Live {
 }
 
 impl Live {
-    pub(super) fn open(
+    pub(in crate::checkpoint) fn open(
         git_dir: &Path,
         workspace: &Path,
         options: StoreOptions,
@@ -178,7 +176,7 @@ impl CheckpointStore {
 
     /// How many snapshots of this store walked the whole workspace.
     #[cfg(test)]
-    pub(super) fn full_scans(&self) -> usize {
+    pub(in crate::checkpoint) fn full_scans(&self) -> usize {
         self.live().full_scans
     }
 
@@ -384,7 +382,7 @@ impl CheckpointStore {
 
     /// Holds the store's lock file `name` (blocking unless `wait` is false: then None when
     /// another holds it).
-    pub(super) fn lock_file(
+    pub(in crate::checkpoint) fn lock_file(
         &self,
         name: &str,
         wait: bool,
@@ -408,7 +406,7 @@ impl CheckpointStore {
         }
     }
 
-    pub(super) fn lock(&self) -> Result<Option<Flock<File>>, CheckpointError> {
+    pub(in crate::checkpoint) fn lock(&self) -> Result<Option<Flock<File>>, CheckpointError> {
         self.lock_file("cairn.lock", true)
     }
 }

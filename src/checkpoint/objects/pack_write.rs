@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 
 use sha1::{Digest, Sha1};
 
-use super::objects::{Kind, Oid, deflate, hex};
+use super::{Kind, Oid, deflate, hex};
 
 /// (id, CRC-32 of the entry as stored, offset in the pack)
 type IndexEntry = (Oid, u32, u64);

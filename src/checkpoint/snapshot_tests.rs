@@ -218,7 +218,7 @@ fn a_file_that_grows_past_the_limit_leaves_the_snapshot() {
     write(ws.path(), "grows.bin", "small\n");
     let store = store(data.path(), ws.path());
     let first = store.snapshot().unwrap();
-    let big = vec![b'a'; (store::MAX_FILE_BYTES + 1) as usize];
+    let big = vec![b'a'; (super::rules::MAX_FILE_BYTES + 1) as usize];
     std::fs::write(ws.path().join("grows.bin"), big).unwrap();
     let second = store.snapshot().unwrap();
     assert_eq!(second.skipped[0].path, "grows.bin");

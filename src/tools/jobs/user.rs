@@ -5,11 +5,11 @@
 
 use std::sync::atomic::Ordering;
 
-use super::ToolError;
-use super::jobs::{JobSink, JobTable};
+use super::{JobSink, JobTable};
 use crate::bus::{JobEnd, JobKiller, JobLine};
 use crate::process::Which;
 use crate::sync::MutexExt;
+use crate::tools::ToolError;
 
 /// Bytes of each stream the output view shows: the end of it, what fits a screen or two.
 pub const OUTPUT_TAIL: usize = 8 * 1024;

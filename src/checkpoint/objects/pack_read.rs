@@ -7,7 +7,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::objects::{Kind, ObjectDb, Oid, corrupt};
+use super::{Kind, ObjectDb, Oid, corrupt};
 
 /// A pack and its index (version 2).
 #[derive(Debug)]

@@ -76,7 +76,7 @@ fn ignored_dependency_and_huge_files_are_left_out_and_named() {
     write(ws.path(), "app.log", "noise\n");
     write(ws.path(), "node_modules/dep/index.js", "x\n");
     write(ws.path(), "src/main.rs", "fn main() {}\n");
-    let big = vec![b'a'; (store::MAX_FILE_BYTES + 1) as usize];
+    let big = vec![b'a'; (super::rules::MAX_FILE_BYTES + 1) as usize];
     std::fs::write(ws.path().join("big.bin"), big).unwrap();
     let store = store(data.path(), ws.path());
     let snap = store.snapshot().unwrap();
