@@ -258,7 +258,6 @@ fn dedupe_rules(rules: &mut Vec<String>) {
     rules.retain(|r| seen.insert(r.clone()));
 }
 
-#[path = "history_replay.rs"]
 mod replay;
 
 #[cfg(test)]

@@ -167,7 +167,7 @@ impl Agent {
             return Err(format!("unknown tool `{name}`"));
         };
         let cx = crate::tools::ToolCx::new(Arc::clone(&self.engine.tool_env));
-        match super::calls::guarded(name, || tool.access(&args, &cx)) {
+        match super::guard::guarded(name, || tool.access(&args, &cx)) {
             Ok(Ok(access)) => Ok((args, access)),
             Ok(Err(err)) => Err(format!(
                 "the input a hook put in its place is invalid: {err}"

@@ -259,4 +259,5 @@ impl Config {
 }
 
 #[cfg(test)]
+#[path = "config_tests.rs"]
 mod tests;

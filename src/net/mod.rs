@@ -303,5 +303,5 @@ fn base_builder(
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
+#[path = "net_tests.rs"]
 mod tests;

@@ -180,4 +180,5 @@ pub fn shorten(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
+#[path = "skills_tests.rs"]
 mod tests;

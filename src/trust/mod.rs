@@ -268,4 +268,5 @@ fn hash_stream(hasher: &mut sha2::Sha256, mut file: std::fs::File) -> std::io::R
 }
 
 #[cfg(test)]
+#[path = "trust_tests.rs"]
 mod tests;

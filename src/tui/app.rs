@@ -542,5 +542,4 @@ impl App {
     }
 }
 
-#[path = "app_events.rs"]
 mod events;

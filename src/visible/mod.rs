@@ -251,4 +251,5 @@ fn make_visible(text: &str, multi_line: bool) -> Visible {
 }
 
 #[cfg(test)]
+#[path = "visible_tests.rs"]
 mod tests;

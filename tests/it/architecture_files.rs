@@ -370,6 +370,91 @@ fn the_reader_finds_the_files_a_file_names() {
     assert_eq!(found, ["llm/client.rs", "llm/mod.rs"]);
 }
 
+/// What is wrong with the names of a file of `src/` (`relative`, its `text`): a `#[path]`
+/// module other than a test module (`#[path = "x_tests.rs"] mod tests;`, or `mod y_tests`), or a file named `tests.rs` that is
+/// not the root of a `tests/` folder. `exists` says whether a path relative to `src/` exists.
+fn misnamed(relative: &str, text: &str, exists: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut found = Vec::new();
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(target) = line
+            .strip_prefix("#[path = \"")
+            .and_then(|rest| rest.strip_suffix("\"]"))
+        else {
+            continue;
+        };
+        let module = lines[i + 1..]
+            .iter()
+            .find(|l| !l.starts_with("#[") && !l.is_empty())
+            .map(|l| {
+                ["pub(crate) ", "pub(super) ", "pub "]
+                    .iter()
+                    .fold(*l, |l, vis| l.strip_prefix(vis).unwrap_or(l))
+            })
+            .and_then(|l| l.strip_prefix("mod "))
+            .and_then(|l| l.strip_suffix(';'))
+            .unwrap_or("");
+        let a_test = module == "tests" || module.ends_with("_tests");
+        if !(target.ends_with("_tests.rs") && a_test) {
+            found.push(format!(
+                "{relative}: #[path = \"{target}\"] mod {module}: a module's file is named after \
+                 it (only `#[path = \"x_tests.rs\"] mod tests;` may differ)"
+            ));
+        }
+    }
+    let folder = relative.strip_suffix(".rs").unwrap_or(relative);
+    if (relative == "tests.rs" || relative.ends_with("/tests.rs")) && !exists(folder) {
+        found.push(format!(
+            "{relative}: a module's tests are `x_tests.rs` (`#[path = \"x_tests.rs\"] mod tests;`)"
+        ));
+    }
+    found
+}
+
+#[test]
+fn the_name_checker_catches_a_path_module_and_a_tests_file() {
+    let none = |_: &str| false;
+    assert!(
+        misnamed(
+            "a/b.rs",
+            "#[cfg(test)]\n#[path = \"b_tests.rs\"]\nmod tests;\n",
+            &none
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        misnamed("a/b.rs", "#[path = \"b_view.rs\"]\nmod view;\n", &none).len(),
+        1
+    );
+    assert_eq!(
+        misnamed("a/b.rs", "#[path = \"x_tests.rs\"]\nmod helpers;\n", &none).len(),
+        1
+    );
+    assert_eq!(misnamed("a/tests.rs", "", &none).len(), 1);
+    // The root of a folder of tests may stay.
+    assert!(misnamed("tui/tests.rs", "mod keys;\n", &|p| p == "tui/tests").is_empty());
+}
+
+#[test]
+fn every_module_file_is_named_after_its_module() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let exists = |relative: &str| src.join(relative).exists();
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|path| {
+            let relative = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            misnamed(&relative, &std::fs::read_to_string(path).unwrap(), &exists)
+        })
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 #[test]
 fn no_circle_between_the_files_of_any_folder() {
     let found = report(&file_graph());

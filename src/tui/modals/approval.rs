@@ -306,7 +306,6 @@ impl ApprovalPrompt {
     }
 }
 
-#[path = "approval_view.rs"]
 mod view;
 
 #[cfg(test)]

@@ -574,4 +574,5 @@ impl Transcript {
 }
 
 #[cfg(test)]
+#[path = "transcript_tests.rs"]
 mod tests;
