@@ -172,3 +172,88 @@ impl Outcome {
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::hooks::answer::Failure;
+    use crate::hooks::{Format, Origin};
+
+    fn hook(n: usize, event: Event, on_error: OnError) -> Hook {
+        Hook {
+            name: format!("{event} #{n}"),
+            event,
+            matcher: None,
+            command: "x".into(),
+            timeout: Duration::from_secs(1),
+            on_error,
+            origin: Origin {
+                file: "c.toml".into(),
+                project: false,
+                format: Format::Cairn,
+            },
+            process: None,
+        }
+    }
+
+    fn said(decision: Decision) -> Interpreted {
+        Interpreted {
+            decision: Some(decision),
+            reason: Some(format!("{decision:?}")),
+            ..Interpreted::default()
+        }
+    }
+
+    #[test]
+    fn the_first_deny_wins_and_ask_wins_over_allow() {
+        let mut outcome = Outcome::default();
+        assert!(!outcome.add(
+            &hook(1, Event::PreTool, OnError::Deny),
+            said(Decision::Allow)
+        ));
+        assert!(outcome.allowed());
+        assert!(!outcome.add(&hook(2, Event::PreTool, OnError::Deny), said(Decision::Ask)));
+        assert!(!outcome.allowed());
+        assert_eq!(outcome.ask, Some(("pre_tool #2".into(), "Ask".into())));
+        assert!(outcome.add(
+            &hook(3, Event::PreTool, OnError::Deny),
+            said(Decision::Deny)
+        ));
+        assert_eq!(outcome.blocked.as_ref().unwrap().hook, "pre_tool #3");
+        let decisions: Vec<&str> = outcome.runs.iter().map(|r| r.decision.as_str()).collect();
+        assert_eq!(decisions, ["allow", "ask", "deny"]);
+    }
+
+    #[test]
+    fn a_failing_guard_denies_unless_it_allows_and_other_events_only_tell() {
+        let failed = || {
+            Interpreted::failed(
+                Failure::Exit {
+                    code: 1,
+                    stderr: "boom".into(),
+                },
+                Duration::ZERO,
+            )
+        };
+        let mut outcome = Outcome::default();
+        assert!(outcome.add(&hook(1, Event::PreTool, OnError::Deny), failed()));
+        assert_eq!(
+            outcome.blocked.unwrap().model_text(),
+            "blocked by hook pre_tool #1: it exited with code 1: boom"
+        );
+        for (event, on_error) in [
+            (Event::PreTool, OnError::Allow),
+            (Event::UserPrompt, OnError::Allow),
+            (Event::PostTool, OnError::Deny),
+            (Event::Stop, OnError::Deny),
+        ] {
+            let mut outcome = Outcome::default();
+            assert!(!outcome.add(&hook(1, event, on_error), failed()), "{event}");
+            assert!(outcome.blocked.is_none(), "{event}");
+            assert_eq!(outcome.runs[0].decision, "failed");
+            assert_eq!(outcome.notices.len(), 1, "{event}");
+        }
+    }
+}

@@ -13,6 +13,7 @@ mod guarded_e2e;
 mod hooks;
 mod hooks_approval;
 mod hooks_events;
+mod hooks_trust;
 mod interrupts;
 mod jobs_paused;
 mod jobs_user;
