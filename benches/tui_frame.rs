@@ -30,7 +30,7 @@ fn rss_mib() -> Option<f64> {
 fn events(i: usize) -> Vec<AgentEvent> {
     let call = CallId::new(format!("c{i}"));
     match i % 4 {
-        0 => vec![AgentEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests"), images: vec![] }],
+        0 => vec![AgentEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests"), images: vec![], typed: None }],
         1 => vec![AgentEvent::AssistantMessage {
             step: StepId(i as u64),
             text: format!(

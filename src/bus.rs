@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use crate::tool_output::FileChange;
 
 mod attachments;
+mod end_reason;
 mod jobs;
 mod mode;
 mod restore;
@@ -17,6 +18,7 @@ mod shell;
 mod tool_result;
 mod usage;
 pub use attachments::{Attachment, ImageChip};
+pub use end_reason::EndReason;
 pub use jobs::{JobEnd, JobEvent, JobKiller, JobLine};
 pub use mode::Mode;
 pub use restore::{
@@ -217,25 +219,6 @@ pub struct SessionSummary {
     pub first_prompt: String,
 }
 
-/// Why a request to the agent ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EndReason {
-    /// The model answered without tool calls.
-    Completed,
-    /// The user interrupted.
-    Interrupted,
-    /// The step limit was reached before the model finished.
-    StepLimit,
-    /// A call that needed approval was denied (or could not be asked) and the run stops there.
-    Denied,
-    /// Provider error after retries, truncated stream, or another agent-side failure.
-    Failed(String),
-    /// The answer (text, no tool calls) was cut at the output limit (`finish_reason: length`);
-    /// what arrived is kept and the user can ask the model to continue it.
-    OutputLimit,
-}
-
 /// The message `/continue` sends after an answer was cut at the output limit.
 pub const CONTINUE_PROMPT: &str = "Your previous answer was cut off at the output limit. Continue it exactly where it stopped, without repeating what you already wrote.";
 
@@ -364,6 +347,10 @@ pub enum AgentEvent {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageChip>,
+        /// What the user typed, when `text` (what the model got) expands it: a `/name args`
+        /// command or skill, `/init`. The transcript shows this.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        typed: Option<String>,
     },
     /// A user request began: one `RequestEnded` follows, after all its steps.
     RequestStarted,
@@ -466,9 +453,13 @@ pub enum AgentEvent {
     },
     /// The agent is idle and waits for the next `Submit`.
     Idle,
-    /// Answer to `UserCommand::ListSessions`, newest first.
+    /// Answer to `UserCommand::ListSessions`: this directory's sessions first, then the
+    /// others (each newest first). `here` is the directory the session works in; a session
+    /// recorded elsewhere resumes only there.
     Sessions {
         sessions: Vec<SessionSummary>,
+        #[serde(default)]
+        here: String,
     },
     /// The conversation was replaced (new or resumed session): clear the transcript, diffs and
     /// todos; the history of a resumed session follows as ordinary events.

@@ -124,8 +124,13 @@ pub struct ExecArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ToolCommand {
-    /// Print every tool's schema exactly as sent to the model.
-    List,
+    /// Print every tool's schema exactly as a session would send it to the model (with the
+    /// configuration's web search and image tools).
+    List {
+        /// An extra config file, over the user's own (as for a session).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Run one tool in the current directory and print what the model would see.
     ///
     /// The tool is confined as the agent's are, with the current directory as the workspace:
@@ -139,6 +144,9 @@ pub enum ToolCommand {
         /// Print the canonical value instead.
         #[arg(long)]
         json: bool,
+        /// An extra config file, over the user's own (as for a session).
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
 }
 

@@ -59,6 +59,7 @@ pub async fn run(dirs: &crate::dirs::Dirs, args: ExecArgs) -> Result<i32> {
     } else {
         prompt
     };
+    check_command(dirs, &prompt)?;
     let attach = args
         .images
         .iter()
@@ -110,6 +111,42 @@ pub async fn run(dirs: &crate::dirs::Dirs, args: ExecArgs) -> Result<i32> {
     agent_task.await.wrap_err("the agent task failed")?;
     printer.finish();
     Ok(printer.exit.unwrap_or(status::INTERRUPTED))
+}
+
+/// A prompt that is a `/name` line must name something `exec` can run: `/continue`, `/init`,
+/// or a command or skill of the user's or the project's. Anything else is refused before a
+/// request (the model would get the text as a message, which is never what was meant).
+fn check_command(dirs: &crate::dirs::Dirs, prompt: &str) -> Result<()> {
+    use crate::skills::commands::{BUILT_IN, discover_commands, parse_invocation};
+    let Some((name, _)) = parse_invocation(prompt) else {
+        return Ok(());
+    };
+    if prompt.trim_end().contains('\n') || matches!(name, "continue" | "init") {
+        return Ok(());
+    }
+    let workspace = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .wrap_err("finding the current directory")?;
+    let sources = crate::skills::Sources::with_dirs(&workspace, dirs);
+    let found = discover_commands(&sources);
+    if found.items.iter().any(|c| c.name == name) {
+        return Ok(());
+    }
+    let why = if BUILT_IN.contains(&name) {
+        format!(
+            "/{name} works in the full-screen UI only (cairn exec runs /continue, /init and your commands and skills)"
+        )
+    } else {
+        let mut known: Vec<String> = found.items.iter().map(|c| format!("/{}", c.name)).collect();
+        known.sort();
+        let known = if known.is_empty() {
+            "none are defined (.cairn/commands/NAME.md or a skill)".to_string()
+        } else {
+            known.join(", ")
+        };
+        format!("unknown command /{name}; commands here: /continue, /init; yours: {known}")
+    };
+    Err(UsageError(why).into())
 }
 
 fn exit_status(reason: &EndReason) -> i32 {

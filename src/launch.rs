@@ -433,9 +433,10 @@ fn start_from(
     }
     match args.resume.as_deref() {
         Some("") | None => Ok(StartFrom::New),
-        Some(id) => Ok(StartFrom::Resume(session_log::find_session(
+        Some(id) => Ok(StartFrom::Resume(session_log::find_session_in(
             sessions_dir,
             id,
+            workspace,
         )?)),
     }
 }

@@ -108,12 +108,17 @@ async fn dispatch(dirs: &Dirs, cli: Cli) -> Result<i32> {
             print_out(&text, json);
             Ok(code)
         }
-        Some(Command::Tool(ToolCommand::List)) => {
-            println!("{}", subcommands::tool_list_json()?);
+        Some(Command::Tool(ToolCommand::List { config })) => {
+            println!("{}", subcommands::tool_list_json(dirs, config)?);
             Ok(status::OK)
         }
-        Some(Command::Tool(ToolCommand::Run { name, args, json })) => {
-            let (text, code) = subcommands::tool_run(dirs, &name, &args, json).await?;
+        Some(Command::Tool(ToolCommand::Run {
+            name,
+            args,
+            json,
+            config,
+        })) => {
+            let (text, code) = subcommands::tool_run(dirs, &name, &args, json, config).await?;
             print_out(&text, json);
             Ok(code)
         }

@@ -7,7 +7,9 @@ mod record;
 mod sessions;
 
 pub use record::{LoggedCall, Record, ToldState};
-pub use sessions::{find_session, latest_in, list_sessions, usage_by_model};
+pub use sessions::{
+    find_session, find_session_in, latest_in, list_sessions, list_sessions_for, usage_by_model,
+};
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -28,6 +30,10 @@ pub enum LogError {
     NotFound(String),
     #[error("no earlier session in this directory")]
     NoneHere,
+    #[error(
+        "session {id} was recorded in {cwd}, and a session resumes only in its own directory (its system prompt and tools belong there); resume it there: cd {cwd} && cairn --resume {id}"
+    )]
+    Elsewhere { id: String, cwd: String },
     #[error("session log {path} has no session header; it is not a cairn log")]
     NoMeta { path: PathBuf },
 }
@@ -221,6 +227,7 @@ mod tests {
                 text: "hi".into(),
                 time: None,
                 parts: Vec::new(),
+                typed: None,
             }
         );
         assert_eq!(

@@ -17,7 +17,7 @@ use crate::exec::status;
 use crate::process::Grant;
 use crate::session_log::{self, Record};
 use crate::tools::runtime::{PassedCall, Runtime, Watch};
-use crate::tools::{Access, Registry, ToolCx, registry::standard_tools};
+use crate::tools::{Access, Registry, ToolCx};
 use crate::tui::{self, TuiOptions};
 use crate::{launch, policy_cmd, visible};
 use tokio_util::sync::CancellationToken;
@@ -216,8 +216,9 @@ fn add_cost_fields(
 }
 
 /// The tool schemas exactly as they go into the request's `tools` array.
-pub fn tool_list_json() -> Result<String> {
-    let registry = Registry::with_tools(standard_tools());
+pub fn tool_list_json(dirs: &Dirs, config: Option<std::path::PathBuf>) -> Result<String> {
+    let config = tools_config(dirs, config)?;
+    let registry = Registry::with_tools(crate::launch::session_tools(&config));
     let tools = crate::llm::client::wire_tools(registry.specs());
     Ok(serde_json::to_string_pretty(&tools)?)
 }
@@ -250,13 +251,15 @@ fn beyond_the_wall(access: &crate::tools::Access) -> Option<String> {
 /// Runs one tool in the current directory, as the model would, without the permission gate
 /// (the user is the one asking), on the agent's tool runtime. Files are treated as just read,
 /// so writes and edits work.
-pub async fn tool_run(dirs: &Dirs, name: &str, args: &str, json: bool) -> Result<(String, i32)> {
-    let config = tools_config(dirs)?;
-    let mut tools = standard_tools();
-    tools.extend(crate::tools::registry::web_tools(
-        config.web.search.is_some(),
-    ));
-    let registry = Arc::new(Registry::with_tools(tools));
+pub async fn tool_run(
+    dirs: &Dirs,
+    name: &str,
+    args: &str,
+    json: bool,
+    config: Option<std::path::PathBuf>,
+) -> Result<(String, i32)> {
+    let config = tools_config(dirs, config)?;
+    let registry = Arc::new(Registry::with_tools(crate::launch::session_tools(&config)));
     let Some(tool) = registry.get(name) else {
         return Err(eyre!(
             "unknown tool `{name}`; the tools are: {}",
@@ -343,15 +346,20 @@ fn by_hand(name: &str, args: serde_json::Value, access: Access, grant: Grant) ->
 
 /// The config for running a tool by hand: a session's, but without a key being needed (no
 /// request is made), so a missing key only means the provider is left unset.
-pub(crate) fn tools_config(dirs: &Dirs) -> Result<Config> {
-    match Config::load(dirs, &FlagLayer::default()) {
+/// The configuration the tools see: the user's, `--config FILE` over it, the environment.
+pub(crate) fn tools_config(dirs: &Dirs, config: Option<std::path::PathBuf>) -> Result<Config> {
+    let flags = FlagLayer {
+        config,
+        ..FlagLayer::default()
+    };
+    match Config::load(dirs, &flags) {
         Ok(config) => Ok(config),
         Err(crate::config::ConfigError::MissingKey { .. }) => Ok(Config::load(
             dirs,
             &FlagLayer {
                 // A provider that needs no key; tools never talk to it.
                 provider: Some("ollama".into()),
-                ..FlagLayer::default()
+                ..flags
             },
         )?),
         Err(err) => Err(err.into()),

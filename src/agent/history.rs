@@ -392,7 +392,8 @@ mod tests {
                     bytes: 12_345,
                     width: 800,
                     height: 600
-                }]
+                }],
+                typed: None,
             }]
         );
     }

@@ -495,12 +495,18 @@ impl Agent {
                 UserCommand::PreviewRevert { target } => self.preview_revert(target).await,
                 UserCommand::Revert { target, stamp } => self.apply_revert(target, stamp).await,
                 UserCommand::ListSessions => {
-                    let sessions = session_log::list_sessions(self.settings.dirs.sessions());
-                    self.emit(AgentEvent::Sessions { sessions });
+                    let here = &self.settings.workspace;
+                    let sessions =
+                        session_log::list_sessions_for(self.settings.dirs.sessions(), here);
+                    self.emit(AgentEvent::Sessions {
+                        sessions,
+                        here: here.display().to_string(),
+                    });
                 }
                 UserCommand::NewSession => self.switch_session(StartFrom::New).await,
                 UserCommand::Resume { session } => {
-                    match session_log::find_session(self.settings.dirs.sessions(), &session.0) {
+                    let (dir, here) = (self.settings.dirs.sessions(), &self.settings.workspace);
+                    match session_log::find_session_in(dir, &session.0, here) {
                         Ok(path) => self.switch_session(StartFrom::Resume(path)).await,
                         Err(err) => self.emit(AgentEvent::Warning {
                             message: err.to_string(),

@@ -102,7 +102,9 @@ impl Agent {
         attach: Vec<Attachment>,
         cancel: &CancellationToken,
     ) -> bool {
-        let text = self.expand_command(&text);
+        let expanded = self.expand_command(&text);
+        let typed = (expanded != text).then_some(text);
+        let text = expanded;
         match self.attach(&text, &attach, cancel).await {
             Ok(parts) => {
                 // The user's prompt guards see a steering message as they see a request.
@@ -114,7 +116,7 @@ impl Agent {
                         return false;
                     }
                 };
-                self.push_user_message(&text, parts);
+                self.push_user_message(&text, parts, typed);
                 self.note_delivered(id);
                 if !context.is_empty() {
                     self.tell_model(format!(

@@ -28,8 +28,11 @@ impl Agent {
         } = request;
         let mut last_step = StepId(self.step_counter);
         self.emit(AgentEvent::RequestStarted);
-        // `/name args` becomes the command's text (a skill's, which it also loads).
-        let text = self.expand_command(&text);
+        // `/name args` becomes the command's text (a skill's, which it also loads); what the
+        // user typed is kept to show.
+        let expanded = self.expand_command(&text);
+        let typed = (expanded != text).then_some(text);
+        let text = expanded;
         // Attachments are resolved (and asked for) before anything is logged or sent: a
         // refusal leaves the session as it was.
         let parts = match self.attach(&text, &attach, cancel).await {
@@ -54,7 +57,8 @@ impl Agent {
                 return EndReason::Denied;
             }
         };
-        self.push_user_message(&text, parts);
+        let before = self.session.conversation.messages().len();
+        self.push_user_message(&text, parts, typed);
         if let Some(id) = queued {
             self.note_delivered(id);
         }
@@ -63,6 +67,9 @@ impl Agent {
                 "[cairn] Context from the user's prompt hooks:\n{context}"
             ));
         }
+        // The conversation up to the request's message (and its hooks' context): nothing
+        // after it when the request fails means the model never answered it.
+        let asked = self.session.conversation.messages().len();
         let mut stop_blocks = 0;
         let reason = 'request: {
             for _ in 0..self.settings.max_steps {
@@ -107,6 +114,11 @@ impl Agent {
                 reason: reason.clone(),
             });
         }
+        if matches!(reason, EndReason::Failed(_))
+            && self.session.conversation.messages().len() == asked
+        {
+            self.drop_unanswered(before);
+        }
         self.emit(AgentEvent::RequestEnded {
             last_step,
             reason: reason.clone(),
@@ -119,13 +131,35 @@ impl Agent {
         reason
     }
 
+    /// A request that failed before anything followed its message (no answer, no note) leaves
+    /// the message unanswered: it leaves the conversation (logged, so a resume does the same),
+    /// and the next message — a `/retry` or another — takes its place instead of being joined
+    /// to it.
+    /// `before` is the conversation's length before the message (its hooks' context, if
+    /// any, goes with it).
+    fn drop_unanswered(&mut self, before: usize) {
+        let messages = self.session.conversation.messages();
+        let Some(dropped) = messages.len().checked_sub(before).filter(|n| *n > 0) else {
+            return;
+        };
+        let kept = messages[..before].to_vec();
+        self.session.conversation.replace(kept);
+        self.record(&Record::Unanswered { messages: dropped });
+    }
+
     /// Logs, publishes and appends a user message (a request's, or one steering it).
-    pub(super) fn push_user_message(&mut self, text: &str, parts: Vec<crate::content::Part>) {
-        self.record(&Record::user_with(text.to_string(), parts.clone()));
+    pub(super) fn push_user_message(
+        &mut self,
+        text: &str,
+        parts: Vec<crate::content::Part>,
+        typed: Option<String>,
+    ) {
+        self.record(&Record::user_typed(text, parts.clone(), typed.clone()));
         self.prime_checkpoints();
         self.emit(AgentEvent::UserMessage {
             text: text.to_string(),
             images: image_chips(&parts),
+            typed,
         });
         self.session.request_text = text.to_string();
         let store = self.image_store();

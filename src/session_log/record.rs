@@ -35,6 +35,10 @@ pub enum Record {
         /// by hash (their bytes are in the session's image store). Old logs have none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         parts: Vec<Part>,
+        /// What the user typed when `text` is its expansion (`/name args`, `/init`): what the
+        /// transcript shows and the session is titled by.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        typed: Option<String>,
     },
     /// Written before any of its tool calls runs, so a crash leaves a record of what ran.
     Assistant {
@@ -149,6 +153,14 @@ pub enum Record {
         id: String,
         step: u64,
     },
+    /// The request of the last user message failed before the model answered it: the message
+    /// leaves the conversation (the next one, a retry or another, takes its place; it is never
+    /// joined to it). The user record stays, for the transcript.
+    Unanswered {
+        /// How many messages leave: the user's, and its hooks' context if there was one.
+        #[serde(default = "one")]
+        messages: usize,
+    },
     /// A queued message or command was taken back before delivery; `text` is what it said.
     Withdrawn {
         id: String,
@@ -199,10 +211,16 @@ impl Record {
 
     /// A user message sent now, with attached parts after its text.
     pub fn user_with(text: impl Into<String>, parts: Vec<Part>) -> Self {
+        Self::user_typed(text, parts, None)
+    }
+
+    /// A user message sent now whose text expands what the user typed (`typed`).
+    pub fn user_typed(text: impl Into<String>, parts: Vec<Part>, typed: Option<String>) -> Self {
         Record::User {
             text: text.into(),
             time: Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()),
             parts,
+            typed,
         }
     }
 }
@@ -213,4 +231,8 @@ pub struct ToldState {
     pub mode: Mode,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_branch: Option<String>,
+}
+
+fn one() -> usize {
+    1
 }

@@ -28,7 +28,9 @@ fn summarize(path: &Path) -> Option<SessionSummary> {
                     first_prompt: String::new(),
                 });
             }
-            Ok(Record::User { text, .. }) => {
+            Ok(Record::User { text, typed, .. }) => {
+                // A session is titled by what the user typed, not a command's expansion.
+                let text = typed.unwrap_or(text);
                 if let Some(s) = summary.as_mut() {
                     s.first_prompt = text
                         .lines()
@@ -132,6 +134,32 @@ pub fn find_session(dir: &Path, id: &str) -> Result<PathBuf, LogError> {
         [one] => Ok(dir.join(format!("{}.jsonl", one.id))),
         _ => Err(LogError::NotFound(id.to_string())),
     }
+}
+
+/// Every session in `dir`, those recorded in `workspace` first (each group newest first).
+pub fn list_sessions_for(dir: &Path, workspace: &Path) -> Vec<SessionSummary> {
+    let here = workspace.display().to_string();
+    let (mut mine, others): (Vec<_>, Vec<_>) =
+        list_sessions(dir).into_iter().partition(|s| s.cwd == here);
+    mine.extend(others);
+    mine
+}
+
+/// The log file of a session id (or a unique prefix) recorded in `workspace`. A session
+/// recorded in another directory is refused with the command that resumes it there: its
+/// system prompt names that directory, and its tools would run here.
+pub fn find_session_in(dir: &Path, id: &str, workspace: &Path) -> Result<PathBuf, LogError> {
+    let path = find_session(dir, id)?;
+    let Some(summary) = summarize(&path) else {
+        return Err(LogError::NoMeta { path });
+    };
+    if summary.cwd != workspace.display().to_string() {
+        return Err(LogError::Elsewhere {
+            id: summary.id.0,
+            cwd: summary.cwd,
+        });
+    }
+    Ok(path)
 }
 
 /// The newest session started in `cwd`.

@@ -19,7 +19,7 @@ use super::{Scope, Skill, discover_skills, one_line, shorten};
 /// commands never take these names.
 pub const BUILT_IN: &[&str] = &[
     "new", "resume", "mode", "model", "diff", "diffs", "compact", "continue", "undo", "redo",
-    "rewind", "cost", "help", "quit", "exit", "skills", "jobs", "init",
+    "rewind", "cost", "help", "quit", "exit", "skills", "jobs", "init", "retry",
 ];
 
 /// Files per place at most.

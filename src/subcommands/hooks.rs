@@ -20,7 +20,7 @@ pub async fn hooks(dirs: &Dirs, command: HooksCommand) -> Result<(String, i32)> 
     let workspace = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .wrap_err("finding the current directory")?;
-    let config = super::tools_config(dirs)?;
+    let config = super::tools_config(dirs, None)?;
     let network = crate::launch::network_stack(&config.network)?;
     let mut notices = Vec::new();
     let confined =

@@ -15,7 +15,7 @@ use crate::tool_output::ToolOutput;
 use crate::tui::composer::Composer;
 use crate::tui::modals::approval::{ApprovalPrompt, Held};
 use crate::tui::modals::choice::mode_summary;
-use crate::tui::modals::layers::Layers;
+use crate::tui::modals::layers::{Layer, Layers};
 use crate::tui::options::TuiOptions;
 use crate::tui::panes::cards::{CardState, ToolCard};
 use crate::tui::panes::diffs::DiffPane;
@@ -23,6 +23,7 @@ use crate::tui::panes::status::{Activity, Status};
 use crate::tui::panes::todos::TodoPane;
 use crate::tui::panes::transcript::Transcript;
 use crate::tui::panes::transcript::entry::NoticeLevel;
+use crate::tui::stand_alone::StandAlone;
 
 /// Smallest terminal the layout is drawn in.
 pub const MIN_WIDTH: u16 = 40;
@@ -84,6 +85,14 @@ pub struct App {
     pub(crate) diffs: DiffPane,
     pub(crate) todos: TodoPane,
     pub(crate) approval: ApprovalPrompt,
+    /// The message sent last, with its images (what `/retry` sends again when it failed).
+    pub(crate) last_sent: Option<Unsent>,
+    /// The message whose request failed before the model answered it: `/retry` sends it.
+    pub(crate) failed: Option<Unsent>,
+    /// The draft the last Ctrl+C cleared (Ctrl+Z brings it back).
+    pub(crate) cleared_draft: Option<String>,
+    /// The stand-alone rule's memory: which keys may act (see `tui::stand_alone`).
+    pub(crate) keys: StandAlone,
     pub(crate) composer: Composer,
     pub(crate) mention_finder: crate::tui::modals::mention_finder::MentionFinder,
     pub(crate) status: Status,
@@ -144,11 +153,15 @@ pub struct App {
 
 impl App {
     pub fn new(options: &TuiOptions, now: Instant) -> Self {
-        Self {
+        let mut app = Self {
             transcript: Transcript::new(),
             diffs: DiffPane::new(),
             todos: TodoPane::default(),
             approval: ApprovalPrompt::default(),
+            keys: StandAlone::default(),
+            cleared_draft: None,
+            last_sent: None,
+            failed: None,
             composer: Composer::default(),
             mention_finder: Default::default(),
             status: Status::new(
@@ -192,7 +205,10 @@ impl App {
             areas: Cell::new(Areas::default()),
             welcome: options.welcome.clone(),
             session: None,
-        }
+        };
+        // The trust prompt at start-up is a prompt like any other: its dead time runs now.
+        app.see_prompt();
+        app
     }
 
     /// The clock for everything that shows time (spinners, elapsed, countdowns).
@@ -248,7 +264,14 @@ impl App {
         if let Some((_, until)) = &self.flash {
             want(*until);
         }
-        if let Some(at) = self.approval.takes_keys_at() {
+        // A key waiting to see whether it stands alone acts then; the prompt stops saying
+        // "you are typing" when the typing pauses.
+        if let Some(at) = self.keys.due() {
+            want(at);
+        }
+        if let Some(at) = self.keys.typing_until().filter(|at| *at > self.now)
+            && matches!(self.layers.top(), Some(Layer::Approval))
+        {
             want(at);
         }
         if let Some(at) = self.layers.jobs_due() {
@@ -264,7 +287,9 @@ impl App {
     /// Drops expired transient state (flash messages, a prompt's hold-back) and lets the `@`
     /// popup catch up with its index; true when something changed.
     pub fn expire(&mut self) -> bool {
-        let released = self.approval.expire(self.now) | self.refresh_jobs();
+        let released = self.release_waiting_key() | self.refresh_jobs();
+        // The approval prompt stops saying "you are typing" once the typing paused.
+        self.see_prompt();
         let reranked = self
             .mention_finder
             .follow_index(self.composer.text(), self.composer.cursor());
@@ -355,6 +380,8 @@ impl App {
                 text: text.clone(),
                 images: images.clone(),
             });
+            self.last_sent = self.unconfirmed.clone();
+            self.failed = None;
             self.commands.push(UserCommand::Submit {
                 text,
                 attach: images.into_iter().map(|image| image.attachment).collect(),
@@ -389,6 +416,7 @@ impl App {
     pub fn apply(&mut self, event: &AgentEvent) {
         self.fold(event);
         self.layers.sync_approval(self.approval.is_open());
+        self.see_prompt();
     }
 
     /// The conversation went back to before the user message `text`: live, it is back in the
@@ -429,7 +457,14 @@ impl App {
             }
             EndReason::Denied => self.notice("stopped: a call was denied", NoticeLevel::Warning),
             EndReason::Failed(message) => {
-                self.notice(&format!("failed: {message}"), NoticeLevel::Error)
+                // The agent dropped the unanswered message: a retry takes its place.
+                self.failed = self.last_sent.take().filter(|_| self.unconfirmed.is_none());
+                let retry = if self.failed.is_some() {
+                    " — /retry (Ctrl+R) sends your message again"
+                } else {
+                    ""
+                };
+                self.notice(&format!("failed: {message}{retry}"), NoticeLevel::Error)
             }
             EndReason::OutputLimit => self.notice(
                 "answer cut at the output limit — type /continue to continue it",
@@ -467,24 +502,21 @@ impl App {
                 self.transcript
                     .update_card(call, |card| card.state = CardState::AwaitingApproval);
                 if !self.read_only {
-                    self.approval.hold(
-                        Held {
-                            call: call.clone(),
-                            name: name.clone(),
-                            subject: subject.clone(),
-                            why: why.clone(),
-                            sandboxed: *sandboxed,
-                            prefix: prefix.clone(),
-                            dangers: dangers.clone(),
-                            diff: diff.clone(),
-                        },
-                        now,
-                    );
+                    self.approval.hold(Held {
+                        call: call.clone(),
+                        name: name.clone(),
+                        subject: subject.clone(),
+                        why: why.clone(),
+                        sandboxed: *sandboxed,
+                        prefix: prefix.clone(),
+                        dangers: dangers.clone(),
+                        diff: diff.clone(),
+                    });
                     self.status.activity = Activity::WaitingForApproval;
                 }
             }
             ToolEvent::Decided { call, decision } => {
-                self.approval.settle(call, now);
+                self.approval.settle(call);
                 self.transcript.update_card(call, |card| {
                     card.decision = Some(decision.clone());
                     if card.state == CardState::AwaitingApproval {
@@ -508,7 +540,7 @@ impl App {
                 .transcript
                 .update_card(call, |card| card.warnings.push(message.clone())),
             ToolEvent::Finished { call, result, .. } => {
-                self.approval.settle(call, now);
+                self.approval.settle(call);
                 let source = crate::bus::ChangeSource::Call(call.clone());
                 let diff_index = match &result.output {
                     Some(ToolOutput::FileChanged(change)) => {

@@ -2,7 +2,9 @@
 //! Enter sends; Alt+Enter, Shift+Enter or Ctrl+J insert a newline. The app decides what a sent
 //! message becomes (a slash command, a submit, or a queued message). Images attached to the
 //! message (Ctrl+V, a pasted image path) wait above the text as chips, one a row; Backspace at
-//! the start of the text removes the last one.
+//! the start of the text removes the last one. A large paste shows as a placeholder
+//! (`[pasted 600 lines #1]`) that becomes the pasted text again when the message is sent (or
+//! taken whole: Ctrl+G, Ctrl+C, a queued message); the placeholder deleted, the paste is gone.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -18,6 +20,10 @@ use crate::tui::theme;
 const MAX_ROWS: usize = 8;
 /// Image chips shown at most; more are summed up on the last chip row.
 const MAX_CHIP_ROWS: usize = 3;
+/// A paste of more lines than this (or more characters than `COLLAPSE_CHARS`) is shown as a
+/// placeholder: the box stays readable, and the text is sent whole.
+const COLLAPSE_LINES: usize = 12;
+const COLLAPSE_CHARS: usize = 2_000;
 
 #[derive(Debug, Default)]
 pub struct Composer {
@@ -30,6 +36,8 @@ pub struct Composer {
     draft: String,
     /// Images attached to the message being written, in the order attached.
     images: Vec<PendingImage>,
+    /// Large pastes shown as placeholders: (placeholder, pasted text).
+    pastes: Vec<(String, String)>,
 }
 
 /// What a key did to the composer.
@@ -41,8 +49,20 @@ pub enum ComposerAction {
 }
 
 impl Composer {
+    /// The text as shown (a large paste as its placeholder).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The text as it will be sent: every placeholder still in it is its pasted text again.
+    pub fn full_text(&self) -> String {
+        let mut text = self.text.clone();
+        for (placeholder, pasted) in &self.pastes {
+            if let Some(at) = text.find(placeholder.as_str()) {
+                text.replace_range(at..at + placeholder.len(), pasted);
+            }
+        }
+        text
     }
 
     pub fn is_empty(&self) -> bool {
@@ -82,6 +102,7 @@ impl Composer {
         self.text = text.to_string();
         self.cursor = self.text.len();
         self.browsing = None;
+        self.pastes.clear();
     }
 
     pub fn clear(&mut self) {
@@ -139,7 +160,19 @@ impl Composer {
 
     /// Inserts pasted text whole (line endings normalised), however long.
     pub fn paste(&mut self, text: &str) {
-        self.insert(&text.replace("\r\n", "\n").replace('\r', "\n"));
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let lines = text.lines().count();
+        if lines <= COLLAPSE_LINES && text.chars().count() <= COLLAPSE_CHARS {
+            return self.insert(&text);
+        }
+        let size = if lines > 1 {
+            format!("{lines} lines")
+        } else {
+            format!("{} characters", text.chars().count())
+        };
+        let placeholder = format!("[pasted {size} #{}]", self.pastes.len() + 1);
+        self.insert(&placeholder);
+        self.pastes.push((placeholder, text));
     }
 
     fn insert(&mut self, s: &str) {
@@ -154,7 +187,9 @@ impl Composer {
         if self.text.trim().is_empty() && self.images.is_empty() {
             return ComposerAction::Ignored;
         }
-        let text = std::mem::take(&mut self.text);
+        let text = self.full_text();
+        self.text.clear();
+        self.pastes.clear();
         self.cursor = 0;
         self.browsing = None;
         if self.history.last() != Some(&text) {
@@ -461,12 +496,21 @@ mod tests {
     }
 
     #[test]
-    fn a_huge_paste_is_kept_whole() {
+    fn a_huge_paste_is_kept_whole_behind_a_placeholder() {
         let mut c = Composer::default();
         let big: String = (0..20_000).map(|i| format!("line {i}\r\n")).collect();
         c.paste(&big);
-        assert_eq!(c.text(), big.replace("\r\n", "\n"));
-        assert_eq!(c.wanted_height(40), MAX_ROWS as u16 + 2);
+        assert_eq!(c.text(), "[pasted 20000 lines #1]");
+        assert_eq!(c.full_text(), big.replace("\r\n", "\n"));
+        assert_eq!(c.wanted_height(40), 3, "one row: the box stays small");
+        assert_eq!(
+            c.handle_key(KeyEvent::from(KeyCode::Enter)),
+            ComposerAction::Submit(big.replace("\r\n", "\n"))
+        );
+        // Deleting the placeholder deletes the paste.
+        c.paste(&big);
+        c.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        assert_eq!(c.full_text(), "");
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod options;
 pub mod panes;
 pub mod queue;
 pub mod setup;
+pub mod stand_alone;
 mod steering;
 pub mod terminal;
 pub mod theme;
@@ -111,9 +112,12 @@ async fn main_loop(
                 }
                 AppIntent::OpenEditor => {
                     drop(input);
-                    let edited =
-                        terminal::edit_in_editor(term, app.composer.text(), app.mouse_captured)
-                            .await;
+                    let edited = terminal::edit_in_editor(
+                        term,
+                        &app.composer.full_text(),
+                        app.mouse_captured,
+                    )
+                    .await;
                     input = EventStream::new();
                     match edited {
                         Ok(text) => app.editor_returned(&text),

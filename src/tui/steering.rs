@@ -98,7 +98,7 @@ impl App {
             }
             return;
         }
-        let text = self.composer.text().to_string();
+        let text = self.composer.full_text();
         let trimmed = text.trim();
         let held = (self.busy || self.queued.is_paused())
             && !trimmed.starts_with('/')

@@ -52,6 +52,11 @@ fn ctrl(c: char) -> Event {
     Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
+/// A key pressed alone, after a pause: it acts if it is a key of what is on top.
+fn press(app: &mut App, code: KeyCode) {
+    app.press_alone(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
 fn type_text(app: &mut App, text: &str) {
     for c in text.chars() {
         app.handle_input(&key(KeyCode::Char(c)));
@@ -118,7 +123,7 @@ fn scripted_session(t0: Instant) -> App {
             context_window: 64_000,
             resumed: false,
         },
-        AgentEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into(), images: vec![] },
+        AgentEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into(), images: vec![], typed: None },
         AgentEvent::StepStarted { step },
         AgentEvent::ReasoningDelta { step, text: "The user wants a greet function next to add.".into() },
         AgentEvent::TextDelta { step, text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n".into() },
@@ -204,6 +209,7 @@ fn streaming_text_with_an_open_code_block() {
     app.apply(&AgentEvent::UserMessage {
         text: "show me a loop".into(),
         images: vec![],
+        typed: None,
     });
     app.apply(&AgentEvent::StepStarted { step });
     app.apply(&AgentEvent::TextDelta {
@@ -316,7 +322,7 @@ fn the_prompt_shows_the_dangers_judged_in_the_workspace_not_the_process_director
     let screen = screen_text(&app, 200, 24);
     assert!(screen.contains("⚠ rm /"), "{screen}");
     assert!(!screen.contains("for this session"), "{screen}");
-    app.handle_input(&key(KeyCode::Char('n')));
+    press(&mut app, KeyCode::Char('n'));
     // A pause after the last key, so the next prompt takes keys at once.
     app.set_now(app.now + Duration::from_secs(1));
     let inside = format!("rm {}", workspace.join("notes.txt").display());
@@ -395,7 +401,7 @@ fn todo_list_pane() {
 fn help_overlay_lists_the_bindings() {
     use super::keymap::{BINDINGS, SLASH_COMMANDS, keys_label};
     let mut app = app(Instant::now());
-    app.handle_input(&key(KeyCode::Char('?')));
+    press(&mut app, KeyCode::Char('?'));
     // Tall enough for every row: the snapshot is the whole table.
     let (w, h) = (120, 128);
     insta::assert_snapshot!(draw(&app, w, h));
@@ -424,7 +430,7 @@ fn help_overlay_lists_the_bindings() {
     ] {
         assert!(screen.contains(alias), "{alias}");
     }
-    app.handle_input(&key(KeyCode::Char('x')));
+    press(&mut app, KeyCode::Char('x'));
     assert!(
         !screen_text(&app, w, h).contains("this help"),
         "any key closes it"
@@ -434,14 +440,14 @@ fn help_overlay_lists_the_bindings() {
 #[test]
 fn a_help_taller_than_the_screen_scrolls_to_its_last_row() {
     let mut app = app(Instant::now());
-    app.handle_input(&key(KeyCode::Char('?')));
+    press(&mut app, KeyCode::Char('?'));
     assert!(!screen_text(&app, 100, 30).contains("/quit"));
-    for _ in 0..80 {
+    for _ in 0..120 {
         app.handle_input(&key(KeyCode::Down));
     }
     let screen = screen_text(&app, 100, 30);
     assert!(screen.contains("/quit  /exit"), "{screen}");
-    app.handle_input(&key(KeyCode::Esc));
+    press(&mut app, KeyCode::Esc);
     assert!(!screen_text(&app, 100, 30).contains("/quit"));
 }
 
@@ -483,7 +489,7 @@ fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
     });
     insta::assert_snapshot!("reasoning_collapsed", draw(&app, 70, 12));
     app.handle_input(&key(KeyCode::Tab));
-    app.handle_input(&key(KeyCode::Char('r')));
+    press(&mut app, KeyCode::Char('r'));
     insta::assert_snapshot!("reasoning_expanded", draw(&app, 70, 12));
 }
 
@@ -528,6 +534,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
 
 mod attach;
 mod code;
+mod drafts;
 mod jobs;
 mod keys;
 mod mention_finder;
@@ -536,6 +543,7 @@ mod pickers;
 mod plan;
 mod queue;
 mod replay;
+mod stand_alone;
 mod status_line;
 mod web_card;
 mod welcome;

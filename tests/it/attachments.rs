@@ -19,11 +19,13 @@ fn messages(llm: &MockLlm, i: usize) -> Vec<Value> {
 async fn a_log_written_before_content_parts_resumes_with_the_same_conversation() {
     let sb = Sandbox::new();
     std::fs::create_dir_all(sb.sessions_dir()).unwrap();
-    std::fs::write(
-        sb.sessions_dir().join("20260101-000000-0001.jsonl"),
-        OLD_LOG,
-    )
-    .unwrap();
+    // The log was recorded in this workspace (a session resumes only in its own directory).
+    let here = std::fs::canonicalize(sb.workspace()).unwrap();
+    let log = OLD_LOG.replace(
+        "\"cwd\":\"/nowhere\"",
+        &format!("\"cwd\":{}", json!(here.display().to_string())),
+    );
+    std::fs::write(sb.sessions_dir().join("20260101-000000-0001.jsonl"), log).unwrap();
     let llm = MockLlm::start(vec![Script::text("again")]).await;
     let run = sb
         .exec(
@@ -502,7 +504,7 @@ async fn a_declined_image_path_is_left_out_and_the_message_still_goes() {
     assert!(agent.seen.iter().any(|e| matches!(e,
         AgentEvent::Warning { message } if message.contains("was not attached"))));
     assert!(agent.seen.iter().any(|e| matches!(e,
-        AgentEvent::UserMessage { text, images } if text == "see this" && images.is_empty())));
+        AgentEvent::UserMessage { text, images, .. } if text == "see this" && images.is_empty())));
     assert_eq!(llm.requests().len(), 1);
     assert!(sent_images(&llm.request(0)).is_empty());
     agent.shutdown().await;

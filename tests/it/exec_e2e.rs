@@ -358,8 +358,28 @@ async fn json_mode_prints_one_event_per_line() {
     assert!(
         events
             .iter()
-            .any(|e| e["type"] == "request_ended" && e["reason"] == "completed")
+            .any(|e| e["type"] == "request_ended" && e["reason"]["kind"] == "completed")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_ended_has_one_shape_on_success_and_on_failure() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![Script::status(
+        400,
+        "{\"error\":{\"message\":\"bad model\"}}",
+    )])
+    .await;
+    let run = sb.exec(&llm.url(), &["--json", "hello"]).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    let ended: Value = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "request_ended")
+        .unwrap();
+    assert_eq!(ended["reason"]["kind"], "failed", "{ended}");
+    assert!(ended["reason"]["message"].is_string(), "{ended}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -653,4 +673,65 @@ async fn exec_in_plan_mode_changes_nothing_and_the_plan_is_the_answer() {
     assert!(cat.contains("hello world"), "read-only commands run: {cat}");
     let plan = llm.tool_result(2, "c4").unwrap();
     assert!(plan.contains("nobody can approve"), "{plan}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_slash_command_is_an_error_and_nothing_is_sent() {
+    let sb = Sandbox::new().file(".cairn/commands/review.md", "Review $ARGUMENTS.\n");
+    let llm = MockLlm::start(vec![Script::text("never")]).await;
+    let run = sb.exec(&llm.url(), &["/nosuch"]).await;
+    assert_eq!(run.code, 2, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("unknown command /nosuch") && run.stderr.contains("/review"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("unknown command").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    // A built-in of the full-screen UI says where it works.
+    let run = sb.exec(&llm.url(), &["/undo"]).await;
+    assert_eq!(run.code, 2, "stderr: {}", run.stderr);
+    assert!(run.stderr.contains("full-screen UI only"), "{}", run.stderr);
+    assert!(llm.requests().is_empty(), "nothing reached the model");
+    // The user's own command runs.
+    let llm = MockLlm::start(vec![Script::text("Reviewed.")]).await;
+    let run = sb.exec(&llm.url(), &["/review src"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(llm.request(0).to_string().contains("Review src."));
+    // The session keeps the user's words and is titled by them, not by the expansion.
+    let user = sb
+        .log_records()
+        .into_iter()
+        .find(|r| r["type"] == "user")
+        .unwrap();
+    assert_eq!(user["typed"], "/review src", "{user}");
+    let (_, listed, _) = sb.exec_raw_sync(&["sessions"]);
+    assert!(listed.contains("/review src"), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_whose_request_failed_is_replaced_by_the_next_never_joined() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::status(400, "{\"error\":{\"message\":\"bad request\"}}"),
+        Script::text("done"),
+    ])
+    .await;
+    let run = sb.exec(&llm.url(), &["first try"]).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    let run = sb.exec(&llm.url(), &["--continue", "first try"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let sent = llm.request(1);
+    let users: Vec<&Value> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 1, "{sent}");
+    assert_eq!(users[0]["content"], "first try", "{sent}");
 }

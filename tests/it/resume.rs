@@ -155,3 +155,33 @@ async fn a_corrupted_log_line_is_skipped_with_a_warning_and_nothing_else_is_lost
     let messages = second.request(0)["messages"].as_array().unwrap().clone();
     assert_eq!(messages.len(), 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_of_another_directory_is_not_resumed_here_and_the_error_says_where() {
+    let sb = Sandbox::new().file("sub/.keep", "");
+    let llm = MockLlm::start(vec![Script::text("hi"), Script::text("again")]).await;
+    let run = sb.exec(&llm.url(), &["hello"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let id = sb.session_id();
+    // The same data directory, another working directory.
+    let mut cmd = sb.command(
+        &["exec", "--base-url", &llm.url(), "--resume", &id, "more"],
+        &[],
+    );
+    cmd.current_dir(sb.path("sub"));
+    let out = cmd.stdin(Stdio::null()).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let here = std::fs::canonicalize(sb.workspace()).unwrap();
+    let fix = format!("cd {} && cairn --resume {id}", here.display());
+    assert!(stderr.contains(&fix), "{stderr}");
+    assert_eq!(stderr.matches("was recorded in").count(), 1, "{stderr}");
+    assert_eq!(
+        llm.requests().len(),
+        1,
+        "nothing was sent for the refused resume"
+    );
+    // In its own directory it resumes.
+    let run = sb.exec(&llm.url(), &["--resume", &id, "more"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+}

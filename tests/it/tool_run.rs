@@ -193,3 +193,37 @@ fn leftovers_that_leave_the_group_or_the_session_are_ended_by_the_subreaper_too(
         );
     }
 }
+
+/// The tools' names in `cairn tool list`'s answer.
+fn listed(sb: &crate::support::cairn_cmd::Sandbox, args: &[&str]) -> Vec<String> {
+    let out = sb.exec_raw_sync(&[&["tool", "list"], args].concat());
+    assert_eq!(out.0, 0, "stderr: {}", out.2);
+    let tools: serde_json::Value = serde_json::from_str(&out.1).unwrap();
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn tool_list_shows_what_a_session_sends_and_takes_a_config_file() {
+    let sb = crate::support::cairn_cmd::Sandbox::new().file(
+        "extra.toml",
+        "vision = true\n[web.search]\nbackend = \"searxng\"\nurl = \"http://127.0.0.1:9\"\n",
+    );
+    let plain = listed(&sb, &[]);
+    for name in ["read_file", "bash", "web_fetch", "skill", "exit_plan_mode"] {
+        assert!(plain.iter().any(|n| n == name), "{name} missing: {plain:?}");
+    }
+    assert!(!plain.iter().any(|n| n == "web_search"), "{plain:?}");
+    let path = sb.path("extra.toml");
+    let configured = listed(&sb, &["--config", path.to_str().unwrap()]);
+    for name in ["web_search", "read_image"] {
+        assert!(
+            configured.iter().any(|n| n == name),
+            "{name} missing: {configured:?}"
+        );
+    }
+}

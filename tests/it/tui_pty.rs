@@ -13,6 +13,7 @@ mod revert;
 mod rewind;
 mod shell;
 mod skills;
+mod stand_alone;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -76,7 +77,7 @@ async fn tui_pty_approving_a_dangerous_command_runs_it_and_shows_its_card() {
     assert!(victim.exists(), "nothing runs before the approval");
     // The victim is outside the workspace: `y` would run it in the sandbox, `u` without.
     assert!(prompt.contains("run without sandbox"), "{prompt}");
-    tui.send("u");
+    tui.press("u").await;
     // The output (not the command, which shows the unexpanded text) is on the card once the
     // command has finished: the live tail may show it before the exit status arrives.
     let screen = tui.wait_for_text("exit 0").await;
@@ -98,7 +99,7 @@ async fn tui_pty_denying_a_dangerous_command_tells_the_model() {
     let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
     tui.submit("delete the victim dir").await;
     tui.wait_for_text("deny with a message").await;
-    tui.send("n");
+    tui.press("n").await;
     tui.wait_for_text("denied by you").await;
     tui.wait_for_text("I left it alone").await;
     let told = llm.tool_result(1, "c1").unwrap();
@@ -415,7 +416,7 @@ async fn tui_pty_resume_without_an_id_opens_the_picker_and_restores_the_session(
         s.contains("Resume a session") && s.contains("the earlier question")
     })
     .await;
-    tui.send("\r");
+    tui.press("\r").await;
     let screen = tui
         .wait_for("the resumed transcript", |s| {
             s.contains("Earlier answer.") && !s.contains("Resume a session")

@@ -39,7 +39,12 @@ impl<'a> Replay<'a> {
     /// it); false for any other record.
     pub(super) fn conversation(&mut self, record: &Record) -> bool {
         match record {
-            Record::User { text, time, parts } => {
+            Record::User {
+                text,
+                time,
+                parts,
+                typed,
+            } => {
                 self.close_open_calls();
                 self.out.users.push(BranchUser {
                     at: self.users,
@@ -55,6 +60,7 @@ impl<'a> Replay<'a> {
                 self.out.events.push(AgentEvent::UserMessage {
                     text: text.clone(),
                     images: image_chips(parts),
+                    typed: typed.clone(),
                 });
             }
             Record::Assistant {
@@ -91,6 +97,10 @@ impl<'a> Replay<'a> {
             }
             Record::ImageRemoved { hash, note } => {
                 remove_image(&mut self.out.messages, hash, note);
+            }
+            Record::Unanswered { messages } => {
+                let keep = self.out.messages.len().saturating_sub(*messages);
+                self.out.messages.truncate(keep);
             }
             Record::Note { text, told, parts } => {
                 self.close_open_calls();
@@ -254,6 +264,7 @@ impl<'a> Replay<'a> {
             | Record::Checkpoint { .. }
             | Record::Delivered { .. }
             | Record::Withdrawn { .. }
+            | Record::Unanswered { .. }
             | Record::Returned { .. }
             | Record::Hook { .. } => {}
         }

@@ -77,9 +77,15 @@ impl App {
                     self.notice(&format!("resumed session {session}"), NoticeLevel::Info);
                 }
             }
-            AgentEvent::UserMessage { text, images } => {
+            AgentEvent::UserMessage {
+                text,
+                images,
+                typed,
+            } => {
                 self.unconfirmed = None;
-                self.transcript.push_user(text, images);
+                // The user's words as typed; a command's expansion is what the model read.
+                self.transcript
+                    .push_user(typed.as_deref().unwrap_or(text), images);
             }
             AgentEvent::RequestStarted | AgentEvent::StepEnded { .. } => {}
             AgentEvent::StepStarted { .. } => {
@@ -177,9 +183,9 @@ impl App {
                 self.skills.clone_from(skills);
                 self.skills_budget = *budget;
             }
-            AgentEvent::Sessions { sessions } => self
+            AgentEvent::Sessions { sessions, here } => self
                 .layers
-                .open_picker(SessionPicker::new(sessions.clone())),
+                .open_picker(SessionPicker::new(sessions.clone(), here.clone())),
             AgentEvent::Context {
                 used,
                 window,

@@ -1,21 +1,17 @@
 //! The approval prompt: a modal over the transcript for each call the gate holds
 //! (`ToolEvent::AwaitingApproval`). It shows the command highlighted, why it was held, whether
-//! it would run sandboxed, the diff of a held write, and takes single keys: y, a, p, n, m, Esc.
-//! Every other key does nothing while it is open, so nothing is approved or typed by accident.
-//!
-//! A prompt that opens while the user is typing is *held back*: it takes no key until the
-//! typing has paused for `TYPING_PAUSE` (each key typed meanwhile pushes that further, so a
-//! burst begun before it opened never answers it, however long it goes on), and says so; the
-//! keys typed meanwhile go on into the input. Esc denies the calls it holds (it does not defer
-//! them): the model is told, the turn goes on. A dangerous command offers no "always" keys.
+//! it would run sandboxed, the diff of a held write, and takes single keys: y, u, n, m, Esc,
+//! and a or p, which widen trust beyond the call and so take a second step (a confirmation
+//! line, y or n). Which keys reach it is the stand-alone rule's (`tui::stand_alone`): typing
+//! goes to the input, and the prompt says so while the user types. Esc denies the calls it
+//! holds (it does not defer them): the model is told, the turn goes on. A dangerous command
+//! offers no "always" keys.
 //! At any height the keys, the `why:` line and every dangerous part of the command stay on
 //! screen; a long command is elided in the middle (its end always shown) and ↑/↓ scroll it.
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
-
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::bus::EXIT_PLAN_MODE;
 use crate::bus::Mode;
@@ -24,13 +20,6 @@ use crate::tool_output::FileChange;
 
 /// Diff lines shown inside the prompt at most.
 const DIFF_ROWS: usize = 12;
-
-/// A key this recent when a prompt opens means the user is typing: the prompt holds its keys
-/// back until no key has come for this long.
-pub const TYPING_PAUSE: Duration = Duration::from_millis(500);
-/// Once the typing stopped, the prompt stays held back at least this long after it opened, so
-/// the user sees it before a key counts.
-pub const OPEN_GUARD: Duration = Duration::from_millis(250);
 
 /// The modes an approved plan can be carried out in, in the order ←/→ offer them.
 const PLAN_MODES: [Mode; 3] = [Mode::AutoEdit, Mode::Auto, Mode::Ask];
@@ -84,10 +73,10 @@ pub struct ApprovalPrompt {
     scroll: usize,
     /// The largest useful `scroll` at the last render (keys clamp to it).
     max_scroll: Cell<usize>,
-    /// The last key the user pressed anywhere (see `note_key`).
-    last_key: Option<Instant>,
-    /// While set, the current call takes no key before this instant: the user was typing.
-    held_back_until: Option<Instant>,
+    /// The user is typing: the keys go to the input, and the prompt says so.
+    typing: bool,
+    /// `a` or `p` was pressed: the rule it would make, waiting for its confirmation.
+    confirm: Option<Decision>,
     /// For a plan: which of `PLAN_MODES` approving it switches to.
     plan_choice: usize,
 }
@@ -101,73 +90,78 @@ impl ApprovalPrompt {
         self.held.front().map(|e| &e.held)
     }
 
-    pub fn hold(&mut self, held: Held, now: Instant) {
+    pub fn hold(&mut self, held: Held) {
         if !self.held.iter().any(|e| e.held.call == held.call) {
             let notice = view::hidden_notice(&held);
             self.held.push_back(Entry { held, notice });
-            if self.held.len() == 1 {
-                self.arm(now);
-            }
         }
     }
 
     /// The call was decided or ended elsewhere: forget it.
-    pub fn settle(&mut self, call: &CallId, now: Instant) {
+    pub fn settle(&mut self, call: &CallId) {
         let was_current = self.held.front().is_some_and(|e| &e.held.call == call);
         self.held.retain(|e| &e.held.call != call);
         if was_current {
-            self.message = None;
-            self.scroll = 0;
-            self.arm(now);
+            self.next_call();
         }
     }
 
     pub fn clear(&mut self) {
-        let last_key = self.last_key;
         *self = Self::default();
-        self.last_key = last_key;
     }
 
-    /// A deny message is being typed (Esc goes back to the keys, it does not deny).
+    /// A deny message is being typed or an "always" rule confirmed: Esc goes back to the
+    /// keys, it does not deny.
+    pub fn in_step(&self) -> bool {
+        self.message.is_some() || self.confirm.is_some()
+    }
+
+    /// A deny message is being typed: keys are its text.
     pub fn typing_message(&self) -> bool {
         self.message.is_some()
     }
 
-    /// A call became the one shown at `now`: held back when the user is typing.
-    fn arm(&mut self, now: Instant) {
+    /// Whether to say that the keys go to the input because the user is typing.
+    pub fn show_typing(&mut self, typing: bool) {
+        self.typing = typing;
+    }
+
+    /// Which step the prompt is at (the call shown, a confirmation or message open): a new
+    /// step takes no key for the rule's dead time.
+    pub fn step(&self) -> (Option<&CallId>, bool, bool) {
+        (
+            self.current().map(|h| &h.call),
+            self.confirm.is_some(),
+            self.message.is_some(),
+        )
+    }
+
+    /// Whether the character `c` is one of the prompt's keys now (other characters are text).
+    pub fn takes_char(&self, c: char) -> bool {
+        let Some(entry) = self.held.front() else {
+            return false;
+        };
+        if self.confirm.is_some() {
+            return matches!(c, 'y' | 'n');
+        }
+        let held = &entry.held;
+        if held.is_plan() {
+            return matches!(c, 'y' | 'n' | 'm' | 'f');
+        }
+        match c {
+            'y' | 'n' | 'm' => true,
+            'a' | 'p' => entry.offers_rules(),
+            'u' => held.name == "bash" && held.sandboxed,
+            _ => false,
+        }
+    }
+
+    /// A call became the one shown: its own keys, from the start.
+    fn next_call(&mut self) {
+        self.message = None;
+        self.confirm = None;
+        self.scroll = 0;
         self.plan_choice = 0;
-        self.held_back_until = self
-            .last_key
-            .filter(|at| self.is_open() && now.saturating_duration_since(*at) < TYPING_PAUSE)
-            .map(|at| (at + TYPING_PAUSE).max(now + OPEN_GUARD));
-    }
-
-    /// Every key press reaches here first (whether or not a prompt is open): a key pressed
-    /// while the prompt is held back keeps it held back until the next pause.
-    pub fn note_key(&mut self, now: Instant) {
-        self.last_key = Some(now);
-        if let Some(until) = &mut self.held_back_until {
-            *until = (*until).max(now + TYPING_PAUSE);
-        }
-    }
-
-    /// Whether the prompt is open but takes no key yet, because the user is typing.
-    pub fn held_back(&self, now: Instant) -> bool {
-        self.is_open() && self.held_back_until.is_some_and(|until| now < until)
-    }
-
-    /// When the held-back prompt starts taking keys (a frame is due then).
-    pub fn takes_keys_at(&self) -> Option<Instant> {
-        self.held_back_until.filter(|_| self.is_open())
-    }
-
-    /// Forgets a hold-back that has run out; true when the prompt changed.
-    pub fn expire(&mut self, now: Instant) -> bool {
-        if self.held_back_until.is_some_and(|until| until <= now) {
-            self.held_back_until = None;
-            return true;
-        }
-        false
     }
 
     /// Esc: every call the prompt holds is denied (none is left waiting behind a closed box).
@@ -182,14 +176,12 @@ impl ApprovalPrompt {
                 (e.held.call, decision)
             })
             .collect();
-        self.message = None;
-        self.scroll = 0;
-        self.held_back_until = None;
+        self.next_call();
         decisions
     }
 
-    /// Handles a key; returns the decision once the user made one. Keys are ignored while the
-    /// prompt is held back (the caller routes them to the input).
+    /// Handles a key; returns the decision once the user made one. Which keys reach it is the
+    /// caller's (the stand-alone rule): here a key is an answer.
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<(CallId, Decision)> {
         let entry = self.held.front()?;
         let offers_rules = entry.offers_rules();
@@ -221,24 +213,40 @@ impl ApprovalPrompt {
         {
             return None;
         }
+        if let Some(rule) = &self.confirm {
+            // The second step of an "always" answer: y makes the rule, n or Esc goes back.
+            return match key.code {
+                KeyCode::Char('y') => {
+                    let rule = rule.clone();
+                    self.decide(rule)
+                }
+                KeyCode::Char('n') | KeyCode::Esc => {
+                    self.confirm = None;
+                    None
+                }
+                _ => None,
+            };
+        }
         if is_plan {
             return self.plan_key(key);
         }
         match key.code {
-            KeyCode::Char('y' | 'Y') => self.decide(Decision::Approve),
-            KeyCode::Char('a' | 'A') if offers_rules => {
+            KeyCode::Char('y') => self.decide(Decision::Approve),
+            KeyCode::Char('a') if offers_rules => {
                 let prefix = held.prefix.clone();
-                self.decide(Decision::ApproveForSession { prefix })
+                self.confirm = Some(Decision::ApproveForSession { prefix });
+                None
             }
-            KeyCode::Char('p' | 'P') if offers_rules => {
+            KeyCode::Char('p') if offers_rules => {
                 let prefix = held.prefix.clone();
-                self.decide(Decision::ApproveForProject { prefix })
+                self.confirm = Some(Decision::ApproveForProject { prefix });
+                None
             }
-            KeyCode::Char('u' | 'U') if held.name == "bash" && held.sandboxed => {
+            KeyCode::Char('u') if held.name == "bash" && held.sandboxed => {
                 self.decide(Decision::ApproveUnsandboxed)
             }
-            KeyCode::Char('n' | 'N') => self.decide(Decision::Deny { message: None }),
-            KeyCode::Char('m' | 'M') => {
+            KeyCode::Char('n') => self.decide(Decision::Deny { message: None }),
+            KeyCode::Char('m') => {
                 self.message = Some(String::new());
                 None
             }
@@ -258,7 +266,7 @@ impl ApprovalPrompt {
     fn plan_key(&mut self, key: KeyEvent) -> Option<(CallId, Decision)> {
         let n = PLAN_MODES.len();
         match key.code {
-            KeyCode::Char('y' | 'Y') | KeyCode::Enter => {
+            KeyCode::Char('y') | KeyCode::Enter => {
                 let mode = PLAN_MODES[self.plan_choice % n];
                 self.decide(Decision::ApprovePlan { mode })
             }
@@ -270,8 +278,8 @@ impl ApprovalPrompt {
                 self.plan_choice = (self.plan_choice + 1) % n;
                 None
             }
-            KeyCode::Char('n' | 'N') => self.decide(Decision::Deny { message: None }),
-            KeyCode::Char('m' | 'M' | 'f' | 'F') => {
+            KeyCode::Char('n') => self.decide(Decision::Deny { message: None }),
+            KeyCode::Char('m' | 'f') => {
                 self.message = Some(String::new());
                 None
             }
@@ -296,12 +304,8 @@ impl ApprovalPrompt {
 
     fn decide(&mut self, decision: Decision) -> Option<(CallId, Decision)> {
         let entry = self.held.pop_front()?;
-        self.message = None;
-        self.scroll = 0;
-        // The key that decided is the last key: a second press does not answer the next call.
-        if let Some(now) = self.last_key {
-            self.arm(now);
-        }
+        // The next call is a new step: a second press does not answer it (the dead time).
+        self.next_call();
         Some((entry.held.call, decision))
     }
 }

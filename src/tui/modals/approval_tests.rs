@@ -1,4 +1,4 @@
-//! The approval prompt's keys, hold-back and layout.
+//! The approval prompt's keys, its confirmation step and layout.
 use super::*;
 
 /// The dangers the gate finds in `command`, as the approval event carries them.
@@ -45,11 +45,10 @@ fn legend(prompt: &ApprovalPrompt) -> String {
 
 #[test]
 fn single_keys_decide_and_other_keys_do_nothing() {
-    let now = Instant::now();
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"), now);
-    prompt.hold(mutating("c2"), now);
-    prompt.hold(held("c3"), now);
+    prompt.hold(held("c1"));
+    prompt.hold(mutating("c2"));
+    prompt.hold(held("c3"));
     for c in ['x', 'q', ' ', 'j'] {
         assert_eq!(prompt.handle_key(key(c)), None);
     }
@@ -61,8 +60,9 @@ fn single_keys_decide_and_other_keys_do_nothing() {
         prompt.handle_key(key('y')),
         Some((CallId::new("c1"), Decision::Approve))
     );
+    assert_eq!(prompt.handle_key(key('a')), None, "a asks first");
     assert_eq!(
-        prompt.handle_key(key('a')),
+        prompt.handle_key(key('y')),
         Some((
             CallId::new("c2"),
             Decision::ApproveForSession {
@@ -79,18 +79,14 @@ fn single_keys_decide_and_other_keys_do_nothing() {
 
 #[test]
 fn u_runs_a_sandboxed_command_without_the_sandbox_and_nothing_else() {
-    let now = Instant::now();
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"), now);
+    prompt.hold(held("c1"));
     assert_eq!(prompt.handle_key(key('u')), None, "not sandboxed: no u");
-    prompt.settle(&CallId::new("c1"), now);
-    prompt.hold(
-        Held {
-            sandboxed: true,
-            ..held("c2")
-        },
-        now,
-    );
+    prompt.settle(&CallId::new("c1"));
+    prompt.hold(Held {
+        sandboxed: true,
+        ..held("c2")
+    });
     let legend = legend(&prompt);
     assert!(legend.contains("run without sandbox"), "{legend}");
     assert_eq!(
@@ -102,7 +98,7 @@ fn u_runs_a_sandboxed_command_without_the_sandbox_and_nothing_else() {
 #[test]
 fn m_types_a_message_sent_with_the_denial() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"), Instant::now());
+    prompt.hold(held("c1"));
     assert_eq!(prompt.handle_key(key('m')), None);
     for c in "use trash".chars() {
         assert_eq!(prompt.handle_key(key(c)), None, "y and n are text now");
@@ -148,7 +144,7 @@ fn draw(prompt: &ApprovalPrompt, w: u16, h: u16) -> String {
 #[test]
 fn a_long_command_keeps_its_end_its_reason_its_danger_and_the_keys_at_any_height() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(long_command(), Instant::now());
+    prompt.hold(long_command());
     for height in [24, 16, 12, 10] {
         let screen = draw(&prompt, 80, height);
         for expected in [
@@ -174,7 +170,7 @@ fn a_long_command_keeps_its_end_its_reason_its_danger_and_the_keys_at_any_height
 #[test]
 fn arrows_scroll_the_elided_middle_and_decide_nothing() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(long_command(), Instant::now());
+    prompt.hold(long_command());
     let before = draw(&prompt, 80, 24);
     assert!(before.contains("echo step 1 ") || before.contains("echo step 1\u{20}"));
     let down = KeyEvent::new(KeyCode::Down, KeyModifiers::NONE);
@@ -202,7 +198,7 @@ fn arrows_scroll_the_elided_middle_and_decide_nothing() {
 #[test]
 fn a_dangerous_command_offers_no_always_keys_and_refuses_them() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"), Instant::now());
+    prompt.hold(held("c1"));
     let keys = legend(&prompt);
     assert!(!keys.contains("allow `"), "{keys}");
     assert!(
@@ -211,27 +207,44 @@ fn a_dangerous_command_offers_no_always_keys_and_refuses_them() {
     );
     for c in ['a', 'A', 'p', 'P'] {
         assert_eq!(prompt.handle_key(key(c)), None, "{c} must not approve");
+        assert!(!prompt.takes_char(c), "{c} is text");
     }
     assert!(prompt.is_open());
     // Not dangerous: the rule keys are offered (and a rule with no prefix never is).
     prompt.clear();
-    prompt.hold(mutating("c2"), Instant::now());
+    prompt.hold(mutating("c2"));
     assert!(legend(&prompt).contains("allow `touch` for this session"));
     prompt.clear();
-    prompt.hold(
-        Held {
-            prefix: String::new(),
-            ..mutating("c3")
-        },
-        Instant::now(),
-    );
+    prompt.hold(Held {
+        prefix: String::new(),
+        ..mutating("c3")
+    });
     assert_eq!(prompt.handle_key(key('a')), None);
+}
+
+#[test]
+fn an_arithmetic_reason_is_stated_once() {
+    let command = "x=$(cat f); echo $((x+1)) $((x+2))";
+    let mut prompt = ApprovalPrompt::default();
+    prompt.hold(Held {
+        subject: command.into(),
+        why: "evaluates x as arithmetic, and its value holds code".into(),
+        prefix: "cat f".into(),
+        dangers: dangers(command),
+        ..held("c1")
+    });
+    let screen = draw(&prompt, 100, 20);
+    assert_eq!(
+        screen.matches("evaluates x as arithmetic").count(),
+        1,
+        "{screen}"
+    );
 }
 
 #[test]
 fn a_dangerous_reason_is_stated_once() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"), Instant::now());
+    prompt.hold(held("c1"));
     let screen = draw(&prompt, 80, 20);
     assert_eq!(
         screen.matches("deletes outside the workspace").count(),
@@ -242,50 +255,63 @@ fn a_dangerous_reason_is_stated_once() {
 }
 
 #[test]
-fn a_prompt_opening_while_typing_takes_no_key_until_a_pause() {
-    let start = Instant::now();
-    let ms = |n: u64| start + Duration::from_millis(n);
+fn the_prompt_says_when_the_keys_go_to_the_input() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.note_key(ms(0));
-    prompt.hold(mutating("c1"), ms(100));
-    assert!(prompt.held_back(ms(100)));
+    prompt.hold(mutating("c1"));
+    prompt.show_typing(true);
     assert!(legend(&prompt).contains("you are typing"));
-    // A burst of any length keeps it held back: every key pushes the pause further.
-    let mut at = 100;
-    while at < 5_000 {
-        assert!(prompt.held_back(ms(at)), "held back at {at} ms");
-        prompt.note_key(ms(at));
-        at += 150;
-    }
-    let last = at - 150;
-    assert!(prompt.held_back(ms(last + 400)));
-    assert!(!prompt.held_back(ms(last + 500)), "a pause releases it");
-    assert!(prompt.expire(ms(last + 500)));
+    prompt.show_typing(false);
     assert!(legend(&prompt).contains("approve once"));
-    assert!(prompt.is_open(), "nothing was decided");
 }
 
 #[test]
-fn a_prompt_opening_after_a_pause_takes_keys_at_once_and_a_double_press_answers_one() {
-    let start = Instant::now();
-    let ms = |n: u64| start + Duration::from_millis(n);
+fn a_and_p_ask_for_a_confirmation_that_y_gives_and_n_takes_back() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.note_key(ms(0));
-    prompt.hold(mutating("c1"), ms(2_000));
-    prompt.hold(mutating("c2"), ms(2_000));
-    assert!(!prompt.held_back(ms(2_000)));
-    prompt.note_key(ms(2_100));
-    assert!(prompt.handle_key(key('y')).is_some());
-    // The second `y` of a double press comes too soon for the next call.
-    assert!(prompt.held_back(ms(2_150)));
-    assert!(!prompt.held_back(ms(2_100 + 500)));
+    prompt.hold(mutating("c1"));
+    assert_eq!(prompt.handle_key(key('a')), None, "one key widens nothing");
+    let asked = legend(&prompt);
+    assert!(
+        asked.contains("allow `touch` for the rest of this session") && asked.contains("yes"),
+        "{asked}"
+    );
+    assert!(prompt.takes_char('y') && !prompt.takes_char('a'));
+    assert_eq!(prompt.handle_key(key('n')), None);
+    assert!(legend(&prompt).contains("approve once"), "back to the keys");
+    assert_eq!(prompt.handle_key(key('p')), None);
+    assert!(legend(&prompt).contains("always allow `touch` in this project"));
+    let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(prompt.handle_key(esc), None);
+    assert!(prompt.is_open() && !prompt.in_step());
+    assert_eq!(prompt.handle_key(key('p')), None);
+    assert_eq!(
+        prompt.handle_key(key('y')),
+        Some((
+            CallId::new("c1"),
+            Decision::ApproveForProject {
+                prefix: "touch".into()
+            }
+        ))
+    );
+}
+
+#[test]
+fn shifted_letters_are_no_keys_of_the_prompt() {
+    let mut prompt = ApprovalPrompt::default();
+    prompt.hold(mutating("c1"));
+    for c in ['Y', 'A', 'P', 'N', 'M', 'U'] {
+        assert!(!prompt.takes_char(c), "{c}");
+    }
+    for c in ['y', 'a', 'p', 'n', 'm'] {
+        assert!(prompt.takes_char(c), "{c}");
+    }
+    assert!(!prompt.takes_char('u'), "not sandboxed");
 }
 
 #[test]
 fn esc_denies_every_held_call_and_leaves_nothing_waiting() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(mutating("c1"), Instant::now());
-    prompt.hold(mutating("c2"), Instant::now());
+    prompt.hold(mutating("c1"));
+    prompt.hold(mutating("c2"));
     let decisions = prompt.dismiss();
     let calls: Vec<&str> = decisions.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(calls, ["c1", "c2"]);
@@ -402,7 +428,7 @@ fn characters_that_would_not_show_are_shown_and_named_and_keep_the_box_whole() {
     for (name, command, marker, note) in cases {
         let mut prompt = ApprovalPrompt::default();
         let prefix = command.split(' ').take(2).collect::<Vec<_>>().join(" ");
-        prompt.hold(hiding(command, &prefix), Instant::now());
+        prompt.hold(hiding(command, &prefix));
         for (w, h) in [(80, 16), (44, 14), (36, 16)] {
             let screen = draw_checked(&prompt, w, h);
             assert!(
@@ -425,18 +451,21 @@ fn characters_that_would_not_show_are_shown_and_named_and_keep_the_box_whole() {
 #[test]
 fn the_rule_offered_shows_what_it_would_match() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(
-        hiding("touch safe\u{200b}.txt", "touch safe\u{200b}.txt"),
-        Instant::now(),
-    );
+    prompt.hold(hiding("touch safe\u{200b}.txt", "touch safe\u{200b}.txt"));
     let keys = legend(&prompt);
     assert!(
         keys.contains("allow `touch safe<U+200B>.txt` for this session"),
         "{keys}"
     );
-    // What the key approves is the rule itself, not its visible form.
+    // The confirmation shows it visibly too; what it approves is the rule itself.
+    assert_eq!(prompt.handle_key(key('a')), None);
+    let asked = legend(&prompt);
+    assert!(
+        asked.contains("allow `touch safe<U+200B>.txt` for the rest"),
+        "{asked}"
+    );
     assert_eq!(
-        prompt.handle_key(key('a')),
+        prompt.handle_key(key('y')),
         Some((
             CallId::new("hidden"),
             Decision::ApproveForSession {
@@ -449,7 +478,7 @@ fn the_rule_offered_shows_what_it_would_match() {
 #[test]
 fn plain_commands_carry_no_note() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(hiding("touch café.txt 日本", "touch"), Instant::now());
+    prompt.hold(hiding("touch café.txt 日本", "touch"));
     let screen = draw_checked(&prompt, 80, 16);
     assert!(!screen.contains("invisible"), "{screen}");
     assert!(screen.contains("café.txt"), "{screen}");
@@ -458,15 +487,12 @@ fn plain_commands_carry_no_note() {
 #[test]
 fn a_held_write_shows_its_path_in_its_visible_form() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(
-        Held {
-            name: "write_file".into(),
-            subject: "notes\u{202e}txt.exe".into(),
-            prefix: String::new(),
-            ..hiding("", "")
-        },
-        Instant::now(),
-    );
+    prompt.hold(Held {
+        name: "write_file".into(),
+        subject: "notes\u{202e}txt.exe".into(),
+        prefix: String::new(),
+        ..hiding("", "")
+    });
     let screen = draw_checked(&prompt, 80, 16);
     assert!(screen.contains("notes<U+202E>txt.exe"), "{screen}");
     assert!(screen.contains("U+202E bidi control"), "{screen}");
@@ -479,13 +505,10 @@ fn the_sandboxed_line_says_when_a_command_gets_unix_sockets() {
         "{}connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: /run/docker.sock",
         crate::bus::SANDBOX_REACH
     );
-    prompt.hold(
-        Held {
-            why: format!("changes files; {reach}"),
-            ..hiding("docker ps", "docker ps")
-        },
-        Instant::now(),
-    );
+    prompt.hold(Held {
+        why: format!("changes files; {reach}"),
+        ..hiding("docker ps", "docker ps")
+    });
     let screen = draw_checked(&prompt, 80, 16);
     let sandbox_row = screen
         .lines()
@@ -501,7 +524,7 @@ fn the_sandboxed_line_says_when_a_command_gets_unix_sockets() {
     insta::assert_snapshot!("sandboxed_with_sockets", screen);
     // Without the note the line is as before.
     prompt.clear();
-    prompt.hold(hiding("touch a", "touch"), Instant::now());
+    prompt.hold(hiding("touch a", "touch"));
     let screen = draw_checked(&prompt, 80, 16);
     assert!(!screen.contains("it may"), "{screen}");
 }

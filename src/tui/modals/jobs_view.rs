@@ -63,6 +63,24 @@ impl JobsView {
         }
     }
 
+    /// Which step the view is at (the list, an output, a kill to confirm): a new step takes
+    /// no key for the stand-alone rule's dead time.
+    pub fn step(&self) -> u8 {
+        match self.stage {
+            Stage::List => 0,
+            Stage::Output { .. } => 1,
+            Stage::ConfirmKill { .. } => 2,
+        }
+    }
+
+    /// Whether `c` is one of the view's keys now (other characters are text for the input).
+    pub fn takes_char(&self, c: char) -> bool {
+        match self.stage {
+            Stage::ConfirmKill { .. } => matches!(c, 'y' | 'n'),
+            Stage::List | Stage::Output { .. } => matches!(c, 'k' | 'q'),
+        }
+    }
+
     /// When the view wants fresh state.
     pub fn due(&self) -> Instant {
         self.due

@@ -77,6 +77,11 @@ impl Layers {
         }
     }
 
+    /// The layer on top, which takes the keys first.
+    pub fn top(&self) -> Option<&Layer> {
+        self.stack.last()
+    }
+
     /// Bottom to top, the order they are drawn in.
     pub fn iter(&self) -> impl Iterator<Item = &Layer> {
         self.stack.iter()

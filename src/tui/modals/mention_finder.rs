@@ -1,6 +1,7 @@
 //! The `@` finder popup: while the word at the cursor starts with `@`, the best files of the
-//! workspace for what follows are listed above the input; Up/Down choose, Tab puts the
-//! chosen path in place of the word (quoted when it has spaces), Esc closes. The index is the
+//! workspace for what follows are listed above the input; Up/Down choose, Enter picks the
+//! chosen path (in place of the word, quoted when it has spaces, a space after it), Tab
+//! completes it without the space (so `#L10-20` may follow), Esc closes. The index is the
 //! `finder`'s, built on a background thread the first time `@` is typed and walked again each
 //! time the popup opens, so typing never waits for it and new files appear. While a walk runs
 //! under an open popup the app checks on it each tick (`waiting_for_index`), and the list is
@@ -121,7 +122,7 @@ impl MentionFinder {
             KeyCode::Up => open.selected = open.selected.saturating_sub(1),
             KeyCode::Down => open.selected = (open.selected + 1).min(open.matches.len() - 1),
             KeyCode::Esc => self.open = None,
-            KeyCode::Tab => {
+            KeyCode::Tab | KeyCode::Enter => {
                 let path = open.matches.get(open.selected)?.clone();
                 let range = open.word.clone();
                 let file = self
@@ -129,11 +130,14 @@ impl MentionFinder {
                     .as_ref()
                     .map_or_else(|| PathBuf::from(&path), |index| index.root().join(&path));
                 self.open = None;
-                return Some(Some(Pick {
-                    range,
-                    text: format!("{} ", crate::content::mentions::spelling(&path)),
-                    file,
-                }));
+                let spelled = crate::content::mentions::spelling(&path);
+                // Enter finishes the mention; Tab leaves the cursor on it for a `#L` range.
+                let text = if key.code == KeyCode::Enter {
+                    format!("{spelled} ")
+                } else {
+                    spelled
+                };
+                return Some(Some(Pick { range, text, file }));
             }
             _ => return None,
         }
@@ -156,7 +160,7 @@ impl MentionFinder {
             height,
         };
         Clear.render(area, buf);
-        let block = Block::bordered().title(" @ files · Tab inserts ");
+        let block = Block::bordered().title(" @ files · Enter picks · Tab completes ");
         let inner = block.inner(area);
         block.render(area, buf);
         for (row, path) in open.matches.iter().enumerate().take(inner.height as usize) {

@@ -1,5 +1,6 @@
-//! The `/resume` picker: the saved sessions from `AgentEvent::Sessions`, newest first.
-//! Up/Down choose, Enter resumes, Esc closes.
+//! The `/resume` picker: the saved sessions from `AgentEvent::Sessions`, this directory's
+//! first, newest first; a session of another directory is marked with it (resuming it here is
+//! refused with the command that resumes it there). Up/Down choose, Enter resumes, Esc closes.
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -15,14 +16,22 @@ use crate::tui::{theme, wrap};
 pub struct SessionPicker {
     sessions: Vec<SessionSummary>,
     selected: usize,
+    /// The directory this session works in.
+    here: String,
 }
 
 impl SessionPicker {
-    pub fn new(sessions: Vec<SessionSummary>) -> Self {
+    pub fn new(sessions: Vec<SessionSummary>, here: String) -> Self {
         Self {
             sessions,
             selected: 0,
+            here,
         }
+    }
+
+    /// Whether `c` is one of the picker's keys (other characters are text for the input).
+    pub fn takes_char(&self, c: char) -> bool {
+        matches!(c, 'j' | 'k' | 'q')
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {
@@ -78,11 +87,16 @@ impl SessionPicker {
                 .collect::<String>()
                 .replace('T', " ");
             let prompt = s.first_prompt.replace('\n', " ");
-            let text = format!("{started}  {}  {prompt}", s.cwd);
-            let style = if i == self.selected {
-                theme::selected()
+            let elsewhere = !self.here.is_empty() && s.cwd != self.here;
+            let text = if elsewhere {
+                format!("{started}  elsewhere: {}  {prompt}", s.cwd)
             } else {
-                theme::base()
+                format!("{started}  {prompt}")
+            };
+            let style = match (i == self.selected, elsewhere) {
+                (true, _) => theme::selected(),
+                (false, true) => theme::dim(),
+                (false, false) => theme::base(),
             };
             let line = Line::styled(wrap::truncate(&text, usize::from(inner.width)), style);
             buf.set_line(inner.x, inner.y + (i - first) as u16, &line, inner.width);

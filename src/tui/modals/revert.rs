@@ -2,7 +2,8 @@
 //! the revert would do now (`PreviewRevert`) and shows the answer: the reverse diff of each
 //! file against its current content (with a warning for protected places and paths outside the
 //! workspace), to apply with `y`; or the conflict — which lines differ, what was expected and
-//! what is there — with only "close". Nothing is written before `y`.
+//! what is there — with only "close". Applying changes files, so it takes a second step: `y`
+//! (or Enter) asks once more, and `y` on that line applies. Nothing is written before it.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -31,6 +32,8 @@ pub struct RevertModal {
     what: String,
     state: State,
     scroll: usize,
+    /// `y` was pressed on the preview: the confirmation line is shown.
+    confirming: bool,
 }
 
 impl RevertModal {
@@ -41,6 +44,7 @@ impl RevertModal {
             what: String::new(),
             state: State::Asking,
             scroll: 0,
+            confirming: false,
         }
     }
 
@@ -53,12 +57,49 @@ impl RevertModal {
         what.clone_into(&mut self.what);
         self.state = State::Shown { plan, moved };
         self.scroll = 0;
+        self.confirming = false;
+    }
+
+    /// Which step the modal is at (asking, shown, confirming, applying): a new step takes no
+    /// key for the stand-alone rule's dead time.
+    pub fn step(&self) -> u8 {
+        match &self.state {
+            State::Asking => 0,
+            State::Shown { .. } if self.confirming => 2,
+            State::Shown { .. } => 1,
+            State::Applying => 3,
+        }
+    }
+
+    /// Whether `c` is one of the modal's keys (other characters are text for the input).
+    pub fn takes_char(&self, c: char) -> bool {
+        if self.confirming {
+            return matches!(c, 'y' | 'n');
+        }
+        let ready = matches!(
+            self.state,
+            State::Shown {
+                plan: RevertPlan::Ready { .. },
+                ..
+            }
+        );
+        matches!(c, 'n' | 'q' | 'j' | 'k') || (c == 'y' && ready)
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {
         let plain = !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if self.confirming {
+            return match key.code {
+                KeyCode::Char('y') | KeyCode::Enter if plain => self.apply(),
+                KeyCode::Esc | KeyCode::Char('n') if plain => {
+                    self.confirming = false;
+                    LayerOutcome::Open
+                }
+                _ => LayerOutcome::Open,
+            };
+        }
         match key.code {
             KeyCode::Esc | KeyCode::Char('n' | 'q') if plain => return LayerOutcome::Closed,
             KeyCode::Char('j') | KeyCode::Down => self.scroll += 1,
@@ -67,25 +108,36 @@ impl RevertModal {
             KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
             KeyCode::Char('y') | KeyCode::Enter if plain => match &self.state {
                 State::Shown {
-                    plan: RevertPlan::Ready { stamp, .. },
+                    plan: RevertPlan::Ready { .. },
                     ..
-                } => {
-                    let command = UserCommand::Revert {
-                        target: self.target.clone(),
-                        stamp: stamp.clone(),
-                    };
-                    self.state = State::Applying;
-                    return LayerOutcome::Send {
-                        command,
-                        close: false,
-                    };
-                }
+                } => self.confirming = true,
                 State::Shown { .. } if key.code == KeyCode::Enter => return LayerOutcome::Closed,
                 _ => {}
             },
             _ => {}
         }
         LayerOutcome::Open
+    }
+
+    /// The confirmed revert goes to the agent (with the stamp of the preview shown).
+    fn apply(&mut self) -> LayerOutcome {
+        let State::Shown {
+            plan: RevertPlan::Ready { stamp, .. },
+            ..
+        } = &self.state
+        else {
+            return LayerOutcome::Open;
+        };
+        let command = UserCommand::Revert {
+            target: self.target.clone(),
+            stamp: stamp.clone(),
+        };
+        self.confirming = false;
+        self.state = State::Applying;
+        LayerOutcome::Send {
+            command,
+            close: false,
+        }
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
@@ -137,10 +189,27 @@ impl RevertModal {
                 vec![Line::styled("Reverting…", theme::dim())],
             ),
             State::Shown { plan, moved } => match plan {
+                RevertPlan::Ready { files, .. } if self.confirming => {
+                    let mut lines = wrap_text(
+                        &format!(
+                            "Apply it: {} will change on disk now. Sure?",
+                            count(files.len(), "file")
+                        ),
+                        width,
+                        theme::warning(),
+                    );
+                    lines.extend(self.ready_lines(files, *moved, width));
+                    (
+                        " Revert: apply? ",
+                        theme::modal_border(),
+                        key_hint(&[("y", "yes, revert"), ("n/Esc", "back")]),
+                        lines,
+                    )
+                }
                 RevertPlan::Ready { files, .. } => (
                     " Revert? ",
                     theme::modal_border(),
-                    key_hint(&[("y", "apply"), ("n/Esc", "cancel"), ("j/k", "scroll")]),
+                    key_hint(&[("y", "apply…"), ("n/Esc", "cancel"), ("j/k", "scroll")]),
                     self.ready_lines(files, *moved, width),
                 ),
                 RevertPlan::Conflict { conflicts } => (
@@ -265,6 +334,14 @@ impl RevertModal {
             }
         }
         out
+    }
+}
+
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
 

@@ -77,6 +77,17 @@ fn the_preview_shows_the_reverse_diff_and_the_keys() {
     assert!(draw(&modal, 80, 16).contains("Working out what the revert would do"));
     modal.show(WHAT, ready(None), false);
     insta::assert_snapshot!("revert_preview", draw(&modal, 80, 16));
+    // y asks once more; n goes back; y, y applies.
+    assert_eq!(press(&mut modal, KeyCode::Char('y')), LayerOutcome::Open);
+    let screen = draw(&modal, 80, 16);
+    assert!(
+        screen.contains("1 file will change on disk now"),
+        "{screen}"
+    );
+    assert!(screen.contains("yes, revert"), "{screen}");
+    assert_eq!(press(&mut modal, KeyCode::Char('n')), LayerOutcome::Open);
+    assert!(draw(&modal, 80, 16).contains("apply…"));
+    assert_eq!(press(&mut modal, KeyCode::Enter), LayerOutcome::Open);
     let LayerOutcome::Send {
         command: UserCommand::Revert {
             target: sent,
@@ -166,16 +177,33 @@ mod in_the_app {
     }
 
     fn press(app: &mut App, c: char) {
-        app.handle_input(&Event::Key(KeyEvent::new(
-            KeyCode::Char(c),
-            KeyModifiers::NONE,
-        )));
+        app.press_alone(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
 
     fn screen(app: &App) -> String {
         let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
         terminal.draw(|f| app.render(f)).unwrap();
         terminal.backend().to_string()
+    }
+
+    #[test]
+    fn typing_in_the_diff_pane_goes_to_the_input_and_reverts_nothing() {
+        // `/redo yes`, `try`, `really`: written at once, at any time after a preview opened.
+        for text in ["/redo yes", "try", "really", "ry"] {
+            let mut app = app_with_an_edit();
+            app.set_now(app.now + std::time::Duration::from_secs(2));
+            for c in text.chars() {
+                app.handle_input(&Event::Key(KeyEvent::new(
+                    KeyCode::Char(c),
+                    KeyModifiers::NONE,
+                )));
+            }
+            app.set_now(app.now + std::time::Duration::from_secs(1));
+            app.expire();
+            assert!(app.take_commands().is_empty(), "{text}");
+            assert_eq!(app.composer.text(), text);
+            assert_eq!(app.focus(), Focus::Input);
+        }
     }
 
     #[test]
@@ -237,7 +265,9 @@ mod in_the_app {
             plan: ready(None),
             moved: false,
         });
-        assert!(screen(&app).contains("y apply"));
+        assert!(screen(&app).contains("y apply…"));
+        press(&mut app, 'y');
+        assert!(app.take_commands().is_empty(), "one y reverts nothing");
         press(&mut app, 'y');
         let commands = app.take_commands();
         assert!(
@@ -257,7 +287,7 @@ mod in_the_app {
             }],
         });
         let shown = screen(&app);
-        assert!(!shown.contains("y apply"), "the modal closed:\n{shown}");
+        assert!(!shown.contains("apply…"), "the modal closed:\n{shown}");
         assert!(
             shown.contains("reverted hunk 1 of 1 of the edit of src/f.txt"),
             "{shown}"

@@ -47,6 +47,21 @@ impl RewindPicker {
             .flatten()
     }
 
+    /// Which step the picker is at: a new step takes no key for the stand-alone rule's dead
+    /// time.
+    pub fn step(&self) -> u8 {
+        self.stage as u8
+    }
+
+    /// Whether `c` is one of the picker's keys now (other characters are text for the input).
+    pub fn takes_char(&self, c: char) -> bool {
+        match self.stage {
+            Stage::Pick => matches!(c, 'j' | 'k' | 'q'),
+            Stage::Choose => matches!(c, 'b' | 'c' | 'f' | 'q'),
+            Stage::Waiting => false,
+        }
+    }
+
     pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {
         match self.stage {
             Stage::Pick => self.pick_key(key),
@@ -277,6 +292,11 @@ impl RestoreConfirm {
             label,
             scroll: 0,
         }
+    }
+
+    /// Whether `c` is one of the confirmation's keys (other characters are text).
+    pub fn takes_char(&self, c: char) -> bool {
+        matches!(c, 'y' | 'n' | 'q' | 'j' | 'k')
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> LayerOutcome {

@@ -37,15 +37,22 @@ fn draw(app: &App, w: u16, h: u16) -> TestBackend {
     terminal.backend().clone()
 }
 
+/// A key pressed alone, after a pause (see `App::press_alone`).
 fn press(app: &mut App, code: KeyCode) {
-    app.handle_input(&Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    app.press_alone(KeyEvent::new(code, KeyModifiers::NONE));
 }
 
 fn type_line(app: &mut App, text: &str) {
     for c in text.chars() {
-        press(app, KeyCode::Char(c));
+        app.handle_input(&Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::NONE,
+        )));
     }
-    press(app, KeyCode::Enter);
+    app.handle_input(&Event::Key(KeyEvent::new(
+        KeyCode::Enter,
+        KeyModifiers::NONE,
+    )));
 }
 
 fn undo_plan() -> RestorePlan {

@@ -1,8 +1,9 @@
 //! The trust prompt: a modal at start-up when the project's `.cairn/config.toml` has rules
 //! the user has not trusted in this content yet (a cloned repository may ship
-//! `allow = ["rm -rf"]`). It lists the rules and takes y (trust: `UserCommand::TrustProjectRules`
+//! `allow = ["rm -rf"]`). It lists the rules and takes y, then y again on the confirmation line
+//! (trusting widens what runs unasked, so it takes a second step; `UserCommand::TrustProjectRules`
 //! asks the agent to apply them now and remember the content; `ProjectRulesTrusted` says it
-//! did) or n / Esc (ignore them this time). Until then they do not apply.
+//! did), or n / Esc (ignore them this time). Until then they do not apply.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -19,6 +20,8 @@ const MAX_RULES: usize = 12;
 #[derive(Debug, Clone)]
 pub struct TrustPrompt {
     rules: UntrustedRules,
+    /// y was pressed once: the confirmation line is shown.
+    confirming: bool,
 }
 
 /// The user's answer.
@@ -30,11 +33,15 @@ pub enum TrustAnswer {
 
 impl TrustPrompt {
     pub fn new(rules: UntrustedRules) -> Self {
-        Self { rules }
+        Self {
+            rules,
+            confirming: false,
+        }
     }
 
-    /// y trusts, n or Esc ignores; every other key does nothing.
-    pub fn handle_key(&self, key: KeyEvent) -> Option<TrustAnswer> {
+    /// y asks for the confirmation and y there trusts; n or Esc ignores the rules (on the
+    /// confirmation line: goes back). Every other key does nothing.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<TrustAnswer> {
         if key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
@@ -42,10 +49,28 @@ impl TrustPrompt {
             return None;
         }
         match key.code {
-            KeyCode::Char('y' | 'Y') => Some(TrustAnswer::Trust),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(TrustAnswer::Ignore),
+            KeyCode::Char('y') if self.confirming => Some(TrustAnswer::Trust),
+            KeyCode::Char('y') => {
+                self.confirming = true;
+                None
+            }
+            KeyCode::Char('n') | KeyCode::Esc if self.confirming => {
+                self.confirming = false;
+                None
+            }
+            KeyCode::Char('n') | KeyCode::Esc => Some(TrustAnswer::Ignore),
             _ => None,
         }
+    }
+
+    /// Whether `c` is one of the prompt's keys (other characters are text for the input).
+    pub fn takes_char(&self, c: char) -> bool {
+        matches!(c, 'y' | 'n')
+    }
+
+    /// The confirmation line is shown (a new step for the stand-alone rule).
+    pub fn confirming(&self) -> bool {
+        self.confirming
     }
 
     /// What ignoring the rules means, for the transcript.
@@ -88,6 +113,23 @@ impl TrustPrompt {
         }
         lines.push(Line::default());
         let key = |k: &'static str| Span::styled(format!(" {k} "), theme::key());
+        if self.confirming {
+            let allows = listing.iter().filter(|r| r.starts_with("allow")).count();
+            lines.push(Line::styled(
+                wrap::truncate(
+                    &format!("trust them: {allows} allow rules run commands without asking?"),
+                    width,
+                ),
+                theme::warning(),
+            ));
+            lines.push(Line::from(vec![
+                key("y"),
+                Span::raw(" yes, trust   "),
+                key("n"),
+                Span::raw(" back"),
+            ]));
+            return lines;
+        }
         lines.push(Line::from(vec![
             key("y"),
             Span::raw(" trust   "),
@@ -191,8 +233,7 @@ mod tests {
     }
 
     fn press(app: &mut App, c: char) {
-        let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
-        app.handle_input(&Event::Key(key));
+        app.press_alone(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
 
     /// The agent's side (the live gate and the trust store) is tested over the bus in
@@ -214,10 +255,19 @@ mod tests {
         // Small terminal: the keys stay visible.
         let small = screen(&app, 60, 10);
         assert!(small.contains("ignore this time"), "{small}");
-        // Other keys do nothing, and typing does not reach the composer.
+        // Another key is no answer: it is text, and the prompt stays.
         press(&mut app, 'x');
         assert!(screen(&app, 80, 24).contains("Trust this project's rules?"));
         assert!(app.take_commands().is_empty());
+        assert_eq!(app.composer.text(), "x");
+        // y asks once more (n goes back), and y there trusts.
+        press(&mut app, 'y');
+        assert!(screen(&app, 80, 24).contains("yes, trust"));
+        press(&mut app, 'n');
+        assert!(screen(&app, 80, 24).contains("ignore this time"));
+        assert!(app.take_commands().is_empty());
+        press(&mut app, 'y');
+        assert!(app.take_commands().is_empty(), "one y trusts nothing");
         press(&mut app, 'y');
         assert!(!screen(&app, 80, 24).contains("Trust this project's rules?"));
         let sent = app.take_commands();
@@ -248,6 +298,30 @@ mod tests {
             text.contains("the rules of ws/.cairn/config.toml are ignored in this session"),
             "{text}"
         );
+        assert!(app.take_commands().is_empty());
+    }
+
+    #[test]
+    fn a_message_typed_at_launch_goes_to_the_input_and_trusts_nothing() {
+        let mut app = app();
+        let t0 = app.now;
+        // At every offset from the start, a burst written at once.
+        for (i, offset) in [0u64, 120, 480, 700, 1500].into_iter().enumerate() {
+            let mut app = self::app();
+            app.set_now(t0 + std::time::Duration::from_millis(offset));
+            for c in "yes edit the handler".chars() {
+                app.handle_input(&Event::Key(KeyEvent::new(
+                    KeyCode::Char(c),
+                    KeyModifiers::NONE,
+                )));
+            }
+            app.set_now(app.now + std::time::Duration::from_secs(1));
+            app.expire();
+            assert!(app.take_commands().is_empty(), "{i}: nothing trusted");
+            assert_eq!(app.composer.text(), "yes edit the handler", "{i}");
+            assert!(screen(&app, 80, 24).contains("Trust this project's rules?"));
+        }
+        press(&mut app, 'n');
         assert!(app.take_commands().is_empty());
     }
 }

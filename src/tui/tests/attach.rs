@@ -243,6 +243,7 @@ fn a_sent_image_shows_as_a_chip_under_its_message_in_the_transcript() {
             width: 2048,
             height: 1536,
         }],
+        typed: None,
     });
     insta::assert_snapshot!(draw(&app, 70, 12));
     assert!(screen_text(&app, 70, 12).contains("[image] clipboard.png (1.2 MB, 2048×1536)"));
@@ -279,6 +280,7 @@ fn a_message_refused_before_it_was_sent_comes_back_into_the_input_with_its_image
     app.apply(&AgentEvent::UserMessage {
         text: "second".into(),
         images: vec![],
+        typed: None,
     });
     app.apply(&AgentEvent::RequestEnded {
         last_step: crate::bus::StepId(1),
@@ -308,7 +310,7 @@ fn an_image_chosen_in_the_at_finder_becomes_a_chip_and_other_files_stay_text() {
             std::thread::yield_now();
             app.expire();
         }
-        app.handle_input(&key(KeyCode::Tab));
+        app.handle_input(&key(KeyCode::Enter));
     };
     pick(&mut app, "see @diagr");
     assert_eq!(

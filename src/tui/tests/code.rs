@@ -21,6 +21,7 @@ fn answered() -> crate::tui::app::App {
     app.apply(&AgentEvent::UserMessage {
         text: "Show me the config in TypeScript and TOML".into(),
         images: vec![],
+        typed: None,
     });
     app.apply(&AgentEvent::StepStarted { step });
     app.apply(&AgentEvent::AssistantMessage {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use super::{app, draw, key, screen_text, tool, type_text};
+use super::{app, draw, key, press, screen_text, tool, type_text};
 use crate::bus::{
     AgentEvent, CallId, JobEnd, JobEvent, JobKiller, JobLine, ToolEvent, ToolResult, UserCommand,
 };
@@ -85,7 +85,7 @@ fn the_jobs_view_at_80_and_160_columns() {
     insta::assert_snapshot!("jobs_view_80x24", draw(&app, 80, 24));
     insta::assert_snapshot!("jobs_view_160x30", draw(&app, 160, 30));
     // The output view of the chosen job.
-    app.handle_input(&key(KeyCode::Enter));
+    press(&mut app, KeyCode::Enter);
     let sent = app.take_commands();
     assert!(
         matches!(sent.as_slice(), [UserCommand::ShowJobOutput { job }] if job == "job-1"),
@@ -107,7 +107,7 @@ fn an_empty_jobs_view_says_how_jobs_start() {
     app.apply(&AgentEvent::Jobs { jobs: Vec::new() });
     let screen = screen_text(&app, 120, 24);
     assert!(screen.contains("No background jobs"), "{screen}");
-    app.handle_input(&key(KeyCode::Esc));
+    press(&mut app, KeyCode::Esc);
     assert!(app.layers.is_empty(), "Esc closes it");
 }
 
@@ -119,20 +119,20 @@ fn k_kills_the_chosen_job_after_a_confirmation_and_n_keeps_it() {
     app.take_commands();
     // An ended job cannot be killed: k does nothing there.
     app.handle_input(&key(KeyCode::Down));
-    app.handle_input(&key(KeyCode::Char('k')));
+    press(&mut app, KeyCode::Char('k'));
     assert!(!screen_text(&app, 100, 24).contains("Kill this job?"));
     app.handle_input(&key(KeyCode::Up));
-    app.handle_input(&key(KeyCode::Char('k')));
+    press(&mut app, KeyCode::Char('k'));
     let screen = screen_text(&app, 100, 24);
     assert!(screen.contains("Kill this job?"), "{screen}");
     assert!(
         app.take_commands().is_empty(),
         "nothing before the confirmation"
     );
-    app.handle_input(&key(KeyCode::Char('n')));
+    press(&mut app, KeyCode::Char('n'));
     assert!(app.take_commands().is_empty(), "n keeps it");
-    app.handle_input(&key(KeyCode::Char('k')));
-    app.handle_input(&key(KeyCode::Char('y')));
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char('y'));
     let sent = app.take_commands();
     assert!(
         matches!(sent.as_slice(), [UserCommand::KillJob { job }] if job == "job-1"),
@@ -148,7 +148,7 @@ fn k_kills_the_chosen_job_after_a_confirmation_and_n_keeps_it() {
     ));
     let screen = screen_text(&app, 120, 30);
     assert!(screen.contains("killed by you"), "{screen}");
-    app.handle_input(&key(KeyCode::Esc));
+    press(&mut app, KeyCode::Esc);
     let screen = screen_text(&app, 120, 30);
     assert!(
         screen.contains("killed job-1 `npm run dev -- --port 5173`; the model is told"),
@@ -187,8 +187,8 @@ fn the_open_view_asks_again_every_second_and_stops_when_closed() {
         "the output follows too: {sent:?}"
     );
     // Esc goes back to the list, a second Esc closes; nothing is asked after.
-    app.handle_input(&key(KeyCode::Esc));
-    app.handle_input(&key(KeyCode::Esc));
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     assert!(app.layers.is_empty());
     app.set_now(t0 + Duration::from_secs(5));
     app.expire();

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
-use super::{app, ctrl, draw, held_rm, key, options, screen_text, scripted_session, type_text};
+use super::{
+    app, ctrl, draw, held_rm, key, options, press, screen_text, scripted_session, type_text,
+};
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, Decision, EndReason, StepId, UserCommand};
 use crate::tui::app::{App, AppIntent, Focus};
@@ -113,17 +115,17 @@ fn pulling_a_message_back_never_overwrites_a_draft_and_a_late_withdrawal_is_said
 }
 
 #[test]
-fn approval_keys_send_decisions_and_other_keys_do_nothing() {
+fn approval_keys_send_decisions_and_other_keys_are_text() {
     let mut app = app(Instant::now());
     app.apply(&held_rm());
     type_text(&mut app, "hello");
-    app.handle_input(&key(KeyCode::Enter));
     assert!(app.take_commands().is_empty());
-    assert!(app.composer.is_empty(), "nothing typed behind the prompt");
-    // A dangerous command has no "always" key.
-    app.handle_input(&key(KeyCode::Char('a')));
+    assert_eq!(app.composer.text(), "hello", "typing goes to the input");
+    // A dangerous command has no "always" key: `a`, even alone, is text.
+    press(&mut app, KeyCode::Char('a'));
     assert!(app.take_commands().is_empty());
-    app.handle_input(&key(KeyCode::Char('y')));
+    assert_eq!(app.composer.text(), "helloa");
+    press(&mut app, KeyCode::Char('y'));
     let sent = app.take_commands();
     assert!(
         matches!(sent.as_slice(), [UserCommand::Decide { call, decision: Decision::Approve }]
@@ -158,11 +160,24 @@ fn every_approval_key_the_help_lists_does_what_it_says() {
                 dangers.clear();
             }
             app.apply(&held);
-            app.handle_input(&Event::Key(KeyEvent::new(k.code, k.mods)));
+            app.press_alone(KeyEvent::new(k.code, k.mods));
             let sent = app.take_commands();
             let screen = screen_text(&app, 80, 24);
             match k.code {
                 KeyCode::Char('m') => assert!(sent.is_empty() && screen.contains("Allow bash?")),
+                // Widening answers ask once more; y there decides.
+                KeyCode::Char('a' | 'p') => {
+                    assert!(
+                        sent.is_empty() && screen.contains("yes, allow it"),
+                        "{screen}"
+                    );
+                    press(&mut app, KeyCode::Char('y'));
+                    assert!(
+                        matches!(app.take_commands().as_slice(), [UserCommand::Decide { .. }]),
+                        "{}",
+                        k.label()
+                    );
+                }
                 KeyCode::PageUp | KeyCode::PageDown => {
                     assert!(sent.is_empty() && screen.contains("Allow bash?"))
                 }
@@ -186,7 +201,7 @@ fn layers_take_keys_top_first_and_the_prompt_lets_paging_through() {
     let after = screen_text(&app, 100, 30);
     assert!(after.contains("Allow bash?"));
     assert_ne!(before, after, "the transcript scrolled");
-    app.handle_input(&key(KeyCode::Char('n')));
+    press(&mut app, KeyCode::Char('n'));
     assert!(matches!(
         app.take_commands().as_slice(),
         [UserCommand::Decide {
@@ -197,7 +212,7 @@ fn layers_take_keys_top_first_and_the_prompt_lets_paging_through() {
 
     // The help open when a call is held stays below the prompt: the prompt takes the keys,
     // then the help is back.
-    app.handle_input(&key(KeyCode::Char('?')));
+    press(&mut app, KeyCode::Char('?'));
     let mut held = held_rm();
     if let AgentEvent::Tool(crate::bus::ToolEvent::AwaitingApproval { call, .. }) = &mut held {
         *call = crate::bus::CallId::new("d2");
@@ -206,7 +221,7 @@ fn layers_take_keys_top_first_and_the_prompt_lets_paging_through() {
     app.set_now(app.now + Duration::from_secs(1));
     app.apply(&held);
     assert!(screen_text(&app, 100, 30).contains("Allow bash?"));
-    app.handle_input(&key(KeyCode::Char('y')));
+    press(&mut app, KeyCode::Char('y'));
     let sent = app.take_commands();
     assert!(
         matches!(
@@ -220,7 +235,7 @@ fn layers_take_keys_top_first_and_the_prompt_lets_paging_through() {
     );
     let screen = screen_text(&app, 100, 30);
     assert!(screen.contains(" Keys ") && !screen.contains("Allow bash?"));
-    app.handle_input(&key(KeyCode::Char('x')));
+    press(&mut app, KeyCode::Char('x'));
     assert!(!screen_text(&app, 100, 30).contains(" Keys "));
     assert!(
         app.composer.is_empty(),
@@ -232,7 +247,7 @@ fn layers_take_keys_top_first_and_the_prompt_lets_paging_through() {
 fn deny_with_a_message() {
     let mut app = app(Instant::now());
     app.apply(&held_rm());
-    app.handle_input(&key(KeyCode::Char('m')));
+    press(&mut app, KeyCode::Char('m'));
     type_text(&mut app, "use cargo clean");
     assert!(screen_text(&app, 80, 24).contains("use cargo clean"));
     app.handle_input(&key(KeyCode::Enter));
@@ -320,12 +335,28 @@ fn the_resume_picker_sends_the_chosen_session() {
         cwd: "/src/app".into(),
         first_prompt: prompt.into(),
     };
+    let mut elsewhere = session("far", "tune the db");
+    elsewhere.cwd = "/src/other".into();
     app.apply(&AgentEvent::Sessions {
-        sessions: vec![session("new", "fix the bug"), session("old", "write docs")],
+        sessions: vec![
+            session("new", "fix the bug"),
+            session("old", "write docs"),
+            elsewhere,
+        ],
+        here: "/src/app".into(),
     });
-    assert!(screen_text(&app, 80, 24).contains("write docs"));
+    let screen = screen_text(&app, 80, 24);
+    assert!(screen.contains("write docs"), "{screen}");
+    assert!(
+        screen.contains("elsewhere: /src/other  tune the db"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("/src/app"),
+        "this directory goes without saying: {screen}"
+    );
     app.handle_input(&key(KeyCode::Down));
-    app.handle_input(&key(KeyCode::Enter));
+    press(&mut app, KeyCode::Enter);
     assert!(
         matches!(app.take_commands().as_slice(), [UserCommand::Resume { session }] if session.0 == "old")
     );
@@ -339,6 +370,7 @@ fn replay_is_read_only_and_says_so() {
     app.apply(&AgentEvent::UserMessage {
         text: "old question".into(),
         images: vec![],
+        typed: None,
     });
     app.apply(&AgentEvent::AssistantMessage {
         step: StepId(1),
@@ -375,7 +407,7 @@ fn an_edit_card_points_to_the_diff_pane_and_brackets_step_through_edits() {
     let mut app = scripted_session(Instant::now());
     assert!(screen_text(&app, 120, 40).contains("edit #1"));
     app.handle_input(&key(KeyCode::Tab));
-    app.handle_input(&key(KeyCode::Char('[')));
+    press(&mut app, KeyCode::Char('['));
     assert_eq!(app.focus(), Focus::Diffs);
 }
 
@@ -582,7 +614,7 @@ fn a_prompt_opening_while_typing_answers_nothing_and_the_typing_lands_in_the_inp
     app.set_now(at + Duration::from_millis(600));
     app.expire();
     assert!(screen_text(&app, 80, 24).contains("approve once"));
-    app.handle_input(&key(KeyCode::Char('n')));
+    press(&mut app, KeyCode::Char('n'));
     assert!(matches!(
         app.take_commands().as_slice(),
         [UserCommand::Decide {
@@ -602,7 +634,7 @@ fn esc_on_the_prompt_denies_without_interrupting_the_turn() {
     let mut app = app(Instant::now());
     app.apply(&AgentEvent::StepStarted { step: StepId(1) });
     app.apply(&held_rm());
-    app.handle_input(&key(KeyCode::Esc));
+    press(&mut app, KeyCode::Esc);
     let sent = app.take_commands();
     assert!(
         matches!(
@@ -618,8 +650,8 @@ fn esc_on_the_prompt_denies_without_interrupting_the_turn() {
     // Esc inside a deny message goes back to the keys, it does not deny.
     let mut app = self::app(Instant::now());
     app.apply(&held_rm());
-    app.handle_input(&key(KeyCode::Char('m')));
-    app.handle_input(&key(KeyCode::Esc));
+    press(&mut app, KeyCode::Char('m'));
+    press(&mut app, KeyCode::Esc);
     assert!(app.take_commands().is_empty());
     assert!(screen_text(&app, 80, 24).contains("deny with a message"));
 }
@@ -635,13 +667,24 @@ fn ctrl_c_interrupts_but_keeps_the_draft() {
         [UserCommand::Interrupt]
     ));
     assert_eq!(app.composer.text(), "half a thought");
-    // Idle too: the first Ctrl+C only arms the quit.
+    // Idle, nothing to stop: Ctrl+C clears the draft, Ctrl+Z brings it back.
     app.apply(&AgentEvent::Idle);
     app.take_commands();
     app.set_now(app.now + Duration::from_secs(5));
     app.handle_input(&ctrl('c'));
-    assert_eq!(app.composer.text(), "half a thought");
+    assert_eq!(app.composer.text(), "");
     assert!(!app.should_quit());
+    assert!(app.take_commands().is_empty());
+    assert!(screen_text(&app, 80, 24).contains("input cleared (Ctrl+Z brings it back)"));
+    app.handle_input(&ctrl('z'));
+    assert_eq!(app.composer.text(), "half a thought");
+    // A 600-line paste clears the same way.
+    app.composer.clear();
+    app.handle_input(&Event::Paste("line\n".repeat(600)));
+    assert!(!app.composer.is_empty());
+    app.set_now(app.now + Duration::from_secs(5));
+    app.handle_input(&ctrl('c'));
+    assert!(app.composer.is_empty());
 }
 
 #[test]

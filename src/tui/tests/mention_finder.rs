@@ -1,5 +1,6 @@
 //! The `@` finder in the input: typing goes on while the index is built, the popup lists the
-//! workspace's files (this crate's own, the tests' working directory), Tab inserts the choice.
+//! workspace's files (this crate's own, the tests' working directory), Enter picks the choice
+//! (and sends nothing), Tab completes it without a space so a `#L` range can follow.
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +11,7 @@ use crossterm::event::KeyCode;
 use super::{app, key, screen_text, type_text};
 
 #[test]
-fn typed_characters_all_arrive_while_the_index_builds_and_tab_inserts_the_chosen_file() {
+fn typed_characters_all_arrive_while_the_index_builds_and_enter_picks_the_chosen_file() {
     let mut app = app(Instant::now());
     // Each key is handled at once: the walk runs on its own thread.
     type_text(&mut app, "look at @src/lib.rs");
@@ -23,8 +24,12 @@ fn typed_characters_all_arrive_while_the_index_builds_and_tab_inserts_the_chosen
             .update(app.composer.text(), app.composer.cursor());
     }
     assert!(screen_text(&app, 100, 30).contains("@ files"));
-    app.handle_input(&key(KeyCode::Tab));
+    app.handle_input(&key(KeyCode::Enter));
     assert_eq!(app.composer.text(), "look at @src/lib.rs ");
+    assert!(
+        app.take_commands().is_empty(),
+        "Enter picked, it did not send"
+    );
     assert!(!app.mention_finder.is_open());
     // Esc closes the popup without touching the text.
     type_text(&mut app, "@Cargo.to");
@@ -36,6 +41,18 @@ fn typed_characters_all_arrive_while_the_index_builds_and_tab_inserts_the_chosen
     app.handle_input(&key(KeyCode::Esc));
     assert!(!app.mention_finder.is_open());
     assert_eq!(app.composer.text(), "look at @src/lib.rs @Cargo.to");
+    // Tab completes without a space: a line range follows the path.
+    app.composer.clear();
+    type_text(&mut app, "@src/lib.r");
+    while !app.mention_finder.is_open() {
+        assert!(Instant::now() < deadline, "the finder never listed a file");
+        app.mention_finder
+            .update(app.composer.text(), app.composer.cursor());
+    }
+    app.handle_input(&key(KeyCode::Tab));
+    assert_eq!(app.composer.text(), "@src/lib.rs");
+    type_text(&mut app, "#L10-20");
+    assert_eq!(app.composer.text(), "@src/lib.rs#L10-20");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crossterm::event::KeyCode;
 
-use super::{app, draw, key, screen_text, type_text};
+use super::{app, draw, key, press, screen_text, type_text};
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, UserCommand};
 
@@ -25,7 +25,7 @@ fn the_mode_picker_at_80_and_160_columns_switches_with_a_line() {
     // On auto-edit now: two down is plan.
     app.handle_input(&key(KeyCode::Down));
     app.handle_input(&key(KeyCode::Down));
-    app.handle_input(&key(KeyCode::Enter));
+    press(&mut app, KeyCode::Enter);
     let sent = app.take_commands();
     assert!(
         matches!(sent.as_slice(), [UserCommand::SetMode { mode: Mode::Plan }]),
@@ -37,12 +37,12 @@ fn the_mode_picker_at_80_and_160_columns_switches_with_a_line() {
     assert!(screen.contains("│ plan "), "{screen}");
     // Choosing the mode in use changes nothing and sends nothing.
     slash(&mut app, "/mode");
-    app.handle_input(&key(KeyCode::Enter));
+    press(&mut app, KeyCode::Enter);
     assert!(app.take_commands().is_empty());
     // Esc closes without a switch.
     slash(&mut app, "/mode");
     app.handle_input(&key(KeyCode::Up));
-    app.handle_input(&key(KeyCode::Esc));
+    press(&mut app, KeyCode::Esc);
     assert!(app.take_commands().is_empty());
     assert!(!screen_text(&app, 100, 30).contains("Permission mode"));
 }
@@ -69,7 +69,7 @@ fn the_model_picker_lists_the_providers_models_and_each_switch_is_a_line() {
     insta::assert_snapshot!("model_picker_80x24", draw(&app, 80, 24));
     insta::assert_snapshot!("model_picker_160x30", draw(&app, 160, 30));
     app.handle_input(&key(KeyCode::Down));
-    app.handle_input(&key(KeyCode::Enter));
+    press(&mut app, KeyCode::Enter);
     let sent = app.take_commands();
     assert!(
         matches!(sent.as_slice(), [UserCommand::SetModel { model }] if model == "deepseek-reasoner"),
@@ -113,7 +113,7 @@ fn without_a_list_the_model_picker_says_why_and_takes_a_typed_name() {
     });
     type_text(&mut app, "qwen3-coder");
     insta::assert_snapshot!("model_picker_unavailable_80x24", draw(&app, 80, 24));
-    app.handle_input(&key(KeyCode::Enter));
+    press(&mut app, KeyCode::Enter);
     let sent = app.take_commands();
     assert!(
         matches!(sent.as_slice(), [UserCommand::SetModel { model }] if model == "qwen3-coder"),
@@ -139,10 +139,10 @@ fn arrows_choose_inside_the_slash_palette_and_enter_runs_the_choice() {
     // Enter on a partial name runs the best match: `/mod` opens the mode picker.
     app.composer.set_text("");
     type_text(&mut app, "/mod");
-    app.handle_input(&key(KeyCode::Enter));
+    press(&mut app, KeyCode::Enter);
     assert!(screen_text(&app, 100, 30).contains("Permission mode"));
     assert_eq!(app.composer.text(), "");
     // Up and Down outside the palette still go through earlier messages (no panic, no pick).
-    app.handle_input(&key(KeyCode::Esc));
+    press(&mut app, KeyCode::Esc);
     app.handle_input(&key(KeyCode::Up));
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
-use super::{app, draw, key, screen_text, tool, type_text};
+use super::{app, draw, key, press, screen_text, tool, type_text};
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, CallId, ToolEvent};
 
@@ -39,11 +39,16 @@ fn a_plan_is_approved_into_the_chosen_mode_or_answered_with_feedback() {
     let mut app = app(Instant::now());
     app.apply(&held_plan());
     for c in ['a', 'p', 'u'] {
-        app.handle_input(&key(KeyCode::Char(c)));
+        press(&mut app, KeyCode::Char(c));
     }
     assert!(app.take_commands().is_empty(), "no rule keys on a plan");
-    app.handle_input(&key(KeyCode::Right));
-    app.handle_input(&key(KeyCode::Char('y')));
+    assert_eq!(
+        app.composer.text(),
+        "apu",
+        "keys that are not the plan's are text"
+    );
+    press(&mut app, KeyCode::Right);
+    press(&mut app, KeyCode::Char('y'));
     let sent = app.take_commands();
     assert!(
         matches!(
@@ -57,7 +62,7 @@ fn a_plan_is_approved_into_the_chosen_mode_or_answered_with_feedback() {
     );
     let mut app = self::app(Instant::now());
     app.apply(&held_plan());
-    app.handle_input(&key(KeyCode::Char('m')));
+    press(&mut app, KeyCode::Char('m'));
     type_text(&mut app, "also update the docs");
     app.handle_input(&key(KeyCode::Enter));
     let sent = app.take_commands();

@@ -157,6 +157,7 @@ fn the_scroll_marker_sits_on_the_border_and_never_covers_the_last_line() {
         app.apply(&AgentEvent::UserMessage {
             text: format!("message number {i}"),
             images: Vec::new(),
+            typed: None,
         });
     }
     // Focus the transcript and scroll up a page.

@@ -114,6 +114,7 @@ fn notices_before_the_first_message_show_below_the_welcome_and_a_message_replace
     app.apply(&AgentEvent::UserMessage {
         text: "hello".into(),
         images: vec![],
+        typed: None,
     });
     let screen = screen_text(&app, 80, 24);
     assert!(!screen.contains("feature/welcome"), "{screen}");

@@ -9,7 +9,7 @@ use crossterm::event::KeyCode;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 
-use super::{app, draw, key, screen_text, scripted_session, type_text};
+use super::{app, draw, key, press, screen_text, scripted_session, type_text};
 use crate::tool_output::FileChange;
 use crate::tui::app::{App, Focus};
 use crate::tui::colours::ColourDepth;
@@ -37,8 +37,8 @@ fn session_with_wide_change() -> App {
 /// Focus the diff pane, choose side by side, then the full-width view.
 fn open_full_width_side_by_side(app: &mut App) {
     app.set_focus(Focus::Diffs);
-    app.handle_input(&key(KeyCode::Char('v')));
-    app.handle_input(&key(KeyCode::Char('f')));
+    press(app, KeyCode::Char('v'));
+    press(app, KeyCode::Char('f'));
     assert!(app.diffs.is_full_width());
 }
 
@@ -112,11 +112,11 @@ fn full_width_diff_at_80_columns_falls_back_to_unified_and_says_why() {
 fn the_full_width_view_goes_back_with_its_key_with_esc_and_when_another_pane_is_focused() {
     let mut app = session_with_wide_change();
     open_full_width_side_by_side(&mut app);
-    app.handle_input(&key(KeyCode::Char('f')));
+    press(&mut app, KeyCode::Char('f'));
     assert!(!app.diffs.is_full_width(), "f again goes back");
     assert!(screen_text(&app, 160, 30).contains("┌ cairn "));
 
-    app.handle_input(&key(KeyCode::Char('z')));
+    press(&mut app, KeyCode::Char('z'));
     assert!(app.diffs.is_full_width(), "z is the other spelling");
     app.busy = true;
     app.handle_input(&key(KeyCode::Esc));
@@ -136,7 +136,7 @@ fn the_full_width_view_goes_back_with_its_key_with_esc_and_when_another_pane_is_
     app.busy = false;
 
     app.set_focus(Focus::Diffs);
-    app.handle_input(&key(KeyCode::Char('f')));
+    press(&mut app, KeyCode::Char('f'));
     app.set_focus(Focus::Input);
     type_text(&mut app, "fine");
     assert!(
@@ -158,7 +158,7 @@ fn the_key_of_the_full_width_view_is_in_the_pane_title_and_the_help() {
     let mut app = app;
     app.set_focus(Focus::Diffs);
     assert!(screen_text(&app, 80, 24).contains("Diffs · f full width"));
-    app.handle_input(&key(KeyCode::Char('?')));
+    press(&mut app, KeyCode::Char('?'));
     assert!(screen_text(&app, 120, 100).contains("full-width diff"));
 }
 
@@ -166,7 +166,7 @@ fn the_key_of_the_full_width_view_is_in_the_pane_title_and_the_help() {
 fn added_and_removed_rows_are_tinted_to_the_edge_with_syntax_colours_on_top() {
     let mut app = session_with_wide_change();
     app.set_focus(Focus::Diffs);
-    app.handle_input(&key(KeyCode::Char('f')));
+    press(&mut app, KeyCode::Char('f'));
     let screen = draw(&app, 120, 24);
     let buf = screen.buffer();
     let added_bg = theme::added_line().bg;

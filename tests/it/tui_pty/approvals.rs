@@ -47,7 +47,7 @@ async fn tui_pty_an_approval_opening_while_typing_approves_nothing() {
     assert!(screen.contains("Allow bash?"), "{screen}");
     assert!(!sb.path("marker").exists(), "the command did not run");
     assert_eq!(llm.requests().len(), 1, "the model got no decision");
-    tui.send("n");
+    tui.press("n").await;
     tui.wait_for_text("Left it.").await;
     assert!(!sb.path("marker").exists());
     let told = llm.tool_result(1, "c1").unwrap();
@@ -71,7 +71,7 @@ async fn tui_pty_esc_on_an_approval_denies_it_and_the_turn_goes_on() {
     let mut tui = Tui::start(&sb, &llm.url(), "auto-edit", 100, 30);
     tui.submit("set things up").await;
     tui.wait_for_text("approve once").await;
-    tui.send("\x1b");
+    tui.press("\x1b").await;
     let screen = tui.wait_for_text("Understood, not touching it.").await;
     assert!(!screen.contains("Allow bash?"), "{screen}");
     assert!(screen.contains("denied by you"), "{screen}");
@@ -157,9 +157,9 @@ async fn tui_pty_plan_mode_changes_nothing_until_the_plan_is_approved() {
     assert!(!rg.contains("plan mode"), "a read-only command runs: {rg}");
     // Approving switches the mode (auto-edit is the first choice, → picks auto).
     tui.wait_for_text("approve, then work in").await;
-    tui.send("\x1b[C");
+    tui.press("\x1b[C").await;
     tui.wait_for_text("approve, then work in auto ").await;
-    tui.send("y");
+    tui.press("y").await;
     let screen = tui.wait_for_text("Starting on the plan.").await;
     assert!(screen.contains("│ auto · "), "{screen}");
     assert!(screen.contains("mode → auto"), "{screen}");

@@ -83,7 +83,7 @@ async fn tui_pty_a_secret_store_mention_asks_even_in_never_and_a_denial_sends_no
         llm.requests().is_empty(),
         "nothing is sent before the answer"
     );
-    tui.send("n");
+    tui.press("n").await;
     let screen = tui.wait_for_text("Nothing attached, understood.").await;
     assert!(screen.contains("was not attached"), "{screen}");
     let requests = llm.requests();

@@ -14,6 +14,11 @@ use crate::support::cairn_cmd::{CAIRN, Sandbox};
 /// Guard for every wait: generous, because CI machines are slow; never a synchronisation.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
+/// Longer than a prompt's dead time and than the window after a key typed as text: a key
+/// sent after this pause stands alone.
+pub const PAUSE: Duration =
+    Duration::from_millis(cairn::tui::stand_alone::DEAD_TIME.as_millis() as u64 + 150);
+
 /// cairn running in a pseudo-terminal, its screen mirrored by a vt100 parser.
 pub struct Tui {
     pub screen: Arc<Mutex<vt100::Parser>>,
@@ -131,6 +136,14 @@ impl Tui {
     pub fn send(&mut self, bytes: &str) {
         self.writer.write_all(bytes.as_bytes()).unwrap();
         self.writer.flush().unwrap();
+    }
+
+    /// A key pressed the way a person answers what is on screen: after a pause longer than a
+    /// prompt's dead time and the typing window (so it stands alone; what the pause is for is
+    /// the rule under test, not a wait for cairn), and nothing after it.
+    pub async fn press(&mut self, key: &str) {
+        tokio::time::sleep(PAUSE).await;
+        self.send(key);
     }
 
     pub async fn submit(&mut self, prompt: &str) {

@@ -67,22 +67,22 @@ async fn tui_pty_jobs_lists_a_background_job_shows_its_output_and_kills_it() {
         "{screen}"
     );
     // Enter: the job's output, kept up to date.
-    tui.send("\r");
+    tui.press("\r").await;
     tui.wait_for_text("ready-42").await;
-    tui.send("k");
+    tui.press("k").await;
     tui.wait_for_text("Kill this job?").await;
     assert!(
         process_alive(pid),
         "nothing is killed before the confirmation"
     );
-    tui.send("y");
+    tui.press("y").await;
     tui.wait_for_text("killed by you").await;
     gone(pid, "after the kill").await;
     // Back to the list, closed; the card and the status line follow.
-    tui.send("\x1b");
+    tui.press("\x1b").await;
     tui.wait_for("the list again", |s| s.contains("Enter output"))
         .await;
-    tui.send("\x1b");
+    tui.press("\x1b").await;
     let screen = tui
         .wait_for("the view closed", |s| !s.contains("Background jobs"))
         .await;

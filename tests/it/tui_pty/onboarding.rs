@@ -84,7 +84,7 @@ async fn tui_pty_init_has_the_model_write_agents_md_through_the_usual_approval()
         "the write waits for approval with its diff:\n{screen}"
     );
     assert!(!sb.path("AGENTS.md").exists(), "nothing written before");
-    tui.send("y");
+    tui.press("y").await;
     tui.wait_for_text("Wrote AGENTS.md.").await;
     assert_eq!(sb.read("AGENTS.md"), "# demo\n\nRun `cargo test`.\n");
     let sent = llm.request(0).to_string();

@@ -47,9 +47,9 @@ async fn run_turn(tui: &mut Tui, prompt: &str, last: &str) {
 async fn select_second_hunk(tui: &mut Tui) {
     tui.send("/diffs\r");
     tui.wait_for_text(" Diffs").await;
-    tui.send("}");
+    tui.press("}").await;
     tui.wait_for_text("hunk 1/3").await;
-    tui.send("}");
+    tui.press("}").await;
     tui.wait_for_text("hunk 2/3").await;
 }
 
@@ -64,10 +64,10 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
     assert_eq!(sb.read("f.txt"), edited());
 
     select_second_hunk(&mut tui).await;
-    tui.send("r");
+    tui.press("r").await;
     let confirm = tui
         .wait_for("the revert preview", |s| {
-            s.contains("Revert?") && s.contains("y apply")
+            s.contains("Revert?") && s.contains("y apply…")
         })
         .await;
     for expected in [
@@ -79,7 +79,15 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
         assert!(confirm.contains(expected), "{expected}:\n{confirm}");
     }
     assert_eq!(sb.read("f.txt"), edited(), "nothing is written before y");
-    tui.send("y");
+    // Applying takes a second step: y asks once more, y there applies.
+    tui.press("y").await;
+    tui.wait_for_text("yes, revert").await;
+    assert_eq!(
+        sb.read("f.txt"),
+        edited(),
+        "nothing is written before the second y"
+    );
+    tui.press("y").await;
     tui.wait_for_text("reverted hunk 2 of 3 of the rewrite of f.txt")
         .await;
     assert_eq!(
@@ -146,10 +154,10 @@ async fn tui_pty_revert_a_commands_effects_puts_all_three_files_back_and_leaves_
 
     tui.send("/diffs\r");
     tui.wait_for_text("3 edits · 3 files").await;
-    tui.send("R");
+    tui.press("R").await;
     let confirm = tui
         .wait_for("the revert preview", |s| {
-            s.contains("Revert?") && s.contains("y apply")
+            s.contains("Revert?") && s.contains("y apply…")
         })
         .await;
     for expected in [
@@ -160,7 +168,9 @@ async fn tui_pty_revert_a_commands_effects_puts_all_three_files_back_and_leaves_
     ] {
         assert!(confirm.contains(expected), "{expected}:\n{confirm}");
     }
-    tui.send("y");
+    tui.press("y").await;
+    tui.wait_for_text("yes, revert").await;
+    tui.press("y").await;
     tui.wait_for_text("reverted everything the command").await;
     assert_eq!(sb.read("keep.txt"), "keep\n");
     assert_eq!(sb.read("gone.txt"), "delete me\n");
@@ -184,7 +194,7 @@ async fn tui_pty_a_hunk_the_user_edited_since_is_a_conflict_that_changes_nothing
     std::fs::write(sb.path("f.txt"), &mine).unwrap();
 
     select_second_hunk(&mut tui).await;
-    tui.send("r");
+    tui.press("r").await;
     let screen = tui
         .wait_for("the conflict", |s| {
             s.contains("Cannot revert") && s.contains("Esc close")
@@ -199,8 +209,9 @@ async fn tui_pty_a_hunk_the_user_edited_since_is_a_conflict_that_changes_nothing
         assert!(screen.contains(expected), "{expected}:\n{screen}");
     }
     assert!(!screen.contains("y apply"), "a conflict can only be closed");
-    tui.send("y");
-    tui.send("\x1b");
+    // y is no key of a conflict: it is text; Esc closes.
+    tui.press("y").await;
+    tui.press("\x1b").await;
     tui.wait_for("the conflict closed", |s| !s.contains("Cannot revert"))
         .await;
     assert_eq!(sb.read("f.txt"), mine, "the file is untouched");

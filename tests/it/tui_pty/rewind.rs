@@ -84,7 +84,7 @@ async fn tui_pty_undo_takes_back_an_edit_and_a_commands_effects_then_redo_puts_t
     }
     // Nothing changes before the user says yes.
     assert_eq!(sb.read("a.txt"), "one\nTWO\nthree\n");
-    tui.send("y");
+    tui.press("y").await;
     tui.wait_for_text("undid the last turn").await;
     assert_eq!(sb.read("a.txt"), "one\ntwo\nthree\n");
     assert_eq!(sb.read("src/b.txt"), "keep\n");
@@ -103,7 +103,7 @@ async fn tui_pty_undo_takes_back_an_edit_and_a_commands_effects_then_redo_puts_t
         })
         .await;
     assert!(confirm.contains("restore  a.txt"), "{confirm}");
-    tui.send("y");
+    tui.press("y").await;
     tui.wait_for_text("redid the undone turn").await;
     assert_eq!(sb.read("a.txt"), "one\nTWO\nthree\n");
     assert_eq!(sb.read("src/b.txt"), "changed\n");
@@ -182,9 +182,9 @@ async fn tui_pty_rewind_to_the_first_message_restores_files_and_forks_the_conver
         rows.find("make file f").unwrap(),
     );
     assert!(newer < older, "{picker}");
-    tui.send("\x1b[B\r");
+    tui.press("\x1b[B\r").await;
     tui.wait_for_text("what to restore?").await;
-    tui.send("b");
+    tui.press("b").await;
     let confirm = tui
         .wait_for("the rewind confirmation", |s| {
             s.contains("Rewind files and conversation") && s.contains("y apply")
@@ -194,7 +194,7 @@ async fn tui_pty_rewind_to_the_first_message_restores_files_and_forks_the_conver
         confirm.contains("remove   out/f.txt") && confirm.contains("recreate src/b.txt"),
         "{confirm}"
     );
-    tui.send("y");
+    tui.press("y").await;
     tui.wait_for_text("rewound the files and the conversation")
         .await;
     assert!(!sb.path("out/f.txt").exists());
@@ -346,7 +346,12 @@ async fn tui_pty_undo_after_p_keeps_the_project_rule() {
         s.contains("Allow bash?") && s.contains("approve once") && s.contains("in this project")
     })
     .await;
-    tui.send("p");
+    // An "always" answer takes a second step.
+    tui.press("p").await;
+    tui.wait_for_text("in this project, now and in later sessions")
+        .await;
+    assert!(!sb.path("made.txt").exists(), "p alone allows nothing");
+    tui.press("y").await;
     tui.wait_for("the answer", |s| {
         s.contains("Made it.") && s.contains("idle")
     })
@@ -365,7 +370,7 @@ async fn tui_pty_undo_after_p_keeps_the_project_rule() {
         confirm.contains("This changes 1 file:") && confirm.contains("  made.txt"),
         "only the model's file: {confirm}"
     );
-    tui.send("y");
+    tui.press("y").await;
     tui.wait_for_text("undid the last turn").await;
     assert!(
         !sb.path("made.txt").exists(),
@@ -379,17 +384,17 @@ async fn tui_pty_undo_after_p_keeps_the_project_rule() {
 
     tui.send("/redo\r");
     tui.wait_for_text("Redo what the last undo took back").await;
-    tui.send("y");
+    tui.press("y").await;
     tui.wait_for_text("redid the undone turn").await;
     assert!(sb.path("made.txt").exists());
     tui.send("/rewind\r");
     tui.wait_for_text("Rewind to before a message").await;
-    tui.send("\r");
+    tui.press("\r").await;
     tui.wait_for_text("what to restore?").await;
-    tui.send("f");
+    tui.press("f").await;
     tui.wait_for("the rewind confirmation", |s| s.contains("y apply"))
         .await;
-    tui.send("y");
+    tui.press("y").await;
     tui.wait_for_text("rewound the files").await;
     assert!(!sb.path("made.txt").exists());
     assert_eq!(

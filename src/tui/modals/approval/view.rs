@@ -6,6 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use crate::bus::Decision;
 use crate::tui::modals::approval::{ApprovalPrompt, DIFF_ROWS, Entry, Held, PLAN_MODES};
 use crate::tui::{highlight, marked, panes::diffs, theme, wrap};
 use crate::visible;
@@ -110,25 +111,24 @@ impl ApprovalPrompt {
                 ])
             })
             .collect();
+        let said =
+            |reason: &str| reason.starts_with(held.why.as_str()) || held.why.starts_with(reason);
         let dangers: Vec<Line<'static>> = held
             .dangers
             .iter()
-            .map(|d| {
-                // The reason the `why:` line gives is not said again beside its words.
+            .filter_map(|d| {
+                // The reason the `why:` line gives is not said again: beside its words only
+                // the words, and a danger that is only that reason not at all.
                 let d = match d.split_once(" — ") {
-                    Some((words, reason))
-                        if reason.starts_with(held.why.as_str())
-                            || held.why.starts_with(reason) =>
-                    {
-                        words
-                    }
+                    Some((words, reason)) if said(reason) => words,
+                    None if said(d) => return None,
                     _ => d.as_str(),
                 };
                 let shown = wrap::truncate(d, width.saturating_sub(4));
-                Line::from(vec![
+                Some(Line::from(vec![
                     Span::styled("  ⚠ ", theme::danger()),
                     Span::styled(shown, theme::danger()),
-                ])
+                ]))
             })
             .collect();
         let sandbox = Self::sandbox_lines(held, width);
@@ -227,7 +227,7 @@ impl ApprovalPrompt {
 
     pub(super) fn key_lines(&self, entry: &Entry, width: usize) -> Vec<Line<'static>> {
         let held = &entry.held;
-        if self.held_back_until.is_some() {
+        if self.typing {
             return wrap::wrap(
                 &[Span::styled(
                     "you are typing: your keys go to the input; this prompt takes keys once you pause",
@@ -253,6 +253,9 @@ impl ApprovalPrompt {
             return lines;
         }
         let key = |k: &'static str| Span::styled(format!(" {k} "), theme::key());
+        if let Some(rule) = &self.confirm {
+            return confirm_lines(rule, held, width);
+        }
         if held.is_plan() {
             let mode = PLAN_MODES[self.plan_choice % PLAN_MODES.len()];
             let items = vec![
@@ -332,6 +335,32 @@ impl ApprovalPrompt {
             buf.set_line(inner.x, inner.y + i as u16, line, inner.width);
         }
     }
+}
+
+/// The second step of an "always" answer: what the rule will allow and where, and y or n.
+fn confirm_lines(rule: &Decision, held: &Held, width: usize) -> Vec<Line<'static>> {
+    let prefix = visible::shown_line(&held.prefix).text;
+    let what = match prefix.strip_prefix("web_fetch ") {
+        Some(host) if held.name == "web_fetch" => host.to_string(),
+        _ => format!("`{prefix}`"),
+    };
+    let question = match rule {
+        Decision::ApproveForProject { .. } => format!(
+            "always allow {what} in this project, now and in later sessions (saved as a project rule)?"
+        ),
+        _ => format!("allow {what} for the rest of this session, without asking again?"),
+    };
+    let mut lines = wrap::wrap(&[Span::styled(question, theme::warning())], width, &[], &[]);
+    let key = |k: &'static str| Span::styled(format!(" {k} "), theme::key());
+    lines.extend(lay_out(
+        vec![
+            vec![key("y"), Span::raw(" yes, allow it")],
+            vec![key("n"), Span::raw(" no, back")],
+            vec![key("Esc"), Span::raw(" back")],
+        ],
+        width,
+    ));
+    lines
 }
 
 /// Key items on as few lines as the width allows.

@@ -4,6 +4,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+mod slash;
+pub use slash::{SLASH_COMMANDS, Slash, SlashAction, slash, slash_label};
+
 /// Where a binding works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -88,6 +91,10 @@ pub enum Action {
     Widget,
     /// Hold the message for after the turn instead of the next step boundary.
     QueueAfterTurn,
+    /// Bring back the draft Ctrl+C cleared.
+    RestoreCleared,
+    /// Send the failed message again.
+    Retry,
     /// Select the queued entry before / after the selected one.
     QueuePrev,
     QueueNext,
@@ -210,7 +217,7 @@ pub const BINDINGS: &[Binding] = &[
         S::Anywhere,
         &[ctrl('c')],
         A::QuitTwice,
-        "interrupt (the input keeps its text); twice quits",
+        "interrupt (the input keeps its text); idle: clear the input; twice quits",
     ),
     bind(
         S::Anywhere,
@@ -332,6 +339,18 @@ pub const BINDINGS: &[Binding] = &[
         &[ctrl('u'), ctrl('w')],
         A::Widget,
         "delete to the line start / the word before",
+    ),
+    bind(
+        S::Input,
+        &[ctrl('r')],
+        A::Retry,
+        "send the message whose request failed again (/retry)",
+    ),
+    bind(
+        S::Input,
+        &[ctrl('z')],
+        A::RestoreCleared,
+        "bring back the input Ctrl+C cleared",
     ),
     bind(
         S::Input,
@@ -518,13 +537,13 @@ pub const BINDINGS: &[Binding] = &[
         S::Approval,
         &[ch('a')],
         A::Widget,
-        "approve for the session (the shown prefix; not dangerous ones)",
+        "allow the shown prefix for the session (not dangerous ones); y confirms",
     ),
     bind(
         S::Approval,
         &[ch('p')],
         A::Widget,
-        "approve for the project (saved as a project rule; not dangerous ones)",
+        "allow it in the project (a project rule; not dangerous ones); y confirms",
     ),
     bind(
         S::Approval,
@@ -555,7 +574,7 @@ pub const BINDINGS: &[Binding] = &[
         S::Revert,
         &[ch('y'), key(K::Enter)],
         A::Widget,
-        "apply the revert shown (a conflict has only close)",
+        "apply the revert shown; y confirms (a conflict has only close)",
     ),
     bind(
         S::Revert,
@@ -591,136 +610,6 @@ pub const BINDINGS: &[Binding] = &[
     ),
 ];
 
-/// What a slash command does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlashAction {
-    New,
-    Resume,
-    Mode,
-    Model,
-    Diffs,
-    Compact,
-    Cost,
-    Continue,
-    Undo,
-    Redo,
-    Rewind,
-    Skills,
-    Jobs,
-    Init,
-    Help,
-    Quit,
-}
-
-/// One slash command with its aliases.
-#[derive(Debug)]
-pub struct Slash {
-    pub names: &'static [&'static str],
-    pub args: &'static str,
-    pub action: SlashAction,
-    pub help: &'static str,
-}
-
-/// Every slash command.
-pub const SLASH_COMMANDS: &[Slash] = &[
-    Slash {
-        names: &["/new"],
-        args: "",
-        action: SlashAction::New,
-        help: "start a new session",
-    },
-    Slash {
-        names: &["/resume"],
-        args: "",
-        action: SlashAction::Resume,
-        help: "pick a saved session to resume",
-    },
-    Slash {
-        names: &["/mode"],
-        args: "[ask|auto-edit|auto|plan|never]",
-        action: SlashAction::Mode,
-        help: "change the permission mode (alone: a picker)",
-    },
-    Slash {
-        names: &["/model"],
-        args: "[NAME]",
-        action: SlashAction::Model,
-        help: "change the model (alone: a picker of the provider's models)",
-    },
-    Slash {
-        names: &["/diff", "/diffs"],
-        args: "",
-        action: SlashAction::Diffs,
-        help: "focus the diff pane",
-    },
-    Slash {
-        names: &["/compact"],
-        args: "[FOCUS]",
-        action: SlashAction::Compact,
-        help: "free the context window (a summary; FOCUS says what to keep)",
-    },
-    Slash {
-        names: &["/continue"],
-        args: "",
-        action: SlashAction::Continue,
-        help: "ask for the rest of an answer cut at the output limit",
-    },
-    Slash {
-        names: &["/undo"],
-        args: "",
-        action: SlashAction::Undo,
-        help: "take back the last turn's file changes (shown first)",
-    },
-    Slash {
-        names: &["/redo"],
-        args: "",
-        action: SlashAction::Redo,
-        help: "put back what the last /undo took back",
-    },
-    Slash {
-        names: &["/rewind"],
-        args: "",
-        action: SlashAction::Rewind,
-        help: "go back to an earlier message (files, conversation or both)",
-    },
-    Slash {
-        names: &["/skills"],
-        args: "[trust NAME]",
-        action: SlashAction::Skills,
-        help: "the skills: listed, shortened or omitted; trust NAME: a project skill's allowed-tools",
-    },
-    Slash {
-        names: &["/jobs"],
-        args: "",
-        action: SlashAction::Jobs,
-        help: "the background jobs: output, kill",
-    },
-    Slash {
-        names: &["/init"],
-        args: "[NOTES]",
-        action: SlashAction::Init,
-        help: "have the model draft AGENTS.md, or improve the one there",
-    },
-    Slash {
-        names: &["/cost"],
-        args: "",
-        action: SlashAction::Cost,
-        help: "the cost of each request",
-    },
-    Slash {
-        names: &["/help"],
-        args: "",
-        action: SlashAction::Help,
-        help: "this help",
-    },
-    Slash {
-        names: &["/quit", "/exit"],
-        args: "",
-        action: SlashAction::Quit,
-        help: "quit",
-    },
-];
-
 /// The action bound to `event` in `scope`, if any.
 pub fn action(scope: Scope, event: &KeyEvent) -> Option<Action> {
     BINDINGS
@@ -730,27 +619,9 @@ pub fn action(scope: Scope, event: &KeyEvent) -> Option<Action> {
         .map(|b| b.action)
 }
 
-/// The slash command named `name` (with its leading `/`).
-pub fn slash(name: &str) -> Option<SlashAction> {
-    SLASH_COMMANDS
-        .iter()
-        .find(|s| s.names.contains(&name))
-        .map(|s| s.action)
-}
-
 /// A binding's keys as the help writes them: `Home  g`.
 pub fn keys_label(keys: &[Key]) -> String {
     keys.iter().map(Key::label).collect::<Vec<_>>().join("  ")
-}
-
-/// A slash command as the help writes it: `/quit  /exit` or `/mode ask|auto`.
-pub fn slash_label(slash: &Slash) -> String {
-    let names = slash.names.join("  ");
-    if slash.args.is_empty() {
-        names
-    } else {
-        format!("{names} {}", slash.args)
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,218 @@
+//! Where a key goes under the stand-alone rule (`tui::stand_alone`): to the input as text,
+//! on to the prompt or pane it would act on, or held back until it is clear whether it stands
+//! alone. Every modal and every printable single-key binding goes through here: approval,
+//! trust, the revert preview and its confirmation, `/jobs`, the pickers, the diff pane's and
+//! the transcript's keys, `?`, `[` and `]`.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use crate::tui::app::{App, Focus};
+use crate::tui::keymap::{self, Action, Scope};
+use crate::tui::modals::layers::Layer;
+use crate::tui::stand_alone::{Fate, Verdict, is_printable};
+
+/// What becomes of a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Route {
+    /// To the layers, the global keys and the focused pane, as always.
+    Deliver,
+    /// Text: to the input.
+    Text,
+    /// Held to see whether it stands alone (the rule has it).
+    Wait,
+    /// Nowhere: Esc while a prompt holds its keys (it would deny, or interrupt the turn).
+    Drop,
+}
+
+impl App {
+    /// Where `key` goes now.
+    pub(super) fn route(&mut self, key: &KeyEvent) -> Route {
+        let now = self.now;
+        let printable = is_printable(key);
+        if self.layers.is_empty() {
+            if !printable {
+                return Route::Deliver;
+            }
+            if !self.pane_acts_on(key) {
+                return Route::Text;
+            }
+            return self.judge(key);
+        }
+        // A field of the prompt's own (a deny message, the model picker's name) is typed into:
+        // its keys are text for it, not answers.
+        if self
+            .layers
+            .top()
+            .is_some_and(|top| self.layer_takes_text(top))
+        {
+            return Route::Deliver;
+        }
+        if self.keys.holding(now) {
+            // The prompt has just appeared, or the user is typing: the keys go on into the
+            // input, where they were going. Scrolling still reaches the prompt.
+            return match key.code {
+                KeyCode::Esc => Route::Drop,
+                KeyCode::Char(_) if printable => Route::Text,
+                KeyCode::Enter
+                | KeyCode::Backspace
+                | KeyCode::Delete
+                | KeyCode::Left
+                | KeyCode::Right
+                | KeyCode::Home
+                | KeyCode::End => Route::Text,
+                _ => Route::Deliver,
+            };
+        }
+        if !printable {
+            return Route::Deliver;
+        }
+        let takes = match key.code {
+            KeyCode::Char(c) => self
+                .layers
+                .top()
+                .is_some_and(|top| self.layer_takes_char(top, c)),
+            _ => false,
+        };
+        if takes { self.judge(key) } else { Route::Text }
+    }
+
+    fn judge(&mut self, key: &KeyEvent) -> Route {
+        match self.keys.judge(*key, self.now) {
+            Verdict::Text => Route::Text,
+            Verdict::Wait => Route::Wait,
+        }
+    }
+
+    /// A key typed as text: into the input (which takes the focus), in order. A replay has no
+    /// input: the key is dropped. The help overlay closes: the input is where the keys go.
+    pub(super) fn type_key(&mut self, key: KeyEvent) {
+        if is_printable(&key) {
+            self.keys.typed(self.now);
+        }
+        if self.read_only {
+            return;
+        }
+        if matches!(self.layers.top(), Some(Layer::Help { .. })) {
+            let top = self.layers.len() - 1;
+            self.layers.remove(top);
+        }
+        if self.focus != Focus::Input {
+            self.set_focus(Focus::Input);
+        }
+        if !self.queue_key(key) {
+            self.handle_input_key(key);
+        }
+    }
+
+    /// Another input arrived: a key waiting to see whether it stands alone is decided now.
+    pub(super) fn settle_waiting_key(&mut self) {
+        let waiting = self.keys.interrupt(self.now);
+        self.settle(waiting);
+    }
+
+    /// The key waiting to see whether it stands alone acts once nothing followed it within
+    /// the window (the frame loop calls this when it is due); true when one was settled.
+    pub(crate) fn release_waiting_key(&mut self) -> bool {
+        let waiting = self.keys.release(self.now);
+        let settled = waiting.is_some();
+        self.settle(waiting);
+        settled
+    }
+
+    fn settle(&mut self, waiting: Option<(KeyEvent, Fate)>) {
+        match waiting {
+            Some((key, Fate::Act)) => self.deliver(key),
+            Some((key, Fate::Text)) => self.type_key(key),
+            None => return,
+        }
+        self.see_prompt();
+    }
+
+    /// Tells the rule which prompt is on top now (a new one, or a new step of one, starts its
+    /// dead time), and the approval prompt whether to say that the keys go to the input.
+    pub(crate) fn see_prompt(&mut self) {
+        let prompt = self.layers.top().map(|top| self.prompt_identity(top));
+        self.keys.prompt_seen(prompt, self.now);
+        let typing = self.keys.typing(self.now)
+            && matches!(self.layers.top(), Some(Layer::Approval))
+            && !self.approval.typing_message();
+        self.approval.show_typing(typing);
+    }
+
+    /// Which prompt, at which step: the same value while the same question is on screen.
+    fn prompt_identity(&self, top: &Layer) -> u64 {
+        let mut hash = DefaultHasher::new();
+        std::mem::discriminant(top).hash(&mut hash);
+        match top {
+            Layer::Approval => self.approval.step().hash(&mut hash),
+            Layer::Trust(prompt) => prompt.confirming().hash(&mut hash),
+            Layer::Revert(modal) => modal.step().hash(&mut hash),
+            Layer::Rewind(picker) => picker.step().hash(&mut hash),
+            Layer::Jobs(view) => view.step().hash(&mut hash),
+            Layer::Help { .. } | Layer::Picker(_) | Layer::Confirm(_) | Layer::Choice(_) => {}
+        }
+        hash.finish()
+    }
+
+    /// The layer has a text field with the keys: a deny message, the model picker's name.
+    fn layer_takes_text(&self, top: &Layer) -> bool {
+        match top {
+            Layer::Approval => self.approval.typing_message(),
+            Layer::Choice(picker) => picker.is_model_picker(),
+            _ => false,
+        }
+    }
+
+    /// Whether the character `c` is one of the top layer's single keys now.
+    fn layer_takes_char(&self, top: &Layer, c: char) -> bool {
+        match top {
+            // Any key closes the help (j and k scroll it).
+            Layer::Help { .. } => true,
+            Layer::Picker(picker) => picker.takes_char(c),
+            Layer::Approval => self.approval.takes_char(c),
+            Layer::Trust(prompt) => prompt.takes_char(c),
+            Layer::Rewind(picker) => picker.takes_char(c),
+            Layer::Confirm(confirm) => confirm.takes_char(c),
+            Layer::Revert(modal) => modal.takes_char(c),
+            Layer::Jobs(view) => view.takes_char(c),
+            Layer::Choice(_) => false,
+        }
+    }
+
+    /// Whether a printable key acts with no layer open: `?`, `[`, `]` on an empty input or a
+    /// pane, and the focused pane's own keys (the rest is text for the input).
+    fn pane_acts_on(&self, key: &KeyEvent) -> bool {
+        let typing = self.focus == Focus::Input && !self.composer.is_empty();
+        let global = matches!(
+            keymap::action(Scope::Anywhere, key),
+            Some(Action::PrevDiff | Action::NextDiff | Action::OpenHelp)
+        );
+        if global && !typing {
+            return true;
+        }
+        let scope = match self.focus {
+            Focus::Input => return false,
+            Focus::Transcript => Scope::Transcript,
+            Focus::Todos => Scope::Todos,
+            Focus::Diffs => Scope::Diffs,
+        };
+        keymap::action(scope, key).is_some()
+    }
+}
+
+#[cfg(test)]
+impl App {
+    /// A key pressed the way a person answers a prompt: after a pause (past any dead time
+    /// and typing), with nothing after it; what it does is done when this returns.
+    pub(crate) fn press_alone(&mut self, key: KeyEvent) {
+        use crate::tui::stand_alone::{AFTER, BEFORE, DEAD_TIME};
+        let pause = DEAD_TIME.max(BEFORE) + std::time::Duration::from_millis(1);
+        self.set_now(self.now + pause);
+        self.release_waiting_key();
+        self.handle_input(&crossterm::event::Event::Key(key));
+        self.set_now(self.now + AFTER);
+        self.release_waiting_key();
+    }
+}
