@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use cairn::tool_output::{CommandRun, ToolOutput};
 use cairn::tools::bash::Bash;
-use cairn::tools::{CommandRun, Tool, ToolCx, ToolEnv, ToolOutput};
+use cairn::tools::{Tool, ToolCx, ToolEnv};
 use serde_json::json;
 
 /// A field of /proc/self/status in kB (`VmRSS`, `VmHWM`).

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use cairn::tools::FileChange;
+use cairn::tool_output::FileChange;
 use cairn::tui::panes::diffs::DiffPane;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

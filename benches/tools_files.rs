@@ -10,10 +10,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use cairn::tool_output::ToolOutput;
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::grep::Grep;
 use cairn::tools::read_file::ReadFile;
-use cairn::tools::{Tool, ToolCx, ToolEnv, ToolOutput};
+use cairn::tools::{Tool, ToolCx, ToolEnv};
 use serde_json::json;
 
 const TREE_DIRS: usize = 200;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, CallId, StepId, ToolEvent, ToolResult};
-use cairn::tools::{CommandRun, FileChange, ToolOutput};
+use cairn::tool_output::{CommandRun, FileChange, ToolOutput};
 use cairn::tui::TuiOptions;
 use cairn::tui::app::App;
 use ratatui::Terminal;

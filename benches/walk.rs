@@ -11,10 +11,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use cairn::tool_output::ToolOutput;
 use cairn::tools::glob::Glob;
 use cairn::tools::grep::Grep;
 use cairn::tools::list_dir::ListDir;
-use cairn::tools::{Tool, ToolCx, ToolEnv, ToolOutput};
+use cairn::tools::{Tool, ToolCx, ToolEnv};
 use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
 use grep_searcher::sinks::UTF8;

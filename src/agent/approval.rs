@@ -179,7 +179,7 @@ impl Agent {
         call: &AssembledCall,
         subject: Subject,
         question: Question,
-        diff: Option<crate::tools::FileChange>,
+        diff: Option<crate::tool_output::FileChange>,
         cancel: &CancellationToken,
     ) -> Option<Decision> {
         let (tx, rx) = oneshot::channel();

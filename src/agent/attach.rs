@@ -17,7 +17,8 @@ use crate::content::mentions::{self, Mention};
 use crate::content::{ImageRef, Part};
 use crate::llm::AssembledCall;
 use crate::permissions::Verdict;
-use crate::tools::{Access, ImageView, ToolCx, ToolError, ToolOutput};
+use crate::tool_output::{ImageView, ToolOutput};
+use crate::tools::{Access, ToolCx, ToolError};
 
 /// What a mention names.
 enum Target {

@@ -303,7 +303,7 @@ impl Agent {
             self.finish(call.id, call.name, ToolResult::cancelled());
         }
         while let Some((call, mut result)) = running.next().await {
-            if let Some(crate::tools::ToolOutput::Command(run)) = &result.output
+            if let Some(crate::tool_output::ToolOutput::Command(run)) = &result.output
                 && !run.put_back.is_empty()
             {
                 self.emit(AgentEvent::Warning {
@@ -455,7 +455,7 @@ impl Agent {
     /// (chat tool results hold text only); its bytes never reach the log. A model switched to
     /// that is known not to take images gets a correctable error instead.
     fn keep_image(&mut self, mut result: ToolResult) -> ToolResult {
-        let Some(crate::tools::ToolOutput::Image(view)) = &mut result.output else {
+        let Some(crate::tool_output::ToolOutput::Image(view)) = &mut result.output else {
             return result;
         };
         if self.takes_images() == Some(false) {

@@ -37,7 +37,7 @@ use crate::checkpoint::{
     file_changes,
 };
 use crate::session_log::Record;
-use crate::tools::ToolOutput;
+use crate::tool_output::ToolOutput;
 
 /// Longest a snapshot may take before checkpoints are switched off for the session.
 const SNAPSHOT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(15);

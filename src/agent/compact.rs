@@ -20,7 +20,7 @@ use crate::bus::{AgentEvent, Usage};
 use crate::llm::stream::cut;
 use crate::llm::{ChatMessage, ChatRequest, LlmError, WireMessages};
 use crate::session_log::Record;
-use crate::tools::{TodoItem, TodoStatus};
+use crate::tool_output::{TodoItem, TodoStatus};
 
 const COMPACT_PROMPT: &str = include_str!("../../assets/prompts/compact.md");
 

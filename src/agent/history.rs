@@ -14,7 +14,7 @@ use crate::bus::{AgentEvent, CallId, ImageChip, ShellEvent, ToolEvent, ToolResul
 use crate::content::{ImageRef, Part, ReasoningPart};
 use crate::llm::{ChatMessage, UserContent, WireToolCall};
 use crate::session_log::{LoggedCall, Record, ToldState};
-use crate::tools::{TodoItem, ToolOutput};
+use crate::tool_output::{TodoItem, ToolOutput};
 
 /// What a session's records add up to.
 #[derive(Debug, Default)]

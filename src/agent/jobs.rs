@@ -11,8 +11,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::{Agent, Shared};
 use crate::bus::{AgentEvent, JobEvent, JobLine, UserCommand};
 use crate::session_log::Record;
+use crate::tool_output::ToolOutput;
+use crate::tools::ToolError;
 use crate::tools::jobs::user::JOB_NOTE;
-use crate::tools::{ToolError, ToolOutput};
 
 impl Agent {
     /// Publishes the starts and ends of the current session's jobs and lets the router reach

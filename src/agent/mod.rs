@@ -47,7 +47,8 @@ use crate::llm::ChatModel;
 use crate::models;
 use crate::permissions::PermissionGate;
 use crate::session_log::{self, LogError, Record, SessionLog, ToldState};
-use crate::tools::{Registry, TodoItem, ToolEnv};
+use crate::tool_output::TodoItem;
+use crate::tools::{Registry, ToolEnv};
 use prompt::WorkspaceFacts;
 
 /// How the agent behaves; fixed for the life of the task.

@@ -19,7 +19,7 @@ use crate::skills::commands::{self, Source};
 use crate::skills::listing::{self, Listing};
 use crate::skills::{Scope, Skill, Sources};
 use crate::tool_output::SkillLoad;
-use crate::tools::ToolOutput;
+use crate::tool_output::ToolOutput;
 
 /// Where the agent looks for skills and commands, and whether project skills are trusted
 /// without asking (`--trust-project`).

@@ -16,7 +16,7 @@ use crate::bus::{AgentEvent, Attachment, EndReason, ShellEvent, ToolResult};
 use crate::llm::ChatMessage;
 use crate::session_log::Record;
 use crate::sync::MutexExt;
-use crate::tools::ToolOutput;
+use crate::tool_output::ToolOutput;
 
 /// A request to serve: the text, its attachments, and its queue id when it was queued.
 pub(super) struct Request {

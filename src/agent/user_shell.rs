@@ -11,7 +11,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::process::{self, Grant, Input, Program, TailSink};
-use crate::tools::{CommandRun, ToolEnv, ToolError};
+use crate::tool_output::CommandRun;
+use crate::tools::{ToolEnv, ToolError};
 
 /// A user's command runs until it ends or the user stops it; this only bounds a forgotten one.
 const LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);

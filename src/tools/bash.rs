@@ -9,12 +9,11 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use super::args::{lenient_flag, lenient_u64};
-use super::{
-    Access, CommandRun, MAX_TIMEOUT_MS, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
-};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::process::{
     self, CommandSpec, Ending, ForegroundEnd, OnTimeout, View, Which, capture::split_budget,
 };
+use crate::tool_output::{CommandRun, MAX_TIMEOUT_MS, ToolOutput};
 
 /// Timeout when the model names none.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;

@@ -14,10 +14,11 @@ use super::args::lenient_bool;
 use super::edit_match::{ambiguous, not_found};
 use super::read_file::missing_file;
 use super::write_file::text_change;
-use super::{Access, FileChange, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::fs::encoding::{self, TextEncoding};
 use crate::fs::file_store::{Current, change_of, check_fresh, load, store};
 use crate::fs::text::{to_crlf, uses_crlf};
+use crate::tool_output::{FileChange, ToolOutput};
 
 #[derive(Debug, Deserialize)]
 struct Args {

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
+
+use crate::tool_output::ToolOutput;
 
 /// Longest plan accepted, in characters.
 pub const MAX_PLAN_CHARS: usize = 20_000;

@@ -15,12 +15,12 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
-};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
+
 use crate::fs::confined::Beneath;
 use crate::fs::confined_walk::{Entry, Kind, Walk, WalkState};
 use crate::fs::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
+use crate::tool_output::{ListEntry, Listing, ToolOutput};
 
 pub const MAX_RESULTS: usize = 500;
 

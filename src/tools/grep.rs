@@ -21,14 +21,13 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::args::{lenient_bool, lenient_usize};
-use super::{
-    Access, GrepLine, GrepMode, Matches, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
-};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::fs::confined::{Beneath, OpenError};
 use crate::fs::confined_walk::{Entry, Kind, Problem, Walk, WalkState};
 use crate::fs::line_cap::LineCap;
 use crate::fs::text::cut_chars;
 use crate::fs::walk::{existing_root, problem_notes, shown_path, workspace_real};
+use crate::tool_output::{GrepLine, GrepMode, Matches, ToolOutput};
 
 pub const DEFAULT_LIMIT: usize = 200;
 /// The most results a model may ask for: more would flood its context.

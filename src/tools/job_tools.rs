@@ -7,7 +7,9 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
-use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
+
+use crate::tool_output::ToolOutput;
 
 /// Longest `wait_ms` honoured, like the longest bash timeout.
 pub const MAX_WAIT_MS: u64 = 600_000;

@@ -13,13 +13,12 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::args::lenient_usize;
-use super::{
-    Access, ListEntry, Listing, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args,
-};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::fs::confined::Beneath;
 use crate::fs::confined_walk::{Kind, Walk, WalkState};
 use crate::fs::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use crate::sync::MutexExt;
+use crate::tool_output::{ListEntry, Listing, ToolOutput};
 
 pub const MAX_ENTRIES: usize = 500;
 const DEFAULT_DEPTH: usize = 2;

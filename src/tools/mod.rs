@@ -24,8 +24,6 @@ pub mod web_fetch;
 pub mod web_search;
 pub mod write_file;
 
-pub use crate::tool_output::*;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -39,6 +37,7 @@ use crate::fs::read_state::ReadTracker;
 use crate::fs::write_queue::{self, WriteQueue};
 use crate::fs::{FileError, changed};
 use crate::process::{self, TailSink};
+use crate::tool_output::{FileChange, ToolOutput};
 
 /// The model's face of a tool, a wire type of the request (`llm::wire`).
 pub use crate::llm::wire::ToolSpec;

@@ -15,12 +15,13 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::args::lenient_usize;
-use super::{Access, FileSlice, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::fs::confined::{Beneath, OpenError};
 use crate::fs::encoding::{self, ChunkDecoder, SNIFF_BYTES, TextEncoding};
 use crate::fs::read_state::{FileStamp, StampHasher};
 use crate::fs::text::{count_newlines, cut_chars};
 use crate::fs::{changed, open_error, would_block};
+use crate::tool_output::{FileSlice, ToolOutput};
 
 /// Lines shown when the model gives no limit.
 pub const DEFAULT_LIMIT: usize = 2000;

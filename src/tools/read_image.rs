@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Access, ImageView, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
+
+use crate::tool_output::{ImageView, ToolOutput};
 
 #[derive(Debug, Deserialize)]
 struct Args {

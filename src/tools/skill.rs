@@ -7,8 +7,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
+
 use crate::skills::{SKILL_TOOL, Skill};
+use crate::tool_output::ToolOutput;
 
 #[derive(Debug, Deserialize)]
 pub struct SkillArgs {

@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Access, TodoItem, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
+
+use crate::tool_output::{TodoItem, ToolOutput};
 
 /// Most items one list may hold.
 pub const MAX_TODOS: usize = 50;
@@ -93,7 +95,7 @@ impl Tool for TodoWrite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::TodoStatus;
+    use crate::tool_output::TodoStatus;
 
     #[test]
     fn lists_are_validated() {

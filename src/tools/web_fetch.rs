@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, WebHop, WebPage};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec};
+
+use crate::tool_output::{ToolOutput, WebHop, WebPage};
 use crate::web::EgressError;
 use crate::web::address::refusal;
 use crate::web::convert::converted;

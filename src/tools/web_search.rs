@@ -6,7 +6,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Access, Tool, ToolCx, ToolError, ToolOutput, ToolSpec};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec};
+
+use crate::tool_output::ToolOutput;
 use crate::web::search::{Query, search};
 
 pub const DEFAULT_RESULTS: usize = 5;

@@ -15,10 +15,12 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Access, FileChange, Tool, ToolCx, ToolError, ToolOutput, ToolSpec, parse_args};
+use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
+
 use crate::fs::encoding::{self, TextEncoding};
 use crate::fs::file_store::{Current, change_of, check_fresh, load, store};
 use crate::fs::text::{LineEnding, dominant_ending, to_crlf, uses_crlf};
+use crate::tool_output::{FileChange, ToolOutput};
 
 #[derive(Debug, Deserialize)]
 struct Args {

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use cairn::tool_output::{CommandRun, JobReport, ToolOutput};
 use cairn::tools::bash::Bash;
 use cairn::tools::todo_write::TodoWrite;
-use cairn::tools::{CommandRun, JobReport, Tool, ToolCx, ToolEnv, ToolOutput};
+use cairn::tools::{Tool, ToolCx, ToolEnv};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 

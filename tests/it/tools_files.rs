@@ -6,10 +6,11 @@ use cairn::process;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use cairn::tool_output::{FileChange, ToolOutput};
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::read_file::ReadFile;
 use cairn::tools::write_file::WriteFile;
-use cairn::tools::{FileChange, Tool, ToolCx, ToolEnv, ToolError, ToolOutput};
+use cairn::tools::{Tool, ToolCx, ToolEnv, ToolError};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 

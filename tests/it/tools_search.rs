@@ -2,10 +2,10 @@
 //! .gitignore, hidden files, binaries and more results than the caps allow.
 #![allow(clippy::unwrap_used)]
 
+use cairn::tool_output::{GrepMode, Listing, Matches, ToolOutput};
 use cairn::tools::glob::Glob;
 use cairn::tools::grep::Grep;
 use cairn::tools::list_dir::ListDir;
-use cairn::tools::{GrepMode, Listing, Matches, ToolOutput};
 use serde_json::{Value, json};
 
 use super::tools_files::{Ws, call};

@@ -16,8 +16,9 @@ use crate::support::net_servers::{TestCa, closed_port, connect_proxy, socks5_ser
 use cairn::fs::places::FilePolicy;
 use cairn::net::{Network, NetworkFile, NetworkSettings, OneOrMany};
 use cairn::testing::mock_site::{MockSite, Page};
+use cairn::tool_output::ToolOutput;
 use cairn::tools::web_fetch::WebFetch;
-use cairn::tools::{HostCheck, Tool, ToolCx, ToolEnv, ToolError, ToolOutput};
+use cairn::tools::{HostCheck, Tool, ToolCx, ToolEnv, ToolError};
 use cairn::web::resolve::MapResolver;
 use cairn::web::{WebEnv, WebSettings};
 

@@ -6,10 +6,11 @@
 
 use std::sync::Arc;
 
+use cairn::tool_output::ToolOutput;
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::read_file::ReadFile;
 use cairn::tools::write_file::WriteFile;
-use cairn::tools::{Tool, ToolCx, ToolOutput};
+use cairn::tools::{Tool, ToolCx};
 use serde_json::json;
 
 use super::tools_files::{Ws, call};

@@ -19,10 +19,11 @@ use tokio_util::sync::CancellationToken;
 
 pub mod user;
 
+use super::ToolError;
 use super::bash::OUTPUT_BUDGET;
-use super::{JobReport, ToolError};
 use crate::bus::{JobEnd, JobEvent, JobKiller, JobLine};
 use crate::process::{self, Capture, CommandSpec, Group, Spawned, Which, capture::split_budget};
+use crate::tool_output::JobReport;
 use user::JobNews;
 
 /// Most jobs running at once; a model that starts more is told to stop one first.

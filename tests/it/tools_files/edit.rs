@@ -4,9 +4,10 @@
 use serde_json::json;
 
 use super::{CODE, Ws, edit, read};
+use cairn::tool_output::ToolOutput;
+use cairn::tools::Tool;
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::write_file::WriteFile;
-use cairn::tools::{Tool, ToolOutput};
 async fn read_code() -> Ws {
     let ws = Ws::new().file("src/main.rs", CODE);
     read(&ws, json!({"path": "src/main.rs"})).await.unwrap();

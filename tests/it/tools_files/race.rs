@@ -9,10 +9,11 @@ use nix::fcntl::{RenameFlags, renameat2};
 use serde_json::{Value, json};
 
 use super::Ws;
+use cairn::tool_output::ToolOutput;
 use cairn::tools::edit_file::EditFile;
 use cairn::tools::read_file::ReadFile;
 use cairn::tools::write_file::WriteFile;
-use cairn::tools::{Access, Tool, ToolOutput};
+use cairn::tools::{Access, Tool};
 
 /// Swaps `ws/d` (a real directory) and `ws/swap` (a symlink to outside) until stopped.
 struct Swapper {
