@@ -110,6 +110,10 @@ impl Agent {
         let Some(outcome) = self.run_hooks(Event::PreTool, subject, cancel).await else {
             return Ok(Hooked::default());
         };
+        // Interrupted while a hook ran: the call is cancelled, not blocked.
+        if cancel.is_cancelled() {
+            return Err(ToolResult::cancelled());
+        }
         if let Some(blocked) = &outcome.blocked {
             return Err(ToolResult::error(format!(
                 "{}. Do not retry this call as it is.",

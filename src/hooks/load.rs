@@ -79,13 +79,17 @@ pub fn load(
             .notices
             .push(format!("left out the project's hooks: {err}")),
     }
-    for hook in project {
+    for mut hook in project {
         let Some(process) = &hook.process else {
             continue;
         };
         match trust.judge(process) {
             Ok(judged) if judged.trusted() => hooks.push(hook),
-            Ok(judged) => loaded.untrusted.push(judged),
+            Ok(judged) => {
+                loaded.untrusted.push(judged);
+                hook.awaiting_trust = true;
+                hooks.push(hook);
+            }
             Err(err) => loaded
                 .notices
                 .push(format!("left out project hook {}: {err}", hook.name)),
@@ -93,7 +97,7 @@ pub fn load(
     }
     if !loaded.untrusted.is_empty() {
         loaded.notices.push(format!(
-            "{} (review them with `cairn hooks list`, trust them with `cairn hooks trust`)",
+            "{} (review them with `cairn hooks list`; `cairn hooks trust` trusts them, and they run from then on, also in this session)",
             crate::trust::skipped_warning(&loaded.untrusted)
         ));
     }
@@ -179,6 +183,7 @@ fn hook_of(event: Event, n: usize, entry: &HookEntry, origin: &Origin) -> Result
         process: origin
             .project
             .then(|| process(&short, &origin.file, &entry.command)),
+        awaiting_trust: false,
         origin: origin.clone(),
         name,
     })
@@ -271,6 +276,7 @@ fn from_claude(
             timeout: Duration::from_secs(timeout_secs.unwrap_or(CLAUDE_TIMEOUT_SECS).max(1)),
             on_error: OnError::Deny,
             process: project.then(|| process(&short, path, &command)),
+            awaiting_trust: false,
             command,
             origin: origin.clone(),
             name,

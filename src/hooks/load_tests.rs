@@ -74,7 +74,7 @@ fn project_hooks_load_only_once_trusted_and_a_bad_matcher_is_an_error() {
     .unwrap();
     std::fs::write(ws.path().join("check.sh"), "exit 0\n").unwrap();
     let loaded = load_in(ws.path(), data.path(), &HooksFile::default(), None);
-    assert!(loaded.hooks.hooks.is_empty());
+    assert!(loaded.hooks.hooks.iter().all(|h| h.awaiting_trust));
     assert_eq!(loaded.untrusted.len(), 1);
     assert!(
         loaded.notices[0].contains("cairn hooks trust"),
@@ -85,6 +85,7 @@ fn project_hooks_load_only_once_trusted_and_a_bad_matcher_is_an_error() {
     trust.trust(&loaded.untrusted[0]).unwrap();
     let loaded = load_in(ws.path(), data.path(), &HooksFile::default(), None);
     assert_eq!(loaded.hooks.hooks.len(), 1);
+    assert!(!loaded.hooks.hooks[0].awaiting_trust);
     assert_eq!(
         loaded.hooks.hooks[0].name,
         "pre_tool #1 (.cairn/config.toml)"
@@ -92,7 +93,8 @@ fn project_hooks_load_only_once_trusted_and_a_bad_matcher_is_an_error() {
     // Editing the script it runs asks again.
     std::fs::write(ws.path().join("check.sh"), "exit 1\n").unwrap();
     let loaded = load_in(ws.path(), data.path(), &HooksFile::default(), None);
-    assert!(loaded.hooks.hooks.is_empty());
+    assert!(loaded.hooks.hooks[0].awaiting_trust);
+    assert_eq!(loaded.untrusted.len(), 1);
 
     let user = HooksFile {
         pre_tool: vec![entry(Some("bash("), "x")],

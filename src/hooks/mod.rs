@@ -157,6 +157,9 @@ pub struct Hook {
     pub origin: Origin,
     /// For a project hook: what its trust is judged by.
     pub process: Option<crate::trust::ProjectProcess>,
+    /// A project hook not trusted when the session started: it is left out until the user
+    /// trusts it as it is (`cairn hooks trust`), then runs, also in this session.
+    pub awaiting_trust: bool,
 }
 
 impl Hook {
@@ -263,6 +266,9 @@ impl Hooks {
         let mut outcome = Outcome::default();
         let mut subject = subject.clone();
         for hook in self.matching(event, tool.as_deref()) {
+            if hook.awaiting_trust && self.check_trust(hook).is_err() {
+                continue;
+            }
             let run = self.run_one(hook, cx, &subject, cancel).await;
             if let Some(updated) = &run.updated_input {
                 subject.set_arguments(updated.clone());

@@ -195,6 +195,7 @@ mod tests {
                 format: Format::Cairn,
             },
             process: None,
+            awaiting_trust: false,
         }
     }
 

@@ -67,10 +67,10 @@ pub async fn hooks(dirs: &Dirs, command: HooksCommand) -> Result<(String, i32)> 
 
 fn list(hooks: &Hooks, untrusted: &[Judged]) -> String {
     let mut out = String::new();
-    if hooks.hooks.is_empty() && untrusted.is_empty() {
+    if hooks.hooks.is_empty() {
         return "no hooks are configured (see `[[hooks.pre_tool]]` in the README)\n".into();
     }
-    for hook in &hooks.hooks {
+    for hook in hooks.hooks.iter().filter(|h| !h.awaiting_trust) {
         let trust = if hook.origin.project {
             " [trusted]"
         } else {

@@ -244,7 +244,11 @@ async fn allow_from_a_hook_passes_no_secret_rule_and_no_protected_path() {
         !secret.contains("PRIVATE-KEY-BYTES") && secret.contains("needs the user's approval"),
         "{secret}"
     );
-    // The first held call ends a headless run; the protected write is checked alone.
+    // The first held call ends a headless run; the protected write is checked alone (in a
+    // sandbox of its own: its log is then the only one).
+    let sb = Sandbox::new()
+        .file(".git/config", "[core]\n")
+        .config(&hook_config("pre_tool", &command, ""));
     let llm = MockLlm::start(vec![
         Script::tool_call(
             "c2",

@@ -6,7 +6,9 @@
 
 use serde_json::json;
 
+use crate::support::agent::TestAgent;
 use crate::support::cairn_cmd::Sandbox;
+use cairn::bus::{AgentEvent, Mode};
 use cairn::testing::{MockLlm, Script};
 
 const GUARD: &str = "[[hooks.pre_tool]]\ncommand = 'sh \"$CAIRN_WORKSPACE/guard.sh\"'\n";
@@ -73,4 +75,64 @@ async fn a_trusted_guard_whose_script_changes_mid_session_denies() {
             && result.contains("changed since you trusted it"),
         "{result}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_hook_trusted_during_the_session_runs_from_then_on() {
+    let (ws, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::create_dir_all(ws.path().join(".cairn")).unwrap();
+    std::fs::write(ws.path().join(".cairn/config.toml"), GUARD).unwrap();
+    std::fs::write(
+        ws.path().join("guard.sh"),
+        "cat >/dev/null; echo 'project guard says no' >&2; exit 2\n",
+    )
+    .unwrap();
+    let workspace = std::fs::canonicalize(ws.path()).unwrap();
+    let trust = cairn::trust::ProcessTrust::new(data.path(), &workspace);
+    let run = cairn::hooks::RunSettings {
+        workspace: workspace.clone(),
+        ..Default::default()
+    };
+    let loaded = cairn::hooks::load(
+        &Default::default(),
+        std::path::Path::new("config.toml"),
+        None,
+        run,
+        trust.clone(),
+    )
+    .unwrap();
+    assert_eq!(loaded.untrusted.len(), 1);
+    let hooks = std::sync::Arc::new(loaded.hooks);
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch first"})),
+        Script::text("done"),
+        Script::tool_call("c2", "bash", json!({"command": "touch second"})),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent =
+        TestAgent::with_hooks(ws.path(), data.path(), &llm.url(), Mode::Never, hooks).await;
+    agent.submit("one").await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    assert!(
+        ws.path().join("first").exists(),
+        "an untrusted project hook ran"
+    );
+    trust.trust(&loaded.untrusted[0]).unwrap();
+    agent.submit("two").await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    assert!(
+        !ws.path().join("second").exists(),
+        "the trusted guard did not run"
+    );
+    assert!(
+        llm.tool_result(3, "c2")
+            .unwrap()
+            .contains("project guard says no")
+    );
+    agent.shutdown().await;
 }
