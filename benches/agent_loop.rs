@@ -23,7 +23,7 @@ use serde_json::json;
 use cairn::agent::{Agent, AgentSettings, CheckpointSettings, ContextSettings, Engine, StartFrom};
 use cairn::bus::{self, AgentEvent, Mode, UserCommand};
 use cairn::checkpoint::phases;
-use cairn::fs::places::FilePolicy;
+
 use cairn::llm::ProviderSettings;
 use cairn::llm::client::HttpModel;
 use cairn::permissions::policy::{PolicyGate, PolicySettings};
@@ -344,11 +344,11 @@ async fn run_session(checkpoints: bool, place: &Place) -> (Duration, Duration) {
     // not the client's).
     llm.forget_bodies();
     let workspace = std::fs::canonicalize(ws.path()).unwrap();
-    let tools = ToolEnv::with_files(
+    let tools = Arc::new(ToolEnv::new(
         workspace.clone(),
+        &cairn::dirs::Dirs::from_env(),
         process::Settings::default(),
-        FilePolicy::from_env(&[]),
-    );
+    ));
     let engine = Engine {
         model: Arc::new(HttpModel::new(provider(&llm.url())).unwrap()),
         registry: Arc::new(Registry::with_tools(standard_tools())),

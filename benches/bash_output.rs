@@ -43,7 +43,11 @@ fn main() {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let env = ToolEnv::new(dir.path().to_path_buf(), process::Settings::default());
+    let env = Arc::new(ToolEnv::new(
+        dir.path().to_path_buf(),
+        &cairn::dirs::Dirs::from_env(),
+        process::Settings::default(),
+    ));
     let mut cx = ToolCx::new(env);
     // The agent always attaches a live tail; count what it receives, as a UI would.
     let tail_bytes = Arc::new(AtomicUsize::new(0));

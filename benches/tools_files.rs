@@ -8,6 +8,7 @@ use cairn::process;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn::tool_output::ToolOutput;
@@ -28,7 +29,11 @@ fn main() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    let cx = ToolCx::new(ToolEnv::new(root.clone(), process::Settings::default()));
+    let cx = ToolCx::new(Arc::new(ToolEnv::new(
+        root.clone(),
+        &cairn::dirs::Dirs::from_env(),
+        process::Settings::default(),
+    )));
 
     println!("tools_files bench ({RUNS} runs each, median)");
     bench_grep(&runtime, &cx, &root);

@@ -7,6 +7,7 @@
 
 use cairn::process;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -35,7 +36,11 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let files = generate(&root);
-    let cx = ToolCx::new(ToolEnv::new(root.clone(), process::Settings::default()));
+    let cx = ToolCx::new(Arc::new(ToolEnv::new(
+        root.clone(),
+        &cairn::dirs::Dirs::from_env(),
+        process::Settings::default(),
+    )));
     println!("walk bench: {files} files, {RUNS} runs each, median");
 
     let tool_runs: [(&str, &dyn Tool, Value); 3] = [

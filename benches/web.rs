@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use cairn::fs::places::FilePolicy;
 use cairn::llm::{
     ChatMessage, ChatModel, ChatRequest, HttpModel, ProviderSettings, StreamDelta, WireMessages,
 };
@@ -55,11 +54,13 @@ fn tools(site: &MockSite, max_bytes: u64, dir: &std::path::Path) -> Arc<ToolEnv>
         Arc::new(DirectStack),
     )
     .unwrap();
-    ToolEnv::with_web(
-        dir.to_path_buf(),
-        process::Settings::default(),
-        FilePolicy::from_env(&[]),
-        Some(web),
+    Arc::new(
+        ToolEnv::new(
+            dir.to_path_buf(),
+            &cairn::dirs::Dirs::from_env(),
+            process::Settings::default(),
+        )
+        .with_web(web),
     )
 }
 

@@ -217,12 +217,10 @@ pub fn confined_tools(
     };
     let readable = config.permissions.readable.clone().unwrap_or_default();
     let files = FilePolicy::with_dirs(dirs, &readable).with_secrets(secrets.clone());
-    let env = ToolEnv::for_session(
-        workspace.to_path_buf(),
-        bash,
-        files,
-        Some(web_env(config, network)?),
-        Some(crate::skills::Sources::with_dirs(workspace, dirs)),
+    let env = Arc::new(
+        ToolEnv::new(workspace.to_path_buf(), dirs, bash)
+            .with_files(files)
+            .with_web(web_env(config, network)?),
     );
     Ok(ConfinedTools {
         env,

@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         .first()
         .is_some_and(|first| first == sandbox_cli::SANDBOX_SUBCOMMAND)
     {
-        return exit_code(sandbox_cli::sandbox_main(raw));
+        return exit_code(sandbox_cli::sandbox_main(raw, &Dirs::from_env()));
     }
     let cli = Cli::parse();
     // Before any thread exists: secrets leave the environment block (this re-executes cairn

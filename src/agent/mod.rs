@@ -537,13 +537,7 @@ impl Agent {
         self.engine.tool_env.jobs.kill_all().await;
         // A new session starts with fresh read stamps and jobs, but the user's file policy
         // (readable roots from the config) stays what it was.
-        self.engine.tool_env = ToolEnv::for_session(
-            self.engine.tool_env.workspace.clone(),
-            self.engine.tool_env.bash.clone(),
-            self.engine.tool_env.files.clone(),
-            self.engine.tool_env.web.as_ref().map(|web| web.fresh()),
-            self.engine.tool_env.skills.clone(),
-        );
+        self.engine.tool_env = Arc::new(self.engine.tool_env.fresh());
         self.publish_jobs();
         self.engine.gate.clear_session_rules();
         // A new session describes the workspace (and its skills) as they are now.

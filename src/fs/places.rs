@@ -72,6 +72,7 @@ pub struct FilePolicy {
 impl FilePolicy {
     /// From the real environment: `$HOME`, cairn's config dir and data dir, the default
     /// secret stores under every known home (see `with_secrets` for `[sandbox] deny_read`).
+    #[cfg(any(test, feature = "testing"))]
     pub fn from_env(readable: &[PathBuf]) -> Self {
         Self::with_dirs(&Dirs::from_env(), readable)
     }

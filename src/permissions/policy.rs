@@ -28,7 +28,7 @@ pub struct PolicySettings {
     /// The sandbox `bash` commands run in, when enabled.
     pub sandbox: Option<SandboxPolicy>,
     /// The temp and home directories the classifier judges paths against
-    /// (`Places::from_env()` in production; tests inject their own).
+    /// (`Places::with_dirs` at launch; tests inject their own).
     pub places: Places,
 }
 

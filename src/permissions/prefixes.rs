@@ -9,7 +9,9 @@ use crate::permissions::classify::{Class, Part, analyze};
 
 /// What "approve this prefix for the session" offers for `command`: the precise prefix of
 /// the first simple command that is not read-only (so `cd x && cargo test` offers
-/// `cargo test`). See `part_prefix`.
+/// `cargo test`). See `part_prefix`. (The gate offers `part_prefix` of the part it asks for;
+/// this is how tests name what it offers for a whole command line.)
+#[cfg(any(test, feature = "testing"))]
 pub fn suggested_prefix(command: &str) -> String {
     let analysis = analyze(command, Path::new("."));
     let part = analysis

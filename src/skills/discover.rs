@@ -63,6 +63,7 @@ pub struct Place {
 impl Sources {
     /// From this process's environment: `$HOME`, `$CAIRN_CONFIG_DIR` or the platform's config
     /// directory, the default secret stores.
+    #[cfg(any(test, feature = "testing"))]
     pub fn from_env(workspace: &Path) -> Self {
         Self::with_dirs(workspace, &crate::dirs::Dirs::from_env())
     }

@@ -141,10 +141,13 @@ mod tests {
     use crate::fs::places::FilePolicy;
 
     fn env(dir: &std::path::Path) -> std::sync::Arc<ToolEnv> {
-        ToolEnv::with_files(
-            dir.to_path_buf(),
-            Default::default(),
-            FilePolicy::new(None, &[], &[]),
+        let dirs = crate::dirs::Dirs::new(dir.join("config"), dir.join("data"));
+        std::sync::Arc::new(
+            ToolEnv::new(dir.to_path_buf(), &dirs, Default::default()).with_files(FilePolicy::new(
+                None,
+                &[],
+                &[],
+            )),
         )
     }
 

@@ -171,51 +171,55 @@ pub struct ToolEnv {
     pub files: FilePolicy,
     /// The egress client, settings and page cache of the web tools (none: they refuse).
     pub web: Option<Arc<crate::web::WebEnv>>,
-    /// Where the `skill` tool finds skills on disk: the workspace and cairn's directories as
-    /// launch derived them (none in an environment built by hand: then from the process's).
-    pub skills: Option<crate::skills::Sources>,
+    /// Where the `skill` tool finds skills on disk: the workspace and cairn's directories.
+    pub skills: crate::skills::Sources,
 }
 
 impl ToolEnv {
-    /// With the file policy of the real environment (`$HOME`, cairn's dirs) and no readable
-    /// roots.
-    pub fn new(workspace: PathBuf, bash: process::Settings) -> Arc<Self> {
-        Self::with_files(workspace, bash, FilePolicy::from_env(&[]))
-    }
-
-    pub fn with_files(workspace: PathBuf, bash: process::Settings, files: FilePolicy) -> Arc<Self> {
-        Self::with_web(workspace, bash, files, None)
-    }
-
-    /// With the web tools' egress client and page cache (a new session gets a new cache).
-    pub fn with_web(
-        workspace: PathBuf,
-        bash: process::Settings,
-        files: FilePolicy,
-        web: Option<Arc<crate::web::WebEnv>>,
-    ) -> Arc<Self> {
-        Self::for_session(workspace, bash, files, web, None)
-    }
-
-    /// A session's environment: as `with_web`, with the skill sources launch derived.
-    pub fn for_session(
-        workspace: PathBuf,
-        bash: process::Settings,
-        files: FilePolicy,
-        web: Option<Arc<crate::web::WebEnv>>,
-        skills: Option<crate::skills::Sources>,
-    ) -> Arc<Self> {
-        Arc::new(Self {
+    /// A session's environment in `workspace`: the file policy and the skill sources follow
+    /// cairn's directories (`dirs`), no readable roots, no web tools until `with_web`.
+    pub fn new(workspace: PathBuf, dirs: &crate::dirs::Dirs, bash: process::Settings) -> Self {
+        let skills = crate::skills::Sources::with_dirs(&workspace, dirs);
+        Self {
             workspace,
             reads: ReadTracker::default(),
             writes: WriteQueue::default(),
             jobs: jobs::JobTable::default(),
             bash,
             refused: process::SandboxRefusals::default(),
-            files,
-            web,
+            files: FilePolicy::with_dirs(dirs, &[]),
+            web: None,
             skills,
-        })
+        }
+    }
+
+    /// With this file policy (readable roots, `[sandbox] deny_read`) instead of the default.
+    pub fn with_files(self, files: FilePolicy) -> Self {
+        Self { files, ..self }
+    }
+
+    /// With the web tools' egress client and page cache.
+    pub fn with_web(self, web: Arc<crate::web::WebEnv>) -> Self {
+        Self {
+            web: Some(web),
+            ..self
+        }
+    }
+
+    /// The environment of a new session in the same place: fresh read stamps, jobs and
+    /// refusals and a new page cache; the settings, file policy and skill sources stay.
+    pub fn fresh(&self) -> Self {
+        Self {
+            workspace: self.workspace.clone(),
+            reads: ReadTracker::default(),
+            writes: WriteQueue::default(),
+            jobs: jobs::JobTable::default(),
+            bash: self.bash.clone(),
+            refused: process::SandboxRefusals::default(),
+            files: self.files.clone(),
+            web: self.web.as_ref().map(|web| web.fresh()),
+            skills: self.skills.clone(),
+        }
     }
 }
 

@@ -423,7 +423,12 @@ mod tests {
     #[tokio::test]
     async fn a_tool_in_the_registry_runs_on_the_runtime_and_a_call_not_started_is_cancelled() {
         let dir = tempfile::tempdir().unwrap();
-        let env = ToolEnv::new(dir.path().to_path_buf(), Default::default());
+        let dirs = crate::dirs::Dirs::new(dir.path().join("config"), dir.path().join("data"));
+        let env = Arc::new(ToolEnv::new(
+            dir.path().to_path_buf(),
+            &dirs,
+            Default::default(),
+        ));
         let registry = Arc::new(Registry::with_tools(vec![Box::new(Greet)]));
         let runtime = Runtime::new(registry, env);
         let greet = |who: &str| PassedCall {

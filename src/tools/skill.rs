@@ -86,10 +86,7 @@ impl Tool for SkillTool {
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let SkillArgs { name, args } = skill_args(&args)?;
-        let sources = match &cx.env.skills {
-            Some(sources) => sources.clone(),
-            None => crate::skills::Sources::from_env(cx.workspace()),
-        };
+        let sources = cx.env.skills.clone();
         let found = super::blocking("finding skills", move || {
             Ok(crate::skills::discover_skills(&sources).items)
         })

@@ -23,7 +23,11 @@ pub(crate) struct Fixture {
 pub(crate) fn fixture_with(settings: process::Settings) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().canonicalize().unwrap();
-    let env = ToolEnv::new(workspace, settings);
+    let env = Arc::new(ToolEnv::new(
+        workspace,
+        &cairn::dirs::Dirs::from_env(),
+        settings,
+    ));
     Fixture {
         cx: ToolCx::new(env),
         dir,

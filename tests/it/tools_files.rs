@@ -35,7 +35,11 @@ impl Ws {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let cx = ToolCx::new(ToolEnv::new(root.clone(), process::Settings::default()));
+        let cx = ToolCx::new(Arc::new(ToolEnv::new(
+            root.clone(),
+            &cairn::dirs::Dirs::from_env(),
+            process::Settings::default(),
+        )));
         Self {
             _dir: dir,
             root,
@@ -44,10 +48,13 @@ impl Ws {
     }
     /// A workspace at `root` (canonical, existing) with this file policy.
     pub fn at(root: PathBuf, files: cairn::fs::places::FilePolicy) -> Self {
-        let cx = ToolCx::new(ToolEnv::with_files(
-            root.clone(),
-            process::Settings::default(),
-            files,
+        let cx = ToolCx::new(Arc::new(
+            ToolEnv::new(
+                root.clone(),
+                &cairn::dirs::Dirs::from_env(),
+                process::Settings::default(),
+            )
+            .with_files(files),
         ));
         Self {
             _dir: tempfile::tempdir().unwrap(),

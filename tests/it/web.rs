@@ -13,7 +13,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::cairn_cmd::Sandbox;
-use cairn::fs::places::FilePolicy;
 use cairn::testing::mock_site::{MockSite, Page};
 use cairn::testing::{MockLlm, Script};
 use cairn::tool_output::{ToolOutput, WebPage};
@@ -56,11 +55,13 @@ fn settings(sites: &[&MockSite]) -> WebSettings {
 fn web(settings: WebSettings, resolver: MapResolver) -> Web {
     let dir = tempfile::tempdir().unwrap();
     let web = WebEnv::new(settings, Arc::new(resolver), Arc::new(DirectStack)).unwrap();
-    let env = ToolEnv::with_web(
-        dir.path().to_path_buf(),
-        process::Settings::default(),
-        FilePolicy::from_env(&[]),
-        Some(web),
+    let env = Arc::new(
+        ToolEnv::new(
+            dir.path().to_path_buf(),
+            &cairn::dirs::Dirs::from_env(),
+            process::Settings::default(),
+        )
+        .with_web(web),
     );
     Web { env, _dir: dir }
 }

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::cairn_cmd::Sandbox;
-use cairn::fs::places::FilePolicy;
 use cairn::process;
 use cairn::testing::mock_site::{MockSite, Page};
 use cairn::tool_output::{ToolOutput, WebPage};
@@ -34,11 +33,13 @@ fn env(site: &MockSite, timeout: Duration, dir: &std::path::Path) -> Arc<ToolEnv
         Arc::new(DirectStack),
     )
     .unwrap();
-    ToolEnv::with_web(
-        dir.to_path_buf(),
-        process::Settings::default(),
-        FilePolicy::from_env(&[]),
-        Some(web),
+    Arc::new(
+        ToolEnv::new(
+            dir.to_path_buf(),
+            &cairn::dirs::Dirs::from_env(),
+            process::Settings::default(),
+        )
+        .with_web(web),
     )
 }
 

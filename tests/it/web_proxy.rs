@@ -13,7 +13,6 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::support::net_servers::{TestCa, closed_port, connect_proxy, socks5_server, tls_front};
-use cairn::fs::places::FilePolicy;
 use cairn::net::{Network, NetworkFile, NetworkSettings, OneOrMany};
 use cairn::testing::mock_site::{MockSite, Page};
 use cairn::tool_output::ToolOutput;
@@ -46,11 +45,13 @@ struct Web {
 fn web(settings: WebSettings, resolver: MapResolver, network: Network) -> Web {
     let dir = tempfile::tempdir().unwrap();
     let web = WebEnv::new(settings, Arc::new(resolver), Arc::new(network)).unwrap();
-    let env = ToolEnv::with_web(
-        dir.path().to_path_buf(),
-        process::Settings::default(),
-        FilePolicy::from_env(&[]),
-        Some(web),
+    let env = Arc::new(
+        ToolEnv::new(
+            dir.path().to_path_buf(),
+            &cairn::dirs::Dirs::from_env(),
+            process::Settings::default(),
+        )
+        .with_web(web),
     );
     Web { env, _dir: dir }
 }
@@ -300,11 +301,13 @@ async fn a_socks5_proxy_is_handed_the_checked_address_so_a_changed_dns_answer_ca
     let env = WebEnv::new(WebSettings::default(), resolver.clone(), Arc::new(stack)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let web = Web {
-        env: ToolEnv::with_web(
-            dir.path().to_path_buf(),
-            process::Settings::default(),
-            FilePolicy::from_env(&[]),
-            Some(env),
+        env: Arc::new(
+            ToolEnv::new(
+                dir.path().to_path_buf(),
+                &cairn::dirs::Dirs::from_env(),
+                process::Settings::default(),
+            )
+            .with_web(env),
         ),
         _dir: dir,
     };

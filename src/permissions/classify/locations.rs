@@ -23,7 +23,9 @@ pub struct Places {
 }
 
 impl Places {
-    /// The production defaults: `$TMPDIR` (or the system's), `/tmp`, `/var/tmp`, and `$HOME`.
+    /// The defaults of this process's environment, for tests: `$TMPDIR` (or the system's), `/tmp`,
+    /// `/var/tmp`, `$HOME` and cairn's directories. cairn itself passes the `Places` launch built.
+    #[cfg(any(test, feature = "testing"))]
     pub fn from_env() -> Self {
         Self::with_dirs(&crate::dirs::Dirs::from_env())
     }

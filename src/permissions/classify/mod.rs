@@ -39,7 +39,8 @@ pub(crate) use crate::permissions::classify::words::{Word, word};
 pub use crate::permissions::classify::classification::{Analysis, Class, Classification, Part};
 
 /// Classifies a command line as it would run in `workspace`, with the temp and home
-/// directories of this process's environment.
+/// directories of this process's environment (tests; cairn passes its `Places`).
+#[cfg(any(test, feature = "testing"))]
 pub fn classify(command: &str, workspace: &Path) -> Classification {
     analyze(command, workspace).classification()
 }
@@ -49,7 +50,8 @@ pub fn classify_in(command: &str, workspace: &Path, places: &Places) -> Classifi
     analyze_in(command, workspace, places).classification()
 }
 
-/// Judges every simple command of `command`, as it would run in `workspace`.
+/// Judges every simple command of `command`, as it would run in `workspace` (tests).
+#[cfg(any(test, feature = "testing"))]
 pub fn analyze(command: &str, workspace: &Path) -> Analysis {
     analyze_in(command, workspace, &Places::from_env())
 }

@@ -19,7 +19,8 @@ struct SandboxArgs {
     command: Vec<String>,
 }
 
-fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
+/// `own`: cairn's own directories (its config and data), which no command may read.
+fn parse_args(args: &[String], own: &[PathBuf]) -> Result<SandboxArgs, String> {
     let args = match args.first() {
         Some(first) if first == SANDBOX_SUBCOMMAND => &args[1..],
         _ => args,
@@ -29,10 +30,7 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
         writable: Vec::new(),
         network: false,
         unix_sockets: Vec::new(),
-        deny_read: SecretStores::new(
-            &crate::secret_stores::known_homes(),
-            &crate::dirs::Dirs::from_env().own(),
-        ),
+        deny_read: SecretStores::new(&crate::secret_stores::known_homes(), own),
     };
     let mut grant = Grant::WorkspaceWrite;
     let mut i = 0;
@@ -82,8 +80,8 @@ fn parse_args(args: &[String]) -> Result<SandboxArgs, String> {
 /// background job would use (workspace entry by entry), for trying the sandbox by hand, and returns its exit status (128 + N for a
 /// signal) once its temp dir is removed: 2 for bad arguments, 126 when the sandbox cannot be
 /// applied, 127 when the command cannot be executed.
-pub fn sandbox_main(args: Vec<String>) -> i32 {
-    let parsed = match parse_args(&args) {
+pub fn sandbox_main(args: Vec<String>, dirs: &crate::dirs::Dirs) -> i32 {
+    let parsed = match parse_args(&args, &dirs.own()) {
         Ok(parsed) => parsed,
         Err(message) => {
             say(&message);
@@ -153,18 +151,21 @@ mod tests {
 
     #[test]
     fn arguments_parse_into_a_policy_and_a_grant() {
-        let parsed = parse_args(&strings(&[
-            "__sandbox",
-            "--read-only",
-            "--workspace",
-            "/ws",
-            "--write",
-            "/cache",
-            "--",
-            "bash",
-            "-c",
-            "ls",
-        ]))
+        let parsed = parse_args(
+            &strings(&[
+                "__sandbox",
+                "--read-only",
+                "--workspace",
+                "/ws",
+                "--write",
+                "/cache",
+                "--",
+                "bash",
+                "-c",
+                "ls",
+            ]),
+            &[],
+        )
         .unwrap();
         assert_eq!(parsed.grant, Grant::ReadOnly);
         assert_eq!(parsed.policy.workspace, PathBuf::from("/ws"));
@@ -176,17 +177,23 @@ mod tests {
     #[test]
     fn bad_arguments_are_reported() {
         assert_eq!(
-            parse_args(&strings(&["--write"])).unwrap_err(),
+            parse_args(&strings(&["--write"]), &[]).unwrap_err(),
             "--write needs a directory"
         );
         assert_eq!(
-            parse_args(&strings(&["--frobnicate"])).unwrap_err(),
+            parse_args(&strings(&["--frobnicate"]), &[]).unwrap_err(),
             "unknown argument `--frobnicate`"
         );
         assert_eq!(
-            parse_args(&strings(&["--network", "--"])).unwrap_err(),
+            parse_args(&strings(&["--network", "--"]), &[]).unwrap_err(),
             "no command after `--`"
         );
-        assert_eq!(sandbox_main(strings(&["__sandbox", "--bogus"])), 2);
+        assert_eq!(
+            sandbox_main(
+                strings(&["__sandbox", "--bogus"]),
+                &crate::dirs::Dirs::from_env()
+            ),
+            2
+        );
     }
 }

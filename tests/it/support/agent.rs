@@ -265,13 +265,16 @@ impl TestAgent {
         let sandbox = bash.sandbox.clone();
         let web = WEB.with(|cell| cell.borrow_mut().take());
         let mut tool_list = standard_tools();
-        let tools = match web {
+        let tools = Arc::new(match web {
             Some(web) => {
                 tool_list.extend(cairn::tools::registry::web_tools(false));
-                ToolEnv::with_web(workspace.clone(), bash, files, Some(web))
+                ToolEnv::new(workspace.clone(), &cairn::dirs::Dirs::from_env(), bash)
+                    .with_files(files)
+                    .with_web(web)
             }
-            None => ToolEnv::with_files(workspace.clone(), bash, files),
-        };
+            None => ToolEnv::new(workspace.clone(), &cairn::dirs::Dirs::from_env(), bash)
+                .with_files(files),
+        });
         let engine = Engine {
             model: Arc::new(HttpModel::new(provider(url)).unwrap()),
             registry: Arc::new(Registry::with_tools(tool_list)),
