@@ -333,7 +333,9 @@ impl App {
             return;
         }
         self.status.mode = mode;
-        self.notice(
+        // Shift+Tab pressed several times in a row leaves one line: the mode it ended on.
+        self.transcript.replace_notice(
+            "mode → ",
             &format!("mode → {mode}: {}", mode_summary(mode)),
             NoticeLevel::Info,
         );

@@ -543,6 +543,7 @@ mod pickers;
 mod plan;
 mod queue;
 mod replay;
+mod smaller;
 mod stand_alone;
 mod status_line;
 mod web_card;

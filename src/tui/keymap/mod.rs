@@ -95,6 +95,8 @@ pub enum Action {
     RestoreCleared,
     /// Send the failed message again.
     Retry,
+    /// Leave `cairn replay`.
+    QuitReplay,
     /// Select the queued entry before / after the selected one.
     QueuePrev,
     QueueNext,
@@ -407,6 +409,12 @@ pub const BINDINGS: &[Binding] = &[
         &[ch('r')],
         A::ToggleReasoning,
         "show / hide reasoning",
+    ),
+    bind(
+        S::Transcript,
+        &[ch('q')],
+        A::QuitReplay,
+        "cairn replay: quit (live, q is text)",
     ),
     bind(
         S::Transcript,

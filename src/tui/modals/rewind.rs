@@ -332,7 +332,14 @@ impl RestoreConfirm {
             area,
             width,
             height,
-            Span::styled(format!(" {} ", self.label), theme::bold()),
+            // A long label is cut with an ellipsis, never mid-word without a sign.
+            Span::styled(
+                format!(
+                    " {} ",
+                    wrap::truncate(&self.label, usize::from(width).saturating_sub(6))
+                ),
+                theme::bold(),
+            ),
             Line::styled(" y apply · n cancel · ↑↓ PgUp PgDn scroll ", theme::dim()),
             theme::modal_border(),
             buf,

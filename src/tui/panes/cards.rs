@@ -216,12 +216,20 @@ impl ToolCard {
         }
         let bar = [Span::styled("  │ ", theme::dim())];
         if let Some(Decision::Deny { message }) = &self.decision {
-            let text = match message {
-                Some(m) => format!("denied by you: {m}"),
-                None => "denied by you".to_string(),
+            // A plan answered with a message is feedback (planning goes on), not a denial.
+            let plan = self.name == crate::bus::EXIT_PLAN_MODE;
+            let (text, style) = match message {
+                Some(m) if plan => (format!("your feedback: {m}"), theme::warning()),
+                Some(m) => (format!("denied by you: {m}"), theme::error()),
+                None if plan => ("plan rejected by you".to_string(), theme::error()),
+                None => ("denied by you".to_string(), theme::error()),
             };
-            out.push(clip(&bar, &text, theme::error(), width));
+            out.push(clip(&bar, &text, style, width));
             return;
+        }
+        if self.decision == Some(Decision::ApproveUnsandboxed) {
+            let text = "ran outside the sandbox (you approved it with u)";
+            out.push(clip(&bar, text, theme::warning(), width));
         }
         match &result.output {
             Some(ToolOutput::Command(run)) => command_lines(run, self.job.as_ref(), width, out),

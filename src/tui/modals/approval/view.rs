@@ -16,13 +16,19 @@ impl ApprovalPrompt {
     pub(super) fn command_lines(held: &Held, width: usize) -> Vec<Line<'static>> {
         let subject = visible::shown(&held.subject).text;
         if held.is_plan() {
-            let indent = [Span::raw("  ")];
-            return subject
-                .lines()
-                .flat_map(|line| {
-                    wrap::wrap(&[Span::raw(line.to_string())], width, &indent, &indent)
-                })
-                .collect();
+            // A plan is the model's markdown: headings, lists and code read as they would
+            // in the transcript.
+            return crate::tui::panes::transcript::render::markdown(
+                &subject,
+                width.saturating_sub(2),
+            )
+            .into_iter()
+            .map(|line| {
+                let mut spans = vec![Span::raw("  ")];
+                spans.extend(line.spans);
+                Line::from(spans)
+            })
+            .collect();
         }
         let lang = if held.name == "bash" {
             "bash"

@@ -116,6 +116,18 @@ impl Transcript {
         });
     }
 
+    /// A notice that takes the place of the last entry when that is a notice starting with
+    /// `prefix` too: a run of the same kind of change (mode switches) is one line, the last.
+    pub fn replace_notice(&mut self, prefix: &str, text: &str, level: NoticeLevel) {
+        let same = self.entries.last().is_some_and(
+            |last| matches!(&last.kind, EntryKind::Notice { text, .. } if text.starts_with(prefix)),
+        );
+        if same {
+            self.entries.pop();
+        }
+        self.push_notice(text, level);
+    }
+
     pub fn push_notice(&mut self, text: &str, level: NoticeLevel) {
         self.push(EntryKind::Notice {
             text: text.to_string(),
