@@ -184,7 +184,8 @@ fn read_stdout(format: Format, event: Event, stdout: &str) -> Interpreted {
 
 /// The keys of cairn's answer, then Claude Code's: `hookSpecificOutput`'s
 /// `permissionDecision`, `permissionDecisionReason`, `updatedInput`, `additionalContext`,
-/// and the top-level `decision: "block"`, `reason`, `continue: false` with `stopReason`.
+/// and the top-level `decision: "block"`, `reason`, `continue: false` with `stopReason`,
+/// `systemMessage` (shown to the user).
 fn read_object(object: &serde_json::Map<String, Value>) -> Interpreted {
     let specific = object.get("hookSpecificOutput").and_then(Value::as_object);
     let text = |key: &str| -> Option<String> {
@@ -232,6 +233,8 @@ fn read_object(object: &serde_json::Map<String, Value>) -> Interpreted {
         reason,
         updated_input,
         additional_context: text("additional_context").or_else(|| text("additionalContext")),
+        // Claude Code's line for the user.
+        warning: text("systemMessage"),
         ..Interpreted::default()
     }
 }

@@ -142,6 +142,11 @@ fn json_answers_in_either_spelling() {
         (halt.decision, halt.reason.as_deref()),
         (Some(Decision::Deny), Some("enough"))
     );
+    let told = cairn(
+        Event::PostTool,
+        &exited(0, r#"{"systemMessage": "3 files formatted"}"#, ""),
+    );
+    assert_eq!(told.warning.as_deref(), Some("3 files formatted"));
 }
 
 #[test]
