@@ -60,6 +60,7 @@ pub async fn run(dirs: &crate::dirs::Dirs, args: ExecArgs) -> Result<i32> {
         prompt
     };
     check_command(dirs, &prompt)?;
+    check_images(&args.images)?;
     let attach = args
         .images
         .iter()
@@ -111,6 +112,18 @@ pub async fn run(dirs: &crate::dirs::Dirs, args: ExecArgs) -> Result<i32> {
     agent_task.await.wrap_err("the agent task failed")?;
     printer.finish();
     Ok(printer.exit.unwrap_or(status::INTERRUPTED))
+}
+
+/// `--image` files are checked before anything starts: a missing file, or one whose bytes are
+/// no image cairn can send, is the caller's to fix (exit 2, said once).
+fn check_images(paths: &[String]) -> Result<()> {
+    for path in paths {
+        let bytes =
+            std::fs::read(path).map_err(|err| UsageError(format!("--image {path}: {err}")))?;
+        crate::tools::image::prepare(&bytes, path)
+            .map_err(|err| UsageError(format!("--image: {err}")))?;
+    }
+    Ok(())
 }
 
 /// A prompt that is a `/name` line must name something `exec` can run: `/continue`, `/init`,

@@ -70,8 +70,9 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     // The one HTTP stack, built before any request: the model client and discovery share it.
     let network = network_stack(&config.network)?;
     notices.extend(network.warnings().iter().cloned());
+    // Its one failure is a base URL that is no URL: the caller's to fix (exit 2).
     let model = HttpModel::with_network(config.provider.clone(), &network)
-        .wrap_err("setting up the provider client")?
+        .map_err(|err| UsageError(err.to_string()))?
         .with_key_env(config.key_env.clone());
     let confined = confined_tools(dirs, &config, &workspace, &network, &mut notices)?;
     let (tools, sandbox, secrets) = (confined.env, confined.sandbox, confined.secrets);

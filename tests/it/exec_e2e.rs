@@ -735,3 +735,36 @@ async fn a_message_whose_request_failed_is_replaced_by_the_next_never_joined() {
     assert_eq!(users.len(), 1, "{sent}");
     assert_eq!(users[0]["content"], "first try", "{sent}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_image_or_base_url_is_a_usage_error_said_once() {
+    let sb = Sandbox::new().file("notes.png", "not an image\n");
+    let llm = MockLlm::start(vec![Script::text("never")]).await;
+    for (args, said) in [
+        (
+            vec!["--image", "notes.png", "look"],
+            "not an image cairn can send",
+        ),
+        (vec!["--image", "missing.png", "look"], "missing.png"),
+    ] {
+        let run = sb.exec(&llm.url(), &args).await;
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr.matches(said).count(),
+            1,
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    let run = sb
+        .exec_raw(&["exec", "--base-url", "not a url", "hi"], &[])
+        .await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("invalid base URL").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(llm.requests().is_empty());
+}
