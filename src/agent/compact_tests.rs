@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::agent::overflow::{is_context_overflow, window_in_error};
 
 fn user(text: &str) -> ChatMessage {
     ChatMessage::User {

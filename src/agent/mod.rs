@@ -16,21 +16,24 @@ mod hooks;
 mod inbox;
 mod jobs;
 mod local_time;
+mod overflow;
 mod plan;
 pub mod prompt;
 mod revert;
 mod rewind;
 mod run_later;
+mod run_loop;
+mod session_open;
 mod skills;
 mod steering;
 mod turn;
 pub mod user_shell;
 
 use crate::sync::MutexExt;
-pub use compact::{is_context_overflow, window_in_error};
 pub use context::ContextSettings;
 use context::WindowCell;
 use conversation::Conversation;
+pub use overflow::{is_context_overflow, window_in_error};
 pub use skills::SkillSettings;
 pub use turn::{CUT_OFF_MARK, INTERRUPTED_MARK, INTERRUPTED_NOTE};
 
@@ -42,7 +45,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::Mode;
-use crate::bus::{AgentEvent, CallId, CostRow, Decision, SessionId, Usage, UserCommand};
+use crate::bus::{AgentEvent, CallId, CostRow, Decision, SessionId, Usage};
 use crate::llm::ChatModel;
 use crate::models;
 use crate::permissions::PermissionGate;
@@ -50,6 +53,7 @@ use crate::session_log::{self, LogError, Record, SessionLog, ToldState};
 use crate::tool_output::TodoItem;
 use crate::tools::{Registry, ToolEnv};
 use prompt::WorkspaceFacts;
+use session_open::open_session;
 
 /// How the agent behaves; fixed for the life of the task.
 #[derive(Debug, Clone)]
@@ -350,186 +354,6 @@ impl Agent {
         }
     }
 
-    /// Serves commands until `Shutdown` or until every sender is gone. Background jobs and
-    /// anything tools started die before this returns.
-    pub async fn run(mut self, mut commands: mpsc::Receiver<UserCommand>) {
-        let (work_tx, mut work_rx) = mpsc::unbounded_channel();
-        let shared = Arc::clone(&self.shared);
-        let events = self.events.clone();
-        let lister = ModelLister {
-            model: Arc::clone(&self.engine.model),
-            events: self.events.clone(),
-            configured: self.settings.context.configured_model.clone(),
-        };
-        let gate = Arc::clone(&self.engine.gate);
-        let mut untrusted = self.settings.untrusted_rules.take();
-        let router = tokio::spawn(async move {
-            while let Some(command) = commands.recv().await {
-                // Like a mode change, trust applies to the very next gate check.
-                if matches!(command, UserCommand::TrustProjectRules) {
-                    let _ = events.send(trust_project_rules(untrusted.take(), gate.as_ref()));
-                    continue;
-                }
-                if matches!(
-                    command,
-                    UserCommand::ListJobs
-                        | UserCommand::ShowJobOutput { .. }
-                        | UserCommand::KillJob { .. }
-                ) {
-                    // The user's view of the jobs never waits for a running request.
-                    jobs::serve(&shared, &events, command);
-                    continue;
-                }
-                if shared.inbox.locked().hold(&command) {
-                    continue;
-                }
-                let token = match &command {
-                    UserCommand::Interrupt => {
-                        if !shared.stop_shell() {
-                            shared.cancel_current();
-                        }
-                        continue;
-                    }
-                    // The picker waits for it: never behind a running request.
-                    UserCommand::ListModels => {
-                        lister.spawn();
-                        continue;
-                    }
-                    UserCommand::Withdraw { id, text, sent } => {
-                        let mut inbox = shared.inbox.locked();
-                        if !sent {
-                            inbox.note_withdrawn(id.clone(), text.clone());
-                        } else if inbox.withdraw(id) {
-                            let _ = events.send(AgentEvent::Withdrawn { id: id.clone() });
-                        }
-                        // The agent logs it when it gets to it.
-                        CancellationToken::new()
-                    }
-                    UserCommand::Submit { .. } | UserCommand::Steer { .. } => {
-                        shared.inbox.locked().request_forwarded();
-                        shared.fresh_cancel()
-                    }
-                    UserCommand::Decide { call, decision } => {
-                        shared.decide(call, decision.clone());
-                        continue;
-                    }
-                    UserCommand::Shutdown => break,
-                    UserCommand::Compact { .. } => shared.fresh_cancel(),
-                    // A mode change applies to the very next gate check, also mid-request;
-                    // the agent records it when it gets to it.
-                    UserCommand::SetMode { mode } => {
-                        shared.set_mode(*mode);
-                        CancellationToken::new()
-                    }
-                    _ => CancellationToken::new(),
-                };
-                if work_tx.send((command, token)).is_err() {
-                    break;
-                }
-            }
-            // Shutdown, or every sender is gone: nothing may keep the agent waiting now.
-            shared.close();
-            let _ = work_tx.send((UserCommand::Shutdown, CancellationToken::new()));
-        });
-        self.ask_window(self.engine.model.model());
-        self.check_endpoint_in_background();
-        self.session_start_hooks().await;
-        self.emit(AgentEvent::Idle);
-        while let Some((command, cancel)) = work_rx.recv().await {
-            match command {
-                UserCommand::Submit { text, attach } => {
-                    let request = steering::Request {
-                        queued: None,
-                        text,
-                        attach,
-                    };
-                    self.serve(request, &cancel).await;
-                    self.emit(AgentEvent::Idle);
-                }
-                UserCommand::Steer { id, text, attach } => {
-                    let request = steering::Request {
-                        queued: Some(id),
-                        text,
-                        attach,
-                    };
-                    self.serve(request, &cancel).await;
-                    self.emit(AgentEvent::Idle);
-                }
-                UserCommand::Shell {
-                    id,
-                    command,
-                    context,
-                } => self.run_user_shell(id, command, context).await,
-                UserCommand::Withdraw { .. } => self.log_withdrawn(),
-                UserCommand::SetMode { mode } => {
-                    self.shared.set_mode(mode);
-                    self.record(&Record::Mode { mode });
-                    self.emit(AgentEvent::ModeChanged { mode });
-                }
-                UserCommand::SetModel { model } => {
-                    self.engine.model.set_model(&model);
-                    self.record(&Record::Model {
-                        model: model.clone(),
-                    });
-                    self.emit(AgentEvent::ModelChanged {
-                        model: model.clone(),
-                    });
-                    if !self.settings.context.window_fixed
-                        && let Some(info) = crate::models::lookup(&model)
-                    {
-                        self.window.set(info.context_window);
-                    }
-                    self.ask_window(model);
-                    self.report_context();
-                }
-                UserCommand::Compact { focus } => {
-                    self.compact(compact::Why::Asked, focus, &cancel).await;
-                    self.emit(AgentEvent::Idle);
-                }
-                UserCommand::ShowCost => {
-                    let rows = self.cost_rows();
-                    self.emit(AgentEvent::CostReport { rows });
-                }
-                // Handled in order, like a request: never while one runs.
-                UserCommand::ListRewindPoints => self.list_rewind_points(),
-                UserCommand::Restore { what, apply } => self.restore(what, apply).await,
-                UserCommand::PreviewRevert { target } => self.preview_revert(target).await,
-                UserCommand::Revert { target, stamp } => self.apply_revert(target, stamp).await,
-                UserCommand::ListSessions => {
-                    let here = &self.settings.workspace;
-                    let sessions =
-                        session_log::list_sessions_for(self.settings.dirs.sessions(), here);
-                    self.emit(AgentEvent::Sessions {
-                        sessions,
-                        here: here.display().to_string(),
-                    });
-                }
-                UserCommand::NewSession => self.switch_session(StartFrom::New).await,
-                UserCommand::Resume { session } => {
-                    let (dir, here) = (self.settings.dirs.sessions(), &self.settings.workspace);
-                    match session_log::find_session_in(dir, &session.0, here) {
-                        Ok(path) => self.switch_session(StartFrom::Resume(path)).await,
-                        Err(err) => self.emit(AgentEvent::Warning {
-                            message: err.to_string(),
-                        }),
-                    }
-                }
-                UserCommand::TrustSkill { name } => self.trust_skill(&name),
-                UserCommand::Shutdown => break,
-                UserCommand::Interrupt
-                | UserCommand::TrustProjectRules
-                | UserCommand::Decide { .. }
-                | UserCommand::ListJobs
-                | UserCommand::ShowJobOutput { .. }
-                | UserCommand::KillJob { .. }
-                | UserCommand::ListModels => {}
-            }
-        }
-        router.abort();
-        // A grace period for jobs to exit (dropping the table would only SIGKILL them).
-        self.engine.tool_env.jobs.kill_all().await;
-    }
-
     /// Replaces the conversation. Nothing of the old session carries over: its jobs end, its
     /// reads no longer count, and its session rules stop applying (a resumed session brings
     /// its own back from its log).
@@ -659,132 +483,5 @@ impl Agent {
     fn emit(&self, event: AgentEvent) {
         // A front end that went away cannot be told anything; the log still has it all.
         let _ = self.events.send(event);
-    }
-}
-
-/// Creates a new session log, or reads one back and rebuilds its state.
-fn open_session(
-    settings: &AgentSettings,
-    engine: &Engine,
-    facts: &WorkspaceFacts,
-    from: &StartFrom,
-    mut skills: skills::SessionSkills,
-) -> Result<(Session, Vec<AgentEvent>), LogError> {
-    let told_now = ToldState {
-        mode: settings.mode,
-        git_branch: facts.git_branch.clone(),
-    };
-    match from {
-        StartFrom::New => {
-            let id = session_log::new_session_id();
-            let mut log = SessionLog::create(settings.dirs.sessions(), &id)?;
-            log.append(&Record::Meta {
-                id: id.clone(),
-                cwd: settings.workspace.display().to_string(),
-                provider: settings.provider.clone(),
-                model: engine.model.model(),
-                version: env!("CARGO_PKG_VERSION").to_string(),
-                started: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-                    .to_string(),
-            })?;
-            let system = prompt::system_prompt(facts, &told_now);
-            log.append(&Record::System {
-                prompt: system.clone(),
-                told: told_now.clone(),
-            })?;
-            Ok((
-                Session {
-                    id,
-                    log,
-                    told: told_now,
-                    conversation: Conversation::new(system, Vec::new()),
-                    todos: Vec::new(),
-                    costs: Vec::new(),
-                    request_text: String::new(),
-                    seen_images: Vec::new(),
-                    skills,
-                },
-                Vec::new(),
-            ))
-        }
-        StartFrom::Resume(path) => {
-            let loaded = session_log::read_log(path)?;
-            let id = match loaded.records.first() {
-                Some(Record::Meta { id, .. }) => id.clone(),
-                _ => return Err(LogError::NoMeta { path: path.clone() }),
-            };
-            let store = session_log::images::ImageStore::beside(path);
-            let rebuilt =
-                history::rebuild_loading(&loaded.records, &|image| store.get(&image.hash).ok());
-            let mut log = SessionLog::open_append(path.clone())?;
-            // The prompt the session was started with goes out again unchanged. A log from
-            // before prompts were recorded gets one now, so later resumes agree with this one.
-            let (system, told) = match (rebuilt.system, rebuilt.told) {
-                (Some(system), Some(told)) => (system, told),
-                _ => {
-                    let system = prompt::system_prompt(facts, &told_now);
-                    log.append(&Record::System {
-                        prompt: system.clone(),
-                        told: told_now.clone(),
-                    })?;
-                    (system, told_now)
-                }
-            };
-            for prefix in &rebuilt.session_rules {
-                engine.gate.allow_for_session(prefix);
-            }
-            // Jobs do not survive a restart: the model is told which of its jobs are gone.
-            let (left, highest) = jobs::left_behind(&loaded.records);
-            engine.tool_env.jobs.continue_after_restart(left, highest);
-            // Resumed in another mode or with another model: the log says so from here on, so
-            // a replay shows what the rest ran in.
-            if rebuilt.mode.is_some_and(|mode| mode != settings.mode) {
-                log.append(&Record::Mode {
-                    mode: settings.mode,
-                })?;
-            }
-            let model = engine.model.model();
-            if rebuilt
-                .model
-                .as_ref()
-                .is_some_and(|logged| *logged != model)
-            {
-                log.append(&Record::Model { model })?;
-            }
-            let mut events: Vec<AgentEvent> = loaded
-                .warnings
-                .into_iter()
-                .map(|message| AgentEvent::Warning { message })
-                .collect();
-            events.extend(rebuilt.events);
-            skills.loaded = rebuilt.skills;
-            Ok((
-                Session {
-                    id,
-                    log,
-                    told,
-                    conversation: Conversation::new(system, rebuilt.messages),
-                    todos: rebuilt.todos,
-                    costs: rebuilt.costs,
-                    request_text: rebuilt.request_text,
-                    seen_images: Vec::new(),
-                    skills,
-                },
-                events,
-            ))
-        }
-    }
-}
-
-/// Carries out the user's trust in the project's rules (once: a second answer finds none).
-fn trust_project_rules(
-    untrusted: Option<crate::permissions::trust::PendingTrust>,
-    gate: &dyn PermissionGate,
-) -> AgentEvent {
-    match untrusted {
-        Some(pending) => pending.accept(gate),
-        None => AgentEvent::Warning {
-            message: "no project rules are waiting to be trusted".into(),
-        },
     }
 }

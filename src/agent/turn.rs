@@ -6,8 +6,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Agent;
 use super::calls::CallsOutcome;
-use super::compact::{Why, is_context_overflow, window_in_error};
+use super::compact::Why;
 use super::history::{assistant_message, image_chips, user_message};
+use super::overflow::{is_context_overflow, window_in_error};
 use super::steering::Request;
 use crate::bus::{AgentEvent, EndReason, StepId};
 use crate::content::ReasoningPart;
