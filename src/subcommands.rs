@@ -259,7 +259,12 @@ pub async fn tool_run(
     config: Option<std::path::PathBuf>,
 ) -> Result<(String, i32)> {
     let config = tools_config(dirs, config)?;
-    let registry = Arc::new(Registry::with_tools(crate::launch::session_tools(&config)));
+    let mut tools = crate::launch::session_tools(&config);
+    // No model here, so no question of whether it takes images: the user asked for one.
+    if !tools.iter().any(|tool| tool.spec().name == "read_image") {
+        tools.push(Box::new(crate::tools::read_image::ReadImage));
+    }
+    let registry = Arc::new(Registry::with_tools(tools));
     let Some(tool) = registry.get(name) else {
         return Err(eyre!(
             "unknown tool `{name}`; the tools are: {}",

@@ -1,11 +1,11 @@
 //! Images for the model: read a file beneath its checked root, recognise it by its bytes (not
 //! its name), decode it, and make what is sent fit every provider: at most `MAX_EDGE` px on
 //! the long edge and `MAX_SEND_BYTES`, re-encoded only when it has to be. There is no cache:
-//! every read decodes the file as it is now.
+//! every read decodes the file as it is now, within `image_decode`'s budget, one at a time.
 
 use std::io::{Cursor, Read};
 
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::{DynamicImage, ImageFormat};
 
 use super::ToolError;
 use crate::fs::confined::{Beneath, OpenError};
@@ -17,8 +17,6 @@ pub const MAX_EDGE: u32 = 2048;
 pub const MAX_SEND_BYTES: usize = 5 * 1024 * 1024;
 /// Largest file read.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-/// Decoding refuses images larger than this on either edge (a "decompression bomb").
-const MAX_DECODED_EDGE: u32 = 30_000;
 
 /// An image ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,18 +71,7 @@ pub fn prepare(bytes: &[u8], display: &str) -> Result<Prepared, ToolError> {
     };
     let format = image::guess_format(bytes).map_err(|_| not_image())?;
     let media_type = media_type(format).ok_or_else(not_image)?;
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
-    let mut limits = Limits::default();
-    limits.max_image_width = Some(MAX_DECODED_EDGE);
-    limits.max_image_height = Some(MAX_DECODED_EDGE);
-    reader.limits(limits);
-    let decoded = reader.decode().map_err(|err| {
-        ToolError::Failed(format!(
-            "{display} could not be decoded as {media_type} ({err}); the file is damaged or \
-             not what its first bytes claim"
-        ))
-    })?;
-    let (width, height) = (decoded.width(), decoded.height());
+    let (decoded, (width, height)) = super::image_decode::decode(bytes, format, MAX_EDGE, display)?;
     if width.max(height) <= MAX_EDGE && bytes.len() <= MAX_SEND_BYTES {
         return Ok(Prepared {
             data: bytes.to_vec(),
@@ -98,7 +85,7 @@ pub fn prepare(bytes: &[u8], display: &str) -> Result<Prepared, ToolError> {
     let mut edge = MAX_EDGE.min(width.max(height));
     loop {
         let scaled = fit(&decoded, edge);
-        let (data, media_type) = encode(&scaled, display)?;
+        let (data, media_type) = super::image_decode::one_at_a_time(|| encode(&scaled, display))?;
         // Still too many bytes (a noisy photo at full size): smaller until it fits.
         if data.len() <= MAX_SEND_BYTES || edge <= 256 {
             return Ok(Prepared {
@@ -114,12 +101,14 @@ pub fn prepare(bytes: &[u8], display: &str) -> Result<Prepared, ToolError> {
     }
 }
 
-/// `image` scaled so its long edge is at most `edge`, aspect kept.
+/// `image` scaled so its long edge is at most `edge`, aspect kept: area-averaged straight into
+/// the output (`resize` would hold a floating-point copy of the whole width first).
 fn fit(image: &DynamicImage, edge: u32) -> DynamicImage {
     if image.width().max(image.height()) <= edge {
         return image.clone();
     }
-    image.resize(edge, edge, image::imageops::FilterType::Triangle)
+    let (width, height) = super::image_decode::fitted_size(image.width(), image.height(), edge);
+    image.thumbnail_exact(width, height)
 }
 
 fn encode(image: &DynamicImage, display: &str) -> Result<(Vec<u8>, &'static str), ToolError> {

@@ -10,6 +10,7 @@ pub mod exit_plan_mode;
 pub mod glob;
 pub mod grep;
 pub mod image;
+pub mod image_decode;
 pub mod job_tools;
 pub mod jobs;
 pub mod list_dir;

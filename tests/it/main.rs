@@ -15,6 +15,7 @@ mod hooks;
 mod hooks_approval;
 mod hooks_events;
 mod hooks_trust;
+mod image_budget;
 mod interrupts;
 mod jobs_paused;
 mod jobs_user;

@@ -1,0 +1,136 @@
+//! Images from outside within a stated budget (issue 32 item 6): the 497 KB PNG of 8000×8000
+//! RGBA16 pixels that cost ~0.8 GB to decode is read by `cairn tool run read_image` in a child
+//! whose own peak memory (its rusage) is measured; a header claiming more pixels than the
+//! budget is refused before anything is allocated, in every format's spelling of the claim.
+#![allow(clippy::unwrap_used)]
+
+use std::process::Stdio;
+
+use crate::support::cairn_cmd::Sandbox;
+
+/// An RGBA16 PNG written a row at a time (never held whole): a gradient, so rows differ.
+fn rgba16_png(width: u32, height: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut out, width, height);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Sixteen);
+        encoder.set_compression(png::Compression::Fast);
+        let mut writer = encoder.write_header().unwrap();
+        let mut stream = writer.stream_writer().unwrap();
+        let mut row = vec![0u8; width as usize * 8];
+        for y in 0..height {
+            let shade = ((y * 255) / height) as u8;
+            for pixel in row.chunks_exact_mut(8) {
+                pixel.copy_from_slice(&[shade, 0, 0x40, 0, 0x80, 0, 0xFF, 0xFF]);
+            }
+            std::io::Write::write_all(&mut stream, &row).unwrap();
+        }
+        stream.finish().unwrap();
+    }
+    out
+}
+
+/// Runs `cairn tool run TOOL ARGS` and returns (exit code, stdout and stderr, peak RSS in MiB) from the
+/// child's own rusage.
+fn run_measured(sb: &Sandbox, tool: &str, args: &str) -> (i32, String, f64) {
+    let mut command = sb.command(&["tool", "run", tool, args], &[]).into_std();
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let read_all = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            pipe.read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let stdout = read_all(Box::new(child.stdout.unwrap()));
+    let stderr = read_all(Box::new(child.stderr.unwrap()));
+    let mut status = 0;
+    // SAFETY: `usage` is a plain C struct the kernel fills; `pid` is our own child, reaped
+    // here once (the std handle was consumed above and never waits on it).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    let text = stdout.join().unwrap() + &stderr.join().unwrap();
+    (code, text, usage.ru_maxrss as f64 / 1024.0)
+}
+
+#[test]
+fn an_8000_by_8000_rgba16_png_is_read_within_the_budget() {
+    let bytes = rgba16_png(8000, 8000);
+    let sb = Sandbox::new();
+    std::fs::write(sb.path("huge16.png"), &bytes).unwrap();
+    std::fs::write(sb.path("small.png"), rgba16_png(64, 64)).unwrap();
+    let (_, _, baseline) = run_measured(&sb, "read_image", r#"{"path":"small.png"}"#);
+    let (code, stdout, peak) = run_measured(&sb, "read_image", r#"{"path":"huge16.png"}"#);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("2048") && stdout.contains("8000"),
+        "{stdout}"
+    );
+    // The whole image at 16 bits is 488 MiB (and decoding it whole cost ~0.8 GB); fitted from
+    // its rows it costs the output and the re-encoding.
+    assert!(
+        peak - baseline < 120.0,
+        "{} KB file: peak {peak:.0} MiB, a small image {baseline:.0} MiB",
+        bytes.len() / 1024
+    );
+}
+
+/// A PNG header claiming `width`×`height` RGBA16, with no pixel data after it.
+fn png_header(width: u32, height: u32) -> Vec<u8> {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = b"IHDR".to_vec();
+    ihdr.extend_from_slice(&width.to_be_bytes());
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[16, 6, 0, 0, 0]);
+    out.extend_from_slice(&13u32.to_be_bytes());
+    out.extend_from_slice(&ihdr);
+    out.extend_from_slice(&crc32fast::hash(&ihdr).to_be_bytes());
+    out
+}
+
+/// A GIF header (logical screen and one image descriptor) claiming `width`×`height`.
+fn gif_header(width: u16, height: u16) -> Vec<u8> {
+    let mut out = b"GIF89a".to_vec();
+    out.extend_from_slice(&width.to_le_bytes());
+    out.extend_from_slice(&height.to_le_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0x2C, 0, 0, 0, 0]);
+    out.extend_from_slice(&width.to_le_bytes());
+    out.extend_from_slice(&height.to_le_bytes());
+    out.extend_from_slice(&[0, 2, 2, 0x4C, 0x01, 0, 0x3B]);
+    out
+}
+
+#[test]
+fn headers_claiming_more_than_the_budget_are_refused_in_every_format() {
+    let sb = Sandbox::new();
+    let bombs: [(&str, Vec<u8>); 4] = [
+        ("wide.png", png_header(1_000_000, 100)),
+        ("square.png", png_header(20_000, 20_000)),
+        ("named-jpg.jpg", png_header(9000, 9000)),
+        ("big.gif", gif_header(65_535, 65_535)),
+    ];
+    for (name, bytes) in bombs {
+        std::fs::write(sb.path(name), bytes).unwrap();
+        let args = serde_json::json!({ "path": name }).to_string();
+        let (code, stdout, peak) = run_measured(&sb, "read_image", &args);
+        assert_ne!(code, 0, "{name}: {stdout}");
+        assert!(
+            stdout.contains("budget") || stdout.contains("could not be decoded"),
+            "{name}: {stdout}"
+        );
+        assert!(peak < 200.0, "{name}: {peak:.0} MiB");
+    }
+}
