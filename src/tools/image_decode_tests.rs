@@ -112,3 +112,49 @@ fn fitted_sizes_keep_the_aspect_and_never_reach_zero() {
     assert_eq!(fitted_size(70_000, 1, 2048), (2048, 1));
     assert_eq!(fitted_size(8000, 8000, 2048), (2048, 2048));
 }
+
+/// The figure for four reads in one reply: four threads prepare the 8000×8000 RGBA16 PNG at
+/// once. Run alone (`cargo test --lib four_parallel -- --ignored --nocapture`): it reads this
+/// process's peak RSS, which other tests running beside it would raise.
+#[test]
+#[ignore]
+#[allow(clippy::print_stderr)]
+fn four_parallel_reads_of_the_big_png_peak() {
+    let peak = || {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0)
+            / 1024
+    };
+    let bytes = std::sync::Arc::new(streamed_png(
+        8000,
+        8000,
+        png::ColorType::Rgba,
+        png::BitDepth::Sixteen,
+        |x, y| vec![(x % 256) as u8, 0, (y % 256) as u8, 0, 0x80, 0, 0xFF, 0xFF],
+    ));
+    let before = peak();
+    let started = std::time::Instant::now();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let bytes = std::sync::Arc::clone(&bytes);
+            std::thread::spawn(move || {
+                crate::tools::image::prepare(&bytes, "big.png")
+                    .unwrap()
+                    .width
+            })
+        })
+        .collect();
+    for thread in threads {
+        assert_eq!(thread.join().unwrap(), 2048);
+    }
+    eprintln!(
+        "four parallel reads of an 8000×8000 RGBA16 PNG ({} KB): {:.1} s, peak RSS {before} MiB before, {} MiB after",
+        bytes.len() / 1024,
+        started.elapsed().as_secs_f64(),
+        peak()
+    );
+}
