@@ -35,6 +35,8 @@ fn rgba16_png(width: u32, height: u32) -> Vec<u8> {
 /// child's own rusage.
 fn run_measured(sb: &Sandbox, tool: &str, args: &str) -> (i32, String, f64) {
     let mut command = sb.command(&["tool", "run", tool, args], &[]).into_std();
+    // Reaped by wait4 below, which also gives its rusage.
+    #[allow(clippy::zombie_processes)]
     let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
