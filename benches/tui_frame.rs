@@ -84,6 +84,7 @@ fn main() {
         trust: None,
         welcome: None,
         command_sources: None,
+        history: Vec::new(),
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
@@ -167,6 +168,7 @@ fn stream_in_process() {
         trust: None,
         welcome: None,
         command_sources: None,
+        history: Vec::new(),
     };
     let mut app = App::new(&options, t0);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

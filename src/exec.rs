@@ -120,8 +120,13 @@ fn check_images(paths: &[String]) -> Result<()> {
     for path in paths {
         let bytes =
             std::fs::read(path).map_err(|err| UsageError(format!("--image {path}: {err}")))?;
-        crate::tools::image::prepare(&bytes, path)
-            .map_err(|err| UsageError(format!("--image: {err}")))?;
+        use image::ImageFormat::{Gif, Jpeg, Png, WebP};
+        if !matches!(image::guess_format(&bytes), Ok(Png | Jpeg | Gif | WebP)) {
+            return Err(UsageError(format!(
+                "--image {path} is not an image cairn can send: its bytes are not PNG, JPEG, GIF or WebP (whatever its name says)"
+            ))
+            .into());
+        }
     }
     Ok(())
 }

@@ -8,7 +8,8 @@ mod sessions;
 
 pub use record::{LoggedCall, Record, ToldState};
 pub use sessions::{
-    find_session, find_session_in, latest_in, list_sessions, list_sessions_for, usage_by_model,
+    find_session, find_session_in, latest_in, list_sessions, list_sessions_for, prompt_history,
+    usage_by_model,
 };
 
 use std::fs::{File, OpenOptions};

@@ -31,6 +31,9 @@ pub use undo::undo;
 /// panel first, then fails with the missing-key error (printed once the screen is restored;
 /// a configuration error exits with status 2). On quit, what to print: how to resume the
 /// session, when it has messages.
+/// Messages of this directory's earlier sessions that Up brings back, at most.
+const PROMPT_HISTORY: usize = 500;
+
 pub async fn run_tui(dirs: &Dirs, args: RunArgs) -> Result<(i32, Option<String>)> {
     let launched = match launch::start(dirs, &args, true) {
         Ok(launched) => launched,
@@ -54,6 +57,12 @@ pub async fn run_tui(dirs: &Dirs, args: RunArgs) -> Result<(i32, Option<String>)
         trust: launched.untrusted_rules.clone(),
         welcome: Some(welcome(&launched)),
         command_sources: Some(crate::skills::Sources::with_dirs(&launched.workspace, dirs)),
+        // Up brings back what was sent in this directory before, from its session logs.
+        history: crate::session_log::prompt_history(
+            dirs.sessions(),
+            &launched.workspace,
+            PROMPT_HISTORY,
+        ),
     };
     let front = launched.front;
     if args.resume.as_deref() == Some("") {
@@ -144,6 +153,7 @@ pub async fn replay(dirs: &Dirs, id: &str) -> Result<i32> {
         trust: None,
         welcome: None,
         command_sources: None,
+        history: Vec::new(),
     };
     // Keep the engine ends alive while the UI runs, so it does not see a closed bus.
     let result = tui::run(front, options).await;

@@ -136,6 +136,49 @@ pub fn find_session(dir: &Path, id: &str) -> Result<PathBuf, LogError> {
     }
 }
 
+/// Sessions of `workspace` read for the prompt history, at most (the newest).
+const HISTORY_SESSIONS: usize = 30;
+
+/// What the user sent in `workspace`'s earlier sessions, oldest first, at most `max` messages
+/// (as typed: a command's words, not its expansion; a message repeated at once kept once).
+pub fn prompt_history(dir: &Path, workspace: &Path, max: usize) -> Vec<String> {
+    let here = workspace.display().to_string();
+    let mut logs: Vec<(std::time::SystemTime, PathBuf)> = list_sessions(dir)
+        .into_iter()
+        .filter(|s| s.cwd == here)
+        .take(HISTORY_SESSIONS)
+        .map(|s| dir.join(format!("{}.jsonl", s.id)))
+        .map(|path| {
+            // Written last, read last: ids started in the same second do not order them.
+            let written = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (written, path)
+        })
+        .collect();
+    logs.sort();
+    let mut out: Vec<String> = Vec::new();
+    for (_, path) in logs {
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        for line in BufReader::new(file).lines() {
+            let Ok(line) = line else { break };
+            if !line.starts_with("{\"type\":\"user\"") {
+                continue;
+            }
+            if let Ok(Record::User { text, typed, .. }) = serde_json::from_str::<Record>(&line) {
+                let text = typed.unwrap_or(text);
+                if !text.trim().is_empty() && out.last() != Some(&text) {
+                    out.push(text);
+                }
+            }
+        }
+    }
+    let skip = out.len().saturating_sub(max);
+    out.split_off(skip)
+}
+
 /// Every session in `dir`, those recorded in `workspace` first (each group newest first).
 pub fn list_sessions_for(dir: &Path, workspace: &Path) -> Vec<SessionSummary> {
     let here = workspace.display().to_string();

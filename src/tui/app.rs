@@ -162,7 +162,7 @@ impl App {
             cleared_draft: None,
             last_sent: None,
             failed: None,
-            composer: Composer::default(),
+            composer: Composer::with_history(options.history.clone()),
             mention_finder: Default::default(),
             status: Status::new(
                 options.provider.clone(),

@@ -49,6 +49,14 @@ pub enum ComposerAction {
 }
 
 impl Composer {
+    /// A composer whose Up brings back `history` (oldest first) before this session's.
+    pub fn with_history(history: Vec<String>) -> Self {
+        Self {
+            history,
+            ..Self::default()
+        }
+    }
+
     /// The text as shown (a large paste as its placeholder).
     pub fn text(&self) -> &str {
         &self.text

@@ -20,4 +20,6 @@ pub struct TuiOptions {
     /// Where the `/` palette finds the custom commands (the session's workspace and cairn's
     /// directories; none in a replay).
     pub command_sources: Option<crate::skills::Sources>,
+    /// What the user sent in this directory before, oldest first (Up brings it back).
+    pub history: Vec<String>,
 }

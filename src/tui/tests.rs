@@ -27,6 +27,7 @@ fn options() -> TuiOptions {
         trust: None,
         welcome: None,
         command_sources: None,
+        history: Vec::new(),
     }
 }
 

@@ -185,3 +185,21 @@ async fn a_session_of_another_directory_is_not_resumed_here_and_the_error_says_w
     let run = sb.exec(&llm.url(), &["--resume", &id, "more"]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prompt_history_of_a_directory_comes_back_from_its_logs() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![Script::text("one"), Script::text("two")]).await;
+    for prompt in ["first question", "second question"] {
+        let run = sb.exec(&llm.url(), &[prompt]).await;
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    }
+    let here = std::fs::canonicalize(sb.workspace()).unwrap();
+    let history = cairn::session_log::prompt_history(&sb.sessions_dir(), &here, 10);
+    assert_eq!(history, ["first question", "second question"]);
+    // Another directory has none of it.
+    let elsewhere = cairn::session_log::prompt_history(&sb.sessions_dir(), &here.join("sub"), 10);
+    assert!(elsewhere.is_empty());
+    let last = cairn::session_log::prompt_history(&sb.sessions_dir(), &here, 1);
+    assert_eq!(last, ["second question"]);
+}

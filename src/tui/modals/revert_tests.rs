@@ -159,6 +159,7 @@ mod in_the_app {
             trust: None,
             welcome: None,
             command_sources: None,
+            history: Vec::new(),
         };
         let mut app = App::new(&options, Instant::now());
         app.apply(&AgentEvent::Tool(ToolEvent::Finished {

@@ -26,6 +26,7 @@ fn app() -> App {
             trust: None,
             welcome: None,
             command_sources: None,
+            history: Vec::new(),
         },
         Instant::now(),
     )

@@ -222,6 +222,7 @@ mod tests {
             trust: Some(shipped()),
             welcome: None,
             command_sources: None,
+            history: Vec::new(),
         };
         App::new(&options, Instant::now())
     }

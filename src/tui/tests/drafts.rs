@@ -9,6 +9,7 @@ use crossterm::event::{Event, KeyCode};
 
 use super::{app, ctrl, key, screen_text, type_text};
 use crate::bus::UserCommand;
+use crate::tui::app::App;
 
 #[test]
 fn a_large_paste_is_a_placeholder_sent_whole() {
@@ -93,4 +94,19 @@ fn a_command_is_shown_as_typed_not_as_its_expansion() {
     let screen = screen_text(&app, 100, 24);
     assert!(screen.contains("/init keep it short"), "{screen}");
     assert!(!screen.contains("write AGENTS.md for this"), "{screen}");
+}
+
+#[test]
+fn up_brings_back_what_was_sent_in_this_directory_before() {
+    let mut app = App::new(
+        &crate::tui::TuiOptions {
+            history: vec!["run the tests".into(), "fix the flaky one".into()],
+            ..super::options()
+        },
+        Instant::now(),
+    );
+    app.handle_input(&key(KeyCode::Up));
+    assert_eq!(app.composer.text(), "fix the flaky one");
+    app.handle_input(&key(KeyCode::Up));
+    assert_eq!(app.composer.text(), "run the tests");
 }
