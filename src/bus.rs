@@ -285,8 +285,12 @@ pub enum ToolEvent {
 pub struct UntrustedRules {
     /// The project config they come from.
     pub path: std::path::PathBuf,
-    /// One rule a line, its kind first (`allow make`).
+    /// One rule a line, its kind first (`allow make`); empty when only processes ask.
     pub listing: Vec<String>,
+    /// The project's processes (hooks) not trusted in their current content, one a line:
+    /// kind, name, the command, the scripts it runs, and why it asks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<String>,
 }
 
 /// One skill of the session, as `/skills` shows it.
@@ -426,10 +430,13 @@ pub enum AgentEvent {
     Warning {
         message: String,
     },
-    /// Answer to `UserCommand::TrustProjectRules`: the `rules` rules of `path` apply now.
+    /// Answer to `UserCommand::TrustProjectRules`: the `rules` rules of `path` apply now,
+    /// and `processes` of the project's hooks run from their next call.
     ProjectRulesTrusted {
         path: std::path::PathBuf,
         rules: usize,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        processes: usize,
         /// Why the decision could not be remembered (then they apply for this session only).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unremembered: Option<String>,
@@ -573,4 +580,8 @@ pub fn channel() -> (EngineEnds, FrontEnds) {
             events: event_rx,
         },
     )
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

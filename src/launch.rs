@@ -94,21 +94,26 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
                 .unwrap_or_else(crate::permissions::run_later::default_run_later),
         ),
     );
-    // Untrusted project rules: the TUI asks; a headless run leaves them out and says so.
-    let pending_trust = match untrusted {
-        Some(project) if interactive => Some(PendingTrust {
-            project,
-            workspace: workspace.clone(),
-            store,
-        }),
-        Some(project) => {
-            notices.push(trust::ignored_warning(&project));
-            None
-        }
-        None => None,
-    };
     let hooks = load_hooks(dirs, &config, &workspace, &tools.bash, args.trust_project)?;
-    notices.extend(hooks.1);
+    notices.extend(hooks.notices.iter().cloned());
+    // Untrusted project rules and hooks: the TUI asks; a headless run leaves them out and
+    // says so.
+    let pending = PendingTrust {
+        project: untrusted,
+        workspace: workspace.clone(),
+        store,
+        processes: hooks.untrusted.clone(),
+        process_trust: hooks.hooks.trust.clone(),
+    };
+    let pending_trust = if pending.is_empty() {
+        None
+    } else if interactive {
+        Some(pending)
+    } else {
+        notices.extend(pending.project.as_ref().map(trust::ignored_warning));
+        notices.extend(hooks.untrusted_notice());
+        None
+    };
     let engine = Engine {
         model: Arc::new(model),
         registry: Arc::new(Registry::with_tools(session_tools(&config))),
@@ -131,7 +136,7 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
             trust_project: args.trust_project,
         },
         untrusted_rules: pending_trust.clone(),
-        hooks: hooks.0,
+        hooks: Arc::new(hooks.hooks),
     };
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)
@@ -151,15 +156,16 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     })
 }
 
-/// The session's hooks (the user's, and the project's trusted ones; `--trust-project` trusts
-/// them all for this run), with the notices about those left out.
+/// The session's hooks (the user's, and the project's: those not trusted in their current
+/// content wait for the user's trust; `--trust-project` trusts them all for this run), with
+/// the notices about them.
 pub fn load_hooks(
     dirs: &Dirs,
     config: &Config,
     workspace: &std::path::Path,
     bash: &crate::process::Settings,
     trust_project: bool,
-) -> Result<(Arc<crate::hooks::Hooks>, Vec<String>)> {
+) -> Result<crate::hooks::Loaded> {
     let trust = crate::trust::ProcessTrust::new(dirs.data(), workspace).trusting_all(trust_project);
     let run = crate::hooks::RunSettings {
         workspace: workspace.to_path_buf(),
@@ -174,7 +180,7 @@ pub fn load_hooks(
         trust,
     )
     .map_err(|err| UsageError(err.to_string()))?;
-    Ok((Arc::new(loaded.hooks), loaded.notices))
+    Ok(loaded)
 }
 
 /// The tools of a session: decided here, once, so the tools array stays byte-identical.

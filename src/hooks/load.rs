@@ -33,12 +33,25 @@ pub enum LoadError {
 }
 
 /// The hooks found, what to tell the user about them, and the project's hooks that wait for
-/// the user's trust.
+/// the user's trust (`untrusted_notice` tells of those).
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub hooks: Hooks,
     pub notices: Vec<String>,
     pub untrusted: Vec<Judged>,
+}
+
+impl Loaded {
+    /// The warning for the project's hooks left out until trusted (none when all are): a
+    /// headless run gives it; the TUI offers them at its start-up trust prompt instead.
+    pub fn untrusted_notice(&self) -> Option<String> {
+        (!self.untrusted.is_empty()).then(|| {
+            format!(
+                "{} (review them with `cairn hooks list`; `cairn hooks trust` trusts them, and they run from then on, also in this session)",
+                crate::trust::skipped_warning(&self.untrusted)
+            )
+        })
+    }
 }
 
 /// Every hook of a session in `workspace`. `user` is the merged `[hooks]` of the user's files
@@ -94,12 +107,6 @@ pub fn load(
                 .notices
                 .push(format!("left out project hook {}: {err}", hook.name)),
         }
-    }
-    if !loaded.untrusted.is_empty() {
-        loaded.notices.push(format!(
-            "{} (review them with `cairn hooks list`; `cairn hooks trust` trusts them, and they run from then on, also in this session)",
-            crate::trust::skipped_warning(&loaded.untrusted)
-        ));
     }
     loaded.hooks = Hooks {
         hooks,

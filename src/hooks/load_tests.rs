@@ -76,11 +76,8 @@ fn project_hooks_load_only_once_trusted_and_a_bad_matcher_is_an_error() {
     let loaded = load_in(ws.path(), data.path(), &HooksFile::default(), None);
     assert!(loaded.hooks.hooks.iter().all(|h| h.awaiting_trust));
     assert_eq!(loaded.untrusted.len(), 1);
-    assert!(
-        loaded.notices[0].contains("cairn hooks trust"),
-        "{:?}",
-        loaded.notices
-    );
+    let notice = loaded.untrusted_notice().unwrap();
+    assert!(notice.contains("cairn hooks trust"), "{notice}");
     let trust = ProcessTrust::new(data.path(), ws.path());
     trust.trust(&loaded.untrusted[0]).unwrap();
     let loaded = load_in(ws.path(), data.path(), &HooksFile::default(), None);
@@ -95,6 +92,11 @@ fn project_hooks_load_only_once_trusted_and_a_bad_matcher_is_an_error() {
     let loaded = load_in(ws.path(), data.path(), &HooksFile::default(), None);
     assert!(loaded.hooks.hooks[0].awaiting_trust);
     assert_eq!(loaded.untrusted.len(), 1);
+    assert!(
+        loaded.untrusted[0]
+            .listing()
+            .contains("changed since you trusted it")
+    );
 
     let user = HooksFile {
         pre_tool: vec![entry(Some("bash("), "x")],

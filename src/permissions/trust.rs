@@ -2,8 +2,9 @@
 //! `allow = ["rm -rf"]`; its rules apply only once the user trusted that exact content. The
 //! decision is remembered by content hash (SHA-256 of the file) per workspace, in the
 //! `trusted-projects` file of cairn's data directory; any change to the file asks again.
-//! The TUI asks and the agent applies the answer (`PendingTrust`); headless runs ignore
-//! untrusted rules with a warning unless `--trust-project`.
+//! The TUI asks (with the project's untrusted hooks beside the rules) and the agent applies
+//! the answer (`PendingTrust`); headless runs ignore untrusted rules with a warning unless
+//! `--trust-project`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,7 @@ use crate::content::content_hash;
 use crate::permissions::PermissionGate;
 use crate::permissions::project_file;
 use crate::permissions::rules::{RuleSet, RulesError, project_config};
+use crate::trust::{Judged, ProcessTrust};
 
 /// The file in the data directory that remembers trusted project configs.
 pub const TRUST_FILE: &str = "trusted-projects";
@@ -150,33 +152,76 @@ impl TrustStore {
     }
 }
 
-/// Project rules waiting for the user's word: the TUI shows them (`shown`) and the agent
-/// carries out the user's trust (`accept`, on `UserCommand::TrustProjectRules`).
+/// What a project asks the user to trust at start-up: its rules (when it has untrusted
+/// ones) and the processes its files define that are not trusted in their current content
+/// (hooks, `trust::ProcessTrust`). The TUI shows them (`shown`) and the agent carries out the
+/// user's trust (`accept`, on `UserCommand::TrustProjectRules`). Declined, the rules do not
+/// apply and the processes do not run; the next start asks again.
 #[derive(Debug, Clone)]
 pub struct PendingTrust {
-    pub project: ProjectRules,
+    pub project: Option<ProjectRules>,
     pub workspace: PathBuf,
     pub store: TrustStore,
+    /// The project's processes as the user is shown them (what runs: the command and the
+    /// scripts it names), each trusted by the content hash it was judged in.
+    pub processes: Vec<Judged>,
+    pub process_trust: Option<ProcessTrust>,
 }
 
 impl PendingTrust {
+    /// Whether there is anything to ask about.
+    pub fn is_empty(&self) -> bool {
+        self.project.is_none() && self.processes.is_empty()
+    }
+
     /// What the trust prompt lists.
     pub fn shown(&self) -> UntrustedRules {
         UntrustedRules {
-            path: self.project.path.clone(),
-            listing: self.project.listing(),
+            path: self
+                .project
+                .as_ref()
+                .map_or_else(|| project_config(&self.workspace), |p| p.path.clone()),
+            listing: self
+                .project
+                .as_ref()
+                .map(ProjectRules::listing)
+                .unwrap_or_default(),
+            processes: self.processes.iter().map(Judged::listing).collect(),
         }
     }
 
-    /// Puts its rules in force in `gate` and remembers the content as trusted; the answer
-    /// says what happened (the rules apply even when remembering failed).
+    /// Puts its rules in force in `gate` and remembers the content as trusted, rules and
+    /// processes (a hook trusted here runs from its next call on: hooks are judged before
+    /// each run); the answer says what happened (the rules apply even when remembering
+    /// failed; a process whose trust could not be remembered does not run).
     pub fn accept(&self, gate: &dyn PermissionGate) -> AgentEvent {
-        gate.add_rules(self.project.rules.clone());
-        let remembered = self.store.trust(&self.workspace, &self.project.hash);
+        let mut failures = Vec::new();
+        if let Some(project) = &self.project {
+            gate.add_rules(project.rules.clone());
+            if let Err(err) = self.store.trust(&self.workspace, &project.hash) {
+                failures.push(err.to_string());
+            }
+        }
+        let mut processes = 0;
+        for judged in &self.processes {
+            let remembered = match &self.process_trust {
+                Some(trust) => trust.trust(judged).map_err(|err| err.to_string()),
+                None => Err("no trust store".to_string()),
+            };
+            match remembered {
+                Ok(()) => processes += 1,
+                Err(err) => failures.push(format!(
+                    "{} {} does not run: {err}",
+                    judged.process.kind.as_str(),
+                    judged.process.name
+                )),
+            }
+        }
         AgentEvent::ProjectRulesTrusted {
-            path: self.project.path.clone(),
-            rules: self.project.rules.rules().len(),
-            unremembered: remembered.err().map(|err| err.to_string()),
+            path: self.shown().path,
+            rules: self.project.as_ref().map_or(0, |p| p.rules.rules().len()),
+            processes,
+            unremembered: (!failures.is_empty()).then(|| failures.join("; ")),
         }
     }
 }

@@ -136,3 +136,115 @@ async fn a_project_hook_trusted_during_the_session_runs_from_then_on() {
     );
     agent.shutdown().await;
 }
+
+/// The start-up trust prompt offers the project's untrusted hooks next to its rules: the
+/// pending trust carries them as the user is shown them (the command, the script it runs);
+/// until the user's "y" the hook is left out, after it (`TrustProjectRules`) the hook runs
+/// from the next call, trusted by content hash; a changed script asks again at the next
+/// start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_up_prompt_trusts_the_project_hooks_it_shows() {
+    use cairn::bus::UserCommand;
+    let (ws, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::create_dir_all(ws.path().join(".cairn")).unwrap();
+    std::fs::write(ws.path().join(".cairn/config.toml"), GUARD).unwrap();
+    std::fs::write(
+        ws.path().join("guard.sh"),
+        "cat >/dev/null; echo 'project guard says no' >&2; exit 2\n",
+    )
+    .unwrap();
+    let workspace = std::fs::canonicalize(ws.path()).unwrap();
+    let load = || {
+        let run = cairn::hooks::RunSettings {
+            workspace: workspace.clone(),
+            ..Default::default()
+        };
+        let trust = cairn::trust::ProcessTrust::new(data.path(), &workspace);
+        cairn::hooks::load(
+            &Default::default(),
+            std::path::Path::new("config.toml"),
+            None,
+            run,
+            trust,
+        )
+        .unwrap()
+    };
+    let pending_of = |loaded: &cairn::hooks::Loaded| cairn::permissions::trust::PendingTrust {
+        project: None,
+        workspace: workspace.clone(),
+        store: cairn::permissions::trust::TrustStore::in_data_dir(data.path()),
+        processes: loaded.untrusted.clone(),
+        process_trust: loaded.hooks.trust.clone(),
+    };
+    let loaded = load();
+    let pending = pending_of(&loaded);
+    let shown = pending.shown();
+    assert!(shown.listing.is_empty(), "{shown:?}");
+    assert_eq!(shown.processes.len(), 1, "{shown:?}");
+    assert!(
+        shown.processes[0].contains("guard.sh") && shown.processes[0].contains("(runs guard.sh)"),
+        "{shown:?}"
+    );
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": "touch first"})),
+        Script::text("done"),
+        Script::tool_call("c2", "bash", json!({"command": "touch second"})),
+        Script::text("done"),
+    ])
+    .await;
+    let hooks = std::sync::Arc::new(loaded.hooks);
+    let mut agent =
+        TestAgent::adjusted(ws.path(), data.path(), &llm.url(), Mode::Never, |s| {
+            s.hooks = hooks;
+            s.untrusted_rules = Some(pending);
+        })
+        .await;
+    agent.submit("one").await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    assert!(
+        ws.path().join("first").exists(),
+        "a hook ran before the user trusted it"
+    );
+    agent.send(UserCommand::TrustProjectRules).await;
+    let answer = agent
+        .wait_for(|e| matches!(e, AgentEvent::ProjectRulesTrusted { .. }))
+        .await;
+    assert!(
+        matches!(
+            answer,
+            AgentEvent::ProjectRulesTrusted {
+                rules: 0,
+                processes: 1,
+                unremembered: None,
+                ..
+            }
+        ),
+        "{answer:?}"
+    );
+    agent.submit("two").await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .await;
+    assert!(
+        !ws.path().join("second").exists(),
+        "the trusted guard did not run"
+    );
+    assert!(
+        llm.tool_result(3, "c2")
+            .unwrap()
+            .contains("project guard says no")
+    );
+    agent.shutdown().await;
+    // The next start: trusted, nothing to ask; the script changed, it asks again.
+    assert!(load().untrusted.is_empty());
+    assert!(pending_of(&load()).is_empty());
+    std::fs::write(ws.path().join("guard.sh"), "cat >/dev/null; exit 0\n").unwrap();
+    let shown = pending_of(&load()).shown();
+    assert_eq!(shown.processes.len(), 1, "{shown:?}");
+    assert!(
+        shown.processes[0].contains("changed since you trusted it"),
+        "{shown:?}"
+    );
+}

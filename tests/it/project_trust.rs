@@ -121,9 +121,11 @@ async fn agent_asked_to_trust(
     std::fs::write(root.join(".cairn/config.toml"), SHIPPED).unwrap();
     let store = TrustStore::in_data_dir(data.path());
     let pending = PendingTrust {
-        project: ProjectRules::load(&root).unwrap().unwrap(),
+        project: Some(ProjectRules::load(&root).unwrap().unwrap()),
         workspace: root.clone(),
         store: store.clone(),
+        processes: Vec::new(),
+        process_trust: None,
     };
     let agent = crate::support::agent::TestAgent::adjusted(
         &root,
@@ -161,6 +163,7 @@ async fn trusting_over_the_bus_reaches_the_gate_and_the_store() {
         AgentEvent::ProjectRulesTrusted {
             path: root.join(".cairn/config.toml"),
             rules: 1,
+            processes: 0,
             unremembered: None,
         }
     );

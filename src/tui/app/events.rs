@@ -173,10 +173,15 @@ impl App {
             AgentEvent::ProjectRulesTrusted {
                 path,
                 rules,
+                processes,
                 unremembered,
             } => {
-                let message =
-                    crate::tui::modals::trust::trusted(path, *rules, unremembered.as_deref());
+                let message = crate::tui::modals::trust::trusted(
+                    path,
+                    *rules,
+                    *processes,
+                    unremembered.as_deref(),
+                );
                 self.notice(&message, NoticeLevel::Info);
             }
             AgentEvent::Skills { skills, budget } => {

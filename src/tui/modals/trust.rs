@@ -1,6 +1,7 @@
 //! The trust prompt: a modal at start-up when the project's `.cairn/config.toml` has rules
 //! the user has not trusted in this content yet (a cloned repository may ship
-//! `allow = ["rm -rf"]`). It lists the rules and takes y, then y again on the confirmation line
+//! `allow = ["rm -rf"]`), or its files define hooks not trusted in their current content
+//! (what would run: the command and the scripts it names). It lists them and takes y, then y again on the confirmation line
 //! (trusting widens what runs unasked, so it takes a second step; `UserCommand::TrustProjectRules`
 //! asks the agent to apply them now and remember the content; `ProjectRulesTrusted` says it
 //! did), or n / Esc (ignore them this time). Until then they do not apply.
@@ -14,7 +15,7 @@ use crate::bus::UntrustedRules;
 use crate::tui::modals::modal::modal_frame;
 use crate::tui::{theme, wrap};
 
-/// Rule lines shown at most; the rest are counted.
+/// Rule lines (and process lines) shown at most; the rest are counted.
 const MAX_RULES: usize = 12;
 
 #[derive(Debug, Clone)]
@@ -73,53 +74,106 @@ impl TrustPrompt {
         self.confirming
     }
 
-    /// What ignoring the rules means, for the transcript.
+    /// What ignoring the rules (and hooks) means, for the transcript.
     pub fn ignored(&self) -> String {
+        let mut what = Vec::new();
+        if !self.rules.listing.is_empty() {
+            what.push(format!(
+                "the rules of {} are ignored",
+                self.rules.path.display()
+            ));
+        }
+        if !self.rules.processes.is_empty() {
+            what.push(format!(
+                "the project's {} untrusted hook(s) do not run (`cairn hooks trust` trusts them)",
+                self.rules.processes.len()
+            ));
+        }
         format!(
-            "the rules of {} are ignored in this session; cairn asks again next time",
-            self.rules.path.display()
+            "{} in this session; cairn asks again next time",
+            what.join(" and ")
         )
     }
 
-    fn body(&self, width: usize) -> Vec<Line<'static>> {
-        let mut lines = wrap::wrap(
-            &[Span::raw(format!(
-                "{} sets rules that decide what runs without asking. They apply only if you trust them (remembered until the file changes):",
-                self.rules.path.display()
-            ))],
-            width,
-            &[],
-            &[],
-        );
-        lines.push(Line::default());
-        let listing = &self.rules.listing;
-        for rule in listing.iter().take(MAX_RULES) {
-            let style = if rule.starts_with("allow") {
+    fn title(&self) -> &'static str {
+        match (
+            self.rules.listing.is_empty(),
+            self.rules.processes.is_empty(),
+        ) {
+            (false, false) => " Trust this project's rules and hooks? ",
+            (true, false) => " Trust this project's hooks? ",
+            _ => " Trust this project's rules? ",
+        }
+    }
+
+    /// The lines of `items` (at most `MAX_RULES`, the rest counted), in `style` where
+    /// `warn` says so.
+    fn listed(items: &[String], width: usize, warn: impl Fn(&str) -> bool) -> Vec<Line<'static>> {
+        let mut lines = Vec::new();
+        for item in items.iter().take(MAX_RULES) {
+            let style = if warn(item) {
                 theme::warning()
             } else {
                 theme::base()
             };
-            let shown = wrap::truncate(rule, width.saturating_sub(2));
+            let shown = wrap::truncate(item, width.saturating_sub(2));
             lines.push(Line::from(vec![
                 Span::raw("  "),
                 Span::styled(shown, style),
             ]));
         }
-        if listing.len() > MAX_RULES {
+        if items.len() > MAX_RULES {
             lines.push(Line::styled(
-                format!("  … {} more", listing.len() - MAX_RULES),
+                format!("  … {} more", items.len() - MAX_RULES),
                 theme::dim(),
             ));
         }
-        lines.push(Line::default());
+        lines
+    }
+
+    fn body(&self, width: usize) -> Vec<Line<'static>> {
+        let mut lines = Vec::new();
+        let listing = &self.rules.listing;
+        let processes = &self.rules.processes;
+        if !listing.is_empty() {
+            lines.extend(wrap::wrap(
+                &[Span::raw(format!(
+                    "{} sets rules that decide what runs without asking. They apply only if you trust them (remembered until the file changes):",
+                    self.rules.path.display()
+                ))],
+                width,
+                &[],
+                &[],
+            ));
+            lines.push(Line::default());
+            lines.extend(Self::listed(listing, width, |r| r.starts_with("allow")));
+            lines.push(Line::default());
+        }
+        if !processes.is_empty() {
+            lines.extend(wrap::wrap(
+                &[Span::raw(
+                    "The project's hooks run these programs at points of the session. They run only if you trust them (remembered until their config or a script they name changes):",
+                )],
+                width,
+                &[],
+                &[],
+            ));
+            lines.push(Line::default());
+            lines.extend(Self::listed(processes, width, |_| true));
+            lines.push(Line::default());
+        }
         let key = |k: &'static str| Span::styled(format!(" {k} "), theme::key());
         if self.confirming {
             let allows = listing.iter().filter(|r| r.starts_with("allow")).count();
+            let mut what = Vec::new();
+            if !listing.is_empty() {
+                what.push(format!("{allows} allow rules run commands without asking"));
+            }
+            if !processes.is_empty() {
+                what.push(format!("{} hooks run programs", processes.len()));
+            }
             lines.push(Line::styled(
-                wrap::truncate(
-                    &format!("trust them: {allows} allow rules run commands without asking?"),
-                    width,
-                ),
+                wrap::truncate(&format!("trust them: {}?", what.join(", ")), width),
                 theme::warning(),
             ));
             lines.push(Line::from(vec![
@@ -148,7 +202,7 @@ impl TrustPrompt {
             area,
             width,
             height,
-            Span::styled(" Trust this project's rules? ", theme::danger()),
+            Span::styled(self.title(), theme::danger()),
             Line::default(),
             theme::modal_border(),
             buf,
@@ -172,14 +226,31 @@ impl TrustPrompt {
 }
 
 /// What the agent's answer to the user's trust means, for the transcript.
-pub fn trusted(path: &std::path::Path, rules: usize, unremembered: Option<&str>) -> String {
+pub fn trusted(
+    path: &std::path::Path,
+    rules: usize,
+    processes: usize,
+    unremembered: Option<&str>,
+) -> String {
+    let mut what = Vec::new();
+    if rules > 0 {
+        what.push(format!("{rules} rules of {} apply", path.display()));
+    }
+    if processes > 0 {
+        what.push(format!("{processes} hook(s) run"));
+    }
+    let what = if what.is_empty() {
+        "nothing to trust".to_string()
+    } else {
+        what.join(", ")
+    };
     match unremembered {
-        None => format!(
-            "project rules trusted: {rules} rules of {} apply (until the file changes)",
-            path.display()
-        ),
+        None if processes > 0 && rules == 0 => {
+            format!("project hooks trusted: {what} (until they change)")
+        }
+        None => format!("project rules trusted: {what} (until the file changes)"),
         Some(err) => {
-            format!("project rules apply for this session; remembering the decision failed: {err}")
+            format!("project trust: {what} for this session; remembering the decision failed: {err}")
         }
     }
 }
@@ -208,10 +279,15 @@ mod tests {
                 "allow curl".into(),
                 "deny  git push".into(),
             ],
+            processes: Vec::new(),
         }
     }
 
     fn app() -> App {
+        app_asking(shipped())
+    }
+
+    fn app_asking(trust: UntrustedRules) -> App {
         let options = TuiOptions {
             provider: "deepseek".into(),
             model: "deepseek-chat".into(),
@@ -219,7 +295,7 @@ mod tests {
             read_only: false,
             initial_prompt: None,
             sandbox_off: None,
-            trust: Some(shipped()),
+            trust: Some(trust),
             welcome: None,
             command_sources: None,
             history: Vec::new(),
@@ -280,6 +356,7 @@ mod tests {
         app.apply(&AgentEvent::ProjectRulesTrusted {
             path: shipped().path,
             rules: 3,
+            processes: 0,
             unremembered: None,
         });
         let text = screen(&app, 120, 24);
@@ -323,6 +400,65 @@ mod tests {
             assert!(screen(&app, 80, 24).contains("Trust this project's rules?"));
         }
         press(&mut app, 'n');
+        assert!(app.take_commands().is_empty());
+    }
+
+    /// A project whose hooks are not trusted yet: the prompt shows what would run (the
+    /// command and the scripts it names), y y trusts them (the agent side is tested in
+    /// `tests/it/hooks_trust.rs`), n leaves them out.
+    #[test]
+    fn untrusted_hooks_are_offered_next_to_the_rules() {
+        let hook = "hook pre_tool #1: sh \"$CAIRN_WORKSPACE/guard.sh\" (runs guard.sh) [not trusted yet]";
+        let mut both = shipped();
+        both.processes = vec![hook.into()];
+        let app = app_asking(both);
+        let text = screen(&app, 120, 30);
+        for expected in [
+            "Trust this project's rules and hooks?",
+            "allow curl",
+            "(runs guard.sh) [not trusted yet]",
+        ] {
+            assert!(text.contains(expected), "{expected} missing:\n{text}");
+        }
+        let only_hooks = UntrustedRules {
+            listing: Vec::new(),
+            processes: vec![hook.into()],
+            ..shipped()
+        };
+        let mut app = app_asking(only_hooks.clone());
+        let text = screen(&app, 120, 24);
+        assert!(text.contains("Trust this project's hooks?"), "{text}");
+        assert!(!text.contains("sets rules"), "{text}");
+        press(&mut app, 'y');
+        assert!(
+            screen(&app, 120, 24).contains("trust them: 1 hooks run programs?"),
+            "{}",
+            screen(&app, 120, 24)
+        );
+        press(&mut app, 'y');
+        let sent = app.take_commands();
+        assert!(
+            matches!(sent.as_slice(), [UserCommand::TrustProjectRules]),
+            "{sent:?}"
+        );
+        app.apply(&AgentEvent::ProjectRulesTrusted {
+            path: only_hooks.path.clone(),
+            rules: 0,
+            processes: 1,
+            unremembered: None,
+        });
+        assert!(
+            screen(&app, 120, 24).contains("project hooks trusted: 1 hook(s) run"),
+            "{}",
+            screen(&app, 120, 24)
+        );
+        let mut app = app_asking(only_hooks);
+        press(&mut app, 'n');
+        let text = screen(&app, 160, 24);
+        assert!(
+            text.contains("the project's 1 untrusted hook(s) do not run"),
+            "{text}"
+        );
         assert!(app.take_commands().is_empty());
     }
 }
