@@ -193,12 +193,11 @@ async fn the_start_up_prompt_trusts_the_project_hooks_it_shows() {
     ])
     .await;
     let hooks = std::sync::Arc::new(loaded.hooks);
-    let mut agent =
-        TestAgent::adjusted(ws.path(), data.path(), &llm.url(), Mode::Never, |s| {
-            s.hooks = hooks;
-            s.untrusted_rules = Some(pending);
-        })
-        .await;
+    let mut agent = TestAgent::adjusted(ws.path(), data.path(), &llm.url(), Mode::Never, |s| {
+        s.hooks = hooks;
+        s.untrusted_rules = Some(pending);
+    })
+    .await;
     agent.submit("one").await;
     agent
         .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))

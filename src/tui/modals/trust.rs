@@ -250,7 +250,9 @@ pub fn trusted(
         }
         None => format!("project rules trusted: {what} (until the file changes)"),
         Some(err) => {
-            format!("project trust: {what} for this session; remembering the decision failed: {err}")
+            format!(
+                "project trust: {what} for this session; remembering the decision failed: {err}"
+            )
         }
     }
 }
@@ -408,7 +410,8 @@ mod tests {
     /// `tests/it/hooks_trust.rs`), n leaves them out.
     #[test]
     fn untrusted_hooks_are_offered_next_to_the_rules() {
-        let hook = "hook pre_tool #1: sh \"$CAIRN_WORKSPACE/guard.sh\" (runs guard.sh) [not trusted yet]";
+        let hook =
+            "hook pre_tool #1: sh \"$CAIRN_WORKSPACE/guard.sh\" (runs guard.sh) [not trusted yet]";
         let mut both = shipped();
         both.processes = vec![hook.into()];
         let app = app_asking(both);
