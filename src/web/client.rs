@@ -243,8 +243,13 @@ impl EgressClient {
                 .body(body.clone()),
             _ => client.get(target.url.clone()),
         };
+        // Credentials go only to the origin they were meant for: a redirect to another host,
+        // port or scheme gets the request without them.
+        let same_origin = target.url.origin() == request.target.url.origin();
         for (name, value) in &request.headers {
-            builder = builder.header(*name, value);
+            if same_origin || !is_credential(name) {
+                builder = builder.header(*name, value);
+            }
         }
         builder
             .send()
@@ -257,6 +262,18 @@ impl EgressClient {
                 None => http_error(&url, &err),
             })
     }
+}
+
+/// Headers that carry a credential (never sent past a redirect to another origin).
+pub fn is_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    matches!(
+        name.as_str(),
+        "authorization" | "proxy-authorization" | "cookie" | "x-subscription-token"
+    ) || name.contains("api-key")
+        || name.contains("apikey")
+        || name.contains("token")
+        || name.contains("secret")
 }
 
 /// Where a redirect from `current` to `location` leads, after `done` redirects so far:

@@ -257,3 +257,91 @@ fn https_to_http_is_refused_and_locations_resolve_against_the_page() {
         Err(EgressError::TooManyRedirects { .. })
     ));
 }
+
+/// A server that records each request's head and answers with `answer(path)`.
+async fn recording_server(
+    answer: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&heads);
+    let answer = Arc::new(answer);
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let (seen, answer) = (Arc::clone(&seen), Arc::clone(&answer));
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                seen.lock().unwrap().push(head);
+                let _ = socket.write_all(answer(&path).as_bytes()).await;
+            });
+        }
+    });
+    (format!("127.0.0.1:{}", addr.port()), heads)
+}
+
+#[tokio::test]
+async fn credential_headers_stop_at_a_redirect_to_another_origin() {
+    let (other, other_heads) = recording_server(|_| {
+        "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok".to_string()
+    })
+    .await;
+    let to_other = format!("http://{other}/landed");
+    let (home, home_heads) = recording_server(move |path| match path {
+        "/same" => "HTTP/1.1 302 Found\r\nlocation: /final\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_string(),
+        "/away" => format!("HTTP/1.1 302 Found\r\nlocation: {to_other}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"),
+        _ => "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok".to_string(),
+    })
+    .await;
+    let client = client(&[home.clone(), other.clone()], Arc::new(MapResolver::new()));
+    let credentials = [
+        ("Authorization", "Basic dXNlcjpwYXNz"),
+        ("X-Subscription-Token", "BRAVE-KEY"),
+        ("X-Api-Key", "EXA-KEY"),
+        ("Cookie", "session=1"),
+    ];
+    for path in ["/same", "/away"] {
+        let mut request =
+            EgressRequest::get(Target::parse(&format!("http://{home}{path}")).unwrap());
+        request.trusted = true;
+        request.headers.push(("Accept", "application/json".into()));
+        for (name, value) in credentials {
+            request.headers.push((name, value.into()));
+        }
+        let reply = client.send(&request, &follow_all).await.unwrap();
+        assert_eq!(body_of(reply).await, "ok");
+    }
+    let home_heads = home_heads.lock().unwrap().clone();
+    // On the same origin every hop carries them: /same, /final, /away.
+    assert_eq!(home_heads.len(), 3);
+    for head in &home_heads {
+        for (_, value) in credentials {
+            assert!(head.contains(value), "{value} missing: {head}");
+        }
+    }
+    // The other host got the request without any of them, but with the rest.
+    let other_heads = other_heads.lock().unwrap().clone();
+    assert_eq!(other_heads.len(), 1);
+    for (_, value) in credentials {
+        assert!(
+            !other_heads[0].contains(value),
+            "{value} leaked: {}",
+            other_heads[0]
+        );
+    }
+    assert!(
+        other_heads[0]
+            .to_ascii_lowercase()
+            .contains("accept: application/json")
+    );
+}

@@ -76,7 +76,8 @@ pub async fn fetch_page(
             url: target.url.to_string(),
             final_url,
             status,
-            content_type: declared,
+            // Only the validated media type reaches the model (its header sits outside the frame).
+            content_type: page::media_type(declared.as_deref()),
             bytes: body.bytes.len() as u64,
             capped: body.capped,
             redirects,

@@ -38,10 +38,19 @@ pub enum Format {
     Raw,
 }
 
-/// The media type without parameters, lower case (`text/html`).
+/// The media type without parameters, lower case (`text/html`): `type/subtype` of token
+/// characters only (RFC 9110), at most 127 bytes; anything else a server sends is no type.
+/// This is what reaches the model of a server's `Content-Type`, outside the untrusted frame.
 pub fn media_type(content_type: Option<&str>) -> Option<String> {
     let essence = content_type?.split(';').next()?.trim().to_ascii_lowercase();
-    (!essence.is_empty()).then_some(essence)
+    let (kind, subtype) = essence.split_once('/')?;
+    let token = |part: &str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    (essence.len() <= 127 && token(kind) && token(subtype)).then_some(essence)
 }
 
 /// Judges the body by its declared type, falling back on its first bytes when the type is
