@@ -20,7 +20,7 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 pub const MAX_FILES: usize = 500_000;
 
 #[derive(Debug, Default)]
-struct State {
+struct IndexState {
     /// Paths relative to the root, `/`-separated, files only.
     files: RwLock<Arc<Vec<String>>>,
     /// Bumped each time a walk completes.
@@ -33,7 +33,7 @@ struct State {
 #[derive(Debug, Clone)]
 pub struct FileIndex {
     root: PathBuf,
-    state: Arc<State>,
+    state: Arc<IndexState>,
 }
 
 impl FileIndex {

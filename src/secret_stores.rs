@@ -73,7 +73,7 @@ pub enum DenyReadError {
 
 /// One store, as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Store {
+pub struct SecretStore {
     /// As written in the list (`.cargo/credentials*`, `/etc/vault`).
     pub spelled: String,
     /// Its components; a home-relative store's start below the home.
@@ -82,7 +82,7 @@ pub struct Store {
     pub in_home: bool,
 }
 
-impl Store {
+impl SecretStore {
     fn parse(entry: &str) -> Result<Self, DenyReadError> {
         let trimmed = entry.trim();
         if trimmed == "~" {
@@ -120,27 +120,27 @@ impl Store {
 
 /// How a path relates to the stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach<'a> {
+pub enum StoreReach<'a> {
     /// The path is a store or lies inside one (a glob in it may match one).
-    Inside(&'a Store),
+    Inside(&'a SecretStore),
     /// The path is a directory that holds a store: a walk from it reaches the store.
-    Above(&'a Store),
+    Above(&'a SecretStore),
 }
 
 /// The stores of one session: the list, and where each one lies on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretStores {
-    stores: Vec<Store>,
+    stores: Vec<SecretStore>,
     /// The home directories home-relative stores lie in, as spelled and as real paths.
     homes: Vec<PathBuf>,
     /// Every store as an absolute path (its last components may be globs), for each home,
     /// as spelled and through symlinks resolved.
-    located: Vec<Located>,
+    located: Vec<LocatedStore>,
 }
 
 /// A store's absolute path, its components (matched against every judged path) and its index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Located {
+struct LocatedStore {
     path: PathBuf,
     components: Vec<String>,
     store: usize,
@@ -167,7 +167,7 @@ impl SecretStores {
                     .filter(|d| d.is_absolute())
                     .map(|d| d.to_string_lossy().into_owned()),
             )
-            .filter_map(|entry| Store::parse(&entry).ok())
+            .filter_map(|entry| SecretStore::parse(&entry).ok())
             .collect();
         Self::locate(stores, homes)
     }
@@ -180,12 +180,12 @@ impl SecretStores {
     ) -> Result<Self, DenyReadError> {
         let mut stores = Self::new(&[], own).stores;
         for entry in extra {
-            stores.push(Store::parse(entry)?);
+            stores.push(SecretStore::parse(entry)?);
         }
         Ok(Self::locate(stores, homes))
     }
 
-    fn locate(mut stores: Vec<Store>, homes: &[PathBuf]) -> Self {
+    fn locate(mut stores: Vec<SecretStore>, homes: &[PathBuf]) -> Self {
         stores.dedup_by(|a, b| a.components == b.components && a.in_home == b.in_home);
         let mut all_homes: Vec<PathBuf> = Vec::new();
         for home in homes.iter().filter(|h| h.is_absolute()) {
@@ -205,8 +205,8 @@ impl SecretStores {
             for base in bases {
                 let path = store.components.iter().fold(base, |p, c| p.join(c));
                 for spelling in with_real_parent(&path) {
-                    if !located.iter().any(|l: &Located| l.path == spelling) {
-                        located.push(Located {
+                    if !located.iter().any(|l: &LocatedStore| l.path == spelling) {
+                        located.push(LocatedStore {
                             components: normal_components(&spelling),
                             path: spelling,
                             store: index,
@@ -228,7 +228,7 @@ impl SecretStores {
     }
 
     /// Every store, as listed.
-    pub fn stores(&self) -> &[Store] {
+    pub fn stores(&self) -> &[SecretStore] {
         &self.stores
     }
 
@@ -238,28 +238,28 @@ impl SecretStores {
     }
 
     /// Every store's absolute path on this machine (the last components may be globs).
-    pub fn locations(&self) -> impl Iterator<Item = (&Path, &Store)> {
+    pub fn locations(&self) -> impl Iterator<Item = (&Path, &SecretStore)> {
         self.located
             .iter()
             .map(|l| (l.path.as_path(), &self.stores[l.store]))
     }
 
     /// The store an absolute path is, or lies inside, if any.
-    pub fn store_at(&self, path: &Path) -> Option<&Store> {
+    pub fn store_at(&self, path: &Path) -> Option<&SecretStore> {
         match self.reach(path) {
-            Some(Reach::Inside(store)) => Some(store),
+            Some(StoreReach::Inside(store)) => Some(store),
             _ => None,
         }
     }
 
     /// Whether an absolute path is a directory above a store (`~`, `/`, `~/.config`).
     pub fn holds_store(&self, path: &Path) -> bool {
-        matches!(self.reach(path), Some(Reach::Above(_)))
+        matches!(self.reach(path), Some(StoreReach::Above(_)))
     }
 
     /// How an absolute, normalized path (whose components may be globs: `~/.*/id_rsa`)
     /// relates to the stores. Inside wins over above.
-    pub fn reach(&self, path: &Path) -> Option<Reach<'_>> {
+    pub fn reach(&self, path: &Path) -> Option<StoreReach<'_>> {
         let parts = normal_components(path);
         let mut above = None;
         for located in &self.located {
@@ -270,9 +270,9 @@ impl SecretStores {
                 continue;
             }
             if parts.len() >= wanted.len() {
-                return Some(Reach::Inside(store));
+                return Some(StoreReach::Inside(store));
             }
-            above.get_or_insert(Reach::Above(store));
+            above.get_or_insert(StoreReach::Above(store));
         }
         above
     }
@@ -525,8 +525,8 @@ mod tests {
     #[test]
     fn globs_and_directories_above_reach_the_stores() {
         let stores = stores();
-        let inside = |p: &str| matches!(stores.reach(Path::new(p)), Some(Reach::Inside(_)));
-        let above = |p: &str| matches!(stores.reach(Path::new(p)), Some(Reach::Above(_)));
+        let inside = |p: &str| matches!(stores.reach(Path::new(p)), Some(StoreReach::Inside(_)));
+        let above = |p: &str| matches!(stores.reach(Path::new(p)), Some(StoreReach::Above(_)));
         assert!(inside("/home/u/.*/id_rsa"));
         assert!(inside("/home/u/.*"));
         assert!(inside("/home/u/*/*"));

@@ -45,12 +45,12 @@ pub(super) struct Refusal {
 }
 
 /// What an approval prompt shows as the held thing: a command, a path, or a plan.
-pub(super) struct Subject {
+pub(super) struct ApprovalSubject {
     pub text: String,
     pub is_command: bool,
 }
 
-pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> Subject {
+pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> ApprovalSubject {
     let text = match access {
         Access::Command { command, .. } => command.clone(),
         Access::Write { display, .. }
@@ -59,7 +59,7 @@ pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> Subject {
         Access::Network { url, .. } => url.clone(),
         Access::Read | Access::Session => call.name.clone(),
     };
-    Subject {
+    ApprovalSubject {
         text,
         is_command: matches!(access, Access::Command { .. }),
     }
@@ -177,7 +177,7 @@ impl Agent {
     pub(super) async fn ask(
         &mut self,
         call: &AssembledCall,
-        subject: Subject,
+        subject: ApprovalSubject,
         question: Question,
         diff: Option<crate::tool_output::FileChange>,
         cancel: &CancellationToken,

@@ -21,7 +21,7 @@ use crate::tool_output::{ImageView, ToolOutput};
 use crate::tools::{Access, ToolCx, ToolError};
 
 /// What a mention names.
-enum Target {
+enum MentionTarget {
     File,
     Directory,
     Image,
@@ -91,16 +91,16 @@ impl Agent {
         };
         let spelled = mentions::spelling(&mention.path);
         let target = if meta.is_dir() {
-            Target::Directory
+            MentionTarget::Directory
         } else if crate::tools::image::is_image_path(real.as_path()) && mention.lines.is_none() {
-            Target::Image
+            MentionTarget::Image
         } else {
-            Target::File
+            MentionTarget::File
         };
         let (tool, args) = match target {
-            Target::Directory => ("list_dir", json!({"path": mention.path, "depth": 1})),
-            Target::Image => ("read_image", json!({"path": mention.path})),
-            Target::File => {
+            MentionTarget::Directory => ("list_dir", json!({"path": mention.path, "depth": 1})),
+            MentionTarget::Image => ("read_image", json!({"path": mention.path})),
+            MentionTarget::File => {
                 let (offset, limit) = match mention.lines {
                     Some(range) => (range.first, range.last - range.first + 1),
                     None => (1, crate::tools::read_file::DEFAULT_LIMIT),
@@ -111,7 +111,7 @@ impl Agent {
                 )
             }
         };
-        if matches!(target, Target::Image) {
+        if matches!(target, MentionTarget::Image) {
             self.check_vision(&spelled)?;
         }
         let access = match cx.read_access(&mention.path) {
@@ -130,11 +130,13 @@ impl Agent {
         }
         let cx = cx.passing(access);
         let output = match target {
-            Target::Image => view_image(&cx, &mention.path).await,
-            Target::File | Target::Directory => match self.engine.registry.get(tool) {
-                Some(tool) => tool.run(args, &cx).await,
-                None => Err(ToolError::Internal(format!("no {tool} tool"))),
-            },
+            MentionTarget::Image => view_image(&cx, &mention.path).await,
+            MentionTarget::File | MentionTarget::Directory => {
+                match self.engine.registry.get(tool) {
+                    Some(tool) => tool.run(args, &cx).await,
+                    None => Err(ToolError::Internal(format!("no {tool} tool"))),
+                }
+            }
         };
         let output = match output {
             Ok(output) => output,
@@ -149,7 +151,7 @@ impl Agent {
         }
         let shown = crate::secrets::redact_value(ToolResult::ok(output)).text;
         let header = match target {
-            Target::Directory => format!(
+            MentionTarget::Directory => format!(
                 "[cairn] The user attached the directory {spelled}; its entries, one level \
                  deep, as list_dir shows them:"
             ),

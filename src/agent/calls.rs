@@ -53,7 +53,7 @@ struct Done {
     result: Box<ToolResult>,
 }
 
-type Plan = Planned<Ready, Done>;
+type CallPlan = Planned<Ready, Done>;
 
 impl Agent {
     pub(super) async fn run_calls(
@@ -65,7 +65,7 @@ impl Agent {
         let mut plans = Vec::with_capacity(completion.tool_calls.len());
         for call in &completion.tool_calls {
             if cancel.is_cancelled() {
-                plans.push(Plan::Answered(Done {
+                plans.push(CallPlan::Answered(Done {
                     call: call.id.clone(),
                     name: call.name.clone(),
                     result: Box::new(ToolResult::cancelled()),
@@ -92,9 +92,9 @@ impl Agent {
         call: &AssembledCall,
         cancel: &CancellationToken,
         denied_headless: &mut bool,
-    ) -> Plan {
+    ) -> CallPlan {
         let done = |result| {
-            Plan::Answered(Done {
+            CallPlan::Answered(Done {
                 call: call.id.clone(),
                 name: call.name.clone(),
                 result: Box::new(result),
@@ -173,7 +173,7 @@ impl Agent {
                 }
             }
         };
-        Plan::Run(Ready {
+        CallPlan::Run(Ready {
             call: PassedCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -255,7 +255,7 @@ impl Agent {
     }
 
     /// Runs the planned calls in batches of one lane each, in the reply's order.
-    async fn execute(&mut self, plans: Vec<Plan>, cancel: &CancellationToken) {
+    async fn execute(&mut self, plans: Vec<CallPlan>, cancel: &CancellationToken) {
         for step in runtime::in_batches(plans) {
             match step {
                 Step::Batch(batch) => self.run_batch(batch, cancel).await,

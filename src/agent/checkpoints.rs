@@ -55,11 +55,11 @@ pub(super) struct Checkpoints {
     /// Why the last checkpoint failed, until one succeeds again: the next change asks.
     failure: Option<String>,
     /// A snapshot being taken in the background.
-    pending: Option<Pending>,
+    pending: Option<PendingCheckpoint>,
 }
 
 /// Work running off the critical path for the store.
-struct Pending {
+struct PendingCheckpoint {
     store: Arc<CheckpointStore>,
     work: Work,
 }
@@ -210,7 +210,7 @@ impl Agent {
         let id = self
             .finish_snapshot(Some(CheckpointKind::After), Arc::clone(&store), task)
             .await?;
-        self.checkpoints.pending = Some(Pending {
+        self.checkpoints.pending = Some(PendingCheckpoint {
             store,
             work: Work::Write(write),
         });
@@ -228,7 +228,7 @@ impl Agent {
             return;
         };
         let (task, write) = spawn_deferred(&store, written);
-        self.checkpoints.pending = Some(Pending {
+        self.checkpoints.pending = Some(PendingCheckpoint {
             store,
             work: Work::Snapshot {
                 kind: Some(CheckpointKind::After),
@@ -248,7 +248,7 @@ impl Agent {
             return;
         };
         let task = spawn_snapshot(&store, Vec::new());
-        self.checkpoints.pending = Some(Pending {
+        self.checkpoints.pending = Some(PendingCheckpoint {
             store,
             work: Work::Snapshot {
                 kind: None,
@@ -276,11 +276,11 @@ impl Agent {
     /// write to disk goes on (as the next pending).
     pub(super) async fn settle_checkpoint_record(&mut self) {
         // The session's first walk (no record of its own) goes on until a change needs it.
-        if let Some(Pending {
+        if let Some(PendingCheckpoint {
             work: Work::Snapshot { kind: Some(_), .. },
             ..
         }) = &self.checkpoints.pending
-            && let Some(Pending {
+            && let Some(PendingCheckpoint {
                 store,
                 work: Work::Snapshot { kind, task, then },
             }) = self.checkpoints.pending.take()
@@ -299,7 +299,7 @@ impl Agent {
     ) {
         let taken = self.finish_snapshot(kind, Arc::clone(&store), task).await;
         if let (Some(write), Some(_)) = (then, taken) {
-            self.checkpoints.pending = Some(Pending {
+            self.checkpoints.pending = Some(PendingCheckpoint {
                 store,
                 work: Work::Write(write),
             });

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::{Agent, Shared};
+use super::{Agent, RouterShared};
 use crate::bus::{AgentEvent, JobEvent, JobLine, UserCommand};
 use crate::session_log::Record;
 use crate::tool_output::ToolOutput;
@@ -61,7 +61,11 @@ impl Agent {
 
 /// Serves a `/jobs` command for the router: the list and the output at once, a kill in a task
 /// of its own (it waits out the grace period), its end published by the job table.
-pub(super) fn serve(shared: &Shared, events: &UnboundedSender<AgentEvent>, command: UserCommand) {
+pub(super) fn serve(
+    shared: &RouterShared,
+    events: &UnboundedSender<AgentEvent>,
+    command: UserCommand,
+) {
     let Some(tools) = shared.tools() else {
         let _ = events.send(AgentEvent::Jobs { jobs: Vec::new() });
         return;

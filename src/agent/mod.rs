@@ -165,7 +165,7 @@ pub struct Engine {
 
 /// State the router task shares with the agent.
 #[derive(Default)]
-struct Shared {
+struct RouterShared {
     approvals: Mutex<HashMap<CallId, oneshot::Sender<Decision>>>,
     /// The token of the latest submitted request (queued or running).
     cancel: Mutex<CancellationToken>,
@@ -180,7 +180,7 @@ struct Shared {
     tools: Mutex<Option<Arc<ToolEnv>>>,
 }
 
-impl Shared {
+impl RouterShared {
     /// `Interrupt` stops the user's own command first, when one runs: a second one stops
     /// the request.
     fn stop_shell(&self) -> bool {
@@ -257,7 +257,7 @@ pub struct Agent {
     settings: AgentSettings,
     engine: Engine,
     events: mpsc::UnboundedSender<AgentEvent>,
-    shared: Arc<Shared>,
+    shared: Arc<RouterShared>,
     session: Session,
     facts: WorkspaceFacts,
     step_counter: u64,
@@ -280,7 +280,7 @@ impl Agent {
         from: StartFrom,
         events: mpsc::UnboundedSender<AgentEvent>,
     ) -> Result<Self, LogError> {
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(RouterShared::default());
         shared.set_mode(settings.mode);
         let (found, skill_warnings) = skills::discover(&settings.skills, settings.context_window);
         let facts = WorkspaceFacts::gather(&settings.workspace).with_skills(&found.listing.text);

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
-use super::approval::{Question, Subject};
+use super::approval::{ApprovalSubject, Question};
 use crate::bus::Mode;
 use crate::bus::{AgentEvent, Decision, ToolResult};
 use crate::llm::AssembledCall;
@@ -30,7 +30,7 @@ impl Agent {
             Ok(plan) => plan,
             Err(err) => return ToolResult::error(err),
         };
-        let subject = Subject {
+        let subject = ApprovalSubject {
             text: plan,
             is_command: false,
         };

@@ -26,7 +26,7 @@ use crate::time_travel::notes::note_for;
 use crate::time_travel::restore::FileMove;
 
 /// What a restore does, worked out from the log.
-struct Work {
+struct RestoreWork {
     files: Option<FileMove>,
     /// Fork the conversation to just before this user record, whose text this is.
     fork: Option<(usize, String)>,
@@ -130,7 +130,7 @@ impl Agent {
 
     /// What `what` comes to in this session; None (said as a warning) when there is nothing
     /// to do.
-    fn work_of(&self, what: &Restore, records: &[Record]) -> Option<Work> {
+    fn work_of(&self, what: &Restore, records: &[Record]) -> Option<RestoreWork> {
         let ledger = Ledger::of(records);
         match what {
             Restore::Undo => {
@@ -138,7 +138,7 @@ impl Agent {
                     self.warn("nothing to undo: no turn of this session changed files (or all were undone)");
                     return None;
                 };
-                Some(Work {
+                Some(RestoreWork {
                     files: Some(files),
                     fork: None,
                 })
@@ -148,7 +148,7 @@ impl Agent {
                     self.warn("nothing to redo: no undo to take back (or files changed since)");
                     return None;
                 };
-                Some(Work {
+                Some(RestoreWork {
                     files: Some(files),
                     fork: None,
                 })
@@ -174,7 +174,7 @@ impl Agent {
                     self.warn("nothing to restore: no file changed since that message (or the changes were undone)");
                     return None;
                 }
-                Some(Work {
+                Some(RestoreWork {
                     files: moves,
                     fork: conversation.then_some((*at, user.text)),
                 })

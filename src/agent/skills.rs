@@ -16,7 +16,7 @@ use crate::bus::{AgentEvent, SkillLine, ToolResult};
 use crate::permissions::trust::TrustStore;
 use crate::session_log::Record;
 use crate::skills::commands::{self, Source};
-use crate::skills::listing::{self, Listing};
+use crate::skills::listing::{self, SkillListing};
 use crate::skills::{Scope, Skill, Sources};
 use crate::tool_output::SkillLoad;
 use crate::tool_output::ToolOutput;
@@ -49,7 +49,7 @@ const REATTACH_TOTAL_CHARS: usize = 100_000;
 pub(super) struct SessionSkills {
     /// Valid skills found when the session started, in precedence order.
     pub found: Vec<Skill>,
-    pub listing: Listing,
+    pub listing: SkillListing,
     /// Skills loaded so far (from the log on resume), oldest first.
     pub loaded: Vec<LoadedSkill>,
 }

@@ -15,7 +15,7 @@ use cairn::testing::{MockLlm, MockOptions, Script};
     name = "mock-llm",
     about = "Scripted OpenAI-compatible chat server on 127.0.0.1"
 )]
-struct Args {
+struct MockLlmArgs {
     /// JSON file holding an array of scripts, played one per request.
     #[arg(long)]
     script: PathBuf,
@@ -34,7 +34,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> color_eyre::Result<()> {
     color_eyre::install()?;
-    let args = Args::parse();
+    let args = MockLlmArgs::parse();
     let text = std::fs::read_to_string(&args.script)
         .wrap_err_with(|| format!("reading the script {}", args.script.display()))?;
     let scripts: Vec<Script> = serde_json::from_str(&text)

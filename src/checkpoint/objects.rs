@@ -21,39 +21,39 @@ use pack_write::{PackPipe, write_pack};
 pub(super) type Oid = [u8; 20];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(super) enum ObjectKind {
     Commit,
     Tree,
     Blob,
     Tag,
 }
 
-impl Kind {
+impl ObjectKind {
     fn name(self) -> &'static str {
         match self {
-            Kind::Commit => "commit",
-            Kind::Tree => "tree",
-            Kind::Blob => "blob",
-            Kind::Tag => "tag",
+            ObjectKind::Commit => "commit",
+            ObjectKind::Tree => "tree",
+            ObjectKind::Blob => "blob",
+            ObjectKind::Tag => "tag",
         }
     }
 
     fn of_name(name: &[u8]) -> Option<Self> {
         Some(match name {
-            b"commit" => Kind::Commit,
-            b"tree" => Kind::Tree,
-            b"blob" => Kind::Blob,
-            b"tag" => Kind::Tag,
+            b"commit" => ObjectKind::Commit,
+            b"tree" => ObjectKind::Tree,
+            b"blob" => ObjectKind::Blob,
+            b"tag" => ObjectKind::Tag,
             _ => return None,
         })
     }
 
     pub(super) fn of_pack_type(code: u8) -> Option<Self> {
         Some(match code {
-            1 => Kind::Commit,
-            2 => Kind::Tree,
-            3 => Kind::Blob,
-            4 => Kind::Tag,
+            1 => ObjectKind::Commit,
+            2 => ObjectKind::Tree,
+            3 => ObjectKind::Blob,
+            4 => ObjectKind::Tag,
             _ => return None,
         })
     }
@@ -83,7 +83,7 @@ pub(super) fn parse_hex(text: &str) -> Option<Oid> {
 }
 
 /// The id git gives `bytes` as an object of `kind`.
-pub(super) fn hash(kind: Kind, bytes: &[u8]) -> Oid {
+pub(super) fn hash(kind: ObjectKind, bytes: &[u8]) -> Oid {
     let mut hasher = Sha1::new();
     hasher.update(format!("{} {}\0", kind.name(), bytes.len()).as_bytes());
     hasher.update(bytes);
@@ -109,7 +109,7 @@ pub(super) struct ObjectDb {
 #[derive(Debug, Default)]
 struct Deferred {
     on: bool,
-    objects: Vec<(Oid, Kind, Arc<Vec<u8>>)>,
+    objects: Vec<(Oid, ObjectKind, Arc<Vec<u8>>)>,
     by_id: HashMap<Oid, usize>,
 }
 
@@ -124,7 +124,7 @@ pub(super) struct Written {
 /// them as one small pack), the rest handed to a pack written by a thread of its own.
 #[derive(Debug, Default)]
 struct Bulk {
-    held: Vec<(Oid, Kind, Vec<u8>)>,
+    held: Vec<(Oid, ObjectKind, Vec<u8>)>,
     pack: Option<PackPipe>,
     ids: std::collections::HashSet<Oid>,
     /// The loose fan-out directories there were when the bulk began: an object whose
@@ -193,7 +193,7 @@ impl ObjectDb {
             .iter()
             .filter(|(oid, _, _)| !self.in_loaded_packs(oid))
             .collect();
-        let new: Vec<(Oid, Kind, &[u8])> = new
+        let new: Vec<(Oid, ObjectKind, &[u8])> = new
             .iter()
             .map(|(oid, kind, bytes)| (*oid, *kind, bytes.as_slice()))
             .collect();
@@ -262,7 +262,7 @@ impl ObjectDb {
         let Some(bulk) = self.bulk().take() else {
             return Ok(());
         };
-        let held: Vec<(Oid, Kind, &[u8])> = bulk
+        let held: Vec<(Oid, ObjectKind, &[u8])> = bulk
             .held
             .iter()
             .map(|(oid, kind, bytes)| (*oid, *kind, bytes.as_slice()))
@@ -285,7 +285,7 @@ impl ObjectDb {
     }
 
     /// Writes `bytes` as an object of `kind` (nothing when it is there already).
-    pub fn write(&self, kind: Kind, bytes: &[u8]) -> io::Result<Oid> {
+    pub fn write(&self, kind: ObjectKind, bytes: &[u8]) -> io::Result<Oid> {
         let oid = hash(kind, bytes);
         let mut guard = self.bulk();
         if let Some(bulk) = guard.as_mut() {
@@ -346,7 +346,7 @@ impl ObjectDb {
     }
 
     /// `objects` as one small pack (one object: loose), counted towards maintenance.
-    fn write_together(&self, objects: &[(Oid, Kind, &[u8])]) -> io::Result<()> {
+    fn write_together(&self, objects: &[(Oid, ObjectKind, &[u8])]) -> io::Result<()> {
         match objects {
             [] => return Ok(()),
             [(oid, kind, bytes)] => self.write_loose(*kind, bytes, oid)?,
@@ -376,7 +376,7 @@ impl ObjectDb {
         packs.loaded.values().any(|p| p.offset_of(oid).is_some())
     }
 
-    fn write_loose(&self, kind: Kind, bytes: &[u8], oid: &Oid) -> io::Result<()> {
+    fn write_loose(&self, kind: ObjectKind, bytes: &[u8], oid: &Oid) -> io::Result<()> {
         let path = self.loose_path(oid);
         let dir = path.parent().unwrap_or(&self.dir);
         let header = format!("{} {}\0", kind.name(), bytes.len());
@@ -396,7 +396,7 @@ impl ObjectDb {
     }
 
     /// Reads an object; Ok(None) when the store does not have it.
-    pub fn read(&self, oid: &Oid) -> io::Result<Option<(Kind, Vec<u8>)>> {
+    pub fn read(&self, oid: &Oid) -> io::Result<Option<(ObjectKind, Vec<u8>)>> {
         {
             let deferred = self.deferred();
             if let Some(&at) = deferred.by_id.get(oid) {
@@ -522,13 +522,13 @@ pub(super) fn corrupt(what: &str) -> io::Error {
     )
 }
 
-fn decode_loose(compressed: &[u8]) -> io::Result<(Kind, Vec<u8>)> {
+fn decode_loose(compressed: &[u8]) -> io::Result<(ObjectKind, Vec<u8>)> {
     let mut raw = Vec::new();
     flate2::read::ZlibDecoder::new(compressed).read_to_end(&mut raw)?;
     let nul = memchr::memchr(0, &raw).ok_or_else(|| corrupt("no header"))?;
     let header = &raw[..nul];
     let space = memchr::memchr(b' ', header).ok_or_else(|| corrupt("header"))?;
-    let kind = Kind::of_name(&header[..space]).ok_or_else(|| corrupt("kind"))?;
+    let kind = ObjectKind::of_name(&header[..space]).ok_or_else(|| corrupt("kind"))?;
     Ok((kind, raw[nul + 1..].to_vec()))
 }
 
@@ -555,10 +555,10 @@ mod tests {
         ];
         let ids: Vec<Oid> = texts
             .iter()
-            .map(|t| db.write(Kind::Blob, t).unwrap())
+            .map(|t| db.write(ObjectKind::Blob, t).unwrap())
             .collect();
         for (id, text) in ids.iter().zip(&texts) {
-            assert_eq!(db.read(id).unwrap(), Some((Kind::Blob, text.clone())));
+            assert_eq!(db.read(id).unwrap(), Some((ObjectKind::Blob, text.clone())));
         }
     }
 }

@@ -31,19 +31,19 @@ pub const SKIPPED_DIRS: &[&str] = &[
 const RULES_FILE: &str = "cairn-ignore.json";
 
 #[derive(Debug, Default)]
-pub(super) struct Rules {
+pub(super) struct IgnoreRules {
     /// By directory (`""` for the top, else `a/b/`): its `.gitignore` and the matcher.
     by_dir: BTreeMap<Vec<u8>, (String, Gitignore)>,
     /// No more `.gitignore` files are read: the session's first scan is done.
     pub frozen: bool,
 }
 
-impl Rules {
+impl IgnoreRules {
     /// The rules a session started with, when the store kept them.
     pub fn load(git_dir: &Path) -> Option<Self> {
         let text = std::fs::read_to_string(git_dir.join(RULES_FILE)).ok()?;
         let sources: Vec<(String, String)> = serde_json::from_str(&text).ok()?;
-        let mut rules = Rules::default();
+        let mut rules = IgnoreRules::default();
         for (dir, text) in sources {
             rules.add(dir.as_bytes(), &text);
         }

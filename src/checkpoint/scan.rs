@@ -12,9 +12,9 @@ use std::path::Path;
 
 use nix::sys::stat::FileStat;
 
-use super::objects::{Kind, ObjectDb};
-use super::rules::{MAX_FILE_BYTES, Rules};
-use super::tree::{Entry, MODE_EXEC, MODE_FILE, MODE_LINK, Manifest, Stat};
+use super::objects::{ObjectDb, ObjectKind};
+use super::rules::{IgnoreRules, MAX_FILE_BYTES};
+use super::tree::{MODE_EXEC, MODE_FILE, MODE_LINK, Manifest, Stat, TreeEntry};
 use super::watch::Watcher;
 use crate::fs::confined::{DirHandle, OpenError};
 
@@ -26,7 +26,7 @@ pub(super) struct Scanner<'a> {
     /// The workspace's path (for what a `.git` file names relative to its directory).
     pub workspace: &'a Path,
     pub db: &'a ObjectDb,
-    pub rules: &'a mut Rules,
+    pub rules: &'a mut IgnoreRules,
     pub manifest: &'a mut Manifest,
     pub left_out: &'a mut LeftOut,
     /// Told of every directory looked into, before it is read (so nothing made in it after
@@ -221,11 +221,11 @@ impl Scanner<'_> {
             let exec = stat.st_mode & 0o100 != 0;
             (if exec { MODE_EXEC } else { MODE_FILE }, bytes)
         };
-        let oid = self.db.write(Kind::Blob, &bytes)?;
+        let oid = self.db.write(ObjectKind::Blob, &bytes)?;
         let racy = now.mtime.0 >= self.now - 1 || now.ctime.0 >= self.now - 1;
         self.manifest.set(
             path,
-            Entry {
+            TreeEntry {
                 mode,
                 oid,
                 stat: now,

@@ -9,7 +9,7 @@ use std::io;
 
 use nix::sys::stat::FileStat;
 
-use super::objects::{Kind, ObjectDb, Oid, hex, parse_hex};
+use super::objects::{ObjectDb, ObjectKind, Oid, hex, parse_hex};
 
 pub(super) const MODE_FILE: u32 = 0o100644;
 pub(super) const MODE_EXEC: u32 = 0o100755;
@@ -41,7 +41,7 @@ impl Stat {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Entry {
+pub(super) struct TreeEntry {
     pub mode: u32,
     pub oid: Oid,
     pub stat: Stat,
@@ -53,7 +53,7 @@ pub(super) struct Entry {
 /// The workspace as the last checkpoint recorded it.
 #[derive(Debug, Default)]
 pub(super) struct Manifest {
-    pub entries: BTreeMap<Vec<u8>, Entry>,
+    pub entries: BTreeMap<Vec<u8>, TreeEntry>,
     /// Trees already written, by directory (`""` for the top, else `a/b/`).
     trees: HashMap<Vec<u8>, Oid>,
 }
@@ -75,7 +75,7 @@ impl Manifest {
         }
     }
 
-    pub fn set(&mut self, path: Vec<u8>, entry: Entry) {
+    pub fn set(&mut self, path: Vec<u8>, entry: TreeEntry) {
         if self
             .entries
             .get(&path)
@@ -103,7 +103,10 @@ impl Manifest {
     }
 
     /// The entries beneath directory `path` (`path/…`; everything for `""`).
-    pub fn beneath<'a>(&'a self, path: &[u8]) -> impl Iterator<Item = (&'a Vec<u8>, &'a Entry)> {
+    pub fn beneath<'a>(
+        &'a self,
+        path: &[u8],
+    ) -> impl Iterator<Item = (&'a Vec<u8>, &'a TreeEntry)> {
         let mut prefix = path.to_vec();
         if !prefix.is_empty() {
             prefix.push(b'/');
@@ -124,7 +127,7 @@ impl Manifest {
     /// Writes the trees of the whole map (reusing those of unchanged directories); the top
     /// tree's id.
     pub fn write_trees(&mut self, db: &ObjectDb) -> io::Result<Oid> {
-        let entries: Vec<(&Vec<u8>, &Entry)> = self.entries.iter().collect();
+        let entries: Vec<(&Vec<u8>, &TreeEntry)> = self.entries.iter().collect();
         let mut written = Vec::new();
         let top = build(&entries, 0, b"", &self.trees, db, &mut written)?;
         self.trees.extend(written);
@@ -135,7 +138,7 @@ impl Manifest {
 /// The tree of directory `dir` (a prefix ending in `/`, or empty) from the sorted entries
 /// beneath it (`entries`, all starting with `dir`); `skip` = `dir.len()`.
 fn build(
-    entries: &[(&Vec<u8>, &Entry)],
+    entries: &[(&Vec<u8>, &TreeEntry)],
     skip: usize,
     dir: &[u8],
     cache: &HashMap<Vec<u8>, Oid>,
@@ -164,7 +167,7 @@ fn build(
             }
         }
     }
-    let oid = db.write(Kind::Tree, &tree)?;
+    let oid = db.write(ObjectKind::Tree, &tree)?;
     written.push((dir.to_vec(), oid));
     Ok(oid)
 }
@@ -179,7 +182,7 @@ fn push_entry(tree: &mut Vec<u8>, mode: u32, name: &[u8], oid: &Oid) {
 /// A tree's entries: (name, mode, id).
 pub(super) fn read_tree(db: &ObjectDb, oid: &Oid) -> io::Result<Vec<(Vec<u8>, u32, Oid)>> {
     let bad = || io::Error::new(io::ErrorKind::InvalidData, "corrupt tree");
-    let Some((Kind::Tree, bytes)) = db.read(oid)? else {
+    let Some((ObjectKind::Tree, bytes)) = db.read(oid)? else {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
             format!("tree {} is not in the store", hex(oid)),
@@ -309,7 +312,7 @@ pub(super) fn commit_bytes(tree: &Oid, previous: Option<&Oid>) -> Vec<u8> {
 
 /// The tree a commit records.
 pub(super) fn tree_of_commit(db: &ObjectDb, commit: &Oid) -> io::Result<Option<Oid>> {
-    let Some((Kind::Commit, bytes)) = db.read(commit)? else {
+    let Some((ObjectKind::Commit, bytes)) = db.read(commit)? else {
         return Ok(None);
     };
     Ok(bytes

@@ -32,12 +32,12 @@ use nix::errno::Errno;
 use nix::sys::stat::{FileStat, SFlag};
 
 use super::confined::{Beneath, DirHandle, OpenError, is_swap};
-use super::walk_rules::{Present, Rules, Source};
+use super::walk_rules::{Present, RuleFileSource, Rules};
 use crate::sync::{MutexExt, unpoisoned};
 
 /// What an entry is, as listed (a symlink is a symlink, never its target).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum WalkKind {
     Dir,
     File,
     Symlink,
@@ -46,17 +46,17 @@ pub enum Kind {
 }
 
 /// One entry of a walk, with the handle of the directory that holds it.
-pub struct Entry {
+pub struct WalkEntry {
     parent: Arc<DirHandle>,
     name: OsString,
     path: PathBuf,
     depth: usize,
-    kind: Kind,
+    kind: WalkKind,
     /// For a directory: the rules its entries are matched against (its own added on entry).
     rules: Option<Rules>,
 }
 
-impl Entry {
+impl WalkEntry {
     /// The path the walk gives it: the place's path joined with the names walked.
     pub fn path(&self) -> &Path {
         &self.path
@@ -65,7 +65,7 @@ impl Entry {
     pub fn depth(&self) -> usize {
         self.depth
     }
-    pub fn kind(&self) -> Kind {
+    pub fn kind(&self) -> WalkKind {
         self.kind
     }
     /// Opens the entry for reading from its directory's handle: a regular file only, never
@@ -142,7 +142,7 @@ impl<'a> Walk<'a> {
     pub fn run<F, V>(&self, make: F) -> io::Result<Vec<Problem>>
     where
         F: Fn() -> V + Sync,
-        V: FnMut(&Entry) -> WalkState,
+        V: FnMut(&WalkEntry) -> WalkState,
     {
         let root = DirHandle::open_root(&self.place.root)?;
         let (parent, name) = match (self.place.rel.parent(), self.place.rel.file_name()) {
@@ -154,8 +154,8 @@ impl<'a> Walk<'a> {
             Some(stat) => kind_of(&stat),
             None => return Err(io::ErrorKind::NotFound.into()),
         };
-        let rules = (kind == Kind::Dir).then(|| Rules::above(self.place, &root));
-        let first = Entry {
+        let rules = (kind == WalkKind::Dir).then(|| Rules::above(self.place, &root));
+        let first = WalkEntry {
             parent: Arc::new(parent),
             name,
             path: self.place.root.join(&self.place.rel),
@@ -163,7 +163,7 @@ impl<'a> Walk<'a> {
             kind,
             rules,
         };
-        let shared = Shared {
+        let shared = WalkShared {
             queue: Queue::new(first),
             problems: Mutex::new(Vec::new()),
             root,
@@ -182,7 +182,7 @@ impl<'a> Walk<'a> {
         Ok(problems)
     }
 
-    fn work(&self, shared: &Shared, mut visit: impl FnMut(&Entry) -> WalkState) {
+    fn work(&self, shared: &WalkShared, mut visit: impl FnMut(&WalkEntry) -> WalkState) {
         while let Some(entry) = shared.queue.take() {
             let busy = Busy(&shared.queue);
             match visit(&entry) {
@@ -190,7 +190,7 @@ impl<'a> Walk<'a> {
                 WalkState::Skip => {}
                 WalkState::Continue => {
                     let deeper = self.max_depth.is_none_or(|max| entry.depth < max);
-                    if entry.kind == Kind::Dir && deeper {
+                    if entry.kind == WalkKind::Dir && deeper {
                         let children = self.descend(shared, &entry);
                         shared.queue.push(children);
                     }
@@ -202,7 +202,7 @@ impl<'a> Walk<'a> {
 
     /// Opens `dir` from its parent's handle (never through a symlink) and returns its entries
     /// that are neither ignored nor skipped.
-    fn descend(&self, shared: &Shared, dir: &Entry) -> Vec<Entry> {
+    fn descend(&self, shared: &WalkShared, dir: &WalkEntry) -> Vec<WalkEntry> {
         let problem = |err: &io::Error| {
             if let Some(problem) = Problem::of(&dir.path, true, err) {
                 shared.problems.locked().push(problem);
@@ -224,7 +224,7 @@ impl<'a> Walk<'a> {
             present.note(name);
         }
         let rel = dir.path.strip_prefix(&self.place.root).unwrap_or(&dir.path);
-        let source = Source::Handle {
+        let source = RuleFileSource::Handle {
             dir: &handle,
             root: &shared.root,
             rel,
@@ -257,16 +257,16 @@ impl<'a> Walk<'a> {
                     }
                 },
             };
-            if rules.ignored(&path, kind == Kind::Dir) {
+            if rules.ignored(&path, kind == WalkKind::Dir) {
                 continue;
             }
-            children.push(Entry {
+            children.push(WalkEntry {
                 parent: Arc::clone(&handle),
                 name,
                 path,
                 depth: dir.depth + 1,
                 kind,
-                rules: (kind == Kind::Dir).then(|| rules.clone()),
+                rules: (kind == WalkKind::Dir).then(|| rules.clone()),
             });
         }
         children
@@ -274,7 +274,7 @@ impl<'a> Walk<'a> {
 }
 
 /// What the threads of one walk share.
-struct Shared {
+struct WalkShared {
     queue: Queue,
     problems: Mutex<Vec<Problem>>,
     /// The place's root handle, for rule files behind a symlink that stays beneath it.
@@ -289,13 +289,13 @@ struct Queue {
 }
 
 struct QueueState {
-    waiting: Vec<Entry>,
+    waiting: Vec<WalkEntry>,
     busy: usize,
     quit: bool,
 }
 
 impl Queue {
-    fn new(first: Entry) -> Self {
+    fn new(first: WalkEntry) -> Self {
         Self {
             state: Mutex::new(QueueState {
                 waiting: vec![first],
@@ -307,7 +307,7 @@ impl Queue {
     }
 
     /// The next entry, waiting while others may still add some; `None` when the walk is over.
-    fn take(&self) -> Option<Entry> {
+    fn take(&self) -> Option<WalkEntry> {
         let mut state = self.state.locked();
         loop {
             if state.quit {
@@ -324,7 +324,7 @@ impl Queue {
         }
     }
 
-    fn push(&self, entries: Vec<Entry>) {
+    fn push(&self, entries: Vec<WalkEntry>) {
         if entries.is_empty() {
             return;
         }
@@ -359,21 +359,21 @@ impl Drop for Busy<'_> {
     }
 }
 
-fn kind_of(stat: &FileStat) -> Kind {
+fn kind_of(stat: &FileStat) -> WalkKind {
     match SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits()) {
-        SFlag::S_IFDIR => Kind::Dir,
-        SFlag::S_IFREG => Kind::File,
-        SFlag::S_IFLNK => Kind::Symlink,
-        _ => Kind::Other,
+        SFlag::S_IFDIR => WalkKind::Dir,
+        SFlag::S_IFREG => WalkKind::File,
+        SFlag::S_IFLNK => WalkKind::Symlink,
+        _ => WalkKind::Other,
     }
 }
 
-fn kind_of_listed(listed: nix::dir::Type) -> Kind {
+fn kind_of_listed(listed: nix::dir::Type) -> WalkKind {
     match listed {
-        nix::dir::Type::Directory => Kind::Dir,
-        nix::dir::Type::File => Kind::File,
-        nix::dir::Type::Symlink => Kind::Symlink,
-        _ => Kind::Other,
+        nix::dir::Type::Directory => WalkKind::Dir,
+        nix::dir::Type::File => WalkKind::File,
+        nix::dir::Type::Symlink => WalkKind::Symlink,
+        _ => WalkKind::Other,
     }
 }
 

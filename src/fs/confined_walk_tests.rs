@@ -33,10 +33,14 @@ fn walk(
     }
     let problems = walk
         .run(|| {
-            |entry: &Entry| {
+            |entry: &WalkEntry| {
                 if entry.depth() > 0 {
                     let rel = entry.path().strip_prefix(&start).unwrap();
-                    let slash = if entry.kind() == Kind::Dir { "/" } else { "" };
+                    let slash = if entry.kind() == WalkKind::Dir {
+                        "/"
+                    } else {
+                        ""
+                    };
                     found.locked().insert(format!("{}{slash}", rel.display()));
                 }
                 WalkState::Continue
@@ -155,7 +159,7 @@ fn depth_skip_and_a_file_as_the_place() {
     Walk::new(&file, &[])
         .threads(1)
         .run(|| {
-            |entry: &Entry| {
+            |entry: &WalkEntry| {
                 let mut text = String::new();
                 std::io::Read::read_to_string(&mut entry.open().unwrap(), &mut text).unwrap();
                 seen.locked().push((entry.depth(), entry.kind(), text));
@@ -165,10 +169,10 @@ fn depth_skip_and_a_file_as_the_place() {
         .unwrap();
     assert_eq!(
         seen.into_inner().unwrap(),
-        [(0, Kind::File, "t".to_owned())]
+        [(0, WalkKind::File, "t".to_owned())]
     );
     let missing = Beneath::new(&root, &root.join("nope/x")).unwrap();
-    let err = Walk::new(&missing, &[]).run(|| |_: &Entry| WalkState::Continue);
+    let err = Walk::new(&missing, &[]).run(|| |_: &WalkEntry| WalkState::Continue);
     assert_eq!(err.unwrap_err().kind(), io::ErrorKind::NotFound);
 }
 
@@ -188,7 +192,7 @@ fn links_out_are_listed_never_entered_and_fifos_never_opened() {
     let kinds = Mutex::new(Vec::new());
     Walk::new(&at(&root), &[])
         .run(|| {
-            |entry: &Entry| {
+            |entry: &WalkEntry| {
                 let opened = entry.open().map(|_| ()).map_err(|e| format!("{e:?}"));
                 kinds.locked().push((entry.kind(), opened.is_ok()));
                 WalkState::Continue
@@ -196,9 +200,9 @@ fn links_out_are_listed_never_entered_and_fifos_never_opened() {
         })
         .unwrap();
     let kinds = kinds.into_inner().unwrap();
-    assert!(kinds.contains(&(Kind::Symlink, false)));
-    assert!(kinds.contains(&(Kind::Other, false)));
-    assert!(kinds.contains(&(Kind::File, true)));
+    assert!(kinds.contains(&(WalkKind::Symlink, false)));
+    assert!(kinds.contains(&(WalkKind::Other, false)));
+    assert!(kinds.contains(&(WalkKind::File, true)));
 }
 
 #[test]

@@ -28,13 +28,13 @@ const MAX_RULES_FILE: u64 = 8 * 1024 * 1024;
 /// The rules in force in one directory: its own files and all its parents'.
 #[derive(Clone)]
 pub struct Rules {
-    top: Option<Arc<Layer>>,
+    top: Option<Arc<RuleLayer>>,
     global: Arc<Gitignore>,
 }
 
 /// One directory's rule files.
-struct Layer {
-    parent: Option<Arc<Layer>>,
+struct RuleLayer {
+    parent: Option<Arc<RuleLayer>>,
     ignore: Gitignore,
     git: Gitignore,
     exclude: Gitignore,
@@ -66,7 +66,7 @@ impl Present {
 }
 
 /// Where a directory's rule files are read from.
-pub enum Source<'a> {
+pub enum RuleFileSource<'a> {
     /// A directory at or below the walk's root handle: its own handle, the root's, and its
     /// path relative to the root (for a symlinked rule file that stays beneath it).
     Handle {
@@ -105,7 +105,7 @@ impl Rules {
                             present.note(OsStr::new(name));
                         }
                     }
-                    let source = Source::Handle {
+                    let source = RuleFileSource::Handle {
                         dir: &handle,
                         root,
                         rel,
@@ -118,7 +118,7 @@ impl Rules {
                         gitignore: dir.join(".gitignore").exists(),
                         git: dir.join(".git").exists(),
                     };
-                    rules = rules.child(dir, present, &Source::Path);
+                    rules = rules.child(dir, present, &RuleFileSource::Path);
                 }
             }
         }
@@ -126,7 +126,7 @@ impl Rules {
     }
 
     /// These rules with those of `dir` (a child directory) added.
-    pub fn child(&self, dir: &Path, present: Present, source: &Source<'_>) -> Self {
+    pub fn child(&self, dir: &Path, present: Present, source: &RuleFileSource<'_>) -> Self {
         if !present.any() {
             return self.clone();
         }
@@ -152,7 +152,7 @@ impl Rules {
             return self.clone();
         }
         Self {
-            top: Some(Arc::new(Layer {
+            top: Some(Arc::new(RuleLayer {
                 parent: self.top.clone(),
                 ignore,
                 git,
@@ -209,9 +209,9 @@ fn build(dir: &Path, from: PathBuf, bytes: Option<Vec<u8>>) -> Gitignore {
 }
 
 /// The bytes of the regular file `rel` (below `dir`), from where `source` says.
-fn read(source: &Source<'_>, dir: &Path, rel: &Path) -> Option<Vec<u8>> {
+fn read(source: &RuleFileSource<'_>, dir: &Path, rel: &Path) -> Option<Vec<u8>> {
     match source {
-        Source::Handle {
+        RuleFileSource::Handle {
             dir: handle,
             root,
             rel: dir_rel,
@@ -233,7 +233,7 @@ fn read(source: &Source<'_>, dir: &Path, rel: &Path) -> Option<Vec<u8>> {
             };
             read_capped(file)
         }
-        Source::Path => read_path(&dir.join(rel)),
+        RuleFileSource::Path => read_path(&dir.join(rel)),
     }
 }
 
@@ -256,7 +256,7 @@ fn read_capped(file: File) -> Option<Vec<u8>> {
 
 /// The repository's `info/exclude` for a directory holding `.git`: in `.git/` itself, or — for
 /// a worktree, whose `.git` is a file naming its git dir — in the shared (common) git dir.
-fn git_exclude(source: &Source<'_>, dir: &Path) -> Option<(PathBuf, Vec<u8>)> {
+fn git_exclude(source: &RuleFileSource<'_>, dir: &Path) -> Option<(PathBuf, Vec<u8>)> {
     let own = Path::new(".git/info/exclude");
     if let Some(bytes) = read(source, dir, own) {
         return Some((dir.join(own), bytes));
@@ -302,7 +302,7 @@ mod tests {
         let mut present = Present::default();
         present.note(OsStr::new(".gitignore"));
         present.note(OsStr::new(".ignore"));
-        let source = Source::Handle {
+        let source = RuleFileSource::Handle {
             dir: &sub_handle,
             root: &handle,
             rel: Path::new("sub"),
@@ -334,7 +334,7 @@ mod tests {
         };
         let rules_in = |name: &str| {
             let sub = handle.open_dir(Path::new(name)).unwrap();
-            let source = Source::Handle {
+            let source = RuleFileSource::Handle {
                 dir: &sub,
                 root: &handle,
                 rel: Path::new(name),

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Event, Format};
+use super::{Event, HookFormat};
 
 /// How a hook's process ended, and what it printed (capped).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,18 +30,18 @@ pub struct Ran {
 /// A hook's opinion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Decision {
+pub enum HookDecision {
     Allow,
     Ask,
     Deny,
 }
 
-impl Decision {
-    fn parse(text: &str) -> Option<Decision> {
+impl HookDecision {
+    fn parse(text: &str) -> Option<HookDecision> {
         match text {
-            "allow" | "approve" => Some(Decision::Allow),
-            "ask" => Some(Decision::Ask),
-            "deny" | "block" => Some(Decision::Deny),
+            "allow" | "approve" => Some(HookDecision::Allow),
+            "ask" => Some(HookDecision::Ask),
+            "deny" | "block" => Some(HookDecision::Deny),
             _ => None,
         }
     }
@@ -76,7 +76,7 @@ fn stderr_note(stderr: &str) -> String {
 /// A hook's answer, or its failure.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Interpreted {
-    pub decision: Option<Decision>,
+    pub decision: Option<HookDecision>,
     pub reason: Option<String>,
     /// The call's new arguments, in cairn's keys.
     pub updated_input: Option<Value>,
@@ -99,14 +99,14 @@ impl Interpreted {
 }
 
 /// Reads one run of a hook of `format` at `event`.
-pub fn interpret(format: Format, event: Event, ran: &Ran) -> Interpreted {
+pub fn interpret(format: HookFormat, event: Event, ran: &Ran) -> Interpreted {
     let mut read = read_exit(format, event, ran);
     read.stderr = ran.stderr.clone();
     read.duration = ran.duration;
     read
 }
 
-fn read_exit(format: Format, event: Event, ran: &Ran) -> Interpreted {
+fn read_exit(format: HookFormat, event: Event, ran: &Ran) -> Interpreted {
     let failed = |failure| Interpreted::failed(failure, ran.duration);
     if let Some(err) = &ran.spawn_error {
         return failed(Failure::CannotStart(err.clone()));
@@ -123,7 +123,7 @@ fn read_exit(format: Format, event: Event, ran: &Ran) -> Interpreted {
         2 => {
             let reason = ran.stderr.trim();
             Interpreted {
-                decision: Some(Decision::Deny),
+                decision: Some(HookDecision::Deny),
                 reason: Some(if reason.is_empty() {
                     "exit code 2".into()
                 } else {
@@ -137,7 +137,7 @@ fn read_exit(format: Format, event: Event, ran: &Ran) -> Interpreted {
             "exit code {code}{}",
             stderr_note(&ran.stderr)
         ))),
-        _ if format == Format::Claude => Interpreted {
+        _ if format == HookFormat::Claude => Interpreted {
             warning: Some(format!(
                 "exited with code {code}{} (a Claude Code hook's exit code other than 2 does not block)",
                 stderr_note(&ran.stderr)
@@ -152,7 +152,7 @@ fn read_exit(format: Format, event: Event, ran: &Ran) -> Interpreted {
 }
 
 /// Exit 0: the JSON answer, plain text (context where the event takes it), or nothing.
-fn read_stdout(format: Format, event: Event, stdout: &str) -> Interpreted {
+fn read_stdout(format: HookFormat, event: Event, stdout: &str) -> Interpreted {
     let text = stdout.trim();
     if text.is_empty() {
         return Interpreted::default();
@@ -165,8 +165,8 @@ fn read_stdout(format: Format, event: Event, stdout: &str) -> Interpreted {
                 additional_context: Some(text.to_string()),
                 ..Interpreted::default()
             },
-            (Format::Claude, _) => Interpreted::default(),
-            (Format::Cairn, _) => Interpreted::failed(
+            (HookFormat::Claude, _) => Interpreted::default(),
+            (HookFormat::Cairn, _) => Interpreted::failed(
                 Failure::BadJson(format!(
                     "stdout is not a JSON object: {}",
                     crate::llm::stream::cut(text, 200)
@@ -198,7 +198,7 @@ fn read_object(object: &serde_json::Map<String, Value>) -> Interpreted {
     let decision_text = text("decision").or_else(|| text("permissionDecision"));
     let mut decision = match decision_text.as_deref() {
         None | Some("") => None,
-        Some(word) => match Decision::parse(word) {
+        Some(word) => match HookDecision::parse(word) {
             Some(decision) => Some(decision),
             None => {
                 return Interpreted::failed(
@@ -212,7 +212,7 @@ fn read_object(object: &serde_json::Map<String, Value>) -> Interpreted {
     };
     let mut reason = text("reason").or_else(|| text("permissionDecisionReason"));
     if object.get("continue") == Some(&Value::Bool(false)) {
-        decision = Some(Decision::Deny);
+        decision = Some(HookDecision::Deny);
         reason = reason.or_else(|| text("stopReason"));
     }
     let updated_input = object

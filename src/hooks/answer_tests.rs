@@ -13,7 +13,7 @@ fn exited(code: i32, stdout: &str, stderr: &str) -> Ran {
 }
 
 fn cairn(event: Event, ran: &Ran) -> Interpreted {
-    interpret(Format::Cairn, event, ran)
+    interpret(HookFormat::Cairn, event, ran)
 }
 
 #[test]
@@ -21,7 +21,7 @@ fn exit_codes_mean_no_opinion_deny_or_failure() {
     let quiet = cairn(Event::PreTool, &exited(0, "\n", ""));
     assert_eq!((quiet.decision, &quiet.failure), (None, &None));
     let denied = cairn(Event::PreTool, &exited(2, "", "no pushes to main\n"));
-    assert_eq!(denied.decision, Some(Decision::Deny));
+    assert_eq!(denied.decision, Some(HookDecision::Deny));
     assert_eq!(denied.reason.as_deref(), Some("no pushes to main"));
     assert_eq!(denied.stderr, "no pushes to main\n");
     let one = cairn(Event::PreTool, &exited(1, "", "boom"));
@@ -48,7 +48,7 @@ fn exit_codes_mean_no_opinion_deny_or_failure() {
 
 #[test]
 fn timeouts_signals_and_spawn_errors_fail_in_both_formats() {
-    for format in [Format::Cairn, Format::Claude] {
+    for format in [HookFormat::Cairn, HookFormat::Claude] {
         let timed_out = Ran {
             timed_out: Some(Duration::from_secs(1)),
             ..Ran::default()
@@ -80,18 +80,26 @@ fn timeouts_signals_and_spawn_errors_fail_in_both_formats() {
 #[test]
 fn claude_hooks_keep_their_exit_code_meanings() {
     let one = interpret(
-        Format::Claude,
+        HookFormat::Claude,
         Event::PreTool,
         &exited(1, "", "lint failed"),
     );
     assert_eq!((one.decision, &one.failure), (None, &None));
     assert!(one.warning.unwrap().contains("lint failed"));
-    let two = interpret(Format::Claude, Event::PreTool, &exited(2, "", "blocked"));
-    assert_eq!(two.decision, Some(Decision::Deny));
-    let plain = interpret(Format::Claude, Event::PreTool, &exited(0, "checked\n", ""));
+    let two = interpret(
+        HookFormat::Claude,
+        Event::PreTool,
+        &exited(2, "", "blocked"),
+    );
+    assert_eq!(two.decision, Some(HookDecision::Deny));
+    let plain = interpret(
+        HookFormat::Claude,
+        Event::PreTool,
+        &exited(0, "checked\n", ""),
+    );
     assert_eq!(plain, Interpreted::default());
     let cut = interpret(
-        Format::Claude,
+        HookFormat::Claude,
         Event::PreTool,
         &exited(0, "{\"decision\": ", ""),
     );
@@ -109,7 +117,7 @@ fn json_answers_in_either_spelling() {
             "",
         ),
     );
-    assert_eq!(ours.decision, Some(Decision::Ask));
+    assert_eq!(ours.decision, Some(HookDecision::Ask));
     assert_eq!(ours.reason.as_deref(), Some("a push"));
     assert_eq!(ours.additional_context.as_deref(), Some("ctx"));
     let theirs = cairn(
@@ -126,21 +134,21 @@ fn json_answers_in_either_spelling() {
             "",
         ),
     );
-    assert_eq!(theirs.decision, Some(Decision::Deny));
+    assert_eq!(theirs.decision, Some(HookDecision::Deny));
     assert_eq!(theirs.reason.as_deref(), Some("not on main"));
     assert_eq!(theirs.updated_input, Some(json!({"command": "ls"})));
     let stop = cairn(
         Event::Stop,
         &exited(0, r#"{"decision": "block", "reason": "tests fail"}"#, ""),
     );
-    assert_eq!(stop.decision, Some(Decision::Deny));
+    assert_eq!(stop.decision, Some(HookDecision::Deny));
     let halt = cairn(
         Event::PostTool,
         &exited(0, r#"{"continue": false, "stopReason": "enough"}"#, ""),
     );
     assert_eq!(
         (halt.decision, halt.reason.as_deref()),
-        (Some(Decision::Deny), Some("enough"))
+        (Some(HookDecision::Deny), Some("enough"))
     );
     let told = cairn(
         Event::PostTool,

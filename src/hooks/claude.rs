@@ -76,21 +76,21 @@ pub struct ClaudeHook {
 }
 
 #[derive(Deserialize)]
-struct Settings {
+struct ClaudeSettings {
     #[serde(default)]
-    hooks: Option<std::collections::BTreeMap<String, Vec<Group>>>,
+    hooks: Option<std::collections::BTreeMap<String, Vec<ClaudeMatcherGroup>>>,
 }
 
 #[derive(Deserialize)]
-struct Group {
+struct ClaudeMatcherGroup {
     #[serde(default)]
     matcher: Option<String>,
     #[serde(default)]
-    hooks: Vec<Command>,
+    hooks: Vec<ClaudeHookCommand>,
 }
 
 #[derive(Deserialize)]
-struct Command {
+struct ClaudeHookCommand {
     #[serde(rename = "type", default)]
     kind: Option<String>,
     #[serde(default)]
@@ -102,7 +102,7 @@ struct Command {
 /// The hook commands of a Claude Code `settings.json`, in file order per event (events in
 /// name order). Entries that are not commands (`"type": "prompt"`) are left out.
 pub fn parse_settings(text: &str) -> Result<Vec<ClaudeHook>, String> {
-    let settings: Settings = serde_json::from_str(text).map_err(|err| err.to_string())?;
+    let settings: ClaudeSettings = serde_json::from_str(text).map_err(|err| err.to_string())?;
     let mut found = Vec::new();
     for (event, groups) in settings.hooks.unwrap_or_default() {
         for group in groups {

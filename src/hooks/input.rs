@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use super::{Format, Hook, claude};
+use super::{Hook, HookFormat, claude};
 
 /// The session a hook runs in.
 #[derive(Debug, Clone, Default)]
@@ -72,8 +72,8 @@ impl Subject {
 /// The stdin JSON for `hook` about `subject`.
 pub fn stdin_json(hook: &Hook, cx: &Context, subject: &Subject) -> Vec<u8> {
     let value = match hook.origin.format {
-        Format::Cairn => cairn_input(hook, cx, subject),
-        Format::Claude => claude_input(hook, cx, subject),
+        HookFormat::Cairn => cairn_input(hook, cx, subject),
+        HookFormat::Claude => claude_input(hook, cx, subject),
     };
     serde_json::to_vec(&value).unwrap_or_default()
 }

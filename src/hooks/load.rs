@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::claude::{self, ClaudeHook};
 use super::{
-    Event, Format, Hook, Hooks, MAX_STOP_BLOCKS, OnError, Origin, RunSettings, TIMEOUT_SECS,
+    Event, Hook, HookFormat, HookOrigin, Hooks, MAX_STOP_BLOCKS, OnError, RunSettings, TIMEOUT_SECS,
 };
 use crate::config::{HookEntry, HooksFile};
 use crate::trust::{Judged, ProcessKind, ProcessTrust, ProjectProcess};
@@ -156,10 +156,10 @@ fn read_regular(path: &Path) -> std::io::Result<Option<String>> {
 }
 
 fn from_file(file: &HooksFile, path: &Path, project: bool) -> Result<Vec<Hook>, LoadError> {
-    let origin = Origin {
+    let origin = HookOrigin {
         file: path.to_path_buf(),
         project,
-        format: Format::Cairn,
+        format: HookFormat::Cairn,
     };
     let mut hooks = Vec::new();
     for (event_name, entries) in file.by_event() {
@@ -174,7 +174,12 @@ fn from_file(file: &HooksFile, path: &Path, project: bool) -> Result<Vec<Hook>, 
     Ok(hooks)
 }
 
-fn hook_of(event: Event, n: usize, entry: &HookEntry, origin: &Origin) -> Result<Hook, LoadError> {
+fn hook_of(
+    event: Event,
+    n: usize,
+    entry: &HookEntry,
+    origin: &HookOrigin,
+) -> Result<Hook, LoadError> {
     let short = format!("{event} #{n}");
     let name = if origin.project {
         format!("{short} (.cairn/config.toml)")
@@ -243,10 +248,10 @@ fn from_claude(
         return Ok(Vec::new());
     };
     let found = claude::parse_settings(&text).map_err(failed)?;
-    let origin = Origin {
+    let origin = HookOrigin {
         file: path.to_path_buf(),
         project,
-        format: Format::Claude,
+        format: HookFormat::Claude,
     };
     let place = if project {
         ".claude/settings.json"

@@ -109,7 +109,7 @@ impl std::fmt::Display for Event {
 /// Which conventions a hook follows: its stdin, and what its exit codes mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Format {
+pub enum HookFormat {
     /// cairn's: exit 0 no opinion (or a JSON answer), 2 deny, anything else a failure.
     Cairn,
     /// Claude Code's: its keys on stdin; exit 2 denies, other codes only warn; a timeout, a
@@ -119,23 +119,23 @@ pub enum Format {
 
 /// Where a hook was configured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Origin {
+pub struct HookOrigin {
     /// The file that defines it.
     pub file: PathBuf,
     /// From the project's files: runs only when trusted, in the workspace-write sandbox.
     pub project: bool,
-    pub format: Format,
+    pub format: HookFormat,
 }
 
-impl Origin {
+impl HookOrigin {
     /// `user config`, `project .claude/settings.json`, ... for listings.
     pub fn label(&self) -> String {
         let whose = if self.project { "project" } else { "user" };
         let name = match self.format {
-            Format::Cairn if self.project => ".cairn/config.toml".to_string(),
-            Format::Cairn => self.file.display().to_string(),
-            Format::Claude if self.project => ".claude/settings.json".to_string(),
-            Format::Claude => "~/.claude/settings.json".to_string(),
+            HookFormat::Cairn if self.project => ".cairn/config.toml".to_string(),
+            HookFormat::Cairn => self.file.display().to_string(),
+            HookFormat::Claude if self.project => ".claude/settings.json".to_string(),
+            HookFormat::Claude => "~/.claude/settings.json".to_string(),
         };
         format!("{whose} {name}")
     }
@@ -154,7 +154,7 @@ pub struct Hook {
     pub command: String,
     pub timeout: Duration,
     pub on_error: OnError,
-    pub origin: Origin,
+    pub origin: HookOrigin,
     /// For a project hook: what its trust is judged by.
     pub process: Option<crate::trust::ProjectProcess>,
     /// A project hook not trusted when the session started: it is left out until the user
@@ -170,8 +170,8 @@ impl Hook {
             return true;
         };
         let name = match self.origin.format {
-            Format::Cairn => std::borrow::Cow::Borrowed(tool),
-            Format::Claude => claude::tool_name(tool),
+            HookFormat::Cairn => std::borrow::Cow::Borrowed(tool),
+            HookFormat::Claude => claude::tool_name(tool),
         };
         matcher.is_match(&name)
     }
@@ -298,7 +298,7 @@ impl Hooks {
         let mut read = answer::interpret(hook.origin.format, hook.event, &ran);
         // A changed input means something only for a call; Claude's is in Claude's keys.
         read.updated_input = match (subject.tool_name(), read.updated_input.take()) {
-            (Some(tool), Some(input)) if hook.origin.format == Format::Claude => {
+            (Some(tool), Some(input)) if hook.origin.format == HookFormat::Claude => {
                 Some(claude::from_tool_input(&tool, input))
             }
             (Some(_), input) => input,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::answer::{Decision, Interpreted};
+use super::answer::{HookDecision, Interpreted};
 use super::{Event, Hook, OnError};
 
 /// One run of one hook, as the session log keeps it.
@@ -115,14 +115,14 @@ impl Outcome {
             .unwrap_or_else(|| "no reason given".into());
         run.decision = match answer.decision {
             None => "none",
-            Some(Decision::Allow) => "allow",
-            Some(Decision::Ask) => "ask",
-            Some(Decision::Deny) => "deny",
+            Some(HookDecision::Allow) => "allow",
+            Some(HookDecision::Ask) => "ask",
+            Some(HookDecision::Deny) => "deny",
         }
         .into();
         self.runs.push(run);
         match answer.decision {
-            Some(Decision::Deny) => {
+            Some(HookDecision::Deny) => {
                 self.notices
                     .push(format!("hook {} denied: {reason}", hook.name));
                 self.blocked = Some(Blocked {
@@ -132,13 +132,13 @@ impl Outcome {
                 });
                 true
             }
-            Some(Decision::Ask) => {
+            Some(HookDecision::Ask) => {
                 if self.ask.is_none() {
                     self.ask = Some((hook.name.clone(), reason));
                 }
                 false
             }
-            Some(Decision::Allow) => {
+            Some(HookDecision::Allow) => {
                 self.allowed = true;
                 false
             }
@@ -179,7 +179,7 @@ mod tests {
 
     use super::*;
     use crate::hooks::answer::Failure;
-    use crate::hooks::{Format, Origin};
+    use crate::hooks::{HookFormat, HookOrigin};
 
     fn hook(n: usize, event: Event, on_error: OnError) -> Hook {
         Hook {
@@ -189,17 +189,17 @@ mod tests {
             command: "x".into(),
             timeout: Duration::from_secs(1),
             on_error,
-            origin: Origin {
+            origin: HookOrigin {
                 file: "c.toml".into(),
                 project: false,
-                format: Format::Cairn,
+                format: HookFormat::Cairn,
             },
             process: None,
             awaiting_trust: false,
         }
     }
 
-    fn said(decision: Decision) -> Interpreted {
+    fn said(decision: HookDecision) -> Interpreted {
         Interpreted {
             decision: Some(decision),
             reason: Some(format!("{decision:?}")),
@@ -212,15 +212,18 @@ mod tests {
         let mut outcome = Outcome::default();
         assert!(!outcome.add(
             &hook(1, Event::PreTool, OnError::Deny),
-            said(Decision::Allow)
+            said(HookDecision::Allow)
         ));
         assert!(outcome.allowed());
-        assert!(!outcome.add(&hook(2, Event::PreTool, OnError::Deny), said(Decision::Ask)));
+        assert!(!outcome.add(
+            &hook(2, Event::PreTool, OnError::Deny),
+            said(HookDecision::Ask)
+        ));
         assert!(!outcome.allowed());
         assert_eq!(outcome.ask, Some(("pre_tool #2".into(), "Ask".into())));
         assert!(outcome.add(
             &hook(3, Event::PreTool, OnError::Deny),
-            said(Decision::Deny)
+            said(HookDecision::Deny)
         ));
         assert_eq!(outcome.blocked.as_ref().unwrap().hook, "pre_tool #3");
         let decisions: Vec<&str> = outcome.runs.iter().map(|r| r.decision.as_str()).collect();

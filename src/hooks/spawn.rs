@@ -63,7 +63,7 @@ async fn spawn_and_wait(
     .env("CAIRN_WORKSPACE", &cx.workspace)
     .env("CAIRN_HOOK_EVENT", hook.event.as_str())
     .env("CAIRN_LOG_PATH", &cx.log_path);
-    if hook.origin.format == super::Format::Claude {
+    if hook.origin.format == super::HookFormat::Claude {
         program = program.env("CLAUDE_PROJECT_DIR", &cx.workspace);
     }
     let finished =

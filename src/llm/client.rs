@@ -56,7 +56,7 @@ impl std::fmt::Debug for HttpModel {
 }
 
 /// Why one attempt failed, and whether another may succeed.
-enum Failure {
+enum AttemptFailure {
     Retry {
         error: LlmError,
         reason: String,
@@ -68,10 +68,10 @@ enum Failure {
     Fatal(LlmError),
 }
 
-impl Failure {
+impl AttemptFailure {
     /// A retry of a passing condition (a drop, a 5xx), with backoff.
-    fn retry(error: LlmError, reason: String, wait: Option<Duration>) -> Failure {
-        Failure::Retry {
+    fn retry(error: LlmError, reason: String, wait: Option<Duration>) -> AttemptFailure {
+        AttemptFailure::Retry {
             error,
             reason,
             wait,
@@ -203,8 +203,8 @@ impl HttpModel {
         loop {
             let (error, reason, hint, once) = match self.attempt(&body, &mut *on_delta).await {
                 Ok(completion) => return Ok(completion),
-                Err(Failure::Fatal(error)) => return Err(error),
-                Err(Failure::Retry {
+                Err(AttemptFailure::Fatal(error)) => return Err(error),
+                Err(AttemptFailure::Retry {
                     error,
                     reason,
                     wait,
@@ -245,7 +245,7 @@ impl HttpModel {
         &self,
         body: &RequestPieces,
         on_delta: DeltaSink<'_>,
-    ) -> Result<Completion, Failure> {
+    ) -> Result<Completion, AttemptFailure> {
         let idle = self.settings.idle_timeout;
         let limits = self.settings.limits;
         let started = Instant::now();
@@ -291,7 +291,7 @@ impl HttpModel {
         } else if content_type.starts_with("text/html") {
             // A proxy or captive portal answered, not a model: retrying will not help.
             let body = read_error_body(response, idle).await;
-            Err(Failure::Fatal(LlmError::Protocol(format!(
+            Err(AttemptFailure::Fatal(LlmError::Protocol(format!(
                 "expected an event stream from {} but got an HTML page: {}",
                 self.endpoint,
                 error_body_message(&body, 200)

@@ -168,10 +168,10 @@ fn expand_home(path: &std::path::Path, env: &dyn Fn(&str) -> Option<String>) -> 
 /// The stack: cheap to clone, shared by every client.
 #[derive(Clone)]
 pub struct Network {
-    inner: Arc<Inner>,
+    inner: Arc<NetworkInner>,
 }
 
-struct Inner {
+struct NetworkInner {
     tls: rustls::ClientConfig,
     ca: CaSources,
     proxy: Arc<ProxyRules>,
@@ -220,7 +220,7 @@ impl Network {
             .build()
             .map_err(|e| NetError::Client(failure::chain_text(&e)))?;
         Ok(Network {
-            inner: Arc::new(Inner {
+            inner: Arc::new(NetworkInner {
                 tls,
                 ca: settings.ca,
                 proxy,

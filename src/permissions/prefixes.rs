@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::permissions::classify::{Class, Part, analyze};
+use crate::permissions::classify::{Class, CommandPart, analyze};
 
 /// What "approve this prefix for the session" offers for `command`: the precise prefix of
 /// the first simple command that is not read-only (so `cd x && cargo test` offers
@@ -86,7 +86,7 @@ const SUBCOMMAND_TOOLS: &[&str] = &[
 /// (`cargo test`, `npm run build`, `git -C sub push`), an interpreter and what it runs
 /// (`python3 -m pytest`, `python3 script.py`), and for everything else the whole command
 /// (`cat README.md`, `rm notes.txt`): never a bare program that would cover any use of it.
-pub fn part_prefix(part: &Part) -> String {
+pub fn part_prefix(part: &CommandPart) -> String {
     let words = &part.words;
     let Some(program) = words.first() else {
         return String::new();
@@ -155,7 +155,7 @@ fn interpreter_prefix(words: &[String]) -> String {
 }
 
 /// The exact words of a part, quoted so that they parse back to the same words.
-pub fn exact_prefix(part: &Part) -> String {
+pub fn exact_prefix(part: &CommandPart) -> String {
     join_words(&part.words)
 }
 

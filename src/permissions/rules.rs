@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::permissions::classify::{Analysis, Class, Part, command_words};
+use crate::permissions::classify::{Analysis, Class, CommandPart, command_words};
 use crate::permissions::prefixes::without_git_globals;
 
 /// What a rule does when it matches.
@@ -105,7 +105,7 @@ impl Rule {
     /// is not `cat > ~/.bashrc`). Deny and ask rules look past git's global options
     /// (`deny "git push"` holds `git -C sub push`); allow rules do not
     /// (`allow "git status"` is not `git -c core.fsmonitor=… status`).
-    fn covers(&self, part: &Part) -> bool {
+    fn covers(&self, part: &CommandPart) -> bool {
         if self.kind != RuleKind::Allow {
             return self.matches(&part.words, false)
                 || self.matches(&without_git_globals(&part.words), false);
@@ -168,9 +168,9 @@ impl std::fmt::Display for Rule {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleOutcome<'r> {
     /// A deny rule matched some part.
-    Deny { rule: &'r Rule, part: Part },
+    Deny { rule: &'r Rule, part: CommandPart },
     /// An ask rule matched some part (and no deny rule did).
-    Ask { rule: &'r Rule, part: Part },
+    Ask { rule: &'r Rule, part: CommandPart },
     /// Every part is covered by an allow rule or is read-only where read-only runs.
     Allow { rules: Vec<&'r Rule> },
     /// No rule decides.
@@ -302,7 +302,7 @@ impl RuleSet {
         &self.rules
     }
 
-    fn first(&self, kind: RuleKind, part: &Part) -> Option<&Rule> {
+    fn first(&self, kind: RuleKind, part: &CommandPart) -> Option<&Rule> {
         self.rules.iter().find(|r| r.kind == kind && r.covers(part))
     }
 

@@ -70,7 +70,7 @@ impl Default for Settings {
 
 /// Receives live output of a running command, for the UI's tail.
 pub type TailSink = Arc<dyn Fn(&str) + Send + Sync>;
-use sandbox::Prepared;
+use sandbox::PreparedSandbox;
 
 /// A shell command to run and where: `bash -c COMMAND`.
 pub struct CommandSpec<'a> {
@@ -137,7 +137,7 @@ pub struct Spawned {
     pub sandboxed: bool,
     pub started: Instant,
     /// The command's sandbox (its private temp dir is removed when this is dropped).
-    pub sandbox: Option<Prepared>,
+    pub sandbox: Option<PreparedSandbox>,
     /// When the main child started (clock ticks after boot): orphans started since are its.
     pub start_ticks: Option<u64>,
     /// The protected set as it was before a foreground workspace-write command (which may

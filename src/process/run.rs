@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::sandbox::Prepared;
+use super::sandbox::PreparedSandbox;
 use super::spawn::{Input, spawn_program};
 use super::{
     Capture, CommandSpec, Ending, Finished, Group, GroupGuard, Lifetime, Program, Spawned,
@@ -158,7 +158,7 @@ async fn run_spawned(
     let put_back = check(protected.as_ref());
     let refused_sockets = sandbox
         .as_ref()
-        .map(Prepared::refused_sockets)
+        .map(PreparedSandbox::refused_sockets)
         .unwrap_or_default();
     drop(sandbox);
     if let Some(ticker) = ticker {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-use super::sandbox::{Prepared, Reach};
-use super::spawn::{Launch, Launched, inode, start_reader};
+use super::sandbox::{PreparedSandbox, WorkspaceReach};
+use super::spawn::{Launch, LaunchedChild, inode, start_reader};
 use super::{Capture, Group, GroupGuard, Program, Which, limits, reaper};
 
 /// A running program on open pipes. Take `stdin` and `stdout` to talk to it.
@@ -27,20 +27,20 @@ pub struct Served {
     grace: std::time::Duration,
     start_ticks: Option<u64>,
     // Kept for the program's life: its temp dir and its cgroup go when these are dropped.
-    _sandbox: Option<Prepared>,
+    _sandbox: Option<PreparedSandbox>,
     _bounds: limits::Bounds,
 }
 
 /// Starts `program` with its stdin and stdout as pipes to the caller.
 pub fn serve(program: &Program<'_>) -> std::io::Result<Served> {
-    let mut launch = Launch::new(program, Reach::Entries)?;
+    let mut launch = Launch::new(program, WorkspaceReach::Entries)?;
     let (err_read, err_write) = pipe()?;
     launch
         .command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(err_write));
-    let Launched {
+    let LaunchedChild {
         mut child,
         sandbox,
         guard: _,

@@ -12,7 +12,7 @@ use nix::fcntl::OFlag;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
-use super::sandbox::{Prepared, Reach};
+use super::sandbox::{PreparedSandbox, WorkspaceReach};
 use super::{
     Capture, Grant, Group, Lifetime, Program, Settings, Spawned, Which, limits, net_env, protect,
     reaper, server_env,
@@ -35,15 +35,15 @@ pub enum Input {
 /// sandbox (whose temp dir goes with it), the protected set taken before it ran, its limits.
 pub(super) struct Launch {
     pub command: Command,
-    pub sandbox: Option<Prepared>,
+    pub sandbox: Option<PreparedSandbox>,
     pub guard: Option<protect::ProtectedSet>,
     pub bounds: limits::Bounds,
 }
 
 /// A started program, before its pipes are read.
-pub(super) struct Launched {
+pub(super) struct LaunchedChild {
     pub child: Child,
-    pub sandbox: Option<Prepared>,
+    pub sandbox: Option<PreparedSandbox>,
     pub guard: Option<protect::ProtectedSet>,
     pub bounds: limits::Bounds,
 }
@@ -51,7 +51,7 @@ pub(super) struct Launched {
 impl Launch {
     /// Sets up `program` (stdio is the caller's): the scrubbed environment, the network
     /// variables its grant allows, its own session, its limits and its sandbox.
-    pub fn new(program: &Program<'_>, reach: Reach) -> std::io::Result<Self> {
+    pub fn new(program: &Program<'_>, reach: WorkspaceReach) -> std::io::Result<Self> {
         let (name, args) = program
             .argv
             .split_first()
@@ -59,7 +59,7 @@ impl Launch {
         let settings = program.settings;
         let sandbox = match (&settings.sandbox, program.grant) {
             (Some(policy), grant) if grant != Grant::Unsandboxed => {
-                Some(Prepared::build(policy, grant, reach).map_err(|err| {
+                Some(PreparedSandbox::build(policy, grant, reach).map_err(|err| {
                     std::io::Error::other(format!("{err}; the command did not run"))
                 })?)
             }
@@ -67,7 +67,7 @@ impl Launch {
         };
         // Recorded before the program can touch anything.
         let guard = match (&settings.sandbox, program.grant, reach) {
-            (Some(policy), Grant::WorkspaceWrite, Reach::Root) => {
+            (Some(policy), Grant::WorkspaceWrite, WorkspaceReach::Root) => {
                 Some(protect::ProtectedSet::take(&policy.workspace))
             }
             _ => None,
@@ -106,7 +106,7 @@ impl Launch {
 
     /// Starts the program, known to the reaper from its first instant, with its sandbox's
     /// socket supervisor running.
-    pub fn start(self) -> std::io::Result<Launched> {
+    pub fn start(self) -> std::io::Result<LaunchedChild> {
         let Launch {
             mut command,
             mut sandbox,
@@ -127,7 +127,7 @@ impl Launch {
                 "starting the sandbox's socket supervisor failed: {err}; the command did not run"
             )));
         }
-        Ok(Launched {
+        Ok(LaunchedChild {
             child,
             sandbox,
             guard,
@@ -163,8 +163,12 @@ fn scrub_env(command: &mut Command, settings: &Settings, grant: Grant) {
 
 /// What runs in the child between fork and exec: its own session, death with cairn, its
 /// limits, then its sandbox.
-fn enter_on_exec(command: &mut Command, sandbox: Option<&Prepared>, bounds: &limits::Bounds) {
-    let entry = sandbox.map(Prepared::entry);
+fn enter_on_exec(
+    command: &mut Command,
+    sandbox: Option<&PreparedSandbox>,
+    bounds: &limits::Bounds,
+) {
+    let entry = sandbox.map(PreparedSandbox::entry);
     let bounds_entry = bounds.entry();
     // SAFETY: setsid, prctl, getppid and the sandbox's raw system calls are async-signal-safe
     // and nothing here allocates or touches memory of the parent. A new session gives the
@@ -212,8 +216,8 @@ pub fn spawn_program(
     lifetime: Lifetime,
 ) -> std::io::Result<Spawned> {
     let reach = match lifetime {
-        Lifetime::Foreground => Reach::Root,
-        Lifetime::Background => Reach::Entries,
+        Lifetime::Foreground => WorkspaceReach::Root,
+        Lifetime::Background => WorkspaceReach::Entries,
     };
     let mut launch = Launch::new(program, reach)?;
     let (out_read, out_write) = pipe()?;
@@ -226,7 +230,7 @@ pub fn spawn_program(
         })
         .stdout(Stdio::from(out_write))
         .stderr(Stdio::from(err_write));
-    let Launched {
+    let LaunchedChild {
         mut child,
         sandbox,
         guard,

@@ -29,7 +29,7 @@ const FIRST_LINE_CHARS: usize = 80;
 
 /// One `/name` command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
+pub struct SlashCommand {
     /// Without the `/`: `review`, `git:commit`.
     pub name: String,
     pub description: String,
@@ -52,8 +52,8 @@ pub enum Source {
 }
 
 /// Every command of `sources`: command files and user-invocable skills, project first.
-pub fn discover_commands(sources: &Sources) -> Found<Command> {
-    let mut found: Found<Command> = Found::default();
+pub fn discover_commands(sources: &Sources) -> Found<SlashCommand> {
+    let mut found: Found<SlashCommand> = Found::default();
     let files = command_files(sources, &mut found.warnings);
     let skills = discover_skills(sources);
     found.warnings.extend(skills.warnings);
@@ -61,7 +61,7 @@ pub fn discover_commands(sources: &Sources) -> Found<Command> {
         .items
         .into_iter()
         .filter(|s| s.user_invocable)
-        .map(|skill| Command {
+        .map(|skill| SlashCommand {
             name: skill.name.clone(),
             description: skill.description.clone(),
             argument_hint: skill.argument_hint.clone().unwrap_or_default(),
@@ -109,7 +109,7 @@ pub fn discover_commands(sources: &Sources) -> Found<Command> {
     found
 }
 
-impl Command {
+impl SlashCommand {
     /// The file it comes from, for warnings.
     pub fn where_from(&self) -> String {
         match &self.source {
@@ -134,7 +134,7 @@ impl Command {
 }
 
 /// The command files of every `commands/` place.
-fn command_files(sources: &Sources, warnings: &mut Vec<String>) -> Vec<Command> {
+fn command_files(sources: &Sources, warnings: &mut Vec<String>) -> Vec<SlashCommand> {
     let mut out = Vec::new();
     let mut seen: HashSet<PathBuf> = HashSet::new();
     for place in sources.places("commands") {
@@ -192,7 +192,7 @@ fn read_command(
     path: &Path,
     place: &Place,
     bound: &Bound,
-) -> Result<Command, String> {
+) -> Result<SlashCommand, String> {
     let shown = path.display().to_string();
     let name = relative
         .with_extension("")
@@ -220,7 +220,7 @@ fn read_command(
             FIRST_LINE_CHARS,
         ),
     };
-    Ok(Command {
+    Ok(SlashCommand {
         name,
         description: shorten(&description, super::MAX_DESCRIPTION),
         argument_hint: front

@@ -18,7 +18,7 @@ pub use crate::bus::SkillStatus as Status;
 
 /// One skill's line in the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct ListedSkill {
     pub name: String,
     /// The description as listed (shortened or not).
     pub description: String,
@@ -30,8 +30,8 @@ pub struct Entry {
 /// The session's list: every skill with its status, the text for the system prompt and the
 /// warnings to show.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Listing {
-    pub entries: Vec<Entry>,
+pub struct SkillListing {
+    pub entries: Vec<ListedSkill>,
     /// The characters the listed lines may take.
     pub budget: usize,
     /// The `# Skills` section of the system prompt; empty when nothing is listed.
@@ -82,8 +82,8 @@ fn largest(lo: usize, hi: usize, fits: impl Fn(usize) -> bool) -> usize {
 }
 
 /// The list of `skills` (in precedence order) within `budget` characters.
-pub fn build(skills: &[Skill], budget: usize) -> Listing {
-    let mut entries: Vec<Entry> = Vec::new();
+pub fn build(skills: &[Skill], budget: usize) -> SkillListing {
+    let mut entries: Vec<ListedSkill> = Vec::new();
     let offered: Vec<&Skill> = skills.iter().filter(|s| s.model_invocable).collect();
     let longest = offered
         .iter()
@@ -116,7 +116,7 @@ pub fn build(skills: &[Skill], budget: usize) -> Listing {
         if status != Status::Omitted {
             text.push_str(&line(&skill.name, &description, &path));
         }
-        entries.push(Entry {
+        entries.push(ListedSkill {
             name: skill.name.clone(),
             description,
             path,
@@ -125,7 +125,7 @@ pub fn build(skills: &[Skill], budget: usize) -> Listing {
         });
     }
     for skill in skills.iter().filter(|s| !s.model_invocable) {
-        entries.push(Entry {
+        entries.push(ListedSkill {
             name: skill.name.clone(),
             description: skill.description.clone(),
             path: skill.file.display().to_string(),
@@ -151,7 +151,7 @@ pub fn build(skills: &[Skill], budget: usize) -> Listing {
     } else {
         format!("{HEADER}{text}")
     };
-    Listing {
+    SkillListing {
         entries,
         budget,
         text,

@@ -10,7 +10,7 @@ use crate::cli::UsageError;
 use crate::dirs::Dirs;
 use crate::exec::status;
 use crate::session_log;
-use crate::time_travel::undo::{self, Pending, Prepared, UndoReport};
+use crate::time_travel::undo::{self, PendingUndo, PreparedUndo, UndoReport};
 use crate::visible;
 
 /// `cairn undo [SESSION] [--redo] [--yes]`: shows what would change (on stderr) and asks
@@ -26,8 +26,8 @@ pub fn undo(
     let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
     let (log_path, data_dir) = session_paths(dirs, session, &cwd)?;
     let pending = match undo::prepare(&log_path, &data_dir, redo)? {
-        Prepared::Nothing(report) => return report_output(&report, json, redo),
-        Prepared::Ready(pending) => pending,
+        PreparedUndo::Nothing(report) => return report_output(&report, json, redo),
+        PreparedUndo::Ready(pending) => pending,
     };
     if !yes {
         let mut err = std::io::stderr().lock();
@@ -70,7 +70,7 @@ fn capitalised(word: &str) -> String {
 
 /// What it would do, for the user to read before confirming: the turn (its prompt), the
 /// checkpoint the files go to, then each file and what happens to it. Names are escaped.
-fn preview(pending: &Pending) -> String {
+fn preview(pending: &PendingUndo) -> String {
     let target = if pending.redo {
         &pending.turn.after
     } else {

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::mock_script::{MockCall, ReasoningFormat, Reply, Script};
+use super::mock_script::{MockCall, ReasoningFormat, Script, ScriptReply};
 use crate::bus::Usage;
 
 impl Script {
@@ -58,11 +58,11 @@ impl Script {
             out.extend(words(text).map(|w| chunk(json!({"content": w}), None)));
         };
         let (body, finish): (Box<dyn Iterator<Item = String> + Send>, &str) = match &self.reply {
-            Reply::Text(text) => {
+            ScriptReply::Text(text) => {
                 text_chunks(text, &mut first);
                 (Box::new(std::iter::empty()), "stop")
             }
-            Reply::ToolCalls(calls) => {
+            ScriptReply::ToolCalls(calls) => {
                 if let Some(preface) = &self.preface {
                     text_chunks(preface, &mut first);
                 }
@@ -70,7 +70,7 @@ impl Script {
                 let pieces = self.tool_call_chunks(calls, &chunk);
                 (Box::new(pieces.into_iter()), "tool_calls")
             }
-            Reply::TextTokens(n) => {
+            ScriptReply::TextTokens(n) => {
                 let n = *n;
                 let token_chunk = move |first: usize, end: usize| {
                     let mut out = String::with_capacity(head.len() + 128);
@@ -103,7 +103,7 @@ impl Script {
                 generated += n * 4;
                 (Box::new(tokens), "stop")
             }
-            Reply::StreamError(message) => {
+            ScriptReply::StreamError(message) => {
                 if let Some(preface) = &self.preface {
                     text_chunks(preface, &mut first);
                 }
@@ -116,11 +116,11 @@ impl Script {
                 let error = json!({"error": {"message": message, "type": kind, "code": code}});
                 return Box::new(first.into_iter().chain(std::iter::once(error.to_string())));
             }
-            Reply::EndlessText(text) => {
+            ScriptReply::EndlessText(text) => {
                 let piece = chunk(json!({ "content": text }), None);
                 return Box::new(first.into_iter().chain(std::iter::repeat(piece)));
             }
-            Reply::EndlessArguments(tool) => {
+            ScriptReply::EndlessArguments(tool) => {
                 let open = chunk(
                     json!({"tool_calls": [{"index": 0, "id": "call_endless", "type": "function",
                         "function": {"name": tool, "arguments": "{\"content\": \""}}]}),
@@ -133,7 +133,7 @@ impl Script {
                 first.push(open);
                 return Box::new(first.into_iter().chain(std::iter::repeat(piece)));
             }
-            Reply::Status { .. } | Reply::Raw(_) | Reply::KeepAliveOnly(_) => {
+            ScriptReply::Status { .. } | ScriptReply::Raw(_) | ScriptReply::KeepAliveOnly(_) => {
                 return Box::new(std::iter::empty());
             }
         };

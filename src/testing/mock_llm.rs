@@ -16,7 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::mock_script::{Reply, Script};
+use super::mock_script::{Script, ScriptReply};
 
 /// The answer once the scripts are used up.
 pub const NO_MORE_TURNS: &str = "(mock: no more scripted turns)";
@@ -49,7 +49,7 @@ pub struct RecordedRequest {
     pub raw: Vec<u8>,
 }
 
-struct Shared {
+struct MockLlmShared {
     scripts: Mutex<VecDeque<Script>>,
     requests: Mutex<Vec<RecordedRequest>>,
     count: watch::Sender<usize>,
@@ -100,7 +100,7 @@ pub fn context_length_exceeded_body(window: u64, tokens: u64) -> String {
 /// The running server; dropping it stops it.
 pub struct MockLlm {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    shared: Arc<MockLlmShared>,
     shutdown: CancellationToken,
 }
 
@@ -133,7 +133,7 @@ impl MockLlm {
             }
             None => None,
         };
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(MockLlmShared {
             scripts: Mutex::new(scripts.into_iter().collect()),
             requests: Mutex::new(Vec::new()),
             count: watch::channel(0).0,
@@ -294,7 +294,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.locked()
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: CancellationToken) {
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<MockLlmShared>,
+    shutdown: CancellationToken,
+) {
     loop {
         let accepted = tokio::select! {
             () = shutdown.cancelled() => return,
@@ -323,7 +327,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
 /// Serves the requests of one connection. A reply streamed whole keeps the connection open
 /// for the next request, as real providers do (HTTP/1.1 keep-alive, chunked SSE), so a long
 /// session's requests do not each pay a fresh connection; every other reply closes it.
-async fn serve(mut socket: TcpStream, shared: &Shared) -> std::io::Result<()> {
+async fn serve(mut socket: TcpStream, shared: &MockLlmShared) -> std::io::Result<()> {
     while let Some(request) = read_request(&mut socket, needs_whole_body(shared)).await? {
         if answer(&mut socket, shared, request).await? == Connection::Close {
             break;
@@ -341,7 +345,7 @@ enum Connection {
 
 async fn answer(
     socket: &mut TcpStream,
-    shared: &Shared,
+    shared: &MockLlmShared,
     request: RecordedRequest,
 ) -> std::io::Result<Connection> {
     let is_chat = request.method == "POST" && request.path.ends_with("/chat/completions");
@@ -418,7 +422,7 @@ async fn play(
     prompt_bytes: usize,
 ) -> std::io::Result<Connection> {
     match &script.reply {
-        Reply::Status { code, body } => {
+        ScriptReply::Status { code, body } => {
             let mut headers = Vec::new();
             if let Some(secs) = script.retry_after {
                 headers.push(("Retry-After", secs.to_string()));
@@ -429,13 +433,13 @@ async fn play(
             headers.extend(script.headers.iter().map(|(n, v)| (n.as_str(), v.clone())));
             return respond(socket, *code, &headers, body.as_bytes()).await;
         }
-        Reply::Raw(body) => {
+        ScriptReply::Raw(body) => {
             socket.write_all(STREAM_HEAD.as_bytes()).await?;
             socket.write_all(body).await?;
             socket.shutdown().await?;
             return Ok(Connection::Close);
         }
-        Reply::KeepAliveOnly(ms) => {
+        ScriptReply::KeepAliveOnly(ms) => {
             socket.write_all(STREAM_HEAD.as_bytes()).await?;
             let every = Duration::from_millis((*ms).max(1));
             // Ends when the client hangs up (the write fails).
@@ -449,13 +453,13 @@ async fn play(
     // A stream the script cuts ends the way a dropped connection does: the body is delimited
     // by the close, so the client sees it end early rather than a broken chunk.
     let body = if script.cut_after_chunks.is_some() {
-        Body::UntilClose
+        Framing::UntilClose
     } else {
-        Body::Chunked
+        Framing::Chunked
     };
     let head = match body {
-        Body::UntilClose => STREAM_HEAD,
-        Body::Chunked => STREAM_HEAD_KEEP_ALIVE,
+        Framing::UntilClose => STREAM_HEAD,
+        Framing::Chunked => STREAM_HEAD_KEEP_ALIVE,
     };
     socket.write_all(head.as_bytes()).await?;
     let mut out = Vec::with_capacity(WRITE_BATCH * 2);
@@ -485,14 +489,14 @@ async fn play(
 
 /// How a streamed body is framed.
 #[derive(Debug, Clone, Copy)]
-enum Body {
+enum Framing {
     /// Ends when the connection closes.
     UntilClose,
     /// `Transfer-Encoding: chunked`, so the connection can carry the next request.
     Chunked,
 }
 
-impl Body {
+impl Framing {
     async fn write(self, socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
         socket.write_all(&self.framed(bytes)).await
     }
@@ -502,12 +506,12 @@ impl Body {
     async fn end(self, socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<Connection> {
         let mut last = self.framed(bytes);
         match self {
-            Body::UntilClose => {
+            Framing::UntilClose => {
                 socket.write_all(&last).await?;
                 socket.shutdown().await?;
                 Ok(Connection::Close)
             }
-            Body::Chunked => {
+            Framing::Chunked => {
                 last.extend_from_slice(b"0\r\n\r\n");
                 socket.write_all(&last).await?;
                 Ok(Connection::KeepAlive)
@@ -518,9 +522,9 @@ impl Body {
     fn framed(self, bytes: &[u8]) -> Vec<u8> {
         match self {
             // An empty chunk would end a chunked body.
-            Body::UntilClose | Body::Chunked if bytes.is_empty() => Vec::new(),
-            Body::UntilClose => bytes.to_vec(),
-            Body::Chunked => {
+            Framing::UntilClose | Framing::Chunked if bytes.is_empty() => Vec::new(),
+            Framing::UntilClose => bytes.to_vec(),
+            Framing::Chunked => {
                 let mut framed = Vec::with_capacity(bytes.len() + 16);
                 framed.extend_from_slice(format!("{:x}\r\n", bytes.len()).as_bytes());
                 framed.extend_from_slice(bytes);
@@ -585,7 +589,7 @@ async fn respond(
 /// Whether the next request's body is needed as JSON: kept (`recorded`), judged (`strict`) or
 /// shown to a responder. Otherwise only its model is read: parsing a long session's ever
 /// larger bodies into values would weigh on a benchmark that measures the client.
-fn needs_whole_body(shared: &Shared) -> bool {
+fn needs_whole_body(shared: &MockLlmShared) -> bool {
     !shared.forget.load(std::sync::atomic::Ordering::SeqCst)
         || shared.strict
         || lock(&shared.responder).is_some()

@@ -13,7 +13,7 @@ use crate::bus::Usage;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Script {
     #[serde(flatten)]
-    pub reply: Reply,
+    pub reply: ScriptReply,
     /// Streamed as `reasoning_content` before anything else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
@@ -72,7 +72,7 @@ pub enum ReasoningFormat {
 /// What kind of response a script is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reply {
+pub enum ScriptReply {
     /// A streamed answer, a few words per chunk.
     Text(String),
     /// Streamed tool calls, interleaved by index.
@@ -140,7 +140,7 @@ impl From<(&str, &str, serde_json::Value)> for MockCall {
 }
 
 impl Script {
-    fn of(reply: Reply) -> Self {
+    fn of(reply: ScriptReply) -> Self {
         Self {
             reply,
             reasoning: None,
@@ -160,7 +160,7 @@ impl Script {
     }
 
     pub fn text(text: &str) -> Self {
-        Self::of(Reply::Text(text.into()))
+        Self::of(ScriptReply::Text(text.into()))
     }
 
     /// DeepSeek's thinking shape: `reasoning_content` chunks, then `content` chunks.
@@ -169,24 +169,26 @@ impl Script {
     }
 
     pub fn tool_call(id: &str, name: &str, arguments: serde_json::Value) -> Self {
-        Self::of(Reply::ToolCalls(vec![MockCall::new(id, name, arguments)]))
+        Self::of(ScriptReply::ToolCalls(vec![MockCall::new(
+            id, name, arguments,
+        )]))
     }
 
     /// Parallel calls; their fragments are interleaved by index.
     pub fn tool_calls<C: Into<MockCall>>(calls: impl IntoIterator<Item = C>) -> Self {
-        Self::of(Reply::ToolCalls(
+        Self::of(ScriptReply::ToolCalls(
             calls.into_iter().map(Into::into).collect(),
         ))
     }
 
     /// A huge answer of `n` tokens, generated while it is sent.
     pub fn text_tokens(n: usize) -> Self {
-        Self::of(Reply::TextTokens(n))
+        Self::of(ScriptReply::TextTokens(n))
     }
 
     /// A non-200 answer; `body` is sent as JSON text.
     pub fn status(code: u16, body: &str) -> Self {
-        Self::of(Reply::Status {
+        Self::of(ScriptReply::Status {
             code,
             body: body.into(),
         })
@@ -195,27 +197,27 @@ impl Script {
     /// An `error` object (code 500 unless `error_code` says otherwise) after HTTP 200 and the
     /// role chunk, with nothing before it: the shape a proxy sends when its upstream fails.
     pub fn stream_error(message: &str) -> Self {
-        Self::of(Reply::StreamError(message.into()))
+        Self::of(ScriptReply::StreamError(message.into()))
     }
 
     /// HTTP 200 with exactly these body bytes.
     pub fn raw(body: impl Into<Vec<u8>>) -> Self {
-        Self::of(Reply::Raw(body.into()))
+        Self::of(ScriptReply::Raw(body.into()))
     }
 
     /// A never-ending reply: `text` as every chunk's content.
     pub fn endless_text(text: &str) -> Self {
-        Self::of(Reply::EndlessText(text.into()))
+        Self::of(ScriptReply::EndlessText(text.into()))
     }
 
     /// A call to `tool` whose arguments never end.
     pub fn endless_arguments(tool: &str) -> Self {
-        Self::of(Reply::EndlessArguments(tool.into()))
+        Self::of(ScriptReply::EndlessArguments(tool.into()))
     }
 
     /// Only keep-alive comments, every `every`, forever.
     pub fn keep_alive_only(every: Duration) -> Self {
-        Self::of(Reply::KeepAliveOnly(every.as_millis() as u64))
+        Self::of(ScriptReply::KeepAliveOnly(every.as_millis() as u64))
     }
 
     pub fn with_reasoning(mut self, reasoning: &str) -> Self {

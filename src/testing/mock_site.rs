@@ -86,7 +86,7 @@ pub struct LargeEnd {
 }
 
 #[derive(Default)]
-struct Shared {
+struct MockSiteShared {
     pages: Mutex<HashMap<String, Page>>,
     /// Request targets (path and query) in arrival order.
     requests: Mutex<Vec<String>>,
@@ -98,7 +98,7 @@ struct Shared {
 /// The running site; dropping it stops it.
 pub struct MockSite {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    shared: Arc<MockSiteShared>,
     changes: watch::Receiver<usize>,
     shutdown: CancellationToken,
 }
@@ -122,9 +122,9 @@ impl MockSite {
         let listener = TcpListener::bind((ip, port)).await?;
         let addr = listener.local_addr()?;
         let (tx, changes) = watch::channel(0);
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(MockSiteShared {
             changed: Some(tx),
-            ..Shared::default()
+            ..MockSiteShared::default()
         });
         let shutdown = CancellationToken::new();
         tokio::spawn(accept_loop(listener, Arc::clone(&shared), shutdown.clone()));
@@ -189,7 +189,11 @@ impl MockSite {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: CancellationToken) {
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<MockSiteShared>,
+    shutdown: CancellationToken,
+) {
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -208,13 +212,13 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, shutdown: Cance
     }
 }
 
-fn notify(shared: &Shared) {
+fn notify(shared: &MockSiteShared) {
     if let Some(tx) = &shared.changed {
         tx.send_modify(|n| *n += 1);
     }
 }
 
-async fn serve(mut stream: TcpStream, shared: &Shared) {
+async fn serve(mut stream: TcpStream, shared: &MockSiteShared) {
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {

@@ -14,4 +14,4 @@ pub use mock_llm::{
     MockLlm, MockOptions, NO_MORE_TURNS, RecordedRequest, Responder, context_length_exceeded_body,
     token_count,
 };
-pub use mock_script::{MockCall, ReasoningFormat, Reply, Script};
+pub use mock_script::{MockCall, ReasoningFormat, Script, ScriptReply};

@@ -22,14 +22,14 @@ pub struct Turn {
     pub after: CheckpointId,
     /// The reverts from the diff pane since the turn, as their (before, after) checkpoints,
     /// oldest first: what they changed is cairn's, not a conflict (filled by `to_undo`).
-    pub hops: Vec<Hop>,
+    pub hops: Vec<RevertHop>,
     /// For a redo, whose `after` is what cairn had left when the turn was undone: the turn's
     /// own end. Only the files the turn changed move (not a file that merely differs there).
     pub own_after: Option<CheckpointId>,
 }
 
 /// A change cairn made to the workspace outside a turn (a revert): its checkpoints.
-pub type Hop = (CheckpointId, CheckpointId);
+pub type RevertHop = (CheckpointId, CheckpointId);
 
 impl Turn {
     fn changed(&self) -> bool {
@@ -53,7 +53,7 @@ pub struct Ledger {
     /// puts back.
     undone_from: HashMap<usize, CheckpointId>,
     /// The reverts, each with the number of user messages before it.
-    reverts: Vec<(usize, Hop)>,
+    reverts: Vec<(usize, RevertHop)>,
     last: Option<CheckpointId>,
 }
 

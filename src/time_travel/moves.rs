@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::ledger::Hop;
+use super::ledger::RevertHop;
 use crate::bus::FileConflict;
 use crate::checkpoint::{ChangeKind, CheckpointError, CheckpointId, CheckpointStore, PathChange};
 
@@ -25,7 +25,7 @@ pub fn plan_move(
     store: &CheckpointStore,
     from: &CheckpointId,
     to: &CheckpointId,
-    hops: &[Hop],
+    hops: &[RevertHop],
     since: &str,
 ) -> Result<(Vec<PathChange>, Vec<FileConflict>), CheckpointError> {
     let changes = store.diff(from, to)?;
@@ -109,7 +109,7 @@ pub fn move_files(
     store: &CheckpointStore,
     from: &CheckpointId,
     to: &CheckpointId,
-    hops: &[Hop],
+    hops: &[RevertHop],
     own_after: Option<&CheckpointId>,
     since: &str,
 ) -> Result<(Vec<Reverted>, Vec<FileConflict>), CheckpointError> {
@@ -144,7 +144,7 @@ pub fn undo_turn(
     store: &CheckpointStore,
     before: &CheckpointId,
     after: &CheckpointId,
-    hops: &[Hop],
+    hops: &[RevertHop],
 ) -> Result<(Vec<Reverted>, Vec<FileConflict>), CheckpointError> {
     move_files(store, after, before, hops, None, "since the turn")
 }

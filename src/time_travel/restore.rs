@@ -2,7 +2,7 @@
 //! ledger), and the move itself, planned for the user to confirm or done. The agent's
 //! `/undo`, `/redo` and `/rewind` handlers log `log` and tell the model.
 
-use super::ledger::{Hop, Ledger};
+use super::ledger::{Ledger, RevertHop};
 use super::moves::{plan_move, within};
 use crate::bus::RestorePlan;
 use crate::checkpoint::{
@@ -15,7 +15,7 @@ pub struct FileMove {
     from: CheckpointId,
     to: CheckpointId,
     /// cairn's own changes since `from` (reverts): what they changed is no conflict.
-    hops: Vec<Hop>,
+    hops: Vec<RevertHop>,
     /// A redo moves only the files the turn itself changed (to its own end).
     own_after: Option<CheckpointId>,
     /// How a conflict's reason ends ("since the turn").

@@ -28,7 +28,7 @@ pub struct FileToRevert {
 }
 
 /// The file as it is now; None when it does not exist.
-pub struct Found {
+pub struct CurrentFile {
     pub bytes: Vec<u8>,
     pub meta: Metadata,
 }
@@ -64,9 +64,9 @@ impl FileToRevert {
     }
 
     /// The current content; None when the file does not exist.
-    pub fn read(&self) -> Result<Option<Found>, ToolError> {
+    pub fn read(&self) -> Result<Option<CurrentFile>, ToolError> {
         let current = load(&self.place, &self.display)?;
-        Ok(current.meta.map(|meta| Found {
+        Ok(current.meta.map(|meta| CurrentFile {
             bytes: current.bytes,
             meta,
         }))

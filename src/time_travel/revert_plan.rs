@@ -30,7 +30,7 @@ enum RevertAction {
 }
 
 #[derive(Debug)]
-struct Step {
+struct RevertStep {
     file: FileToRevert,
     /// The file as found: its bytes and metadata (None: absent).
     found: Option<(Vec<u8>, Metadata)>,
@@ -49,7 +49,7 @@ pub struct PartialRevert {
 /// A revert, computed.
 #[derive(Debug)]
 pub struct Plan {
-    steps: Vec<Step>,
+    steps: Vec<RevertStep>,
 }
 
 impl Plan {
@@ -186,7 +186,7 @@ pub fn plan(
             RevertAction::Delete => own_change(&file.display, now, None),
             RevertAction::Conflict(_) => FileChange::default(),
         };
-        steps.push(Step {
+        steps.push(RevertStep {
             file,
             found,
             action,

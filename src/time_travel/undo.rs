@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::TimeTravelError;
-use super::ledger::{Hop, Ledger, Turn};
+use super::ledger::{Ledger, RevertHop, Turn};
 use super::moves::{Reverted, action_of, plan_move, redo_turn, undo_turn, within};
 use crate::bus::FileConflict;
 use crate::checkpoint::{CheckpointError, CheckpointId, CheckpointKind, CheckpointStore};
@@ -34,23 +34,23 @@ pub fn undo_session(
     redo: bool,
 ) -> Result<UndoReport, TimeTravelError> {
     match prepare(log_path, data_dir, redo)? {
-        Prepared::Nothing(report) => Ok(report),
-        Prepared::Ready(pending) => finish(*pending),
+        PreparedUndo::Nothing(report) => Ok(report),
+        PreparedUndo::Ready(pending) => finish(*pending),
     }
 }
 
 /// What `cairn undo` found to do, before anything changed.
 #[derive(Debug)]
-pub enum Prepared {
+pub enum PreparedUndo {
     /// No turn to undo (or undo to redo): the report says so.
     Nothing(UndoReport),
-    Ready(Box<Pending>),
+    Ready(Box<PendingUndo>),
 }
 
 /// An undo (or redo) worked out and not yet done: what it would change, for the user to
 /// confirm. Nothing was written for it, not even to the session log.
 #[derive(Debug)]
-pub struct Pending {
+pub struct PendingUndo {
     log_path: PathBuf,
     data_dir: PathBuf,
     cwd: PathBuf,
@@ -67,7 +67,11 @@ pub struct Pending {
 }
 
 /// Works out the undo (or redo) of the session at `log_path` without changing anything.
-pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared, TimeTravelError> {
+pub fn prepare(
+    log_path: &Path,
+    data_dir: &Path,
+    redo: bool,
+) -> Result<PreparedUndo, TimeTravelError> {
     let loaded = session_log::read_log(log_path)?;
     let Some(Record::Meta { id, cwd, .. }) = loaded.records.first() else {
         return Err(LogError::NoMeta {
@@ -103,7 +107,7 @@ pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared,
         ledger.to_undo()
     };
     let Some(turn) = turn else {
-        return Ok(Prepared::Nothing(nothing));
+        return Ok(PreparedUndo::Nothing(nothing));
     };
     let store = CheckpointStore::open(data_dir, Path::new(cwd))?;
     let (from, to, since) = if redo {
@@ -111,7 +115,7 @@ pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared,
     } else {
         (&turn.after, &turn.before, "since the turn")
     };
-    let hops: &[Hop] = if redo { &[] } else { &turn.hops };
+    let hops: &[RevertHop] = if redo { &[] } else { &turn.hops };
     let planned = plan_move(&store, from, to, hops, since)?;
     let own_after = if redo { turn.own_after.as_ref() } else { None };
     let (apply, conflicts) = within(&store, planned, from, own_after)?;
@@ -122,7 +126,7 @@ pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared,
             _ => None,
         })
         .nth(turn.user);
-    Ok(Prepared::Ready(Box::new(Pending {
+    Ok(PreparedUndo::Ready(Box::new(PendingUndo {
         log_path: log_path.to_path_buf(),
         data_dir: data_dir.to_path_buf(),
         cwd: PathBuf::from(cwd),
@@ -144,8 +148,8 @@ pub fn prepare(log_path: &Path, data_dir: &Path, redo: bool) -> Result<Prepared,
 
 /// Does what `prepare` worked out. The files are judged again as they are now: one changed
 /// while the user read the preview is a conflict, left alone.
-pub fn finish(pending: Pending) -> Result<UndoReport, TimeTravelError> {
-    let Pending {
+pub fn finish(pending: PendingUndo) -> Result<UndoReport, TimeTravelError> {
+    let PendingUndo {
         log_path,
         data_dir,
         cwd,
@@ -184,7 +188,7 @@ pub fn finish(pending: Pending) -> Result<UndoReport, TimeTravelError> {
     })
 }
 
-impl Pending {
+impl PendingUndo {
     /// Whether it would change any file.
     pub fn changes_files(&self) -> bool {
         !self.changes.is_empty()

@@ -21,7 +21,7 @@ use crate::fs::text::{to_crlf, uses_crlf};
 use crate::tool_output::{FileChange, ToolOutput};
 
 #[derive(Debug, Deserialize)]
-struct Args {
+struct EditFileArgs {
     #[serde(alias = "file_path")]
     path: String,
     old_string: Option<String>,
@@ -105,14 +105,14 @@ impl Tool for EditFile {
     }
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = parse_args(args)?;
+        let args: EditFileArgs = parse_args(args)?;
         let path = args.path.clone();
         to_edits(args)?;
         cx.write_access(&path)
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(&args)?;
+        let args: EditFileArgs = parse_args(&args)?;
         let real = cx.resolve(&args.path)?;
         let edits = to_edits(args)?;
         let display = real.display_in(cx.workspace());
@@ -155,7 +155,7 @@ impl Tool for EditFile {
 
     /// The diff the edit would make, for the approval prompt; None when it would fail.
     fn preview(&self, args: &serde_json::Value, cx: &ToolCx) -> Option<FileChange> {
-        let args: Args = parse_args(args).ok()?;
+        let args: EditFileArgs = parse_args(args).ok()?;
         let real = cx.resolve(&args.path).ok()?;
         let edits = to_edits(args).ok()?;
         let display = real.display_in(cx.workspace());
@@ -233,7 +233,7 @@ fn edit_in_encoding<'a>(
 }
 
 /// Turns either form of the arguments into a list of checked edits.
-fn to_edits(args: Args) -> Result<Vec<Edit>, ToolError> {
+fn to_edits(args: EditFileArgs) -> Result<Vec<Edit>, ToolError> {
     let invalid = |msg: &str| Err(ToolError::InvalidArgs(msg.into()));
     let edits = match (args.edits, args.old_string, args.new_string) {
         (Some(_), Some(_), _) => {

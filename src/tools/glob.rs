@@ -18,14 +18,14 @@ use tokio_util::sync::CancellationToken;
 use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 
 use crate::fs::confined::Beneath;
-use crate::fs::confined_walk::{Entry, Kind, Walk, WalkState};
+use crate::fs::confined_walk::{Walk, WalkEntry, WalkKind, WalkState};
 use crate::fs::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use crate::tool_output::{ListEntry, Listing, ToolOutput};
 
 pub const MAX_RESULTS: usize = 500;
 
 #[derive(Debug, Deserialize)]
-struct Args {
+struct GlobArgs {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
@@ -55,13 +55,13 @@ impl Tool for Glob {
     /// The walk's root is the directory plus the pattern's literal leading directories, so
     /// `../../**` or `/home/u/.ssh/*` is checked as the place it reaches.
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = parse_args(args)?;
+        let args: GlobArgs = parse_args(args)?;
         let (base, _) = split_pattern(&args.pattern)?;
         cx.read_access(&walk_root(&args, &base))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(&args)?;
+        let args: GlobArgs = parse_args(&args)?;
         let (base, pattern) = split_pattern(&args.pattern)?;
         let real = cx.resolve(&walk_root(&args, &base))?;
         let display = real.display_in(cx.workspace());
@@ -101,7 +101,7 @@ impl Tool for Glob {
 }
 
 /// The directory argument joined with the pattern's literal base.
-fn walk_root(args: &Args, base: &Path) -> String {
+fn walk_root(args: &GlobArgs, base: &Path) -> String {
     let dir = crate::fs::paths::dir_arg(args.path.as_deref());
     if base.as_os_str().is_empty() {
         dir.to_string()
@@ -158,7 +158,7 @@ pub fn find(
     let found: Mutex<Vec<(SystemTime, String, bool)>> = Mutex::new(Vec::new());
     let walked = Walk::new(place, skip).run(|| {
         let (matcher, found) = (&matcher, &found);
-        move |entry: &Entry| {
+        move |entry: &WalkEntry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
             }
@@ -172,7 +172,7 @@ pub fn find(
                     .flatten()
                     .map_or(SystemTime::UNIX_EPOCH, |stat| modified(&stat));
                 let shown = shown_path(workspace, entry.path());
-                let is_dir = entry.kind() == Kind::Dir;
+                let is_dir = entry.kind() == WalkKind::Dir;
                 found.locked().push((modified, shown, is_dir));
             }
             WalkState::Continue

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::args::{lenient_bool, lenient_usize};
 use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::fs::confined::{Beneath, OpenError};
-use crate::fs::confined_walk::{Entry, Kind, Problem, Walk, WalkState};
+use crate::fs::confined_walk::{Problem, Walk, WalkEntry, WalkKind, WalkState};
 use crate::fs::line_cap::LineCap;
 use crate::fs::text::cut_chars;
 use crate::fs::walk::{existing_root, problem_notes, shown_path, workspace_real};
@@ -42,7 +42,7 @@ const MAX_HELD_LINES: usize = 20_000;
 pub const MAX_SEARCH_LINE: usize = 1024 * 1024;
 
 #[derive(Debug, Deserialize)]
-struct Args {
+struct GrepArgs {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
@@ -59,7 +59,7 @@ struct Args {
 }
 
 /// A validated search.
-pub struct Query {
+pub struct GrepQuery {
     pub matcher: RegexMatcher,
     pub pattern: String,
     pub glob: Option<GlobMatcher>,
@@ -97,13 +97,13 @@ impl Tool for Grep {
     }
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = parse_args(args)?;
+        let args: GrepArgs = parse_args(args)?;
         query(&args)?;
         cx.read_access(crate::fs::paths::dir_arg(args.path.as_deref()))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(&args)?;
+        let args: GrepArgs = parse_args(&args)?;
         let query = query(&args)?;
         let real = cx.resolve(crate::fs::paths::dir_arg(args.path.as_deref()))?;
         let display = real.display_in(cx.workspace());
@@ -120,7 +120,7 @@ impl Tool for Grep {
     }
 }
 
-fn query(args: &Args) -> Result<Query, ToolError> {
+fn query(args: &GrepArgs) -> Result<GrepQuery, ToolError> {
     if args.pattern.is_empty() {
         return Err(ToolError::InvalidArgs("`pattern` must not be empty".into()));
     }
@@ -160,7 +160,7 @@ fn query(args: &Args) -> Result<Query, ToolError> {
         ),
     };
     let glob_on_name = args.glob.as_deref().is_some_and(|g| !g.contains('/'));
-    Ok(Query {
+    Ok(GrepQuery {
         matcher,
         pattern: args.pattern.clone(),
         glob,
@@ -186,7 +186,7 @@ pub fn search(
     place: &Beneath,
     workspace: &Path,
     skip: &[PathBuf],
-    query: &Query,
+    query: &GrepQuery,
     cancel: &CancellationToken,
 ) -> Result<Matches, ToolError> {
     let root_path = place.root.join(&place.rel);
@@ -208,11 +208,11 @@ pub fn search(
             .after_context(context)
             .build();
         let (hits, held, skipped, denied) = (&hits, &held, &skipped, &denied);
-        move |entry: &Entry| {
+        move |entry: &WalkEntry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
             }
-            if entry.kind() != Kind::File || !glob_allows(query, root, entry.path()) {
+            if entry.kind() != WalkKind::File || !glob_allows(query, root, entry.path()) {
                 return WalkState::Continue;
             }
             // Opened from its directory's handle: a regular file, not through a link, and
@@ -277,7 +277,7 @@ pub fn search(
     Ok(matches)
 }
 
-fn glob_allows(query: &Query, root: &Path, path: &Path) -> bool {
+fn glob_allows(query: &GrepQuery, root: &Path, path: &Path) -> bool {
     let Some(glob) = &query.glob else { return true };
     if query.glob_on_name {
         return path.file_name().is_some_and(|name| glob.is_match(name));
@@ -290,7 +290,7 @@ fn glob_allows(query: &Query, root: &Path, path: &Path) -> bool {
     glob.is_match(rel.unwrap_or(path))
 }
 
-fn assemble(query: &Query, hits: Vec<FileHits>) -> Matches {
+fn assemble(query: &GrepQuery, hits: Vec<FileHits>) -> Matches {
     let total_matches = hits.iter().map(|h| h.count).sum();
     let mut out = Matches {
         pattern: query.pattern.clone(),

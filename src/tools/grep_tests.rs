@@ -16,7 +16,7 @@ fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 fn run(root: &Path, args: serde_json::Value) -> Matches {
-    let args: Args = parse_args(&args).unwrap();
+    let args: GrepArgs = parse_args(&args).unwrap();
     let root = root.canonicalize().unwrap();
     search(
         &Beneath::new(Path::new("/"), &root).unwrap(),
@@ -141,7 +141,7 @@ fn a_single_file_can_be_searched() {
 #[test]
 fn bad_arguments_are_correctable_errors() {
     let err = |v: serde_json::Value| {
-        query(&parse_args::<Args>(&v).unwrap())
+        query(&parse_args::<GrepArgs>(&v).unwrap())
             .err()
             .unwrap()
             .to_string()

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::args::lenient_usize;
 use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::fs::confined::Beneath;
-use crate::fs::confined_walk::{Kind, Walk, WalkState};
+use crate::fs::confined_walk::{Walk, WalkKind, WalkState};
 use crate::fs::walk::{RootKind, existing_root, problem_notes, shown_path, workspace_real};
 use crate::sync::MutexExt;
 use crate::tool_output::{ListEntry, Listing, ToolOutput};
@@ -27,7 +27,7 @@ const MAX_DEPTH: usize = 20;
 const MAX_WALKED: usize = 50_000;
 
 #[derive(Debug, Deserialize)]
-struct Args {
+struct ListDirArgs {
     #[serde(default)]
     path: Option<String>,
     #[serde(default, deserialize_with = "lenient_usize")]
@@ -54,12 +54,12 @@ impl Tool for ListDir {
     }
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = parse_args(args)?;
+        let args: ListDirArgs = parse_args(args)?;
         cx.read_access(crate::fs::paths::dir_arg(args.path.as_deref()))
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(&args)?;
+        let args: ListDirArgs = parse_args(&args)?;
         let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
         let real = cx.resolve(crate::fs::paths::dir_arg(args.path.as_deref()))?;
         let display = real.display_in(cx.workspace());
@@ -103,7 +103,7 @@ pub fn list(
         .max_depth(depth)
         .threads(1)
         .run(|| {
-            |entry: &crate::fs::confined_walk::Entry| {
+            |entry: &crate::fs::confined_walk::WalkEntry| {
                 if cancel.is_cancelled() {
                     return WalkState::Quit;
                 }
@@ -115,7 +115,7 @@ pub fn list(
                     return WalkState::Quit;
                 }
                 let shown = shown_path(workspace, entry.path());
-                let is_dir = entry.kind() == Kind::Dir;
+                let is_dir = entry.kind() == WalkKind::Dir;
                 found.locked().push((entry.depth(), shown, is_dir));
                 WalkState::Continue
             }

@@ -34,7 +34,7 @@ const MAX_WINDOW_BYTES: usize = 256 * 1024;
 const CHUNK: usize = 256 * 1024;
 
 #[derive(Debug, Deserialize)]
-struct Args {
+struct ReadFileArgs {
     #[serde(alias = "file_path")]
     path: String,
     #[serde(default, deserialize_with = "lenient_usize")]
@@ -66,13 +66,13 @@ impl Tool for ReadFile {
     }
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = parse_args(args)?;
+        let args: ReadFileArgs = parse_args(args)?;
         validate(&args)?;
         cx.read_access(&args.path)
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(&args)?;
+        let args: ReadFileArgs = parse_args(&args)?;
         let (offset, limit) = validate(&args)?;
         let real = cx.resolve(&args.path)?;
         let display = real.display_in(cx.workspace());
@@ -93,7 +93,7 @@ impl Tool for ReadFile {
     }
 }
 
-fn validate(args: &Args) -> Result<(usize, usize), ToolError> {
+fn validate(args: &ReadFileArgs) -> Result<(usize, usize), ToolError> {
     if args.path.trim().is_empty() {
         return Err(ToolError::InvalidArgs("`path` must not be empty".into()));
     }

@@ -12,7 +12,7 @@ use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::tool_output::{ImageView, ToolOutput};
 
 #[derive(Debug, Deserialize)]
-struct Args {
+struct ReadImageArgs {
     #[serde(alias = "file_path")]
     path: String,
 }
@@ -37,12 +37,12 @@ impl Tool for ReadImage {
     }
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = parse_args(args)?;
+        let args: ReadImageArgs = parse_args(args)?;
         cx.read_access(&args.path)
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(&args)?;
+        let args: ReadImageArgs = parse_args(&args)?;
         let real = cx.resolve(&args.path)?;
         let display = real.display_in(cx.workspace());
         let place = cx.read_place(&real, &display)?;

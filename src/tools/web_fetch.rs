@@ -24,7 +24,7 @@ pub const MAX_CHARS_LIMIT: usize = 200_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+struct WebFetchArgs {
     url: String,
     #[serde(default)]
     format: Format,
@@ -55,7 +55,7 @@ impl Tool for WebFetch {
     }
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = super::parse_args(args)?;
+        let args: WebFetchArgs = super::parse_args(args)?;
         let target = parse_target(&args.url)?;
         // A literal address that is refused is refused before the user is asked about it.
         if let (Some(ip), Some(web)) = (target.literal, &cx.env.web)
@@ -79,7 +79,7 @@ impl Tool for WebFetch {
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = super::parse_args(&args)?;
+        let args: WebFetchArgs = super::parse_args(&args)?;
         let target = parse_target(&args.url)?;
         let Some(web) = cx.env.web.clone() else {
             return Err(ToolError::Failed(

@@ -16,7 +16,7 @@ pub const MAX_RESULTS: usize = 10;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+struct WebSearchArgs {
     query: String,
     max_results: Option<usize>,
     #[serde(default)]
@@ -47,7 +47,7 @@ impl Tool for WebSearchTool {
     }
 
     fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = super::parse_args(args)?;
+        let args: WebSearchArgs = super::parse_args(args)?;
         if args.query.trim().is_empty() {
             return Err(ToolError::InvalidArgs("`query` must not be empty".into()));
         }
@@ -56,7 +56,7 @@ impl Tool for WebSearchTool {
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = super::parse_args(&args)?;
+        let args: WebSearchArgs = super::parse_args(&args)?;
         let web = cx.env.web.clone();
         let Some((web, settings)) = web
             .as_ref()

@@ -23,7 +23,7 @@ use crate::fs::text::{LineEnding, dominant_ending, to_crlf, uses_crlf};
 use crate::tool_output::{FileChange, ToolOutput};
 
 #[derive(Debug, Deserialize)]
-struct Args {
+struct WriteFileArgs {
     #[serde(alias = "file_path")]
     path: String,
     content: String,
@@ -51,12 +51,12 @@ impl Tool for WriteFile {
     }
 
     fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
-        let args: Args = parse_args(args)?;
+        let args: WriteFileArgs = parse_args(args)?;
         cx.write_access(&args.path)
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
-        let args: Args = parse_args(&args)?;
+        let args: WriteFileArgs = parse_args(&args)?;
         let real = cx.resolve(&args.path)?;
         let display = real.display_in(cx.workspace());
         let place = cx.write_place(&real, &display)?;
@@ -89,7 +89,7 @@ impl Tool for WriteFile {
 
     /// The diff the write would make, for the approval prompt; None when it cannot be known.
     fn preview(&self, args: &serde_json::Value, cx: &ToolCx) -> Option<FileChange> {
-        let args: Args = parse_args(args).ok()?;
+        let args: WriteFileArgs = parse_args(args).ok()?;
         let real = cx.resolve(&args.path).ok()?;
         let display = real.display_in(cx.workspace());
         let place = cx.preview_place(&real)?;

@@ -40,14 +40,14 @@ impl FetchedPage {
 }
 
 #[derive(Debug, Default)]
-struct Entry {
+struct CacheEntry {
     page: Option<Arc<FetchedPage>>,
     converted: HashMap<Format, Arc<Converted>>,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    entries: HashMap<String, Entry>,
+    entries: HashMap<String, CacheEntry>,
     order: VecDeque<String>,
     chars: usize,
 }
@@ -70,7 +70,7 @@ impl PageCache {
         inner.chars += page.source.len();
         if let Some(old) = inner.entries.insert(
             url.clone(),
-            Entry {
+            CacheEntry {
                 page: Some(Arc::clone(&page)),
                 converted: HashMap::new(),
             },
@@ -114,7 +114,7 @@ impl PageCache {
     }
 }
 
-fn entry_chars(entry: &Entry) -> usize {
+fn entry_chars(entry: &CacheEntry) -> usize {
     entry.page.as_ref().map_or(0, |p| p.source.len())
         + entry
             .converted

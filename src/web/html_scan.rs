@@ -255,9 +255,9 @@ fn is_one_of(name: &str, list: &[&str]) -> bool {
 }
 
 /// A tag name as a small key: its first 15 bytes, lower case (names are ASCII).
-type Key = [u8; 16];
+type TagKey = [u8; 16];
 
-fn key(name: &str) -> Key {
+fn key(name: &str) -> TagKey {
     let mut key = [0u8; 16];
     for (slot, byte) in key.iter_mut().zip(name.bytes().take(15)) {
         *slot = byte.to_ascii_lowercase();
@@ -268,10 +268,10 @@ fn key(name: &str) -> Key {
 
 /// The parser's open elements, as far as nesting and counting need them.
 struct Tree {
-    open: Vec<(Key, bool)>,
+    open: Vec<(TagKey, bool)>,
     /// Formatting elements an ancestor's end tag closed: the parser reopens them before the
     /// next text or tag (three of a kind at most, as its list of them keeps).
-    reopen: Vec<Key>,
+    reopen: Vec<TagKey>,
     elements: usize,
 }
 
@@ -295,8 +295,8 @@ impl Tree {
 
     fn start(&mut self, name: &str, closed: bool) {
         if let Some(family) = SELF_CLOSING_FAMILIES.iter().find(|f| is_one_of(name, f)) {
-            let keys: Vec<Key> = family.iter().map(|n| key(n)).collect();
-            let bounds: Vec<Key> = SCOPE_BOUNDARIES.iter().map(|n| key(n)).collect();
+            let keys: Vec<TagKey> = family.iter().map(|n| key(n)).collect();
+            let bounds: Vec<TagKey> = SCOPE_BOUNDARIES.iter().map(|n| key(n)).collect();
             for (from_top, (k, _)) in self.open.iter().rev().take(4).enumerate() {
                 if keys.contains(k) {
                     self.close_from(self.open.len() - from_top - 1);
@@ -334,7 +334,7 @@ impl Tree {
     /// Closes everything from `at` up; formatting elements closed by another's end tag are
     /// remembered for reopening.
     fn close_from(&mut self, at: usize) {
-        let closed: Vec<(Key, bool)> = self.open.drain(at..).collect();
+        let closed: Vec<(TagKey, bool)> = self.open.drain(at..).collect();
         for (k, formatting) in closed.into_iter().skip(1) {
             if formatting && self.reopen.iter().filter(|r| **r == k).count() < 3 {
                 self.reopen.push(k);

@@ -7,7 +7,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::{Kind, ObjectDb, Oid, corrupt};
+use super::{ObjectDb, ObjectKind, Oid, corrupt};
 
 /// A pack and its index (version 2).
 #[derive(Debug)]
@@ -62,7 +62,7 @@ impl Pack {
     }
 
     /// The object at `offset`, deltas resolved (a base in another pack or loose: from `db`).
-    pub(super) fn read_at(&self, offset: u64, db: &ObjectDb) -> io::Result<(Kind, Vec<u8>)> {
+    pub(super) fn read_at(&self, offset: u64, db: &ObjectDb) -> io::Result<(ObjectKind, Vec<u8>)> {
         let mut chain = Vec::new();
         let mut at = offset;
         // Follow the delta chain down to a whole object, then apply the deltas back up.
@@ -105,7 +105,8 @@ impl Pack {
                     }
                 }
                 code => {
-                    let kind = Kind::of_pack_type(code).ok_or_else(|| corrupt("pack type"))?;
+                    let kind =
+                        ObjectKind::of_pack_type(code).ok_or_else(|| corrupt("pack type"))?;
                     break (kind, inflate(&mut reader)?);
                 }
             }

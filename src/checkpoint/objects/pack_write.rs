@@ -14,18 +14,18 @@ use std::thread::JoinHandle;
 
 use sha1::{Digest, Sha1};
 
-use super::{Kind, Oid, deflate, hex};
+use super::{ObjectKind, Oid, deflate, hex};
 
 /// (id, CRC-32 of the entry as stored, offset in the pack)
 type IndexEntry = (Oid, u32, u64);
 
 /// One entry as stored: its type-and-size header and its compressed bytes.
-fn entry(kind: Kind, bytes: &[u8]) -> io::Result<(Vec<u8>, Vec<u8>, u32)> {
+fn entry(kind: ObjectKind, bytes: &[u8]) -> io::Result<(Vec<u8>, Vec<u8>, u32)> {
     let code: u8 = match kind {
-        Kind::Commit => 1,
-        Kind::Tree => 2,
-        Kind::Blob => 3,
-        Kind::Tag => 4,
+        ObjectKind::Commit => 1,
+        ObjectKind::Tree => 2,
+        ObjectKind::Blob => 3,
+        ObjectKind::Tag => 4,
     };
     let mut size = bytes.len();
     let mut header = vec![(code << 4) | (size & 0x0f) as u8];
@@ -108,7 +108,10 @@ fn install(
 
 /// Writes `objects` (known ahead, a deferred checkpoint's) as one pack: built in memory, so
 /// its checksum needs no reading back. The path of its index.
-pub(super) fn write_pack(pack_dir: &Path, objects: &[(Oid, Kind, &[u8])]) -> io::Result<PathBuf> {
+pub(super) fn write_pack(
+    pack_dir: &Path,
+    objects: &[(Oid, ObjectKind, &[u8])],
+) -> io::Result<PathBuf> {
     std::fs::create_dir_all(pack_dir)?;
     let mut pack = Vec::with_capacity(objects.iter().map(|o| o.2.len() / 2 + 16).sum());
     pack.extend_from_slice(&pack_header(objects.len() as u32));
@@ -152,7 +155,7 @@ impl PackFile {
         })
     }
 
-    fn add(&mut self, kind: Kind, bytes: &[u8], oid: Oid) -> io::Result<()> {
+    fn add(&mut self, kind: ObjectKind, bytes: &[u8], oid: Oid) -> io::Result<()> {
         let (header, data, crc) = entry(kind, bytes)?;
         self.entries.push((oid, crc, self.offset));
         self.file.write_all(&header)?;
@@ -191,22 +194,22 @@ const PIPE_DEPTH: usize = 8;
 const BATCH_BYTES: usize = 256 * 1024;
 const BATCH_OBJECTS: usize = 64;
 
-type Job = (Kind, Vec<u8>, Oid);
+type PackJob = (ObjectKind, Vec<u8>, Oid);
 
 /// A pack filled by a thread of its own: `add` hands an object over and returns, the thread
 /// compresses and writes it.
 #[derive(Debug)]
 pub(super) struct PackPipe {
-    sender: Option<mpsc::SyncSender<Vec<Job>>>,
+    sender: Option<mpsc::SyncSender<Vec<PackJob>>>,
     worker: Option<JoinHandle<io::Result<PackFile>>>,
-    batch: Vec<Job>,
+    batch: Vec<PackJob>,
     batch_bytes: usize,
 }
 
 impl PackPipe {
     pub fn start(pack_dir: &Path) -> io::Result<Self> {
         let mut pack = PackFile::new(pack_dir)?;
-        let (sender, batches) = mpsc::sync_channel::<Vec<Job>>(PIPE_DEPTH);
+        let (sender, batches) = mpsc::sync_channel::<Vec<PackJob>>(PIPE_DEPTH);
         let worker = std::thread::Builder::new()
             .name("cairn-pack".into())
             .spawn(move || {
@@ -226,7 +229,7 @@ impl PackPipe {
         })
     }
 
-    pub fn add(&mut self, kind: Kind, bytes: Vec<u8>, oid: Oid) -> io::Result<()> {
+    pub fn add(&mut self, kind: ObjectKind, bytes: Vec<u8>, oid: Oid) -> io::Result<()> {
         self.batch_bytes += bytes.len();
         self.batch.push((kind, bytes, oid));
         if self.batch.len() >= BATCH_OBJECTS || self.batch_bytes >= BATCH_BYTES {
@@ -312,15 +315,18 @@ mod tests {
             .collect();
         let mut ids = Vec::new();
         for bytes in &objects {
-            let oid = hash(Kind::Blob, bytes);
-            pipe.add(Kind::Blob, bytes.clone(), oid).unwrap();
+            let oid = hash(ObjectKind::Blob, bytes);
+            pipe.add(ObjectKind::Blob, bytes.clone(), oid).unwrap();
             ids.push(oid);
         }
         pipe.finish(&pack_dir).unwrap();
         assert!(temps(&pack_dir).is_empty());
         let db = ObjectDb::new(dir.path());
         for (oid, bytes) in ids.iter().zip(&objects) {
-            assert_eq!(db.read(oid).unwrap(), Some((Kind::Blob, bytes.clone())));
+            assert_eq!(
+                db.read(oid).unwrap(),
+                Some((ObjectKind::Blob, bytes.clone()))
+            );
         }
     }
 
@@ -331,8 +337,12 @@ mod tests {
         let mut pipe = PackPipe::start(&pack_dir).unwrap();
         for i in 0..(BATCH_OBJECTS * 2 + 3) {
             let bytes = format!("{i}").into_bytes();
-            pipe.add(Kind::Blob, bytes.clone(), hash(Kind::Blob, &bytes))
-                .unwrap();
+            pipe.add(
+                ObjectKind::Blob,
+                bytes.clone(),
+                hash(ObjectKind::Blob, &bytes),
+            )
+            .unwrap();
         }
         drop(pipe);
         assert_eq!(std::fs::read_dir(&pack_dir).unwrap().count(), 0);
@@ -342,9 +352,9 @@ mod tests {
     fn a_pack_written_at_once_is_found_by_its_index_only_when_whole() {
         let dir = tempfile::tempdir().unwrap();
         let pack_dir = dir.path().join("pack");
-        let objects: Vec<(Oid, Kind, &[u8])> = [&b"one"[..], b"two", b""]
+        let objects: Vec<(Oid, ObjectKind, &[u8])> = [&b"one"[..], b"two", b""]
             .iter()
-            .map(|b| (hash(Kind::Blob, b), Kind::Blob, *b))
+            .map(|b| (hash(ObjectKind::Blob, b), ObjectKind::Blob, *b))
             .collect();
         write_pack(&pack_dir, &objects).unwrap();
         let names: Vec<String> = std::fs::read_dir(&pack_dir)

@@ -22,9 +22,9 @@ use nix::fcntl::{Flock, FlockArg};
 
 use super::{CheckpointId, CheckpointStore, HEAD_REF, Skipped, Snapshot, StoreOptions};
 use crate::checkpoint::error::{CheckpointError, io_err};
-use crate::checkpoint::objects::{Kind, Oid, hex, parse_hex};
+use crate::checkpoint::objects::{ObjectKind, Oid, hex, parse_hex};
 use crate::checkpoint::phases::{self, Phase};
-use crate::checkpoint::rules::{Rules, SKIPPED_DIRS};
+use crate::checkpoint::rules::{IgnoreRules, SKIPPED_DIRS};
 use crate::checkpoint::scan::{LeftOut, Scanner};
 use crate::checkpoint::tree::{self, Manifest};
 use crate::checkpoint::watch::{Drained, Watcher};
@@ -40,7 +40,7 @@ pub(crate) struct Live {
     manifest: Manifest,
     /// The last checkpoint and its tree.
     head: Option<(Oid, Oid)>,
-    rules: Rules,
+    rules: IgnoreRules,
     left_out: LeftOut,
     watcher: Option<Watcher>,
     /// The whole tree was looked at in this process (before that, only a scan knows).
@@ -66,9 +66,9 @@ impl Live {
         notifications_work: bool,
     ) -> Self {
         let rules = if options.session_start {
-            Rules::default()
+            IgnoreRules::default()
         } else {
-            Rules::load(git_dir).unwrap_or_default()
+            IgnoreRules::load(git_dir).unwrap_or_default()
         };
         let watcher = (options.notifications && notifications_work)
             .then(|| Watcher::new(workspace))
@@ -296,7 +296,10 @@ impl CheckpointStore {
         let previous = live.head.map(|(c, _)| c);
         let commit = self
             .db
-            .write(Kind::Commit, &tree::commit_bytes(&tree, previous.as_ref()))
+            .write(
+                ObjectKind::Commit,
+                &tree::commit_bytes(&tree, previous.as_ref()),
+            )
             .map_err(io_err(self.git_dir()))?;
         live.unwritten.push(commit);
         live.head = Some((commit, tree));

@@ -5,21 +5,21 @@
 use std::time::{Duration, SystemTime};
 
 use super::read::Clock;
-use super::{Failure, HttpModel, MAX_ERROR_BODY, QUICK_RETRY};
+use super::{AttemptFailure, HttpModel, MAX_ERROR_BODY, QUICK_RETRY};
 use crate::llm::retry::{names_request_shape, proxy_retried, retry_after};
 use crate::llm::stream::{cut, error_message};
 use crate::llm::{ChatModel, LlmError};
 use crate::net::{FailureKind, NetFailure};
 
 impl HttpModel {
-    pub(super) async fn status_failure(&self, response: reqwest::Response) -> Failure {
+    pub(super) async fn status_failure(&self, response: reqwest::Response) -> AttemptFailure {
         let status = response.status().as_u16();
         let wait = retry_after(response.headers(), SystemTime::now());
         let retried_by_proxy = proxy_retried(response.headers());
         let body = read_error_body(response, self.settings.idle_timeout).await;
         if status == 407 {
             // Only a proxy sends 407: its page is not the provider's message.
-            return Failure::Fatal(LlmError::Connection(self.proxy_auth_message()));
+            return AttemptFailure::Fatal(LlmError::Connection(self.proxy_auth_message()));
         }
         let mut message = error_body_message(&body, status);
         if matches!(status, 401 | 403) {
@@ -42,7 +42,7 @@ impl HttpModel {
         .iter()
         .any(|needle| lower.contains(needle));
         if status == 402 || (status == 429 && quota) {
-            return Failure::Fatal(LlmError::QuotaExhausted { message });
+            return AttemptFailure::Fatal(LlmError::QuotaExhausted { message });
         }
         let retryable = matches!(status, 408 | 409 | 429 | 500..=599);
         if retryable && status != 429 && names_request_shape(&message) {
@@ -51,7 +51,7 @@ impl HttpModel {
             message.push_str(
                 " (not retried: the message is about the request itself, which a retry would send unchanged)",
             );
-            return Failure::Fatal(LlmError::Status { status, message });
+            return AttemptFailure::Fatal(LlmError::Status { status, message });
         }
         if retryable && let Some(retries) = retried_by_proxy {
             // The proxy in front of the provider (LiteLLM) has retried already: retrying on
@@ -59,18 +59,18 @@ impl HttpModel {
             message.push_str(&format!(
                 " (the proxy in front of the provider already retried {retries} time(s); not retried again)"
             ));
-            return Failure::Fatal(LlmError::Status { status, message });
+            return AttemptFailure::Fatal(LlmError::Status { status, message });
         }
         let error = LlmError::Status {
             status,
             message: message.clone(),
         };
         match status {
-            429 => Failure::retry(error, format!("rate limited (429): {message}"), wait),
+            429 => AttemptFailure::retry(error, format!("rate limited (429): {message}"), wait),
             408 | 409 | 500..=599 => {
-                Failure::retry(error, format!("server error {status}: {message}"), wait)
+                AttemptFailure::retry(error, format!("server error {status}: {message}"), wait)
             }
-            _ => Failure::Fatal(error),
+            _ => AttemptFailure::Fatal(error),
         }
     }
 
@@ -122,13 +122,13 @@ impl HttpModel {
     }
 
     /// A request that could not be sent, or whose answer never began: retried by cause.
-    pub(super) fn send_failure(&self, error: &reqwest::Error) -> Failure {
+    pub(super) fn send_failure(&self, error: &reqwest::Error) -> AttemptFailure {
         let failure = self.network.explain(&self.url, error);
         tracing::debug!(kind = ?failure.kind, detail = %failure.detail, "model request failed");
         let text = self.connection_text(&failure);
         let error = LlmError::Connection(text.clone());
         match failure.kind {
-            FailureKind::Refused => Failure::Retry {
+            FailureKind::Refused => AttemptFailure::Retry {
                 error,
                 reason: failure.summary,
                 wait: Some(QUICK_RETRY),
@@ -136,14 +136,14 @@ impl HttpModel {
             },
             // A handshake that already took the whole connect timeout: another full wait is
             // worth one try (a network blip), not `max_retries` of them.
-            FailureKind::ConnectTimeout => Failure::Retry {
+            FailureKind::ConnectTimeout => AttemptFailure::Retry {
                 error,
                 reason: failure.summary,
                 wait: None,
                 once: true,
             },
-            kind if kind.is_retryable() => Failure::retry(error, failure.summary, None),
-            _ => Failure::Fatal(error),
+            kind if kind.is_retryable() => AttemptFailure::retry(error, failure.summary, None),
+            _ => AttemptFailure::Fatal(error),
         }
     }
 
@@ -176,9 +176,9 @@ impl HttpModel {
     }
 
     /// The server took the request and sent nothing within the first-byte timeout.
-    pub(super) fn silent(&self, clock: &Clock) -> Failure {
+    pub(super) fn silent(&self, clock: &Clock) -> AttemptFailure {
         let reason = clock.expired(clock.first_byte_deadline, false);
-        Failure::Retry {
+        AttemptFailure::Retry {
             error: LlmError::Connection(format!("the model server at {} {reason}", self.endpoint)),
             reason,
             wait: None,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::time::{Instant, timeout_at};
 
-use super::Failure;
+use super::AttemptFailure;
 use crate::llm::stream::{Progress, ReplyDecoder};
 use crate::llm::{Completion, DeltaSink, LlmError, ReplyLimits};
 
@@ -89,7 +89,7 @@ pub(super) async fn read_stream(
     clock: Clock,
     limits: ReplyLimits,
     on_delta: DeltaSink<'_>,
-) -> Result<Completion, Failure> {
+) -> Result<Completion, AttemptFailure> {
     let mut decoder = ReplyDecoder::with_limits(limits);
     let mut last_data = None;
     loop {
@@ -142,14 +142,14 @@ pub(super) async fn read_stream(
             // Text was shown, but nothing runs before a reply is whole: the same request
             // again is safe. `Retrying` tells the front ends to drop what was shown; when no
             // retry is left, the partial is what the caller gets.
-            return Err(Failure::retry(
+            return Err(AttemptFailure::retry(
                 decoder.truncated(detailed),
                 format!("the answer was cut off ({failure})"),
                 None,
             ));
         }
         // Nothing was shown (at most a tool call was half sent): the same request again.
-        return Err(Failure::Retry {
+        return Err(AttemptFailure::Retry {
             error: LlmError::Connection(detailed),
             reason: failure,
             wait: None,
@@ -165,13 +165,13 @@ pub(super) async fn read_stream(
         Ok(completion) => Ok(completion),
         Err(LlmError::Truncated { .. }) if !had_content => {
             let reason = "the stream ended before the reply was complete".to_string();
-            Err(Failure::retry(
+            Err(AttemptFailure::retry(
                 LlmError::Connection(reason.clone()),
                 reason,
                 None,
             ))
         }
-        Err(error @ LlmError::Truncated { .. }) if cut_short => Err(Failure::retry(
+        Err(error @ LlmError::Truncated { .. }) if cut_short => Err(AttemptFailure::retry(
             error,
             "the answer was cut off (the stream ended before the model finished)".to_string(),
             None,
@@ -183,12 +183,12 @@ pub(super) async fn read_stream(
 /// An error object in the stream before anything was shown is the same failure as the HTTP
 /// status it names (a 5xx, a 429, an overload): retried when that status would be. After
 /// content arrived it ends the request (a retry would show the user the text twice).
-fn stream_error(error: LlmError, had_content: bool) -> Failure {
+fn stream_error(error: LlmError, had_content: bool) -> AttemptFailure {
     match error {
         LlmError::Provider {
             ref message,
             transient: true,
-        } if !had_content => Failure::retry(
+        } if !had_content => AttemptFailure::retry(
             LlmError::Provider {
                 message: message.clone(),
                 transient: true,
@@ -196,27 +196,27 @@ fn stream_error(error: LlmError, had_content: bool) -> Failure {
             format!("the provider reported an error before answering: {message}"),
             None,
         ),
-        other => Failure::Fatal(other),
+        other => AttemptFailure::Fatal(other),
     }
 }
 
 /// An error object after text was shown: a passing one (an overload, a 5xx) is retried like
 /// a cut stream, the partial coming back as `Truncated` when no retry is left; a final one
 /// (or a reply over a limit) ends the request as it is.
-fn error_mid_answer(error: LlmError, decoder: ReplyDecoder) -> Failure {
+fn error_mid_answer(error: LlmError, decoder: ReplyDecoder) -> AttemptFailure {
     match error {
         LlmError::Provider {
             message,
             transient: true,
         } => {
             let reason = format!("the provider reported an error mid-answer: {message}");
-            Failure::retry(
+            AttemptFailure::retry(
                 decoder.truncated(reason.clone()),
                 format!("the answer was cut off ({reason})"),
                 None,
             )
         }
-        other => Failure::Fatal(other),
+        other => AttemptFailure::Fatal(other),
     }
 }
 
@@ -227,7 +227,7 @@ pub(super) async fn read_whole_answer(
     clock: Clock,
     limits: ReplyLimits,
     on_delta: DeltaSink<'_>,
-) -> Result<Completion, Failure> {
+) -> Result<Completion, AttemptFailure> {
     let max = limits.max_event_bytes();
     let mut body = Vec::new();
     let mut last_data = None;
@@ -236,7 +236,7 @@ pub(super) async fn read_whole_answer(
         match timeout_at(until, response.chunk()).await {
             Ok(Ok(Some(bytes))) => {
                 if body.len() + bytes.len() > max {
-                    return Err(Failure::Fatal(LlmError::Capped {
+                    return Err(AttemptFailure::Fatal(LlmError::Capped {
                         reason: format!("the answer passed {max} bytes"),
                         partial: Box::default(),
                     }));
@@ -246,7 +246,7 @@ pub(super) async fn read_whole_answer(
                 last_data = Some(now);
                 if now >= clock.deadline {
                     let reason = format!("the server {}", clock.expired(clock.deadline, true));
-                    return Err(Failure::retry(
+                    return Err(AttemptFailure::retry(
                         LlmError::Connection(reason.clone()),
                         reason,
                         None,
@@ -256,7 +256,7 @@ pub(super) async fn read_whole_answer(
             Ok(Ok(None)) => break,
             Ok(Err(e)) => {
                 let reason = "the connection dropped before the answer was complete".to_string();
-                return Err(Failure::retry(
+                return Err(AttemptFailure::retry(
                     LlmError::Connection(format!(
                         "{reason}\ncause: {}",
                         crate::net::failure::chain_text(&e)
@@ -267,7 +267,7 @@ pub(super) async fn read_whole_answer(
             }
             Err(_) => {
                 let reason = format!("the server {}", clock.expired(until, last_data.is_some()));
-                return Err(Failure::Retry {
+                return Err(AttemptFailure::Retry {
                     error: LlmError::Connection(reason.clone()),
                     reason,
                     once: last_data.is_none(),
@@ -281,7 +281,9 @@ pub(super) async fn read_whole_answer(
     decoder
         .chunk(&text, &mut *on_delta)
         .map_err(|e| stream_error(e, false))?;
-    decoder.finish(&mut *on_delta).map_err(Failure::Fatal)
+    decoder
+        .finish(&mut *on_delta)
+        .map_err(AttemptFailure::Fatal)
 }
 
 /// A cut answer that every retry also lost says so: the user then looks at the network

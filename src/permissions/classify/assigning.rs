@@ -3,13 +3,13 @@
 //! this way (`read BASH_ENV <<< ./x.sh`) counts like the literal assignment `BASH_ENV=./x.sh`,
 //! and so do targets that bash evaluates (`a[$i]`, an integer variable, a name reference).
 
-use crate::permissions::classify::commands::Judged;
+use crate::permissions::classify::commands::CommandJudged;
 use crate::permissions::classify::{Class, Walker, Word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 impl Walker {
-    pub(crate) fn judge_assigning(&mut self, name: &str, args: &[Word]) -> Option<Judged> {
+    pub(crate) fn judge_assigning(&mut self, name: &str, args: &[Word]) -> Option<CommandJudged> {
         let (targets, callback) = match name {
             "read" => (read_targets(args), None),
             "mapfile" | "readarray" => mapfile_targets(args),

@@ -7,10 +7,10 @@
 use tree_sitter::Node;
 
 use crate::permissions::classify::arithmetic::{identifiers, scan_identifiers};
-use crate::permissions::classify::commands::Judged;
+use crate::permissions::classify::commands::CommandJudged;
 use crate::permissions::classify::{Class, Walker, Word, text, word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 /// Variables whose value is a command line that some program runs.
 const COMMAND_VARIABLES: &[&str] = &[
@@ -443,7 +443,7 @@ impl Walker {
     }
 
     /// Builtins judged by name: those that assign (`read`, `printf -v`, ...), `let`, `test -v`.
-    pub(crate) fn judge_builtin(&mut self, name: &str, args: &[Word]) -> Option<Judged> {
+    pub(crate) fn judge_builtin(&mut self, name: &str, args: &[Word]) -> Option<CommandJudged> {
         match name {
             "printf" | "read" | "mapfile" | "readarray" | "getopts" | "wait" => {
                 self.judge_assigning(name, args)

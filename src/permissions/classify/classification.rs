@@ -45,7 +45,7 @@ pub struct Classification {
 /// One simple command found in a command line, after unwrapping quoting, wrappers
 /// (`timeout`, `env`, `xargs`, ...) and `bash -c` strings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Part {
+pub struct CommandPart {
     /// Normalized words: unquoted, the program's absolute path reduced to its name. Empty for
     /// findings that belong to no single command (parse errors, a download piped into a shell);
     /// no rule can match those.
@@ -65,7 +65,7 @@ pub struct Part {
 /// Every simple command of a command line with its own class.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Analysis {
-    pub parts: Vec<Part>,
+    pub parts: Vec<CommandPart>,
 }
 
 impl Analysis {

@@ -107,14 +107,14 @@ pub(crate) fn is_interpreter(name: &str) -> bool {
 }
 
 /// The outcome of judging one simple command.
-pub(crate) enum Judged {
+pub(crate) enum CommandJudged {
     /// The command's own class; any payload was already pushed as parts of its own.
     Own(Class, String),
     /// A transparent wrapper (`timeout 5 X`): judge `X`, which starts at this word index.
     Inner(usize),
 }
 
-use Judged::{Inner, Own};
+use CommandJudged::{Inner, Own};
 
 /// The program name a command word names: unquoted, absolute paths reduced to their file name.
 /// `None` when the name is only known at run time or is a pattern the shell would expand.
@@ -267,7 +267,7 @@ impl Walker {
         }
     }
 
-    fn judge(&mut self, words: &[Word]) -> Judged {
+    fn judge(&mut self, words: &[Word]) -> CommandJudged {
         let Some(first) = words.first() else {
             return Own(Class::ReadOnly, "runs nothing".into());
         };
@@ -316,7 +316,7 @@ impl Walker {
     }
 
     /// Privilege, disks, power, processes, and everything not known: the last resort.
-    fn judge_system(&mut self, name: &str, shown: &str, args: &[Word]) -> Judged {
+    fn judge_system(&mut self, name: &str, shown: &str, args: &[Word]) -> CommandJudged {
         if DISK.contains(&name) || name.starts_with("mkfs.") || name.starts_with("fsck.") {
             return Own(
                 Class::Dangerous,
@@ -390,7 +390,7 @@ impl Walker {
 }
 
 /// A program known to only read, judged by its options and operands; `None` for others.
-fn read_only(name: &str, args: &[Word]) -> Option<Judged> {
+fn read_only(name: &str, args: &[Word]) -> Option<CommandJudged> {
     if NO_EFFECT_OPTIONS.contains(&name) {
         return Some(Own(Class::ReadOnly, format!("only reads ({name})")));
     }
@@ -428,7 +428,7 @@ fn read_only(name: &str, args: &[Word]) -> Option<Judged> {
     })
 }
 
-fn systemctl(args: &[Word]) -> Judged {
+fn systemctl(args: &[Word]) -> CommandJudged {
     let verb = positionals(args, &["-H", "-M", "-t", "-p", "--type", "--property"])
         .first()
         .map(|w| w.text.clone());
@@ -452,7 +452,7 @@ fn systemctl(args: &[Word]) -> Judged {
     }
 }
 
-fn kill(args: &[Word]) -> Judged {
+fn kill(args: &[Word]) -> CommandJudged {
     let mut rest = args;
     if let Some(first) = rest.first() {
         let t = first.text.as_str();

@@ -1,13 +1,13 @@
 //! Developer tools judged by subcommand: cargo, npm and friends, go, pip, docker, kubectl
 //! (git has its own module). Publishing and deploying live in `outward`.
 
-use crate::permissions::classify::commands::{Judged, has_short, positionals};
+use crate::permissions::classify::commands::{CommandJudged, has_short, positionals};
 use crate::permissions::classify::{Class, Walker, Word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 impl Walker {
-    pub(crate) fn judge_dev(&mut self, name: &str, args: &[Word]) -> Option<Judged> {
+    pub(crate) fn judge_dev(&mut self, name: &str, args: &[Word]) -> Option<CommandJudged> {
         Some(match name {
             "git" => self.git(args),
             "cargo" => subcommand(
@@ -69,7 +69,7 @@ impl Walker {
 }
 
 /// Read-only when the first positional argument is one of `read_only`.
-fn subcommand(name: &str, args: &[Word], read_only: &[&str]) -> Judged {
+fn subcommand(name: &str, args: &[Word], read_only: &[&str]) -> CommandJudged {
     let sub = positionals(
         args,
         &["-C", "--manifest-path", "--prefix", "-w", "--workspace"],

@@ -6,11 +6,11 @@
 //! from it (`-exec`). Running many of them at once (`-P 0`, a large `-P`) is at least
 //! mutating: it is how a command line exhausts the machine's processes.
 
-use crate::permissions::classify::commands::{Judged, skip_options};
+use crate::permissions::classify::commands::{CommandJudged, skip_options};
 use crate::permissions::classify::words::input_word;
 use crate::permissions::classify::{Class, Stdin, Walker, Word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 /// More simultaneous commands than this (`xargs -P`) count as a load on the machine.
 const MAX_QUIET_PARALLELISM: u64 = 16;
@@ -140,7 +140,7 @@ fn xargs_options(words: &[Word]) -> XargsOptions {
 }
 
 impl Walker {
-    pub(crate) fn xargs(&mut self, words: &[Word]) -> Judged {
+    pub(crate) fn xargs(&mut self, words: &[Word]) -> CommandJudged {
         let options = xargs_options(words);
         let mut own = (
             Class::ReadOnly,
@@ -192,7 +192,7 @@ impl Walker {
     /// every argument through a shell, so a deletion there is mass deletion. Each input
     /// replaces `{}` (and `{.}`, `{/}`, ...) quoted, or is appended when none is written:
     /// judged as a quoted expansion, what parallel makes of it.
-    pub(crate) fn parallel(&mut self, words: &[Word]) -> Judged {
+    pub(crate) fn parallel(&mut self, words: &[Word]) -> CommandJudged {
         let with_value = [
             "-j",
             "--jobs",

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::permissions::classify::commands::{
-    Judged, has_long, has_short, option_value, options, positionals,
+    CommandJudged, has_long, has_short, option_value, options, positionals,
 };
 use crate::permissions::classify::load::sort_buffer;
 use crate::permissions::classify::opts::{effectful_option, spec};
@@ -14,10 +14,10 @@ use crate::permissions::classify::text_tools::awk;
 use crate::permissions::classify::words::is_input;
 use crate::permissions::classify::{Class, Location, Walker, Word, is_harmless_device};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 impl Walker {
-    pub(crate) fn judge_files(&mut self, name: &str, args: &[Word]) -> Option<Judged> {
+    pub(crate) fn judge_files(&mut self, name: &str, args: &[Word]) -> Option<CommandJudged> {
         Some(match name {
             "cd" | "pushd" => self.change_dir(args),
             "rm" => self.rm(args),
@@ -112,7 +112,7 @@ impl Walker {
         })
     }
 
-    fn change_dir(&mut self, args: &[Word]) -> Judged {
+    fn change_dir(&mut self, args: &[Word]) -> CommandJudged {
         let target = positionals(args, &[]).first().map(|w| (*w).clone());
         self.cwd = match target {
             None => self.places.home.clone(),
@@ -145,7 +145,7 @@ impl Walker {
         })
     }
 
-    fn rm(&mut self, args: &[Word]) -> Judged {
+    fn rm(&mut self, args: &[Word]) -> CommandJudged {
         if let Some(via) = self.mass {
             return Own(
                 Class::Dangerous,
@@ -199,7 +199,7 @@ impl Walker {
     }
 
     /// Commands whose every path argument is written (or deleted).
-    pub(crate) fn targets(&mut self, name: &str, paths: &[&Word], verb: &str) -> Judged {
+    pub(crate) fn targets(&mut self, name: &str, paths: &[&Word], verb: &str) -> CommandJudged {
         let from_input = paths.iter().any(|p| is_input(p));
         let paths: Vec<&Word> = paths.iter().copied().filter(|p| !is_input(p)).collect();
         if paths.is_empty() && (name != "tee" || from_input) {
@@ -228,7 +228,7 @@ impl Walker {
         worst
     }
 
-    pub(crate) fn path_verdict(&self, path: &Word, name: &str, verb: &str) -> Judged {
+    pub(crate) fn path_verdict(&self, path: &Word, name: &str, verb: &str) -> CommandJudged {
         let shown = &path.text;
         if path.literal && is_harmless_device(shown) {
             return Own(Class::ReadOnly, format!("only reads ({name})"));
@@ -259,14 +259,14 @@ impl Walker {
         }
     }
 
-    pub(crate) fn write_verdict(&self, target: &Word, name: &str) -> Judged {
+    pub(crate) fn write_verdict(&self, target: &Word, name: &str) -> CommandJudged {
         match self.write_target(target) {
             Some((class, why)) => Own(class, format!("{why} ({name})")),
             None => Own(Class::ReadOnly, format!("only reads ({name})")),
         }
     }
 
-    fn copy(&mut self, name: &str, args: &[Word]) -> Judged {
+    fn copy(&mut self, name: &str, args: &[Word]) -> CommandJudged {
         let with_value = [
             "-t", "-S", "-m", "-o", "-g", "--suffix", "-e", "--rsh", "-P", "-i", "-l", "-F",
         ];
@@ -338,7 +338,7 @@ impl Walker {
         }
     }
 
-    fn permissions(&mut self, name: &str, args: &[Word]) -> Judged {
+    fn permissions(&mut self, name: &str, args: &[Word]) -> CommandJudged {
         let recursive = has_short(args, 'R') || has_long(args, "--recursive");
         let mut paths = positionals(args, &[]);
         if !options(args).any(|o| o.starts_with("--reference")) && !paths.is_empty() {
@@ -379,7 +379,7 @@ impl Walker {
         )
     }
 
-    fn download(&mut self, name: &str, args: &[Word]) -> Judged {
+    fn download(&mut self, name: &str, args: &[Word]) -> CommandJudged {
         let out = if name == "curl" {
             option_value(args, &["-o", "--output", "--output-dir"])
         } else {

@@ -5,13 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::permissions::classify::commands::Judged;
+use crate::permissions::classify::commands::CommandJudged;
 use crate::permissions::classify::git_repo::{foreign_repository, is_own_git_dir};
 use crate::permissions::classify::git_subcommands::git_sub;
 pub(crate) use crate::permissions::classify::git_subcommands::git_subcommand_index;
 use crate::permissions::classify::{Class, Walker, Word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 /// Configuration keys whose value is a command git runs (or that load more configuration).
 fn key_runs_commands(key: &str) -> bool {
@@ -106,7 +106,7 @@ fn key_is_cosmetic(key: &str) -> bool {
 }
 
 impl Walker {
-    pub(crate) fn git(&mut self, args: &[Word]) -> Judged {
+    pub(crate) fn git(&mut self, args: &[Word]) -> CommandJudged {
         let mut own: Option<(Class, String)> = None;
         let mut worse = |class: Class, why: String| {
             if own.as_ref().is_none_or(|(c, _)| class > *c) {

@@ -3,11 +3,11 @@
 //! the subcommand stands among git's own options. `git.rs` judges the global options and the
 //! configuration keys before asking here.
 
-use crate::permissions::classify::commands::{Judged, has_long, has_short, positionals};
+use crate::permissions::classify::commands::{CommandJudged, has_long, has_short, positionals};
 use crate::permissions::classify::opts::{could_be_option, long_is};
 use crate::permissions::classify::{Class, Word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 const GIT_READ_ONLY: &[&str] = &[
     "status",
@@ -146,7 +146,7 @@ pub(crate) fn git_subcommand_index(args: &[Word]) -> Option<usize> {
     None
 }
 
-pub(crate) fn git_sub(sub: &str, rest: &[Word]) -> Judged {
+pub(crate) fn git_sub(sub: &str, rest: &[Word]) -> CommandJudged {
     let dangerous = |why: &str| Own(Class::Dangerous, format!("{why} (git {sub})"));
     let positional = positionals(
         rest,

@@ -84,8 +84,8 @@ impl Walker {
         }
         let real = self.real_path(raw)?;
         match self.places.secrets.reach(&real)? {
-            crate::secret_stores::Reach::Inside(store) => Some((true, store.spelled.clone())),
-            crate::secret_stores::Reach::Above(store) => Some((false, store.spelled.clone())),
+            crate::secret_stores::StoreReach::Inside(store) => Some((true, store.spelled.clone())),
+            crate::secret_stores::StoreReach::Above(store) => Some((false, store.spelled.clone())),
         }
     }
 

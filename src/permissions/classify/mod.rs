@@ -36,7 +36,9 @@ pub use crate::permissions::classify::locations::Places;
 pub(crate) use crate::permissions::classify::locations::is_harmless_device;
 pub(crate) use crate::permissions::classify::words::{Word, word};
 
-pub use crate::permissions::classify::classification::{Analysis, Class, Classification, Part};
+pub use crate::permissions::classify::classification::{
+    Analysis, Class, Classification, CommandPart,
+};
 
 /// Classifies a command line as it would run in `workspace`, with the temp and home
 /// directories of this process's environment (tests; cairn passes its `Places`).
@@ -133,7 +135,7 @@ pub(crate) struct Walker {
     pub places: Places,
     /// The directory relative paths resolve against; `None` after `cd` to a run-time path.
     pub cwd: Option<PathBuf>,
-    pub parts: Vec<Part>,
+    pub parts: Vec<CommandPart>,
     pub depth: usize,
     pub stdin: Stdin,
     /// Functions defined earlier in the command line; their bodies were judged already.
@@ -192,7 +194,7 @@ impl Walker {
         });
         let reason = reason.into();
         let opaque = words.is_empty() && is_opaque(&reason);
-        self.parts.push(Part {
+        self.parts.push(CommandPart {
             words,
             class,
             reason,

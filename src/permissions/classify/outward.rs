@@ -2,10 +2,10 @@
 //! and destroying infrastructure (terraform, kubectl, helm, cloud CLIs), privileged
 //! containers, uploading local files (`curl -d @file`, `-T`, `nc`), all dangerous.
 
-use crate::permissions::classify::commands::{Judged, positionals};
+use crate::permissions::classify::commands::{CommandJudged, positionals};
 use crate::permissions::classify::{Class, Location, Walker, Word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 /// Cloud and hosting CLIs: a destructive verb anywhere among their words is dangerous.
 const CLOUD_CLIS: &[&str] = &[
@@ -155,7 +155,7 @@ const KUBECTL_READS: &[&str] = &[
 ];
 
 impl Walker {
-    pub(crate) fn judge_outward(&mut self, name: &str, args: &[Word]) -> Option<Judged> {
+    pub(crate) fn judge_outward(&mut self, name: &str, args: &[Word]) -> Option<CommandJudged> {
         let words = positionals(args, &["-C", "--prefix", "--registry", "-w", "--workspace"]);
         let first = words.first().map(|w| w.text.as_str());
         let second = words.get(1).map(|w| w.text.as_str());
@@ -257,7 +257,7 @@ impl Walker {
     }
 
     /// Uploads of local data: curl, wget, httpie, netcat.
-    fn upload(&mut self, name: &str, args: &[Word]) -> Option<Judged> {
+    fn upload(&mut self, name: &str, args: &[Word]) -> Option<CommandJudged> {
         let uploads = |what: String| {
             Some(Own(
                 Class::Dangerous,
@@ -366,7 +366,12 @@ impl Walker {
     }
 
     /// docker and podman: pushing images, and containers that can reach the host.
-    fn container(&mut self, name: &str, first: Option<&str>, args: &[Word]) -> Option<Judged> {
+    fn container(
+        &mut self,
+        name: &str,
+        first: Option<&str>,
+        args: &[Word],
+    ) -> Option<CommandJudged> {
         match first {
             Some("push") => {
                 return Some(Own(
@@ -485,7 +490,7 @@ fn form_file(value: &str) -> bool {
         .is_some_and(|(_, v)| v.starts_with('@') || v.starts_with('<'))
 }
 
-fn gh(first: Option<&str>, second: Option<&str>, args: &[Word]) -> Option<Judged> {
+fn gh(first: Option<&str>, second: Option<&str>, args: &[Word]) -> Option<CommandJudged> {
     let changes = match (first, second) {
         (Some("release"), Some(v)) if !matches!(v, "list" | "view" | "download") => true,
         (Some("repo"), Some("delete" | "archive" | "rename" | "edit" | "create" | "fork")) => true,
@@ -565,7 +570,7 @@ pub(crate) fn kubectl_read_verb(args: &[Word]) -> Option<&str> {
     reads.then_some(verb)
 }
 
-fn kubectl(name: &str, args: &[Word]) -> Option<Judged> {
+fn kubectl(name: &str, args: &[Word]) -> Option<CommandJudged> {
     let words = positionals(args, KUBECTL_WITH_VALUE);
     let verb = words.first()?.text.as_str();
     // `kubectl config …` changes the local kubeconfig, not a cluster: not a danger.
@@ -578,7 +583,7 @@ fn kubectl(name: &str, args: &[Word]) -> Option<Judged> {
     ))
 }
 
-fn cloud(name: &str, words: &[&Word], args: &[Word]) -> Option<Judged> {
+fn cloud(name: &str, words: &[&Word], args: &[Word]) -> Option<CommandJudged> {
     let destructive = words.iter().find(|w| {
         let t = w.text.to_ascii_lowercase();
         let verb = t.rsplit(':').next().unwrap_or(&t);

@@ -3,11 +3,11 @@
 //! `system()`, pipes and `print > FILE` in any statement. Their scripts are parsed here
 //! (strings and regular expressions skipped) rather than searched for letters.
 
-use crate::permissions::classify::commands::Judged;
+use crate::permissions::classify::commands::CommandJudged;
 use crate::permissions::classify::opts::could_be_option;
 use crate::permissions::classify::{Class, Walker, Word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 /// What a sed script does beyond printing.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -144,7 +144,7 @@ fn skip_delimited(chars: &[char], mut i: usize, delim: char) -> usize {
 }
 
 impl Walker {
-    pub(crate) fn sed(&mut self, args: &[Word]) -> Judged {
+    pub(crate) fn sed(&mut self, args: &[Word]) -> CommandJudged {
         let mut scripts: Vec<Word> = Vec::new();
         let mut files: Vec<&Word> = Vec::new();
         let mut in_place = false;
@@ -308,7 +308,7 @@ impl Walker {
 }
 
 /// awk, gawk, mawk: the program's effects and the options that load or write files.
-pub(crate) fn awk(name: &str, args: &[Word]) -> Judged {
+pub(crate) fn awk(name: &str, args: &[Word]) -> CommandJudged {
     let mut programs: Vec<&Word> = Vec::new();
     let mut positional: Vec<&Word> = Vec::new();
     let mut sandbox = false;

@@ -2,14 +2,14 @@
 //! or run a command on every file) and `tar` (listing, creating or extracting, and its
 //! options that run commands). `file_commands.rs` sends them here.
 
-use crate::permissions::classify::commands::{Judged, has_long, option_value};
+use crate::permissions::classify::commands::{CommandJudged, has_long, option_value};
 use crate::permissions::classify::opts::long_is;
 use crate::permissions::classify::{Class, Location, Walker, Word};
 
-use Judged::Own;
+use CommandJudged::Own;
 
 impl Walker {
-    pub(crate) fn find(&mut self, args: &[Word]) -> Judged {
+    pub(crate) fn find(&mut self, args: &[Word]) -> CommandJudged {
         let roots: Vec<&Word> = args
             .iter()
             .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
@@ -83,7 +83,7 @@ impl Walker {
         Own(class, reason)
     }
 
-    pub(crate) fn fd(&mut self, args: &[Word]) -> Judged {
+    pub(crate) fn fd(&mut self, args: &[Word]) -> CommandJudged {
         let Some(at) = args
             .iter()
             .position(|a| matches!(a.text.as_str(), "-x" | "--exec" | "-X" | "--exec-batch"))
@@ -115,7 +115,7 @@ impl Walker {
         )
     }
 
-    pub(crate) fn tar(&mut self, args: &[Word]) -> Judged {
+    pub(crate) fn tar(&mut self, args: &[Word]) -> CommandJudged {
         if let Some(judged) = self.tar_commands(args) {
             return judged;
         }
@@ -140,7 +140,7 @@ impl Walker {
     /// tar options that run commands (`--to-command`, `--checkpoint-action=exec=`, `-I`,
     /// `--use-compress-program`, `--rsh-command`, `-F`/`--info-script`): their command is
     /// judged as shell code, and tar itself is not read-only then.
-    fn tar_commands(&mut self, args: &[Word]) -> Option<Judged> {
+    fn tar_commands(&mut self, args: &[Word]) -> Option<CommandJudged> {
         let runs = [
             "--to-command",
             "--use-compress-program",

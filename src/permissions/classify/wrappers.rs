@@ -4,17 +4,17 @@
 //! download is held. A wrapper's own options that write or run something count too.
 
 use crate::permissions::classify::commands::{
-    Judged, PRIVILEGE, has_short, is_interpreter, is_shell, option_value, positionals, same_file,
-    skip_options,
+    CommandJudged, PRIVILEGE, has_short, is_interpreter, is_shell, option_value, positionals,
+    same_file, skip_options,
 };
 use crate::permissions::classify::redirects::is_network_device;
 use crate::permissions::classify::{Class, Stdin, Walker, Word};
 
-use Judged::{Inner, Own};
+use CommandJudged::{Inner, Own};
 
 impl Walker {
     /// The verdict of a wrapper or code runner named `name`; None when it is neither.
-    pub(crate) fn judge_wrapper(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+    pub(crate) fn judge_wrapper(&mut self, name: &str, words: &[Word]) -> Option<CommandJudged> {
         self.run_modifier(name, words)
             .or_else(|| self.run_elsewhere(name, words))
             .or_else(|| self.command_runner(name, words))
@@ -23,7 +23,7 @@ impl Walker {
 
     /// A wrapper that changes how its command runs (time limits, priority, CPUs, limits): the
     /// command inside, or the wrapper's own verdict when it changes a running process.
-    fn run_modifier(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+    fn run_modifier(&mut self, name: &str, words: &[Word]) -> Option<CommandJudged> {
         let args = &words[1..];
         Some(match name {
             "timeout" => {
@@ -84,7 +84,7 @@ impl Walker {
 
     /// A wrapper that runs its command under a lock, in other namespaces or another context,
     /// recorded or traced: what it does besides running the command.
-    fn run_elsewhere(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+    fn run_elsewhere(&mut self, name: &str, words: &[Word]) -> Option<CommandJudged> {
         let args = &words[1..];
         Some(match name {
             "flock" => match option_value(args, &["-c", "--command"]) {
@@ -153,7 +153,7 @@ impl Walker {
 
     /// A wrapper that runs commands it is given as words (`env`, `xargs`, `parallel`, `watch`,
     /// `command`, `exec`).
-    fn command_runner(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+    fn command_runner(&mut self, name: &str, words: &[Word]) -> Option<CommandJudged> {
         let args = &words[1..];
         Some(match name {
             "parallel" => self.parallel(words),
@@ -184,7 +184,7 @@ impl Walker {
 
     /// A command that runs code: a string (`eval`, `trap`, `alias`), a file (`source`), as another
     /// user, or in a shell or an interpreter.
-    fn code_runner(&mut self, name: &str, words: &[Word]) -> Option<Judged> {
+    fn code_runner(&mut self, name: &str, words: &[Word]) -> Option<CommandJudged> {
         let args = &words[1..];
         Some(match name {
             "eval" if !args.is_empty() && args.iter().all(|a| a.literal) => {
@@ -237,7 +237,7 @@ impl Walker {
 
     /// `env [-i0v] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... [COMMAND]`, in every spelling
     /// getopt accepts: `-S'rm x'`, `-iS 'rm x'`, `--split-string=rm x`, `--unset=NAME`.
-    fn env(&mut self, words: &[Word]) -> Judged {
+    fn env(&mut self, words: &[Word]) -> CommandJudged {
         let mut i = 1;
         while i < words.len() {
             let w = &words[i];
@@ -342,7 +342,7 @@ impl Walker {
     }
 
     /// `env -S STRING`: the string is split into words and run; judge it as shell code.
-    fn env_split(&mut self, script: Option<&str>, literal: bool) -> Judged {
+    fn env_split(&mut self, script: Option<&str>, literal: bool) -> CommandJudged {
         match script {
             Some(script) => self.shell_string(&Word::literal(script), literal),
             None => self.push(Vec::new(), Class::Dangerous, "could not parse the command"),
@@ -360,7 +360,7 @@ impl Walker {
         }
     }
 
-    fn privileged(&mut self, name: &str, words: &[Word]) -> Judged {
+    fn privileged(&mut self, name: &str, words: &[Word]) -> CommandJudged {
         let reason = format!("runs as another user ({name})");
         match name {
             "su" => {
@@ -400,7 +400,7 @@ impl Walker {
         }
     }
 
-    fn shell(&mut self, name: &str, args: &[Word]) -> Judged {
+    fn shell(&mut self, name: &str, args: &[Word]) -> CommandJudged {
         let mut i = 0;
         while i < args.len() {
             let a = &args[i].text;
@@ -433,7 +433,7 @@ impl Walker {
         }
     }
 
-    fn interpreter(&mut self, name: &str, args: &[Word]) -> Judged {
+    fn interpreter(&mut self, name: &str, args: &[Word]) -> CommandJudged {
         // `-c`, `-e`, and clusters like perl's `-pe` or `-ne` carry the program inline.
         // Only options before the script count: later ones are the script's own.
         let inline = args
@@ -467,7 +467,7 @@ impl Walker {
     }
 
     /// An interpreter that reads its program from standard input.
-    fn reads_code(&mut self, name: &str, shell: bool) -> Judged {
+    fn reads_code(&mut self, name: &str, shell: bool) -> CommandJudged {
         let held = match self.stdin.clone() {
             Stdin::Pipe { download: true } => format!("pipes a download into a shell ({name})"),
             Stdin::Pipe { download: false } if shell => {
@@ -496,7 +496,7 @@ impl Walker {
         )
     }
 
-    fn source_file(&mut self, args: &[Word]) -> Judged {
+    fn source_file(&mut self, args: &[Word]) -> CommandJudged {
         let Some(file) = args.first() else {
             return Own(Class::ReadOnly, "sources nothing".into());
         };

@@ -25,7 +25,7 @@ const KEPT: &[(&str, bool, &str)] = &[
 
 /// One `key = value` of a config, as git would read it from the plain forms we accept.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Entry {
+struct ConfigEntry {
     section: String,
     subsection: Option<String>,
     key: String,
@@ -34,7 +34,7 @@ struct Entry {
 
 /// The harmless part of `text` in a plain form, and the names of what was dropped.
 pub fn harmless(text: &str) -> (String, Vec<String>) {
-    let mut kept: Vec<Entry> = Vec::new();
+    let mut kept: Vec<ConfigEntry> = Vec::new();
     let mut dropped = Vec::new();
     let mut section: Option<(String, Option<String>)> = None;
     for line in text.lines() {
@@ -65,7 +65,7 @@ pub fn harmless(text: &str) -> (String, Vec<String>) {
             s == section && *needs_sub == subsection.is_some() && *k == key
         });
         if allowed && plain_value(value) && subsection.as_deref().is_none_or(plain_value) {
-            kept.push(Entry {
+            kept.push(ConfigEntry {
                 section: section.clone(),
                 subsection: subsection.clone(),
                 key,
@@ -105,7 +105,7 @@ fn plain_value(value: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "._/:@+~=*^%,-".contains(c))
 }
 
-fn render(entries: &[Entry]) -> String {
+fn render(entries: &[ConfigEntry]) -> String {
     let mut out = String::new();
     let mut current: Option<(&str, Option<&str>)> = None;
     for entry in entries {

@@ -51,10 +51,10 @@ impl Stamp {
 
 /// Contents read before, by absolute path: most commands change nothing, so most records
 /// read nothing.
-static CONTENTS: Mutex<BTreeMap<OsString, Cached>> = Mutex::new(BTreeMap::new());
+static CONTENTS: Mutex<BTreeMap<OsString, StampedContent>> = Mutex::new(BTreeMap::new());
 
 /// A content and the stamp it was read at.
-type Cached = (Stamp, Arc<[u8]>);
+type StampedContent = (Stamp, Arc<[u8]>);
 
 /// The content of a protected file: from the cache when its stamp has not moved.
 pub(super) fn content(path: &Path, stamp: &Stamp, taken: SystemTime) -> Option<Arc<[u8]>> {

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
-use super::{EXIT_UNSANDBOXED, Grant, Prepared, Reach, SandboxPolicy};
+use super::{EXIT_UNSANDBOXED, Grant, PreparedSandbox, SandboxPolicy, WorkspaceReach};
 use crate::secret_stores::SecretStores;
 
 /// The hidden subcommand `main` routes to `sandbox_main`.
@@ -89,13 +89,14 @@ pub fn sandbox_main(args: Vec<String>, dirs: &crate::dirs::Dirs) -> i32 {
         }
     };
     // The strict profile: no check runs after a command started this way.
-    let mut prepared = match Prepared::build(&parsed.policy, parsed.grant, Reach::Entries) {
-        Ok(prepared) => prepared,
-        Err(err) => {
-            say(&format!("{err}; refusing to run the command unsandboxed"));
-            return EXIT_UNSANDBOXED;
-        }
-    };
+    let mut prepared =
+        match PreparedSandbox::build(&parsed.policy, parsed.grant, WorkspaceReach::Entries) {
+            Ok(prepared) => prepared,
+            Err(err) => {
+                say(&format!("{err}; refusing to run the command unsandboxed"));
+                return EXIT_UNSANDBOXED;
+            }
+        };
     let entry = prepared.entry();
     let mut command = std::process::Command::new(&parsed.command[0]);
     command

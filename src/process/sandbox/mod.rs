@@ -12,7 +12,7 @@
 //!
 //! What git and cairn run or obey later (`.git` config and hooks, `.cairn/`) must not change.
 //! Landlock grants by hierarchy and cannot subtract, so there are two ways to keep them, chosen
-//! by how long the command lives (`Reach`):
+//! by how long the command lives (`WorkspaceReach`):
 //! - A **foreground** command gets the workspace root itself (new top-level entries, `git
 //!   commit`, `git init` work); `protect` records the protected set before it and puts back
 //!   whatever it changed once it and all its descendants are gone.
@@ -36,7 +36,7 @@ use landlock::{
 
 use crate::secret_stores::SecretStores;
 use seccomp::UnixSockets;
-use unix_supervisor::{Channel, Reach as SocketReach, Supervisor};
+use unix_supervisor::{Channel, SocketReach, Supervisor};
 
 /// What the configuration lets sandboxed commands do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl SandboxPolicy {
 
 /// How a workspace-write sandbox grants the workspace; see the module doc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
+pub enum WorkspaceReach {
     /// The workspace root: for foreground commands, checked afterwards by `protect`.
     Root,
     /// Every top-level entry but `.git` and `.cairn`: for background jobs.
@@ -180,7 +180,7 @@ pub enum SandboxError {
 /// A sandbox ready to enter: the Landlock ruleset, the seccomp program and the command's
 /// private temp dir (removed when this is dropped, after the command ended); once the command
 /// started, the supervisor of its Unix sockets.
-pub struct Prepared {
+pub struct PreparedSandbox {
     ruleset: OwnedFd,
     filter: Option<seccomp::Filter>,
     /// Where the child sends its filter's listener, and what the supervisor allows.
@@ -189,7 +189,7 @@ pub struct Prepared {
     temp: tempfile::TempDir,
 }
 
-impl std::fmt::Debug for Prepared {
+impl std::fmt::Debug for PreparedSandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prepared")
             .field("ruleset", &self.ruleset)
@@ -200,10 +200,14 @@ impl std::fmt::Debug for Prepared {
     }
 }
 
-impl Prepared {
+impl PreparedSandbox {
     /// Builds the sandbox of one command under `policy` with `grant` (not `Unsandboxed`);
     /// `reach` says how a workspace-write grant covers the workspace.
-    pub fn build(policy: &SandboxPolicy, grant: Grant, reach: Reach) -> Result<Self, SandboxError> {
+    pub fn build(
+        policy: &SandboxPolicy,
+        grant: Grant,
+        reach: WorkspaceReach,
+    ) -> Result<Self, SandboxError> {
         let abi = match landlock_status() {
             LandlockStatus::Available(abi) => abi,
             LandlockStatus::Unavailable(reason) => return Err(SandboxError::Unavailable(reason)),
@@ -239,10 +243,10 @@ impl Prepared {
                 created = grant_path(created, Path::new(dir), fs_all)?;
             }
             match reach {
-                Reach::Root => {
+                WorkspaceReach::Root => {
                     created = grant_split(created, &policy.workspace, handled, &policy.deny_read)?
                 }
-                Reach::Entries => {
+                WorkspaceReach::Entries => {
                     for entry in workspace_entries(&policy.workspace) {
                         created = grant_split(created, &entry, handled, &policy.deny_read)?;
                     }
@@ -323,8 +327,8 @@ impl Prepared {
     }
 
     /// What the child needs after the fork: plain values, no allocation.
-    pub fn entry(&self) -> Entry {
-        Entry {
+    pub fn entry(&self) -> SandboxEntry {
+        SandboxEntry {
             ruleset: self.ruleset.as_raw_fd(),
             filter: self.filter.clone(),
             channel: self
@@ -351,14 +355,14 @@ fn socket_reach(policy: &SandboxPolicy, write: bool, temp: &Path) -> SocketReach
     SocketReach { allowed }
 }
 
-/// The part of a `Prepared` sandbox the forked child enters.
-pub struct Entry {
+/// The part of a `PreparedSandbox` the forked child enters.
+pub struct SandboxEntry {
     ruleset: RawFd,
     filter: Option<seccomp::Filter>,
     channel: Option<RawFd>,
 }
 
-impl Entry {
+impl SandboxEntry {
     /// Enters the sandbox: no new privileges, the Landlock domain, the seccomp filter.
     /// Only raw system calls: safe between fork and exec in a multi-threaded process.
     pub fn enter(&self) -> std::io::Result<()> {

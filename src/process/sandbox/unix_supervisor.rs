@@ -8,7 +8,7 @@
 //! the supervisor copies the address, takes a duplicate of the command's socket
 //! (`pidfd_getfd`), opens the named path itself, checks where that really is (the opened file,
 //! not the name, so no symlink or rename race moves it), and connects the socket to the opened
-//! file through `/proc/self/fd`. Places outside `Reach` are answered EACCES and noted, so the
+//! file through `/proc/self/fd`. Places outside `SocketReach` are answered EACCES and noted, so the
 //! command's result can say which server it was kept from.
 
 use std::ffi::CString;
@@ -26,11 +26,11 @@ const KEEP_REFUSED: usize = 8;
 
 /// Where a supervised command may connect: sockets, or directories whose sockets it may use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reach {
+pub struct SocketReach {
     pub allowed: Vec<PathBuf>,
 }
 
-impl Reach {
+impl SocketReach {
     fn allows(&self, real: &Path) -> bool {
         self.allowed.iter().any(|place| real.starts_with(place))
     }
@@ -116,7 +116,7 @@ pub struct Supervisor {
 impl Supervisor {
     /// Takes the listener the child sent over `channel` (it was sent before the child's exec,
     /// which `spawn` waited for) and starts answering it.
-    pub fn start(channel: Channel, reach: Reach) -> std::io::Result<Self> {
+    pub fn start(channel: Channel, reach: SocketReach) -> std::io::Result<Self> {
         let listener = receive(&channel.parent)?;
         drop(channel);
         let (stop_read, stop_write) =
@@ -168,7 +168,7 @@ fn receive(channel: &OwnedFd) -> std::io::Result<OwnedFd> {
     }
 }
 
-fn serve(listener: &OwnedFd, stop: &OwnedFd, reach: &Reach, refused: &Mutex<Vec<String>>) {
+fn serve(listener: &OwnedFd, stop: &OwnedFd, reach: &SocketReach, refused: &Mutex<Vec<String>>) {
     loop {
         let mut fds = [
             libc::pollfd {
@@ -243,7 +243,7 @@ fn note(refused: &Mutex<Vec<String>>, what: String) {
 fn decide(
     listener: &OwnedFd,
     notif: &libc::seccomp_notif,
-    reach: &Reach,
+    reach: &SocketReach,
     refused: &Mutex<Vec<String>>,
 ) -> Result<(), i32> {
     let nr = libc::c_long::from(notif.data.nr);

@@ -174,7 +174,7 @@ impl JobTable {
             let put_back = process::check(protected.as_ref());
             let refused_sockets = sandbox
                 .as_ref()
-                .map(process::sandbox::Prepared::refused_sockets)
+                .map(process::sandbox::PreparedSandbox::refused_sockets)
                 .unwrap_or_default();
             // Without a cgroup a hit is judged from what it printed (its last stderr).
             let stderr_total = capture.total(Which::Stderr);
