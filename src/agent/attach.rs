@@ -82,11 +82,20 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<Vec<Part>, EndReason> {
         let cx = ToolCx::new(Arc::clone(&self.engine.tool_env));
-        // A word that names nothing on disk (`@types/node`) is just text.
-        let Ok(real) = cx.resolve(&mention.path) else {
-            return Ok(Vec::new());
-        };
-        let Ok(meta) = std::fs::metadata(real.as_path()) else {
+        // A word that names nothing on disk (`@types/node`) is just text, and the user is
+        // told, so a mistyped file name is not taken for an attachment.
+        let meta = cx.resolve(&mention.path).ok().and_then(|real| {
+            std::fs::metadata(real.as_path())
+                .ok()
+                .map(|meta| (real, meta))
+        });
+        let Some((real, meta)) = meta else {
+            self.emit(AgentEvent::Warning {
+                message: format!(
+                    "@{} names no file here: it was sent as plain text, nothing attached",
+                    mention.path
+                ),
+            });
             return Ok(Vec::new());
         };
         let spelled = mentions::spelling(&mention.path);

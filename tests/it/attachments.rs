@@ -184,6 +184,14 @@ async fn words_that_name_no_file_stay_text() {
     let run = sb.exec(&llm.url(), &[prompt]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(messages(&llm, 0).last().unwrap()["content"], prompt);
+    // A mention that matched nothing is marked for the user (once each), not for the model.
+    assert_eq!(
+        run.stderr.matches("@nowhere.rs names no file here").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("a@b.com names"), "{}", run.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
