@@ -259,21 +259,16 @@ impl Agent {
         access: &Access,
         cancel: &CancellationToken,
     ) -> Result<bool, EndReason> {
-        let mode = self.shared.mode();
-        let verdict = match (self.engine.gate.check(tool, access, mode), access) {
-            (
-                Verdict::Run,
-                Access::ReadGuarded {
-                    display,
-                    sensitive: Some(why),
-                    ..
-                },
-            ) => Verdict::Ask {
-                why: format!("reads {display}: {why}; an attachment of it asks in every mode"),
-                prefix: String::new(),
-            },
-            (verdict, _) => verdict,
+        // The same door as the model's calls: the gate's answer, for an attachment.
+        let question = crate::permissions::Call {
+            tool,
+            access,
+            mode: self.shared.mode(),
+            interactive: self.settings.interactive,
+            refused: &self.engine.tool_env.refused,
+            attachment: true,
         };
+        let verdict = self.engine.gate.answer(&question).verdict;
         match verdict {
             Verdict::Run => Ok(true),
             Verdict::Deny { why } if self.settings.interactive => {

@@ -246,6 +246,7 @@ impl Agent {
             access,
             mode,
             interactive: self.settings.interactive,
+            attachment: false,
             refused: &self.engine.tool_env.refused,
         };
         guarded(&call.name, || {

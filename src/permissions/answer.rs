@@ -18,6 +18,10 @@ pub struct Call<'a> {
     pub interactive: bool,
     /// The commands the sandbox refused earlier in this session.
     pub refused: &'a SandboxRefusals,
+    /// The user's prompt attaches what the call reads (an `@` mention, a pasted image), not
+    /// a tool call of the model's: a secret store it names asks in every mode, `never` too
+    /// (the user may not know the mention names one, and it would go to the provider).
+    pub attachment: bool,
 }
 
 /// Everything the gate says about one call.
@@ -34,6 +38,25 @@ pub struct Answer {
     /// The error the model gets when the call may not run at all in this mode (a change
     /// while planning): no rule, approval or question lets it through.
     pub refusal: Option<String>,
+}
+
+/// The verdict for an attachment: as for a read by a tool, except that a secret store asks
+/// in every mode.
+pub(crate) fn for_attachment(verdict: Verdict, access: &Access) -> Verdict {
+    match (verdict, access) {
+        (
+            Verdict::Run,
+            Access::ReadGuarded {
+                display,
+                sensitive: Some(why),
+                ..
+            },
+        ) => Verdict::Ask {
+            why: format!("reads {display}: {why}; an attachment of it asks in every mode"),
+            prefix: String::new(),
+        },
+        (verdict, _) => verdict,
+    }
 }
 
 impl Answer {
@@ -163,6 +186,7 @@ mod tests {
             mode,
             interactive,
             refused,
+            attachment: false,
         };
         let analysis = analyze_in(command, std::path::Path::new("/"), &Places::default());
         Answer::for_command(Verdict::Run, &analysis, &call, command)

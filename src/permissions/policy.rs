@@ -367,7 +367,10 @@ impl PermissionGate for PolicyGate {
 
     fn answer(&self, call: &Call<'_>) -> Answer {
         let Access::Command { command, .. } = call.access else {
-            let verdict = self.check(call.tool, call.access, call.mode);
+            let mut verdict = self.check(call.tool, call.access, call.mode);
+            if call.attachment {
+                verdict = super::answer::for_attachment(verdict, call.access);
+            }
             return Answer::plain(verdict, call.mode).refused_while_planning(call, || {
                 plan::refusal(call.tool, call.access, |c| self.analyze(c).classification())
             });

@@ -373,6 +373,7 @@ fn while_planning_the_gates_answer_refuses_every_change_and_no_rule_lets_one_thr
             access,
             mode,
             interactive: true,
+            attachment: false,
             refused: &refused,
         })
     };
@@ -398,4 +399,51 @@ fn while_planning_the_gates_answer_refuses_every_change_and_no_rule_lets_one_thr
         .unwrap_or_default();
     assert!(why.contains("`edit_file` would change src/lib.rs"), "{why}");
     assert_eq!(answer("read_file", &Access::Read, Mode::Plan).refusal, None);
+}
+
+#[test]
+fn an_attachment_of_a_secret_store_asks_in_every_mode_through_the_same_answer() {
+    use crate::permissions::Call;
+    use crate::process::SandboxRefusals;
+    let (ws, gate) = gate(RuleSet::default());
+    let refused = SandboxRefusals::default();
+    let path = crate::fs::paths::resolve(ws.path(), "id_rsa").unwrap();
+    let access = Access::ReadGuarded {
+        path,
+        display: "~/.ssh/id_rsa".into(),
+        sensitive: Some("a key".into()),
+    };
+    let answer = |mode: Mode, attachment: bool| {
+        gate.answer(&Call {
+            tool: "read_file",
+            access: &access,
+            mode,
+            interactive: true,
+            refused: &refused,
+            attachment,
+        })
+        .verdict
+    };
+    // A model's read in `never` runs; the user's attachment of the same file asks.
+    assert_eq!(answer(Mode::Never, false), Verdict::Run);
+    assert!(
+        matches!(answer(Mode::Never, true), Verdict::Ask { ref why, .. } if why.contains("an attachment of it asks in every mode"))
+    );
+    for mode in [Mode::Auto, Mode::AutoEdit, Mode::Ask, Mode::Plan] {
+        assert!(
+            matches!(answer(mode, true), Verdict::Ask { .. }),
+            "{mode:?}"
+        );
+    }
+    // What is not sensitive attaches as a read would run.
+    let plain = Access::Read;
+    let plain_answer = gate.answer(&Call {
+        tool: "read_file",
+        access: &plain,
+        mode: Mode::Ask,
+        interactive: true,
+        refused: &refused,
+        attachment: true,
+    });
+    assert_eq!(plain_answer.verdict, Verdict::Run);
 }

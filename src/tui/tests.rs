@@ -291,6 +291,7 @@ fn held_by_gate(workspace: &std::path::Path, call: &str, command: &str) -> Agent
         access: &access,
         mode: Mode::AutoEdit,
         interactive: true,
+        attachment: false,
         refused: &SandboxRefusals::default(),
     });
     let Verdict::Ask { why, prefix } = answer.verdict else {
