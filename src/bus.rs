@@ -278,6 +278,61 @@ pub enum ToolEvent {
     },
 }
 
+/// What a hook did that the user must see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookAct {
+    /// It denied (what it guards does not happen; a `stop` hook sends the model on).
+    Denied,
+    /// It put another input in place of the call's (judged by the gate again).
+    ChangedInput,
+    /// It failed, and as a guard that fails closed it denies.
+    FailedDenies,
+    /// It failed; a guard with `on_error = "allow"` lets the call go on.
+    FailedAllowed,
+    /// It failed (a hook that only informs: nothing is stopped).
+    Failed,
+}
+
+impl HookAct {
+    /// The card's verb.
+    pub fn label(self) -> &'static str {
+        match self {
+            HookAct::Denied => "denied",
+            HookAct::ChangedInput => "changed the call's input",
+            HookAct::FailedDenies => "failed, so it denies",
+            HookAct::FailedAllowed => "failed (on_error = \"allow\": going on)",
+            HookAct::Failed => "failed",
+        }
+    }
+}
+
+/// One hook's denial, changed input or failure, for the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookNote {
+    /// The event it ran for (`pre_tool`, ...).
+    pub event: String,
+    /// Its name: `pre_tool #1 (.cairn/config.toml)`.
+    pub hook: String,
+    /// Its command.
+    pub command: String,
+    pub act: HookAct,
+    /// Its reason, what went wrong, or the input it put in place (cut).
+    pub why: String,
+}
+
+impl HookNote {
+    /// The note as one line of text (`exec`'s warning, `cairn hooks test`, the clipboard).
+    pub fn text(&self) -> String {
+        let why = if self.why.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", self.why)
+        };
+        format!("hook {} {}{why}", self.hook, self.act.label())
+    }
+}
+
 /// Project rules the user has not trusted yet (a cloned repository's `.cairn/config.toml`
 /// may ship `allow = ["rm -rf"]`), as the start-up prompt lists them: they do not apply
 /// until `UserCommand::TrustProjectRules`.
@@ -430,6 +485,9 @@ pub enum AgentEvent {
     Warning {
         message: String,
     },
+    /// A hook denied, changed a call's input or failed (the TUI's one-line card; `exec`
+    /// prints it as a warning).
+    Hook(HookNote),
     /// Answer to `UserCommand::TrustProjectRules`: the `rules` rules of `path` apply now,
     /// and `processes` of the project's hooks run from their next call.
     ProjectRulesTrusted {

@@ -223,7 +223,7 @@ impl Printer {
             }
             _ => {}
         }
-        let is_warning = matches!(event, AgentEvent::Warning { .. });
+        let is_warning = matches!(event, AgentEvent::Warning { .. } | AgentEvent::Hook(_));
         if !self.json && (self.live || is_warning) {
             self.progress(event);
         }
@@ -265,6 +265,7 @@ impl Printer {
                 );
             }
             AgentEvent::Warning { message } => progress!("warning: {message}"),
+            AgentEvent::Hook(note) => progress!("warning: {}", note.text()),
             AgentEvent::Compacted { before, after, .. } => {
                 progress!("context compacted: {before} → {after} tokens");
             }

@@ -6,7 +6,8 @@
 //! the workspace, an ask rule — still asks, and deny rules and the sandbox hold); `ask` holds a
 //! call the gate would run. `post_tool` context is appended to the result, `stop` can send
 //! the model on (at most `max_stop_blocks` times a turn), `user_prompt` can refuse a message.
-//! Every run is a `Record::Hook`; denials, failures and changed input are shown as warnings.
+//! Every run is a `Record::Hook`; denials, failures and changed input are shown as one-line
+//! cards (`AgentEvent::Hook`), what a hook asks to show as warnings.
 
 use std::sync::Arc;
 
@@ -72,6 +73,9 @@ impl Agent {
                 changed_input: run.changed_input,
                 millis: run.millis,
             });
+        }
+        for note in &outcome.notes {
+            self.emit(AgentEvent::Hook(note.clone()));
         }
         for notice in &outcome.notices {
             self.emit(AgentEvent::Warning {
@@ -311,6 +315,9 @@ impl Agent {
                     &CancellationToken::new(),
                 )
                 .await;
+            for note in &outcome.notes {
+                let _ = events.send(AgentEvent::Hook(note.clone()));
+            }
             for notice in &outcome.notices {
                 let _ = events.send(AgentEvent::Warning {
                     message: notice.clone(),
@@ -327,6 +334,7 @@ impl Agent {
         for mut outcome in done {
             // Their notices were shown when they finished.
             outcome.notices.clear();
+            outcome.notes.clear();
             outcome.blocked = None;
             self.log_hook_runs(&outcome);
         }

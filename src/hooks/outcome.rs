@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::answer::{HookDecision, Interpreted};
+use crate::bus::{HookAct, HookNote};
 use super::{Event, Hook, OnError};
 
 /// One run of one hook, as the session log keeps it.
@@ -59,8 +60,10 @@ pub struct Outcome {
     pub updated_input: Option<(String, Value)>,
     /// `additional_context` (and plain text) of each hook, with the hook's name.
     pub context: Vec<(String, String)>,
-    /// One-line notices for the user: failures, warnings, changed input, denials.
+    /// One-line warnings for the user (what a hook asked to be shown).
     pub notices: Vec<String>,
+    /// Denials, failures and changed input, for the user's one-line cards.
+    pub notes: Vec<HookNote>,
 }
 
 impl Outcome {
@@ -102,11 +105,8 @@ impl Outcome {
             self.context.push((hook.name.clone(), context));
         }
         if let Some(input) = answer.updated_input {
-            self.notices.push(format!(
-                "hook {} changed the call's input: {}",
-                hook.name,
-                crate::llm::stream::cut(&input.to_string(), 200)
-            ));
+            let shown = crate::llm::stream::cut(&input.to_string(), 200);
+            self.note(hook, HookAct::ChangedInput, shown);
             self.updated_input = Some((hook.name.clone(), input));
         }
         let reason = answer
@@ -123,8 +123,7 @@ impl Outcome {
         self.runs.push(run);
         match answer.decision {
             Some(HookDecision::Deny) => {
-                self.notices
-                    .push(format!("hook {} denied: {reason}", hook.name));
+                self.note(hook, HookAct::Denied, reason.clone());
                 self.blocked = Some(Blocked {
                     hook: hook.name.clone(),
                     why: reason,
@@ -149,8 +148,7 @@ impl Outcome {
     /// A hook failed: a guard that fails closed denies; otherwise the user is told.
     fn failed(&mut self, hook: &Hook, why: String, stderr: &str) -> bool {
         if hook.event.guards() && hook.on_error == OnError::Deny {
-            self.notices
-                .push(format!("hook {} failed, so it denies: {why}", hook.name));
+            self.note(hook, HookAct::FailedDenies, why.clone());
             self.blocked = Some(Blocked {
                 hook: hook.name.clone(),
                 why,
@@ -158,14 +156,23 @@ impl Outcome {
             });
             return true;
         }
-        let note = if hook.event.guards() {
-            " (on_error = \"allow\": going on)"
+        let act = if hook.event.guards() {
+            HookAct::FailedAllowed
         } else {
-            ""
+            HookAct::Failed
         };
-        self.notices
-            .push(format!("hook {} failed: {why}{note}", hook.name));
+        self.note(hook, act, why);
         false
+    }
+
+    fn note(&mut self, hook: &Hook, act: HookAct, why: String) {
+        self.notes.push(HookNote {
+            event: hook.event.as_str().to_string(),
+            hook: hook.name.clone(),
+            command: hook.command.clone(),
+            act,
+            why,
+        });
     }
 }
 
@@ -257,7 +264,7 @@ mod tests {
             assert!(!outcome.add(&hook(1, event, on_error), failed()), "{event}");
             assert!(outcome.blocked.is_none(), "{event}");
             assert_eq!(outcome.runs[0].decision, "failed");
-            assert_eq!(outcome.notices.len(), 1, "{event}");
+            assert_eq!(outcome.notes.len(), 1, "{event}");
         }
     }
 }

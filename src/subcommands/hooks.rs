@@ -135,7 +135,8 @@ fn report(event: Event, outcome: &Outcome, untrusted: &[Judged]) -> String {
             run.hook, run.decision, run.millis
         ));
     }
-    for notice in &outcome.notices {
+    let notes = outcome.notes.iter().map(crate::bus::HookNote::text);
+    for notice in notes.chain(outcome.notices.iter().cloned()) {
         out.push_str(&format!("notice: {notice}\n"));
     }
     let decision = match (&outcome.blocked, &outcome.ask) {

@@ -537,6 +537,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
 mod attach;
 mod code;
 mod drafts;
+mod hook_cards;
 mod jobs;
 mod keys;
 mod mention_finder;

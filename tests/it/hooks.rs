@@ -76,6 +76,37 @@ fn hook_records(sb: &Sandbox) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `cairn exec --json` gives a hook's denial as its own event (the TUI's one-line card):
+/// the event, the hook's name and command, what it did and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denial_is_a_hook_event_in_json_output() {
+    let scripts = Scripts::new();
+    let command = scripts.script("deny-push.sh", DENY_PUSH);
+    let sb = Sandbox::new().config(&hook_config("pre_tool", &command, "matcher = 'bash'"));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({ "command": "git push" })),
+        Script::text("done"),
+    ])
+    .await;
+    let run = sb
+        .exec(&llm.url(), &["--json", "--mode", "never", "go"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let hooks: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "hook")
+        .collect();
+    assert_eq!(hooks.len(), 1, "{}", run.stdout);
+    let hook = &hooks[0];
+    assert_eq!(hook["event"], "pre_tool");
+    assert_eq!(hook["hook"], "pre_tool #1");
+    assert_eq!(hook["act"], "denied");
+    assert_eq!(hook["command"], command.as_str());
+    assert_eq!(hook["why"], "pushing is not allowed from an agent");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pre_tool_hook_denying_git_push_keeps_it_from_running_and_tells_the_model() {
     let scripts = Scripts::new();

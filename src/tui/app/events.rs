@@ -40,6 +40,7 @@ impl App {
             | AgentEvent::Models { .. }
             | AgentEvent::EndpointChecked { .. }
             | AgentEvent::Warning { .. }
+            | AgentEvent::Hook(_)
             | AgentEvent::ProjectRulesTrusted { .. }
             | AgentEvent::Skills { .. }
             | AgentEvent::Sessions { .. }
@@ -170,6 +171,7 @@ impl App {
                 self.layers.close_waiting_rewind();
                 self.notice(message, NoticeLevel::Warning);
             }
+            AgentEvent::Hook(note) => self.transcript.push_hook(note),
             AgentEvent::ProjectRulesTrusted {
                 path,
                 rules,

@@ -40,6 +40,15 @@ pub enum EntryKind {
         text: String,
         level: NoticeLevel,
     },
+    /// A hook denied, changed a call's input or failed: one line.
+    Hook(crate::bus::HookNote),
+}
+
+impl EntryKind {
+    /// A line beside the exchange (a notice, a hook's card): it never splits an answer.
+    pub fn is_notice(&self) -> bool {
+        matches!(self, EntryKind::Notice { .. } | EntryKind::Hook(_))
+    }
 }
 
 /// How an entry is laid out: the width and the toggles that change its lines.
@@ -108,6 +117,7 @@ impl Entry {
                 level: NoticeLevel::Info,
                 ..
             } => Span::styled("· ", theme::dim()),
+            EntryKind::Hook(note) => crate::tui::panes::hook_card::mark(note),
         }
     }
 
@@ -141,6 +151,7 @@ impl Entry {
                 };
                 render::plain(text, width, style)
             }
+            EntryKind::Hook(note) => vec![crate::tui::panes::hook_card::line(note, width)],
         }
     }
 
@@ -233,6 +244,7 @@ impl Entry {
             EntryKind::User { text, .. } | EntryKind::Notice { text, .. } => text.clone(),
             EntryKind::Assistant { text, .. } => text.text(),
             EntryKind::Tool(card) => card.copy_text(),
+            EntryKind::Hook(note) => note.text(),
         }
     }
 }

@@ -128,6 +128,11 @@ impl Transcript {
         self.push_notice(text, level);
     }
 
+    /// A hook's one-line card (it denied, changed a call's input or failed).
+    pub fn push_hook(&mut self, note: &crate::bus::HookNote) {
+        self.push(EntryKind::Hook(note.clone()));
+    }
+
     pub fn push_notice(&mut self, text: &str, level: NoticeLevel) {
         self.push(EntryKind::Notice {
             text: text.to_string(),
@@ -151,7 +156,7 @@ impl Transcript {
         let index = self
             .entries
             .iter()
-            .rposition(|entry| !matches!(entry.kind, EntryKind::Notice { .. }))?;
+            .rposition(|entry| !entry.kind.is_notice())?;
         matches!(
             self.entries[index].kind,
             EntryKind::Assistant {
