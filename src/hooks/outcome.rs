@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::answer::{HookDecision, Interpreted};
-use crate::bus::{HookAct, HookNote};
 use super::{Event, Hook, OnError};
+use crate::bus::{HookAct, HookNote};
 
 /// One run of one hook, as the session log keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

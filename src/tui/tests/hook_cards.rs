@@ -67,7 +67,9 @@ fn a_hook_that_denies_changes_input_or_fails_is_one_line_each() {
     let narrow = screen_text(&app, 80, 24);
     assert_eq!(narrow.matches('⚑').count(), 4, "one line each:\n{narrow}");
     assert!(
-        narrow.contains("⚑ hook pre_tool #1 denied: pushing is not allowed from an agent  $ sh ~/.conf…"),
+        narrow.contains(
+            "⚑ hook pre_tool #1 denied: pushing is not allowed from an agent  $ sh ~/.conf…"
+        ),
         "{narrow}"
     );
     insta::assert_snapshot!("hook_cards_80x24", draw(&app, 80, 24));
