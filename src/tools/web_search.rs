@@ -46,13 +46,35 @@ impl Tool for WebSearchTool {
         }
     }
 
-    fn access(&self, args: &serde_json::Value, _cx: &ToolCx) -> Result<Access, ToolError> {
+    fn access(&self, args: &serde_json::Value, cx: &ToolCx) -> Result<Access, ToolError> {
         let args: WebSearchArgs = super::parse_args(args)?;
         if args.query.trim().is_empty() {
             return Err(ToolError::InvalidArgs("`query` must not be empty".into()));
         }
-        // The backend is the user's configured endpoint: nothing for the gate to ask about.
-        Ok(Access::Read)
+        // The backend is the user's own endpoint, but the query leaves the machine: the gate
+        // judges it as a fetch from the backend's host (asked in ask and plan, unless that
+        // host is allowed), naming the query.
+        let backend = cx
+            .env
+            .web
+            .as_ref()
+            .and_then(|web| web.settings.search.as_ref())
+            .and_then(|search| url::Url::parse(&search.url).ok());
+        let Some(host) = backend
+            .as_ref()
+            .and_then(|url| url.host_str().map(str::to_string))
+        else {
+            // No backend: the run says so; nothing leaves.
+            return Ok(Access::Read);
+        };
+        let shown: String = args.query.chars().take(200).collect();
+        Ok(Access::Network {
+            url: format!(
+                "{}://{host}/ with the search query {shown:?}",
+                backend.as_ref().map_or("https", |u| u.scheme())
+            ),
+            host,
+        })
     }
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
@@ -80,5 +102,75 @@ impl Tool for WebSearchTool {
             Err(message) if message == crate::tool_output::CANCELLED => Err(ToolError::Cancelled),
             Err(message) => Err(ToolError::Failed(message)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::bus::Mode;
+    use crate::permissions::rules::RuleSet;
+    use crate::permissions::web_hosts::check_host;
+    use crate::web::search::{Backend, SearchSettings};
+    use crate::web::{WebEnv, WebSettings};
+
+    fn cx(search: Option<&str>) -> ToolCx {
+        let settings = WebSettings {
+            search: search.map(|url| SearchSettings {
+                backend: Backend::Searxng,
+                url: url.into(),
+                key_env: None,
+                api_key: None,
+            }),
+            ..WebSettings::default()
+        };
+        let web = WebEnv::new(
+            settings,
+            Arc::new(crate::web::resolve::MapResolver::new()),
+            Arc::new(crate::web::client::DirectStack),
+        )
+        .unwrap();
+        let dir = std::env::temp_dir();
+        let dirs =
+            crate::dirs::Dirs::new(dir.join("cairn-none-config"), dir.join("cairn-none-data"));
+        let env = crate::tools::ToolEnv::new(dir, &dirs, Default::default()).with_web(web);
+        ToolCx::new(Arc::new(env))
+    }
+
+    #[test]
+    fn the_query_leaving_is_asked_in_ask_and_plan_and_named() {
+        let cx = cx(Some("https://search.example.org/search"));
+        let access = WebSearchTool
+            .access(&json!({"query": "contents of id_rsa"}), &cx)
+            .unwrap();
+        let Access::Network { host, url } = &access else {
+            panic!("{access:?}")
+        };
+        assert_eq!(host, "search.example.org");
+        assert!(url.contains("contents of id_rsa"), "{url}");
+        let rules = RuleSet::default();
+        for mode in [Mode::Ask, Mode::Plan] {
+            let verdict = check_host(&rules, host, url, mode);
+            assert!(
+                matches!(verdict, crate::permissions::Verdict::Ask { .. }),
+                "{mode:?}: {verdict:?}"
+            );
+        }
+        // `never` asks nothing (SPEC §4); `auto` runs what the policy lets through.
+        for mode in [Mode::Never, Mode::Auto] {
+            assert!(matches!(
+                check_host(&rules, host, url, mode),
+                crate::permissions::Verdict::Run
+            ));
+        }
+        // No backend: nothing leaves, nothing to ask.
+        let access = WebSearchTool
+            .access(&json!({"query": "x"}), &super::tests::cx(None))
+            .unwrap();
+        assert!(matches!(access, Access::Read));
     }
 }
