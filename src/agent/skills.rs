@@ -17,7 +17,7 @@ use crate::permissions::trust::TrustStore;
 use crate::session_log::Record;
 use crate::skills::commands::{self, Source};
 use crate::skills::listing::{self, SkillListing};
-use crate::skills::{Scope, Skill, Sources};
+use crate::skills::{Skill, SkillScope, Sources};
 use crate::tool_output::SkillLoad;
 use crate::tool_output::ToolOutput;
 
@@ -197,8 +197,8 @@ impl Agent {
     /// was trusted (or the run trusts the project).
     fn skill_trusted(&self, skill: &Skill) -> bool {
         match skill.scope {
-            Scope::User => true,
-            Scope::Project => {
+            SkillScope::User => true,
+            SkillScope::Project => {
                 self.settings.skills.trust_project
                     || self.trust_store().is_trusted(&skill.dir, &skill.hash)
             }
@@ -214,7 +214,7 @@ impl Agent {
         let found = crate::skills::discover_skills(&self.settings.skills.sources);
         let message = match found.items.iter().find(|s| s.name == name) {
             None => format!("no skill named {name}"),
-            Some(skill) if skill.scope == Scope::User => {
+            Some(skill) if skill.scope == SkillScope::User => {
                 format!("{name} is your own skill: its allowed-tools apply already")
             }
             Some(skill) => match self.trust_store().trust(&skill.dir, &skill.hash) {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::discover::{Bound, Found, Place, Sources, read_bounded};
 use super::front_matter::split;
-use super::{Scope, Skill, discover_skills, one_line, shorten};
+use super::{Skill, SkillScope, discover_skills, one_line, shorten};
 
 /// The built-in slash commands (the TUI's; a test there checks the lists agree). User
 /// commands never take these names.
@@ -34,7 +34,7 @@ pub struct SlashCommand {
     pub name: String,
     pub description: String,
     pub argument_hint: String,
-    pub scope: Scope,
+    pub scope: SkillScope,
     /// Where it was found (`.cairn/commands`, `~/.claude/skills`, …).
     pub origin: String,
     /// A project command that hides a user one of the same name.
@@ -71,10 +71,11 @@ pub fn discover_commands(sources: &Sources) -> Found<SlashCommand> {
             source: Source::Skill(Box::new(skill)),
         });
     // Project before user; within a scope, command files before skills.
-    let (project_files, user_files): (Vec<_>, Vec<_>) =
-        files.into_iter().partition(|c| c.scope == Scope::Project);
+    let (project_files, user_files): (Vec<_>, Vec<_>) = files
+        .into_iter()
+        .partition(|c| c.scope == SkillScope::Project);
     let (project_skills, user_skills): (Vec<_>, Vec<_>) =
-        skills.partition(|c| c.scope == Scope::Project);
+        skills.partition(|c| c.scope == SkillScope::Project);
     let ordered = project_files
         .into_iter()
         .chain(project_skills)
@@ -90,7 +91,9 @@ pub fn discover_commands(sources: &Sources) -> Found<SlashCommand> {
             continue;
         }
         match found.items.iter_mut().find(|c| c.name == command.name) {
-            Some(first) if first.scope == Scope::Project && command.scope == Scope::User => {
+            Some(first)
+                if first.scope == SkillScope::Project && command.scope == SkillScope::User =>
+            {
                 first.shadows_user = true;
             }
             Some(first) => {

@@ -14,7 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::front_matter::{FrontMatter, split};
-use super::{MAX_DESCRIPTION, SKILL_FILE, Scope, Skill, one_line, shorten, valid_name};
+use super::{MAX_DESCRIPTION, SKILL_FILE, Skill, SkillScope, one_line, shorten, valid_name};
 use crate::secret_stores::SecretStores;
 
 /// A `SKILL.md` or command file larger than this is skipped: instructions, not data.
@@ -55,7 +55,7 @@ pub struct Sources {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
     pub path: PathBuf,
-    pub scope: Scope,
+    pub scope: SkillScope,
     /// How people say it: `.cairn/skills`, `../.agents/skills`, `~/.claude/skills`.
     pub label: String,
 }
@@ -124,7 +124,7 @@ impl Sources {
             for hidden in [".cairn", ".agents", ".claude"] {
                 places.push(Place {
                     path: dir.join(hidden).join(kind),
-                    scope: Scope::Project,
+                    scope: SkillScope::Project,
                     label: format!("{up}{hidden}/{kind}"),
                 });
             }
@@ -132,7 +132,7 @@ impl Sources {
         if let Some(config) = &self.config_dir {
             places.push(Place {
                 path: config.join(kind),
-                scope: Scope::User,
+                scope: SkillScope::User,
                 label: format!("cairn config {kind}"),
             });
         }
@@ -145,7 +145,7 @@ impl Sources {
             for h in hidden {
                 places.push(Place {
                     path: home.join(h).join(kind),
-                    scope: Scope::User,
+                    scope: SkillScope::User,
                     label: format!("~/{h}/{kind}"),
                 });
             }
@@ -161,8 +161,8 @@ impl Sources {
             return None;
         }
         let within = match place.scope {
-            Scope::Project => self.project_bound(),
-            Scope::User => real.clone(),
+            SkillScope::Project => self.project_bound(),
+            SkillScope::User => real.clone(),
         };
         let bound = Bound {
             secret_ok: self.secrets.store_at(&real).is_some(),

@@ -28,16 +28,16 @@ pub const SKILL_TOOL: &str = "skill";
 /// Whose a skill or command is: the project's (from the repository) or the user's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Scope {
+pub enum SkillScope {
     Project,
     User,
 }
 
-impl Scope {
+impl SkillScope {
     pub fn as_str(self) -> &'static str {
         match self {
-            Scope::Project => "project",
-            Scope::User => "user",
+            SkillScope::Project => "project",
+            SkillScope::User => "user",
         }
     }
 }
@@ -52,7 +52,7 @@ pub struct Skill {
     pub dir: PathBuf,
     /// Its `SKILL.md` (real path).
     pub file: PathBuf,
-    pub scope: Scope,
+    pub scope: SkillScope,
     /// Where it was found, as people say it: `.cairn/skills`, `~/.claude/skills`.
     pub origin: String,
     /// The instructions after the front matter.

@@ -98,15 +98,15 @@ fn every_place_is_searched_project_first_closest_first() {
         found.warnings
     );
     assert!(found.warnings.is_empty(), "{:?}", found.warnings);
-    let origins: Vec<(&str, Scope)> = found
+    let origins: Vec<(&str, SkillScope)> = found
         .items
         .iter()
         .map(|s| (s.origin.as_str(), s.scope))
         .collect();
-    assert_eq!(origins[0], (".cairn/skills", Scope::Project));
-    assert_eq!(origins[3], ("../.agents/skills", Scope::Project));
-    assert_eq!(origins[4], ("cairn config skills", Scope::User));
-    assert_eq!(origins[6], ("~/.claude/skills", Scope::User));
+    assert_eq!(origins[0], (".cairn/skills", SkillScope::Project));
+    assert_eq!(origins[3], ("../.agents/skills", SkillScope::Project));
+    assert_eq!(origins[4], ("cairn config skills", SkillScope::User));
+    assert_eq!(origins[6], ("~/.claude/skills", SkillScope::User));
     assert_eq!(found.items[0].body, "Do a-cairn.");
     assert_eq!(
         found.items[0].file,
@@ -298,7 +298,7 @@ fn fake(name: &str, description: &str) -> Skill {
         description: description.into(),
         dir: PathBuf::from(format!("/s/{name}")),
         file: PathBuf::from(format!("/s/{name}/SKILL.md")),
-        scope: Scope::Project,
+        scope: SkillScope::Project,
         origin: ".cairn/skills".into(),
         body: String::new(),
         argument_hint: None,

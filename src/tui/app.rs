@@ -110,7 +110,7 @@ pub struct App {
     /// order: the status line shows the latest at once, the confirmations change nothing.
     pub(crate) modes_sent: VecDeque<Mode>,
     /// What the `/` palette offers, and the row ↑/↓ picked in it.
-    pub(crate) palette: Vec<crate::tui::modals::palette::Entry>,
+    pub(crate) palette: Vec<crate::tui::modals::palette::PaletteEntry>,
     pub(crate) palette_selection: crate::tui::modals::palette::Selection,
     /// Where the user's commands and skills are read from (each time `/` opens the palette
     /// and each time one runs); none in a replay.

@@ -78,7 +78,7 @@ impl App {
     /// (like a pasted image path); true when it was. Any other file is inserted as text.
     pub(crate) fn attach_picked_image(
         &mut self,
-        pick: &crate::tui::modals::mention_finder::Pick,
+        pick: &crate::tui::modals::mention_finder::MentionPick,
     ) -> bool {
         if !crate::content::is_image_path(&pick.file) {
             return false;

@@ -29,7 +29,7 @@ pub const DEAD_TIME: Duration = Duration::from_millis(500);
 
 /// What becomes of a key that would act.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum KeyVerdict {
     /// It is text: to the input, now.
     Text,
     /// It may stand alone: held until `AFTER` has passed (see `StandAlone::due`).
@@ -117,16 +117,16 @@ impl StandAlone {
 
     /// Judges a printable key that would act at `now`. `Wait` parks it: the caller does
     /// nothing more until `release` or `interrupt` hands it back.
-    pub fn judge(&mut self, key: KeyEvent, now: Instant) -> Verdict {
+    pub fn judge(&mut self, key: KeyEvent, now: Instant) -> KeyVerdict {
         if self.typing(now) || self.dead(now) {
-            return Verdict::Text;
+            return KeyVerdict::Text;
         }
         self.pending = Some(Pending {
             key,
             at: now,
             prompt: self.prompt(),
         });
-        Verdict::Wait
+        KeyVerdict::Wait
     }
 
     /// When the waiting key acts, if one waits.

@@ -31,7 +31,7 @@ fn feed(rule: &mut StandAlone, text: &str, start: Instant, gap: Duration) -> (St
         }
         let interrupted = rule.interrupt(at);
         settle(rule, interrupted, at, &mut acted, &mut typed);
-        if rule.judge(key(c), at) == Verdict::Text {
+        if rule.judge(key(c), at) == KeyVerdict::Text {
             rule.typed(at);
             typed.push(c);
         }
@@ -96,7 +96,7 @@ fn typing_at_a_persons_pace_through_a_prompt_is_text() {
 fn a_lone_key_after_the_dead_time_acts_once_its_window_passed() {
     let t0 = Instant::now();
     let mut rule = shown(t0);
-    assert_eq!(rule.judge(key('y'), t0 + DEAD_TIME), Verdict::Wait);
+    assert_eq!(rule.judge(key('y'), t0 + DEAD_TIME), KeyVerdict::Wait);
     assert_eq!(rule.due(), Some(t0 + DEAD_TIME + AFTER));
     assert_eq!(rule.release(t0 + DEAD_TIME + AFTER - ms(1)), None);
     assert_eq!(
@@ -111,10 +111,13 @@ fn the_dead_time_edge() {
     let t0 = Instant::now();
     let mut rule = shown(t0);
     assert!(rule.holding(t0 + DEAD_TIME - ms(1)));
-    assert_eq!(rule.judge(key('y'), t0 + DEAD_TIME - ms(1)), Verdict::Text);
+    assert_eq!(
+        rule.judge(key('y'), t0 + DEAD_TIME - ms(1)),
+        KeyVerdict::Text
+    );
     let mut rule = shown(t0);
     assert!(!rule.holding(t0 + DEAD_TIME));
-    assert_eq!(rule.judge(key('y'), t0 + DEAD_TIME), Verdict::Wait);
+    assert_eq!(rule.judge(key('y'), t0 + DEAD_TIME), KeyVerdict::Wait);
 }
 
 #[test]
@@ -122,14 +125,14 @@ fn a_key_followed_within_the_window_is_text_with_its_follower() {
     let t0 = Instant::now();
     let mut rule = shown(t0);
     let at = t0 + ms(2000);
-    assert_eq!(rule.judge(key('a'), at), Verdict::Wait);
+    assert_eq!(rule.judge(key('a'), at), KeyVerdict::Wait);
     assert_eq!(
         rule.interrupt(at + AFTER - ms(1)),
         Some((key('a'), Fate::Text))
     );
     // A key after the window leaves the first one standing alone.
     let mut rule = shown(t0);
-    assert_eq!(rule.judge(key('a'), at), Verdict::Wait);
+    assert_eq!(rule.judge(key('a'), at), KeyVerdict::Wait);
     assert_eq!(rule.interrupt(at + AFTER), Some((key('a'), Fate::Act)));
 }
 
@@ -141,9 +144,12 @@ fn a_key_soon_after_text_is_text_and_a_pause_ends_the_typing() {
     assert!(rule.typing(t0 + ms(1000) + BEFORE - ms(1)));
     assert_eq!(
         rule.judge(key('y'), t0 + ms(1000) + BEFORE - ms(1)),
-        Verdict::Text
+        KeyVerdict::Text
     );
-    assert_eq!(rule.judge(key('y'), t0 + ms(1000) + BEFORE), Verdict::Wait);
+    assert_eq!(
+        rule.judge(key('y'), t0 + ms(1000) + BEFORE),
+        KeyVerdict::Wait
+    );
 }
 
 #[test]
@@ -151,7 +157,7 @@ fn a_key_whose_prompt_changed_while_it_waited_is_text() {
     let t0 = Instant::now();
     let mut rule = shown(t0);
     let at = t0 + ms(2000);
-    assert_eq!(rule.judge(key('y'), at), Verdict::Wait);
+    assert_eq!(rule.judge(key('y'), at), KeyVerdict::Wait);
     // The next call's prompt replaced the first one within the window.
     rule.prompt_seen(Some(2), at + ms(10));
     assert_eq!(rule.release(at + AFTER), Some((key('y'), Fate::Text)));
@@ -169,7 +175,7 @@ fn the_same_prompt_seen_again_keeps_its_dead_time_and_none_has_none() {
     assert!(!rule.dead(t0 + ms(600)));
     assert!(!rule.holding(t0 + ms(600)));
     // No prompt: a pane's key still waits for its window, and typing still makes it text.
-    assert_eq!(rule.judge(key('j'), t0 + ms(700)), Verdict::Wait);
+    assert_eq!(rule.judge(key('j'), t0 + ms(700)), KeyVerdict::Wait);
 }
 
 #[test]

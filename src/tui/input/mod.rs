@@ -21,7 +21,7 @@ mod global;
 mod panes;
 mod route;
 
-use self::route::Route;
+use self::route::KeyRoute;
 
 impl App {
     /// Handles one terminal input event.
@@ -63,9 +63,9 @@ impl App {
         }
         self.quit_armed = None;
         match self.route(&key) {
-            Route::Deliver => self.deliver(key),
-            Route::Text => self.type_key(key),
-            Route::Wait | Route::Drop => {}
+            KeyRoute::Deliver => self.deliver(key),
+            KeyRoute::Text => self.type_key(key),
+            KeyRoute::Wait | KeyRoute::Drop => {}
         }
     }
 

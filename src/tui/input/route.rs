@@ -11,11 +11,11 @@ use crossterm::event::{KeyCode, KeyEvent};
 use crate::tui::app::{App, Focus};
 use crate::tui::keymap::{self, Action, Scope};
 use crate::tui::modals::layers::Layer;
-use crate::tui::stand_alone::{Fate, Verdict, is_printable};
+use crate::tui::stand_alone::{Fate, KeyVerdict, is_printable};
 
 /// What becomes of a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Route {
+pub(super) enum KeyRoute {
     /// To the layers, the global keys and the focused pane, as always.
     Deliver,
     /// Text: to the input.
@@ -28,15 +28,15 @@ pub(super) enum Route {
 
 impl App {
     /// Where `key` goes now.
-    pub(super) fn route(&mut self, key: &KeyEvent) -> Route {
+    pub(super) fn route(&mut self, key: &KeyEvent) -> KeyRoute {
         let now = self.now;
         let printable = is_printable(key);
         if self.layers.is_empty() {
             if !printable {
-                return Route::Deliver;
+                return KeyRoute::Deliver;
             }
             if !self.pane_acts_on(key) {
-                return Route::Text;
+                return KeyRoute::Text;
             }
             return self.judge(key);
         }
@@ -47,26 +47,26 @@ impl App {
             .top()
             .is_some_and(|top| self.layer_takes_text(top))
         {
-            return Route::Deliver;
+            return KeyRoute::Deliver;
         }
         if self.keys.holding(now) {
             // The prompt has just appeared, or the user is typing: the keys go on into the
             // input, where they were going. Scrolling still reaches the prompt.
             return match key.code {
-                KeyCode::Esc => Route::Drop,
-                KeyCode::Char(_) if printable => Route::Text,
+                KeyCode::Esc => KeyRoute::Drop,
+                KeyCode::Char(_) if printable => KeyRoute::Text,
                 KeyCode::Enter
                 | KeyCode::Backspace
                 | KeyCode::Delete
                 | KeyCode::Left
                 | KeyCode::Right
                 | KeyCode::Home
-                | KeyCode::End => Route::Text,
-                _ => Route::Deliver,
+                | KeyCode::End => KeyRoute::Text,
+                _ => KeyRoute::Deliver,
             };
         }
         if !printable {
-            return Route::Deliver;
+            return KeyRoute::Deliver;
         }
         let takes = match key.code {
             KeyCode::Char(c) => self
@@ -75,13 +75,17 @@ impl App {
                 .is_some_and(|top| self.layer_takes_char(top, c)),
             _ => false,
         };
-        if takes { self.judge(key) } else { Route::Text }
+        if takes {
+            self.judge(key)
+        } else {
+            KeyRoute::Text
+        }
     }
 
-    fn judge(&mut self, key: &KeyEvent) -> Route {
+    fn judge(&mut self, key: &KeyEvent) -> KeyRoute {
         match self.keys.judge(*key, self.now) {
-            Verdict::Text => Route::Text,
-            Verdict::Wait => Route::Wait,
+            KeyVerdict::Text => KeyRoute::Text,
+            KeyVerdict::Wait => KeyRoute::Wait,
         }
     }
 

@@ -43,7 +43,7 @@ pub struct Held {
 
 /// A held call and what it shows besides.
 #[derive(Debug)]
-struct Entry {
+struct HeldCall {
     held: Held,
     /// What was made visible in the command, its reason or its rule, in one line.
     notice: Option<String>,
@@ -56,7 +56,7 @@ impl Held {
     }
 }
 
-impl Entry {
+impl HeldCall {
     /// "Always" rules are not offered for a dangerous command, nor when there is no prefix
     /// to make one of.
     fn offers_rules(&self) -> bool {
@@ -66,7 +66,7 @@ impl Entry {
 
 #[derive(Debug, Default)]
 pub struct ApprovalPrompt {
-    held: VecDeque<Entry>,
+    held: VecDeque<HeldCall>,
     /// The deny message being typed (after `m`).
     message: Option<String>,
     /// How far ↓ moved the upper window of a long command (its end always shows).
@@ -93,7 +93,7 @@ impl ApprovalPrompt {
     pub fn hold(&mut self, held: Held) {
         if !self.held.iter().any(|e| e.held.call == held.call) {
             let notice = view::hidden_notice(&held);
-            self.held.push_back(Entry { held, notice });
+            self.held.push_back(HeldCall { held, notice });
         }
     }
 

@@ -32,14 +32,14 @@ pub enum Pick {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Kind {
+enum PickerKind {
     Mode,
     Model,
 }
 
 /// Where the model picker's list stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Listing {
+enum ModelListing {
     /// The mode picker's fixed list, or the provider's list as it came.
     Ready,
     Asking,
@@ -58,11 +58,11 @@ struct Row {
 
 #[derive(Debug)]
 pub struct ChoicePicker {
-    kind: Kind,
+    kind: PickerKind,
     current: String,
     /// (value, description) as listed.
     items: Vec<(String, String)>,
-    listing: Listing,
+    listing: ModelListing,
     /// The model picker's filter (and free-text name).
     typed: String,
     selected: usize,
@@ -76,10 +76,10 @@ impl ChoicePicker {
             .map(|m| (m.to_string(), mode_summary(*m).to_string()))
             .collect();
         let mut picker = Self {
-            kind: Kind::Mode,
+            kind: PickerKind::Mode,
             current: current.to_string(),
             items,
-            listing: Listing::Ready,
+            listing: ModelListing::Ready,
             typed: String::new(),
             selected: 0,
         };
@@ -91,17 +91,17 @@ impl ChoicePicker {
     /// choice already.
     pub fn models(current: &str) -> Self {
         Self {
-            kind: Kind::Model,
+            kind: PickerKind::Model,
             current: current.to_string(),
             items: vec![(current.to_string(), "current".to_string())],
-            listing: Listing::Asking,
+            listing: ModelListing::Asking,
             typed: String::new(),
             selected: 0,
         }
     }
 
     pub fn is_model_picker(&self) -> bool {
-        self.kind == Kind::Model
+        self.kind == PickerKind::Model
     }
 
     /// The agent's answer to the listing (`AgentEvent::Models`).
@@ -124,8 +124,8 @@ impl ChoicePicker {
             })
             .collect();
         self.listing = match unavailable {
-            Some(why) => Listing::Unavailable(why.to_string()),
-            None => Listing::Ready,
+            Some(why) => ModelListing::Unavailable(why.to_string()),
+            None => ModelListing::Ready,
         };
         if self.typed.is_empty() {
             self.select_current();
@@ -155,7 +155,10 @@ impl ChoicePicker {
             })
             .collect();
         let name = self.typed.trim();
-        if self.kind == Kind::Model && !name.is_empty() && !rows.iter().any(|r| r.value == name) {
+        if self.kind == PickerKind::Model
+            && !name.is_empty()
+            && !rows.iter().any(|r| r.value == name)
+        {
             rows.push(Row {
                 value: name.to_string(),
                 description: "use this name (not in the list)".to_string(),
@@ -178,8 +181,8 @@ impl ChoicePicker {
                     return LayerOutcome::Open;
                 };
                 return LayerOutcome::Chosen(match self.kind {
-                    Kind::Model => Pick::Model(row.value.clone()),
-                    Kind::Mode => match row.value.parse::<Mode>() {
+                    PickerKind::Model => Pick::Model(row.value.clone()),
+                    PickerKind::Mode => match row.value.parse::<Mode>() {
                         Ok(mode) => Pick::Mode(mode),
                         Err(_) => return LayerOutcome::Open,
                     },
@@ -187,7 +190,7 @@ impl ChoicePicker {
             }
             _ => {}
         }
-        if self.kind == Kind::Model {
+        if self.kind == PickerKind::Model {
             let plain = !key
                 .modifiers
                 .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -205,7 +208,7 @@ impl ChoicePicker {
 
     /// Pasted text joins the typed name (one line of it).
     pub fn paste(&mut self, text: &str) {
-        if self.kind == Kind::Model {
+        if self.kind == PickerKind::Model {
             let line = text.lines().next().unwrap_or("").trim();
             self.type_text(line);
         }
@@ -224,7 +227,7 @@ impl ChoicePicker {
         let width = area.width.saturating_sub(4).min(84);
         let inner_width = usize::from(width.saturating_sub(2));
         let mut head: Vec<Line<'static>> = Vec::new();
-        if self.kind == Kind::Model {
+        if self.kind == PickerKind::Model {
             let typed = if self.typed.is_empty() {
                 Span::styled("type to filter, or a model name to use", theme::dim())
             } else {
@@ -232,12 +235,12 @@ impl ChoicePicker {
             };
             head.push(Line::from(vec![Span::styled("› ", theme::accent()), typed]));
             match &self.listing {
-                Listing::Ready => {}
-                Listing::Asking => head.push(Line::styled(
+                ModelListing::Ready => {}
+                ModelListing::Asking => head.push(Line::styled(
                     "asking the provider for its models…",
                     theme::dim(),
                 )),
-                Listing::Unavailable(why) => {
+                ModelListing::Unavailable(why) => {
                     let text = format!(
                         "the provider's model list is unavailable: {why}. Type a model name and press Enter."
                     );
@@ -250,11 +253,11 @@ impl ChoicePicker {
         let wanted = (head.len() + rows.len().max(1)) as u16 + 2;
         let height = wanted.clamp(4, area.height.saturating_sub(2).max(4));
         let (title, hint) = match self.kind {
-            Kind::Mode => (
+            PickerKind::Mode => (
                 " Permission mode ",
                 " ↑↓ choose · Enter switch · Esc close ",
             ),
-            Kind::Model => (" Model ", " ↑↓ choose · Enter switch · Esc close "),
+            PickerKind::Model => (" Model ", " ↑↓ choose · Enter switch · Esc close "),
         };
         let inner = modal::modal_frame(
             area,

@@ -22,7 +22,7 @@ use crate::visible;
 pub const REFRESH: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Stage {
+enum JobsStage {
     List,
     /// The output of this job.
     Output {
@@ -46,7 +46,7 @@ struct Output {
 #[derive(Debug)]
 pub struct JobsView {
     selected: usize,
-    stage: Stage,
+    stage: JobsStage,
     output: Option<Output>,
     /// When to ask the agent again.
     due: Instant,
@@ -57,7 +57,7 @@ impl JobsView {
     pub fn new(now: Instant) -> Self {
         Self {
             selected: 0,
-            stage: Stage::List,
+            stage: JobsStage::List,
             output: None,
             due: now + REFRESH,
         }
@@ -67,17 +67,17 @@ impl JobsView {
     /// no key for the stand-alone rule's dead time.
     pub fn step(&self) -> u8 {
         match self.stage {
-            Stage::List => 0,
-            Stage::Output { .. } => 1,
-            Stage::ConfirmKill { .. } => 2,
+            JobsStage::List => 0,
+            JobsStage::Output { .. } => 1,
+            JobsStage::ConfirmKill { .. } => 2,
         }
     }
 
     /// Whether `c` is one of the view's keys now (other characters are text for the input).
     pub fn takes_char(&self, c: char) -> bool {
         match self.stage {
-            Stage::ConfirmKill { .. } => matches!(c, 'y' | 'n'),
-            Stage::List | Stage::Output { .. } => matches!(c, 'k' | 'q'),
+            JobsStage::ConfirmKill { .. } => matches!(c, 'y' | 'n'),
+            JobsStage::List | JobsStage::Output { .. } => matches!(c, 'k' | 'q'),
         }
     }
 
@@ -93,7 +93,7 @@ impl JobsView {
         }
         self.due = now + REFRESH;
         let mut out = vec![UserCommand::ListJobs];
-        if let Stage::Output { job } = &self.stage {
+        if let JobsStage::Output { job } = &self.stage {
             out.push(UserCommand::ShowJobOutput { job: job.clone() });
         }
         out
@@ -101,7 +101,7 @@ impl JobsView {
 
     /// The agent's answer to `ShowJobOutput`; kept only for the job still shown.
     pub fn show_output(&mut self, job: &JobLine, stdout: &str, stderr: &str) {
-        if matches!(&self.stage, Stage::Output { job: shown } if *shown == job.id) {
+        if matches!(&self.stage, JobsStage::Output { job: shown } if *shown == job.id) {
             self.output = Some(Output {
                 job: job.id.clone(),
                 stdout: stdout.to_string(),
@@ -115,11 +115,11 @@ impl JobsView {
         self.selected = self.selected.min(count.saturating_sub(1));
         let chosen = jobs.iter().nth(self.selected).map(|job| job.id.clone());
         match self.stage.clone() {
-            Stage::ConfirmKill { job, from_output } => {
+            JobsStage::ConfirmKill { job, from_output } => {
                 let back = if from_output {
-                    Stage::Output { job: job.clone() }
+                    JobsStage::Output { job: job.clone() }
                 } else {
-                    Stage::List
+                    JobsStage::List
                 };
                 match key.code {
                     KeyCode::Char('y') | KeyCode::Enter => {
@@ -136,15 +136,15 @@ impl JobsView {
                     _ => LayerOutcome::Open,
                 }
             }
-            Stage::Output { job } => match keymap::action(Scope::Jobs, &key) {
+            JobsStage::Output { job } => match keymap::action(Scope::Jobs, &key) {
                 Some(Action::Close) => {
-                    self.stage = Stage::List;
+                    self.stage = JobsStage::List;
                     LayerOutcome::Open
                 }
                 Some(Action::KillJob) => self.ask_kill(job, true, jobs),
                 _ => LayerOutcome::Open,
             },
-            Stage::List => match keymap::action(Scope::Jobs, &key) {
+            JobsStage::List => match keymap::action(Scope::Jobs, &key) {
                 Some(Action::Close) => LayerOutcome::Closed,
                 Some(action @ (Action::SelectPrev | Action::SelectNext)) => {
                     modal::move_selection(&mut self.selected, count, action);
@@ -152,7 +152,7 @@ impl JobsView {
                 }
                 Some(Action::Choose) => match chosen {
                     Some(job) => {
-                        self.stage = Stage::Output { job: job.clone() };
+                        self.stage = JobsStage::Output { job: job.clone() };
                         self.output = None;
                         LayerOutcome::Send {
                             command: UserCommand::ShowJobOutput { job },
@@ -173,26 +173,26 @@ impl JobsView {
     /// Only a running job can be killed; for an ended one the key does nothing.
     fn ask_kill(&mut self, job: String, from_output: bool, jobs: &JobList) -> LayerOutcome {
         if jobs.get(&job).is_some_and(JobLine::running) {
-            self.stage = Stage::ConfirmKill { job, from_output };
+            self.stage = JobsStage::ConfirmKill { job, from_output };
         }
         LayerOutcome::Open
     }
 
     pub fn render(&self, jobs: &JobList, area: Rect, buf: &mut Buffer) {
         match &self.stage {
-            Stage::Output { job } => self.render_output(jobs, job, area, buf),
-            Stage::ConfirmKill {
+            JobsStage::Output { job } => self.render_output(jobs, job, area, buf),
+            JobsStage::ConfirmKill {
                 job,
                 from_output: true,
             } => {
                 self.render_output(jobs, job, area, buf);
                 self.render_confirm(jobs, job, area, buf);
             }
-            Stage::ConfirmKill { job, .. } => {
+            JobsStage::ConfirmKill { job, .. } => {
                 self.render_list(jobs, area, buf);
                 self.render_confirm(jobs, job, area, buf);
             }
-            Stage::List => self.render_list(jobs, area, buf),
+            JobsStage::List => self.render_list(jobs, area, buf),
         }
     }
 

@@ -41,7 +41,7 @@ struct Open {
 
 /// What choosing a file does to the input: `range` becomes `text`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pick {
+pub struct MentionPick {
     pub range: Range<usize>,
     pub text: String,
     /// The chosen file.
@@ -116,7 +116,7 @@ impl MentionFinder {
     }
 
     /// A key while the popup is open; `None` when it is not the popup's.
-    pub fn handle_key(&mut self, key: &KeyEvent) -> Option<Option<Pick>> {
+    pub fn handle_key(&mut self, key: &KeyEvent) -> Option<Option<MentionPick>> {
         let open = self.open.as_mut().filter(|open| !open.matches.is_empty())?;
         match key.code {
             KeyCode::Up => open.selected = open.selected.saturating_sub(1),
@@ -137,7 +137,7 @@ impl MentionFinder {
                 } else {
                     spelled
                 };
-                return Some(Some(Pick { range, text, file }));
+                return Some(Some(MentionPick { range, text, file }));
             }
             _ => return None,
         }

@@ -28,7 +28,7 @@ pub enum Origin {
 
 /// One command the palette offers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct PaletteEntry {
     /// With its leading `/`.
     pub name: String,
     pub description: String,
@@ -37,11 +37,11 @@ pub struct Entry {
 }
 
 /// The entries of the built-in slash commands (every alias is its own entry).
-pub fn builtin_entries() -> Vec<Entry> {
+pub fn builtin_entries() -> Vec<PaletteEntry> {
     SLASH_COMMANDS
         .iter()
         .flat_map(|slash| {
-            slash.names.iter().map(|name| Entry {
+            slash.names.iter().map(|name| PaletteEntry {
                 name: (*name).to_string(),
                 description: slash.help.to_string(),
                 args: slash.args.to_string(),
@@ -53,10 +53,10 @@ pub fn builtin_entries() -> Vec<Entry> {
 
 /// The built-in entries and the user's commands and skills as they are on disk now (a
 /// command's warnings are the agent's to show, when it runs).
-pub fn entries_with(sources: &crate::skills::Sources) -> Vec<Entry> {
+pub fn entries_with(sources: &crate::skills::Sources) -> Vec<PaletteEntry> {
     let mut entries = builtin_entries();
     let found = crate::skills::commands::discover_commands(sources);
-    entries.extend(found.items.iter().map(|command| Entry {
+    entries.extend(found.items.iter().map(|command| PaletteEntry {
         name: format!("/{}", command.name),
         description: command.description.clone(),
         args: command.argument_hint.clone(),
@@ -94,8 +94,8 @@ fn score(query: &str, name: &str) -> Option<(u8, usize)> {
 }
 
 /// The entries matching `query`, best first.
-pub fn matches<'a>(entries: &'a [Entry], query: &str) -> Vec<&'a Entry> {
-    let mut found: Vec<((u8, usize), usize, &Entry)> = entries
+pub fn matches<'a>(entries: &'a [PaletteEntry], query: &str) -> Vec<&'a PaletteEntry> {
+    let mut found: Vec<((u8, usize), usize, &PaletteEntry)> = entries
         .iter()
         .enumerate()
         .filter_map(|(i, e)| score(query, &e.name).map(|s| (s, i, e)))
@@ -105,12 +105,12 @@ pub fn matches<'a>(entries: &'a [Entry], query: &str) -> Vec<&'a Entry> {
 }
 
 /// What Tab makes of the input: the best match, with a space when it takes arguments.
-pub fn complete(entries: &[Entry], input: &str) -> Option<String> {
+pub fn complete(entries: &[PaletteEntry], input: &str) -> Option<String> {
     complete_at(entries, input, &Selection::default())
 }
 
 /// What Tab makes of the input: the selected match, with a space when it takes arguments.
-pub fn complete_at(entries: &[Entry], input: &str, selection: &Selection) -> Option<String> {
+pub fn complete_at(entries: &[PaletteEntry], input: &str, selection: &Selection) -> Option<String> {
     let chosen = selection.chosen(entries, input)?;
     let space = if chosen.args.is_empty() { "" } else { " " };
     Some(format!("{}{space}", chosen.name))
@@ -146,7 +146,7 @@ impl Selection {
     }
 
     /// Moves the selection by `by` rows (wrapping); false when the palette is not shown.
-    pub fn step(&mut self, entries: &[Entry], input: &str, by: isize) -> bool {
+    pub fn step(&mut self, entries: &[PaletteEntry], input: &str, by: isize) -> bool {
         let Some(q) = query(input) else {
             return false;
         };
@@ -161,7 +161,7 @@ impl Selection {
     }
 
     /// The entry the selection is on.
-    pub fn chosen<'a>(&self, entries: &'a [Entry], input: &str) -> Option<&'a Entry> {
+    pub fn chosen<'a>(&self, entries: &'a [PaletteEntry], input: &str) -> Option<&'a PaletteEntry> {
         let q = query(input)?;
         let found = matches(entries, q);
         found
@@ -172,7 +172,7 @@ impl Selection {
 
     /// Enter on `input`: the selected command runs (or waits for its arguments), unless
     /// what is typed is a command already or only `/` was typed and nothing was picked.
-    pub fn enter(&self, entries: &[Entry], input: &str) -> Enter {
+    pub fn enter(&self, entries: &[PaletteEntry], input: &str) -> Enter {
         let Some(q) = query(input) else {
             return Enter::AsTyped;
         };
@@ -191,7 +191,7 @@ impl Selection {
 }
 
 /// The palette's height for `input`: 0 when it is not shown.
-pub fn height(entries: &[Entry], input: &str) -> u16 {
+pub fn height(entries: &[PaletteEntry], input: &str) -> u16 {
     match query(input) {
         Some(q) => {
             let n = matches(entries, q).len().clamp(1, MAX_ROWS);
@@ -202,7 +202,13 @@ pub fn height(entries: &[Entry], input: &str) -> u16 {
 }
 
 /// Draws the matches of `input` in `area` (a box above the input), the selected one marked.
-pub fn render(entries: &[Entry], input: &str, selected: usize, area: Rect, buf: &mut Buffer) {
+pub fn render(
+    entries: &[PaletteEntry],
+    input: &str,
+    selected: usize,
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let Some(q) = query(input) else {
         return;
     };
@@ -317,7 +323,7 @@ mod tests {
         assert_eq!(none.enter(&entries, "/co"), Enter::Run("/compact".into()));
         assert_eq!(none.enter(&entries, "/und"), Enter::Run("/undo".into()));
         let mut entries = entries;
-        entries.push(Entry {
+        entries.push(PaletteEntry {
             name: "/review".into(),
             description: "review a file".into(),
             args: "FILE".into(),
@@ -333,7 +339,7 @@ mod tests {
     #[test]
     fn user_entries_join_the_builtin_ones() {
         let mut entries = builtin_entries();
-        entries.push(Entry {
+        entries.push(PaletteEntry {
             name: "/deploy-docs".into(),
             description: "publish the docs".into(),
             args: String::new(),

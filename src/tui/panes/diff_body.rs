@@ -15,7 +15,7 @@ const PIECE_LINES: usize = 48;
 
 /// A run of diff lines drawn together, and where its rows are in the body.
 #[derive(Debug)]
-struct Piece {
+struct DiffRun {
     lines: std::ops::Range<usize>,
     rows: std::ops::Range<usize>,
     selected: bool,
@@ -23,7 +23,7 @@ struct Piece {
 }
 
 #[derive(Debug)]
-pub(super) struct Body {
+pub(super) struct DiffBody {
     pub rows: Vec<Line<'static>>,
     /// The row each hunk's header is on.
     pub hunk_rows: Vec<usize>,
@@ -31,10 +31,10 @@ pub(super) struct Body {
     lang: String,
     view: DiffView,
     width: usize,
-    pieces: Vec<Piece>,
+    pieces: Vec<DiffRun>,
 }
 
-impl Body {
+impl DiffBody {
     /// Lays out `parsed` in `view` at `width`, with the hunk `selected_hunk` marked.
     pub fn new(
         parsed: Vec<DiffLine>,
@@ -43,7 +43,7 @@ impl Body {
         width: usize,
         selected_hunk: Option<usize>,
     ) -> Self {
-        let mut body = Body {
+        let mut body = DiffBody {
             rows: Vec::new(),
             hunk_rows: Vec::new(),
             parsed,
@@ -64,7 +64,7 @@ impl Body {
             let drawn = body.draw(start..end, "", hunk.is_some() && hunk == selected_hunk);
             let rows = body.rows.len()..body.rows.len() + drawn.len();
             body.rows.extend(drawn);
-            body.pieces.push(Piece {
+            body.pieces.push(DiffRun {
                 lines: start..end,
                 rows,
                 selected: hunk.is_some() && hunk == selected_hunk,
@@ -181,7 +181,7 @@ mod tests {
                 DiffView::Unified => unified(&parsed, "rs", 120),
                 DiffView::SideBySide => side_by_side(&parsed, "rs", 120),
             };
-            let mut body = Body::new(parsed, "rs", view, 120, None);
+            let mut body = DiffBody::new(parsed, "rs", view, 120, None);
             assert_eq!(body.rows.len(), eager.len(), "{view:?}: the same rows");
             body.highlight(0..30);
             assert_eq!(body.rows[..30], eager[..30], "{view:?}: the first screen");
@@ -206,7 +206,7 @@ mod tests {
 
     #[test]
     fn the_selected_hunk_keeps_its_bar_once_highlighted() {
-        let mut body = Body::new(long_change(), "rs", DiffView::Unified, 100, Some(0));
+        let mut body = DiffBody::new(long_change(), "rs", DiffView::Unified, 100, Some(0));
         let end = body.rows.len();
         body.highlight(end - 5..end);
         assert!(

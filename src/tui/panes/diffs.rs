@@ -12,14 +12,14 @@ use ratatui::widgets::{Block, Widget};
 
 use crate::bus::{CallId, ChangeSource, RevertTarget};
 use crate::tool_output::FileChange;
-use crate::tui::panes::diff_body::Body;
+use crate::tui::panes::diff_body::DiffBody;
 use crate::tui::{highlight, theme, wrap};
 
 pub use crate::tui::panes::diff_lines::{side_by_side, side_by_side_fits, unified};
 pub use crate::tui::panes::diff_model::{DiffLine, DiffView, TRUNCATED_MARKER, parse};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LayoutKey {
+struct DiffLayoutKey {
     selected: usize,
     hunk: Option<usize>,
     width: u16,
@@ -29,8 +29,8 @@ struct LayoutKey {
 /// The body of the selected change as drawn, and the layout it was drawn for.
 #[derive(Debug)]
 struct Drawn {
-    key: LayoutKey,
-    body: Body,
+    key: DiffLayoutKey,
+    body: DiffBody,
     /// Side by side was chosen but would cut code at this width: drawn unified instead.
     too_narrow: bool,
 }
@@ -295,7 +295,7 @@ impl DiffPane {
         if self.changes.is_empty() {
             return None;
         }
-        let key = LayoutKey {
+        let key = DiffLayoutKey {
             selected: self.selected,
             hunk: self.hunk,
             width,
@@ -415,7 +415,7 @@ impl DiffPane {
     }
 
     /// The selected change drawn hunk by hunk, the selected hunk marked by a bar at the left.
-    fn body(&self, key: LayoutKey) -> Drawn {
+    fn body(&self, key: DiffLayoutKey) -> Drawn {
         let change = &self.changes[self.selected];
         let lang = highlight::token_for_path(&change.path);
         let parsed = parse(&change.diff);
@@ -429,7 +429,7 @@ impl DiffPane {
         };
         Drawn {
             key,
-            body: Body::new(parsed, lang, view, width, key.hunk),
+            body: DiffBody::new(parsed, lang, view, width, key.hunk),
             too_narrow,
         }
     }

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::bus::Decision;
-use crate::tui::modals::approval::{ApprovalPrompt, DIFF_ROWS, Entry, Held, PLAN_MODES};
+use crate::tui::modals::approval::{ApprovalPrompt, DIFF_ROWS, Held, HeldCall, PLAN_MODES};
 use crate::tui::{highlight, marked, panes::diffs, theme, wrap};
 use crate::visible;
 
@@ -102,7 +102,7 @@ impl ApprovalPrompt {
     /// The prompt's lines for `rows` rows at most. The keys and the `why:` line always show,
     /// then every dangerous part, then the command — elided in the middle when it is long,
     /// its end always shown, the part above scrollable with ↑/↓ —, then the diff.
-    pub(super) fn layout(&self, entry: &Entry, width: usize, rows: usize) -> Vec<Line<'static>> {
+    pub(super) fn layout(&self, entry: &HeldCall, width: usize, rows: usize) -> Vec<Line<'static>> {
         let held = &entry.held;
         let keys = self.key_lines(entry, width);
         let why = Self::why_lines(held, width);
@@ -231,7 +231,7 @@ impl ApprovalPrompt {
         out
     }
 
-    pub(super) fn key_lines(&self, entry: &Entry, width: usize) -> Vec<Line<'static>> {
+    pub(super) fn key_lines(&self, entry: &HeldCall, width: usize) -> Vec<Line<'static>> {
         let held = &entry.held;
         if self.typing {
             return wrap::wrap(
