@@ -3,6 +3,7 @@
 mod agent_turns;
 mod architecture;
 mod architecture_files;
+mod architecture_names;
 mod architecture_wiring;
 mod attachments;
 mod checkpoint_crash;
