@@ -13,6 +13,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tools_bash::{alive, assert_all_dead};
 
+/// Runs `program` to its end with `input`, no live tail and nothing to cancel it.
+async fn run(
+    program: &Program<'_>,
+    input: Input,
+    timeout: Duration,
+) -> std::io::Result<process::Finished> {
+    process::run_program(program, input, timeout, &CancellationToken::new(), None).await
+}
+
 fn text(finished: &process::Finished, which: Which) -> String {
     let total = finished.capture.total(which);
     finished.capture.view(which, 0, total, 64 * 1024).text
@@ -61,12 +70,10 @@ async fn a_program_gets_its_input_and_variables_and_its_exit_status() {
         Grant::Unsandboxed,
     )
     .env("HOOK_EVENT", "pre tool");
-    let finished = process::run_program(
+    let finished = run(
         &program,
         Input::Bytes(b"{\"tool\": \"bash\"}".to_vec()),
         Duration::from_secs(20),
-        &CancellationToken::new(),
-        None,
     )
     .await
     .unwrap();
@@ -91,15 +98,9 @@ async fn a_program_gets_the_scrubbed_environment_not_cairns_secrets() {
     // SAFETY: only this test reads the variable.
     unsafe { std::env::set_var("PROCESS_PROGRAM_TEST_KEY", "sk-should-not-leak") };
     let program = Program::new(["env"], dir.path(), &settings, Grant::Unsandboxed);
-    let finished = process::run_program(
-        &program,
-        Input::Null,
-        Duration::from_secs(20),
-        &CancellationToken::new(),
-        None,
-    )
-    .await
-    .unwrap();
+    let finished = run(&program, Input::Null, Duration::from_secs(20))
+        .await
+        .unwrap();
     let out = text(&finished, Which::Stdout);
     assert!(out.contains("PATH="), "{out}");
     assert!(!out.contains("sk-should-not-leak"), "{out}");
@@ -126,15 +127,9 @@ async fn a_timeout_ends_the_program_with_its_group_and_what_left_it() {
         Grant::Unsandboxed,
     );
     let started = Instant::now();
-    let finished = process::run_program(
-        &program,
-        Input::Null,
-        Duration::from_millis(500),
-        &CancellationToken::new(),
-        None,
-    )
-    .await
-    .unwrap();
+    let finished = run(&program, Input::Null, Duration::from_millis(500))
+        .await
+        .unwrap();
     assert_eq!(finished.ending, Ending::TimedOut);
     assert!(started.elapsed() < Duration::from_secs(10));
     let all = wait_for_pids(&pids, 3).await;
@@ -145,26 +140,22 @@ async fn a_timeout_ends_the_program_with_its_group_and_what_left_it() {
 async fn a_command_line_that_cannot_start_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let settings = process::Settings::default();
-    let run = |argv: Vec<&'static str>| {
+    let error_of = |argv: Vec<&'static str>| {
         let settings = &settings;
         let dir = dir.path().to_path_buf();
         async move {
             let program = Program::new(argv, &dir, settings, Grant::Unsandboxed);
-            process::run_program(
-                &program,
-                Input::Null,
-                Duration::from_secs(5),
-                &CancellationToken::new(),
-                None,
-            )
-            .await
-            .err()
-            .map(|err| err.to_string())
+            run(&program, Input::Null, Duration::from_secs(5))
+                .await
+                .err()
+                .map(|err| err.to_string())
         }
     };
-    let empty = run(vec![]).await.unwrap();
+    let empty = error_of(vec![]).await.unwrap();
     assert!(empty.contains("empty command line"), "{empty}");
-    let missing = run(vec!["no-such-interpreter-for-cairn"]).await.unwrap();
+    let missing = error_of(vec!["no-such-interpreter-for-cairn"])
+        .await
+        .unwrap();
     assert!(missing.contains("No such file"), "{missing}");
 }
 
