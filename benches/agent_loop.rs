@@ -12,6 +12,7 @@
 //! the commands' subreaper, as cairn is.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use cairn::process;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -393,7 +394,7 @@ async fn run_session(checkpoints: bool, place: &Place) -> (Duration, Duration) {
     let mut errors = 0;
     loop {
         match front.events.recv().await.unwrap() {
-            AgentEvent::RequestEnded { .. } => break,
+            AgentEvent::Conversation(ConversationEvent::RequestEnded { .. }) => break,
             AgentEvent::Tool(bus::ToolEvent::Finished { result, name, .. }) if result.is_error => {
                 errors += 1;
                 println!("  ! {name}: {}", result.text);

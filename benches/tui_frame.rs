@@ -7,6 +7,7 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use std::time::{Duration, Instant};
 
 use cairn::bus::Mode;
@@ -30,14 +31,14 @@ fn rss_mib() -> Option<f64> {
 fn events(i: usize) -> Vec<AgentEvent> {
     let call = CallId::new(format!("c{i}"));
     match i % 4 {
-        0 => vec![AgentEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests"), images: vec![], typed: None }],
-        1 => vec![AgentEvent::AssistantMessage {
+        0 => vec![AgentEvent::Conversation(ConversationEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests"), images: vec![], typed: None })],
+        1 => vec![AgentEvent::Conversation(ConversationEvent::AssistantMessage {
             step: StepId(i as u64),
             text: format!(
                 "Step **{i}**: I changed `parse` so that it streams.\n\n```rust\nfn parse(input: &str) -> Vec<Token> {{\n    input.split_whitespace().map(Token::from).collect()\n}}\n```\n\n- keeps the API\n- faster on big inputs"
             ),
             reasoning: "thinking about the parser".into(),
-        }],
+        })],
         2 => vec![
             AgentEvent::Tool(ToolEvent::Requested { call: call.clone(), name: "bash".into(), args: json!({"command": "cargo test"}) }),
             AgentEvent::Tool(ToolEvent::Started { call: call.clone() }),
@@ -178,10 +179,10 @@ fn stream_in_process() {
     let mut frames = 0;
     let mut draw_time = Duration::ZERO;
     for (i, chunk) in words.chunks(10).enumerate() {
-        app.apply(&AgentEvent::TextDelta {
+        app.apply(&AgentEvent::Conversation(ConversationEvent::TextDelta {
             step: StepId(1),
             text: chunk.concat(),
-        });
+        }));
         if i % 1000 == 999 {
             let d = Instant::now();
             terminal.draw(|f| app.render(f)).unwrap();
@@ -189,11 +190,13 @@ fn stream_in_process() {
             frames += 1;
         }
     }
-    app.apply(&AgentEvent::AssistantMessage {
-        step: StepId(1),
-        text: text.clone(),
-        reasoning: String::new(),
-    });
+    app.apply(&AgentEvent::Conversation(
+        ConversationEvent::AssistantMessage {
+            step: StepId(1),
+            text: text.clone(),
+            reasoning: String::new(),
+        },
+    ));
     let d = Instant::now();
     terminal.draw(|f| app.render(f)).unwrap();
     draw_time += d.elapsed();

@@ -7,25 +7,29 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::tool_output::FileChange;
-
 mod attachments;
+mod conversation;
 mod end_reason;
 mod jobs;
 mod mode;
+mod report;
 mod restore;
 mod shell;
+mod tool_event;
 mod tool_result;
 mod usage;
 pub use attachments::{Attachment, ImageChip};
+pub use conversation::{ConversationEvent, QueueEvent};
 pub use end_reason::EndReason;
-pub use jobs::{JobEnd, JobEvent, JobKiller, JobLine};
+pub use jobs::{JobEnd, JobEvent, JobKiller, JobLine, JobListEvent};
 pub use mode::Mode;
+pub use report::{ReportEvent, SessionSummary, SkillLine, SkillStatus};
 pub use restore::{
     ChangeSource, FileConflict, Restore, RestorePlan, RevertConflict, RevertFile, RevertMismatch,
-    RevertPlan, RevertTarget, RewindPoint, diff_fingerprint,
+    RevertPlan, RevertTarget, RewindPoint, TimeTravelEvent, diff_fingerprint,
 };
 pub use shell::ShellEvent;
+pub use tool_event::{HookAct, HookNote, ToolEvent};
 pub use tool_result::ToolResult;
 pub use usage::{CostRow, Usage};
 
@@ -209,129 +213,8 @@ pub enum UserCommand {
     Shutdown,
 }
 
-/// One saved session, as `cairn sessions` and the resume picker show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionSummary {
-    pub id: SessionId,
-    /// RFC 3339 start time.
-    pub started: String,
-    pub cwd: String,
-    pub first_prompt: String,
-}
-
 /// The message `/continue` sends after an answer was cut at the output limit.
 pub const CONTINUE_PROMPT: &str = "Your previous answer was cut off at the output limit. Continue it exactly where it stopped, without repeating what you already wrote.";
-
-/// What happened to one tool call. Tagged `event`, not `type`: it travels inside
-/// `AgentEvent::Tool`, whose own `type` tag shares the object (`{"type":"tool","event":…}`),
-/// and a second `type` key would make every tool event a JSON object with a duplicate key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum ToolEvent {
-    /// The model asked for the call: it is checked and queued, not yet running.
-    Requested {
-        call: CallId,
-        name: String,
-        args: serde_json::Value,
-    },
-    /// The call really started running (after approval and after the calls it waits for).
-    Started {
-        call: CallId,
-    },
-    /// The gate holds the call until a `UserCommand::Decide` for it arrives.
-    AwaitingApproval {
-        call: CallId,
-        name: String,
-        /// The command, or the path for writes.
-        subject: String,
-        why: String,
-        sandboxed: bool,
-        /// The prefix "approve for the session" would allow.
-        prefix: String,
-        /// Every dangerous part of a held command, as `words — reason`, as the gate judged
-        /// them in the workspace: the prompt lists them all and offers no "always" rule.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        dangers: Vec<String>,
-        /// For a held write or edit: the change it would make.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        diff: Option<FileChange>,
-    },
-    Decided {
-        call: CallId,
-        decision: Decision,
-    },
-    /// The call runs unasked, but the user should know: it writes a file their own tools run
-    /// or obey later (`.envrc`, `.vscode/tasks.json`, ...). Shown on the call's card.
-    Warned {
-        call: CallId,
-        message: String,
-    },
-    /// A piece of a running command's output, for the live tail.
-    OutputTail {
-        call: CallId,
-        chunk: String,
-    },
-    Finished {
-        call: CallId,
-        name: String,
-        result: ToolResult,
-    },
-}
-
-/// What a hook did that the user must see.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HookAct {
-    /// It denied (what it guards does not happen; a `stop` hook sends the model on).
-    Denied,
-    /// It put another input in place of the call's (judged by the gate again).
-    ChangedInput,
-    /// It failed, and as a guard that fails closed it denies.
-    FailedDenies,
-    /// It failed; a guard with `on_error = "allow"` lets the call go on.
-    FailedAllowed,
-    /// It failed (a hook that only informs: nothing is stopped).
-    Failed,
-}
-
-impl HookAct {
-    /// The card's verb.
-    pub fn label(self) -> &'static str {
-        match self {
-            HookAct::Denied => "denied",
-            HookAct::ChangedInput => "changed the call's input",
-            HookAct::FailedDenies => "failed, so it denies",
-            HookAct::FailedAllowed => "failed (on_error = \"allow\": going on)",
-            HookAct::Failed => "failed",
-        }
-    }
-}
-
-/// One hook's denial, changed input or failure, for the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HookNote {
-    /// The event it ran for (`pre_tool`, ...).
-    pub event: String,
-    /// Its name: `pre_tool #1 (.cairn/config.toml)`.
-    pub hook: String,
-    /// Its command.
-    pub command: String,
-    pub act: HookAct,
-    /// Its reason, what went wrong, or the input it put in place (cut).
-    pub why: String,
-}
-
-impl HookNote {
-    /// The note as one line of text (`exec`'s warning, `cairn hooks test`, the clipboard).
-    pub fn text(&self) -> String {
-        let why = if self.why.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", self.why)
-        };
-        format!("hook {} {}{why}", self.hook, self.act.label())
-    }
-}
 
 /// Project rules the user has not trusted yet (a cloned repository's `.cairn/config.toml`
 /// may ship `allow = ["rm -rf"]`), as the start-up prompt lists them: they do not apply
@@ -348,43 +231,6 @@ pub struct UntrustedRules {
     pub processes: Vec<String>,
 }
 
-/// One skill of the session, as `/skills` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkillLine {
-    pub name: String,
-    /// As the model's list shows it (shortened when the budget made it so).
-    pub description: String,
-    /// Its `SKILL.md`.
-    pub path: String,
-    /// Where it was found: `.cairn/skills`, `~/.claude/skills`, …
-    pub origin: String,
-    pub status: SkillStatus,
-}
-
-/// What became of a skill in the model's list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkillStatus {
-    Listed,
-    /// Listed with its description cut to fit the budget.
-    Shortened,
-    /// Left out of the list: over the budget.
-    Omitted,
-    /// `disable-model-invocation`: never listed, `/name` only.
-    UserOnly,
-}
-
-impl SkillStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkillStatus::Listed => "listed",
-            SkillStatus::Shortened => "shortened",
-            SkillStatus::Omitted => "omitted",
-            SkillStatus::UserOnly => "/name only",
-        }
-    }
-}
-
 /// What happened. Past tense or a state; never a request.
 // A finished command (its run and the files it changed) is the largest event; events are few
 // per second, so boxing it would buy nothing.
@@ -392,223 +238,29 @@ impl SkillStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
-    SessionStarted {
-        session: SessionId,
-        provider: String,
-        model: String,
-        mode: Mode,
-        context_window: u64,
-        resumed: bool,
-    },
-    /// A user message entered the conversation (also replayed on resume), with the images
-    /// attached to it (from `@`, a paste, Ctrl+V or `--image`), for their chips.
-    UserMessage {
-        text: String,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<ImageChip>,
-        /// What the user typed, when `text` (what the model got) expands it: a `/name args`
-        /// command or skill, `/init`. The transcript shows this.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        typed: Option<String>,
-    },
-    /// A user request began: one `RequestEnded` follows, after all its steps.
-    RequestStarted,
-    /// One model step of the request began (a reply, then its tool calls); one `StepEnded`
-    /// with the same id follows before the next step or the request's end.
-    StepStarted {
-        #[serde(rename = "turn")]
-        step: StepId,
-    },
-    StepEnded {
-        #[serde(rename = "turn")]
-        step: StepId,
-    },
-    TextDelta {
-        #[serde(rename = "turn")]
-        step: StepId,
-        text: String,
-    },
-    ReasoningDelta {
-        #[serde(rename = "turn")]
-        step: StepId,
-        text: String,
-    },
-    /// The assistant message of a step is complete (also replayed on resume).
-    AssistantMessage {
-        #[serde(rename = "turn")]
-        step: StepId,
-        text: String,
-        reasoning: String,
-    },
-    /// The model request failed and is tried again after `wait_ms`: the reply starts over,
-    /// so text and reasoning streamed since `StepStarted` are void.
-    Retrying {
-        attempt: u32,
-        wait_ms: u64,
-        reason: String,
-    },
-    Usage(Usage),
     Tool(ToolEvent),
     /// A user's own command (`!cmd`, `!!cmd`).
     Shell(ShellEvent),
-    /// A queued message (`UserCommand::Steer`) entered the conversation after model step
-    /// `step` of the session.
-    Delivered {
-        id: String,
-        step: u64,
-    },
-    /// A queued message or command was taken back before it was delivered.
-    Withdrawn {
-        id: String,
-    },
-    /// Queued messages the request ended without (interrupted, failed, denied): not
-    /// delivered, back with the user, who decides again.
-    Returned {
-        ids: Vec<String>,
-    },
-    ModeChanged {
-        mode: Mode,
-    },
-    ModelChanged {
-        model: String,
-    },
-    /// Answer to `UserCommand::ListModels`: the models to offer, the configured one first
-    /// (then the current one, then what the provider's `/models` listed, in its order);
-    /// `unavailable` says why the provider's list is missing, when it is.
-    Models {
-        models: Vec<String>,
-        /// The model of the configuration (empty when none was configured).
-        configured: String,
-        unavailable: Option<String>,
-    },
-    /// Something the user should know that did not end the request.
-    Warning {
-        message: String,
-    },
+    /// A background job started or ended (live only: the log keeps the calls, not this).
+    Job(JobEvent),
     /// A hook denied, changed a call's input or failed (the TUI's one-line card; `exec`
     /// prints it as a warning).
     Hook(HookNote),
-    /// Answer to `UserCommand::TrustProjectRules`: the `rules` rules of `path` apply now,
-    /// and `processes` of the project's hooks run from their next call.
-    ProjectRulesTrusted {
-        path: std::path::PathBuf,
-        rules: usize,
-        #[serde(default, skip_serializing_if = "is_zero")]
-        processes: usize,
-        /// Why the decision could not be remembered (then they apply for this session only).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        unremembered: Option<String>,
-    },
-    /// The start-up check of the model endpoint (TUI only) is done: `problem` is `None` when
-    /// it answered, else what the user should check (the URL, the key variable).
-    EndpointChecked {
-        problem: Option<String>,
-    },
-    /// The session's skills and what became of each in the model's list (sent at the start of
-    /// a session; `/skills` shows it). `budget` is the characters the list may take.
-    Skills {
-        skills: Vec<SkillLine>,
-        budget: usize,
-    },
-    /// The request that `RequestStarted` opened is over; `last_step` is its last step.
-    RequestEnded {
-        #[serde(rename = "turn")]
-        last_step: StepId,
-        reason: EndReason,
-    },
-    /// The agent is idle and waits for the next `Submit`.
-    Idle,
-    /// Answer to `UserCommand::ListSessions`: this directory's sessions first, then the
-    /// others (each newest first). `here` is the directory the session works in; a session
-    /// recorded elsewhere resumes only there.
-    Sessions {
-        sessions: Vec<SessionSummary>,
-        #[serde(default)]
-        here: String,
-    },
-    /// The conversation was replaced (new or resumed session): clear the transcript, diffs and
-    /// todos; the history of a resumed session follows as ordinary events.
-    Reset,
-    /// How full the context window is: `used` tokens (the last reported prompt and reply plus
-    /// an estimate of what was added since) of `window`; and the session's cost so far.
-    Context {
-        used: u64,
-        window: u64,
-        /// Dollars, when the model's prices are known.
-        cost_usd: Option<f64>,
-    },
-    /// What every model request of the session used in all (also the requests of branches a
-    /// rewind left: tokens paid for stay counted), and how many there were. Sent with each
-    /// `Context`; the status line's counters follow it.
-    SessionUsage {
-        totals: Usage,
-        requests: u64,
-    },
-    /// The conversation was compacted (also replayed on resume): `pruned` old tool results
-    /// were replaced by stubs and `summarized` older messages by a summary.
-    Compacted {
-        before: u64,
-        after: u64,
-        pruned: usize,
-        summarized: usize,
-    },
-    /// Answer to `UserCommand::ShowCost`: every model request of the session.
-    CostReport {
-        rows: Vec<CostRow>,
-    },
-    /// Answer to `UserCommand::ListRewindPoints`: the current branch's user messages, newest
-    /// first.
-    RewindPoints {
-        points: Vec<RewindPoint>,
-    },
-    /// What a `Restore` would do, for the user to confirm.
-    RestorePlan {
-        what: Restore,
-        plan: RestorePlan,
-    },
-    /// A `Restore` was done: the files it changed and the ones it left alone.
-    Restored {
-        what: Restore,
-        done: RestorePlan,
-    },
-    /// The conversation was rewound to just before the user message `at` (whose text
-    /// follows); live, the transcript of the new branch was replayed after a `Reset`. In a
-    /// replay it marks where a branch was left.
-    Rewound {
-        at: usize,
-        text: String,
-    },
-    /// Answer to `PreviewRevert` (and to a `Revert` whose files moved since the preview:
-    /// then `moved` is true and nothing was changed).
-    RevertPreview {
-        target: RevertTarget,
-        /// What is reverted, in words: "hunk 2 of the edit of src/lib.rs".
-        what: String,
-        plan: RevertPlan,
-        #[serde(default)]
-        moved: bool,
-    },
-    /// The user reverted a change (also replayed on resume). `changes` are the revert's own
-    /// diffs: the diff pane shows them as a change of source `Revert(id)`.
-    Reverted {
-        id: String,
-        target: RevertTarget,
-        what: String,
-        changes: Vec<FileChange>,
-    },
-    /// A background job started or ended (live only: the log keeps the calls, not this).
-    Job(JobEvent),
-    /// Answer to `UserCommand::ListJobs`: the jobs of this run of the session, oldest first.
-    Jobs {
-        jobs: Vec<JobLine>,
-    },
-    /// Answer to `UserCommand::ShowJobOutput`: the last of each stream, cleaned for a
-    /// terminal like the model's view.
-    JobOutput {
-        job: JobLine,
-        stdout: String,
-        stderr: String,
-    },
+    /// The session, the user's messages, the model's reply as it streams, the request's end.
+    #[serde(untagged)]
+    Conversation(ConversationEvent),
+    /// Queued messages delivered, withdrawn or returned.
+    #[serde(untagged)]
+    Queue(QueueEvent),
+    /// Figures, notices and answers to the user's questions (models, sessions, skills, cost).
+    #[serde(untagged)]
+    Report(ReportEvent),
+    /// Rewind, restore and revert.
+    #[serde(untagged)]
+    TimeTravel(TimeTravelEvent),
+    /// Answers to the user's questions about background jobs.
+    #[serde(untagged)]
+    JobList(JobListEvent),
 }
 
 /// The engine's ends of the bus.
@@ -638,8 +290,4 @@ pub fn channel() -> (EngineEnds, FrontEnds) {
             events: event_rx,
         },
     )
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }

@@ -3,6 +3,7 @@
 //! writes every event as one JSON line instead.
 #![allow(clippy::print_stderr)]
 
+use crate::bus::{ConversationEvent, ReportEvent};
 use std::io::{IsTerminal, Read, Write};
 
 use color_eyre::eyre::{Result, WrapErr};
@@ -212,18 +213,23 @@ impl Printer {
             let _ = writeln!(self.out, "{line}");
         }
         match event {
-            AgentEvent::Idle if !self.live => {
+            AgentEvent::Conversation(ConversationEvent::Idle) if !self.live => {
                 self.live = true;
                 return;
             }
-            AgentEvent::Idle => self.exit = self.ended,
-            AgentEvent::RequestEnded { reason, .. } if self.live => {
+            AgentEvent::Conversation(ConversationEvent::Idle) => self.exit = self.ended,
+            AgentEvent::Conversation(ConversationEvent::RequestEnded { reason, .. })
+                if self.live =>
+            {
                 self.ended = Some(exit_status(reason));
                 self.cut = *reason == EndReason::OutputLimit;
             }
             _ => {}
         }
-        let is_warning = matches!(event, AgentEvent::Warning { .. } | AgentEvent::Hook(_));
+        let is_warning = matches!(
+            event,
+            AgentEvent::Report(ReportEvent::Warning { .. }) | AgentEvent::Hook(_)
+        );
         if !self.json && (self.live || is_warning) {
             self.progress(event);
         }
@@ -231,7 +237,9 @@ impl Printer {
 
     fn progress(&mut self, event: &AgentEvent) {
         match event {
-            AgentEvent::AssistantMessage { text, .. } => self.answer.clone_from(text),
+            AgentEvent::Conversation(ConversationEvent::AssistantMessage { text, .. }) => {
+                self.answer.clone_from(text)
+            }
             AgentEvent::Tool(ToolEvent::Requested { name, args, .. }) => {
                 progress!("→ {name} {}", summarize_args(args));
             }
@@ -254,35 +262,37 @@ impl Printer {
                     run.runs_later.items().join(", ")
                 );
             }
-            AgentEvent::Retrying {
+            AgentEvent::Conversation(ConversationEvent::Retrying {
                 attempt,
                 wait_ms,
                 reason,
-            } => {
+            }) => {
                 progress!(
                     "retrying in {:.1}s (attempt {attempt}): {reason}",
                     *wait_ms as f64 / 1000.0
                 );
             }
-            AgentEvent::Warning { message } => progress!("warning: {message}"),
+            AgentEvent::Report(ReportEvent::Warning { message }) => progress!("warning: {message}"),
             AgentEvent::Hook(note) => progress!("warning: {}", note.text()),
-            AgentEvent::Compacted { before, after, .. } => {
+            AgentEvent::Report(ReportEvent::Compacted { before, after, .. }) => {
                 progress!("context compacted: {before} → {after} tokens");
             }
-            AgentEvent::RequestEnded { reason, .. } => match reason {
-                EndReason::Completed => {}
-                EndReason::Failed(message) => progress!("error: {message}"),
-                EndReason::Denied => {
-                    progress!(
-                        "error: a call needed approval, which a headless run cannot give; use --mode auto or never, or a rule in the config"
-                    )
+            AgentEvent::Conversation(ConversationEvent::RequestEnded { reason, .. }) => {
+                match reason {
+                    EndReason::Completed => {}
+                    EndReason::Failed(message) => progress!("error: {message}"),
+                    EndReason::Denied => {
+                        progress!(
+                            "error: a call needed approval, which a headless run cannot give; use --mode auto or never, or a rule in the config"
+                        )
+                    }
+                    EndReason::StepLimit => progress!("error: the step limit ended the run"),
+                    EndReason::OutputLimit => progress!(
+                        "warning: the answer was cut at the output limit (finish_reason \"length\"); raise max_tokens, or continue it with: cairn exec --continue /continue"
+                    ),
+                    EndReason::Interrupted => progress!("interrupted"),
                 }
-                EndReason::StepLimit => progress!("error: the step limit ended the run"),
-                EndReason::OutputLimit => progress!(
-                    "warning: the answer was cut at the output limit (finish_reason \"length\"); raise max_tokens, or continue it with: cairn exec --continue /continue"
-                ),
-                EndReason::Interrupted => progress!("interrupted"),
-            },
+            }
             _ => {}
         }
     }

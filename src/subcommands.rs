@@ -1,6 +1,7 @@
 //! The subcommands other than `exec`: the full-screen UI and replay, `sessions`, `tool list|run`
 //! and `policy check`. Each returns its output and exit status; `main` prints.
 
+use crate::bus::{ConversationEvent, ReportEvent};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -129,20 +130,22 @@ pub async fn replay(dirs: &Dirs, id: &str) -> Result<i32> {
     let send = |event| {
         let _ = engine.events.send(event);
     };
-    send(AgentEvent::SessionStarted {
-        session: id,
-        provider: provider.clone(),
-        model: model.clone(),
-        mode,
-        context_window: 0,
-        resumed: true,
-    });
+    send(AgentEvent::Conversation(
+        ConversationEvent::SessionStarted {
+            session: id,
+            provider: provider.clone(),
+            model: model.clone(),
+            mode,
+            context_window: 0,
+            resumed: true,
+        },
+    ));
     loaded
         .warnings
         .into_iter()
-        .for_each(|message| send(AgentEvent::Warning { message }));
+        .for_each(|message| send(AgentEvent::Report(ReportEvent::Warning { message })));
     rebuilt.events.into_iter().for_each(send);
-    send(AgentEvent::Idle);
+    send(AgentEvent::Conversation(ConversationEvent::Idle));
     let options = TuiOptions {
         provider,
         model,

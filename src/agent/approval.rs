@@ -2,6 +2,7 @@
 //! for the decision (recorded and published), and carrying it out — the sandbox the call runs
 //! in, a rule for the session or the project, or the result it gets instead.
 
+use crate::bus::ReportEvent;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -142,9 +143,9 @@ impl Agent {
         if !dangerous && !prefix.trim().is_empty() {
             return decision;
         }
-        self.emit(AgentEvent::Warning {
+        self.emit(AgentEvent::Report(ReportEvent::Warning {
             message: "approved once: no rule is saved for a dangerous command".into(),
-        });
+        }));
         Decision::Approve
     }
 
@@ -170,7 +171,7 @@ impl Agent {
                 "could not save the rule for `{prefix}` (it applies to this session only): {err}"
             ),
         };
-        self.emit(AgentEvent::Warning { message });
+        self.emit(AgentEvent::Report(ReportEvent::Warning { message }));
     }
 
     /// Holds the call until the user decides; `None` when interrupted meanwhile.

@@ -6,6 +6,7 @@
 //! anything is sent; a secret store asks in every mode. A mention that names no file stays
 //! text. Images the user attached apart from the text (`--image`, the clipboard) follow.
 
+use crate::bus::ReportEvent;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -90,12 +91,12 @@ impl Agent {
                 .map(|meta| (real, meta))
         });
         let Some((real, meta)) = meta else {
-            self.emit(AgentEvent::Warning {
+            self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: format!(
                     "@{} names no file here: it was sent as plain text, nothing attached",
                     mention.path
                 ),
-            });
+            }));
             return Ok(Vec::new());
         };
         let spelled = mentions::spelling(&mention.path);
@@ -315,22 +316,22 @@ impl Agent {
     }
 
     fn warn_not_attached(&self, what: &str, why: &str) {
-        self.emit(AgentEvent::Warning {
+        self.emit(AgentEvent::Report(ReportEvent::Warning {
             message: format!("{what} was not attached: {why}"),
-        });
+        }));
     }
 
     /// Tells the user that a headless run cannot attach something it would have to ask for.
     fn denied(&self, message: String) -> EndReason {
-        self.emit(AgentEvent::Warning { message });
+        self.emit(AgentEvent::Report(ReportEvent::Warning { message }));
         EndReason::Denied
     }
 
     /// Tells the user why the request ends before it was sent; the reason ends it.
     fn refuse_attach(&self, message: String) -> EndReason {
-        self.emit(AgentEvent::Warning {
+        self.emit(AgentEvent::Report(ReportEvent::Warning {
             message: message.clone(),
-        });
+        }));
         EndReason::Failed(message)
     }
 }

@@ -5,6 +5,7 @@
 //! records each result and publishes it. Every call gets exactly one result, also when the
 //! user interrupts.
 
+use crate::bus::ReportEvent;
 use crate::process;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -307,12 +308,12 @@ impl Agent {
             if let Some(crate::tool_output::ToolOutput::Command(run)) = &result.output
                 && !run.put_back.is_empty()
             {
-                self.emit(AgentEvent::Warning {
+                self.emit(AgentEvent::Report(ReportEvent::Warning {
                     message: format!(
                         "a sandboxed command changed git config, hooks or .cairn/; cairn put back {}",
                         run.put_back.items().join(", ")
                     ),
-                });
+                }));
             }
             if let (Some(before), Access::Command { .. }) = (&before, &call.access) {
                 // A command runs alone: what changed since the checkpoint is its doing.

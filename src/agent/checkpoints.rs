@@ -26,6 +26,7 @@
 //! have, or a Before with no After; `cairn undo` takes either batch as one never closed and
 //! completes it from the workspace as it is (see `time_travel::undo`).
 
+use crate::bus::ReportEvent;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -159,9 +160,9 @@ impl Agent {
                 }
                 Err(err) => {
                     self.checkpoints.unavailable = true;
-                    self.emit(AgentEvent::Warning {
+                    self.emit(AgentEvent::Report(ReportEvent::Warning {
                         message: format!("no checkpoints this session (undo is off): {err}"),
-                    });
+                    }));
                     return None;
                 }
             }
@@ -318,11 +319,11 @@ impl Agent {
             ),
         };
         tracing::warn!("writing a checkpoint: {failed}");
-        self.emit(AgentEvent::Warning {
+        self.emit(AgentEvent::Report(ReportEvent::Warning {
             message: format!(
                 "checkpoint failed, this change cannot be undone; the next change asks first: {failed}"
             ),
-        });
+        }));
         self.checkpoints.failure = Some(failed);
     }
 
@@ -337,23 +338,23 @@ impl Agent {
         // up every call of the session: checkpoints go off for it, once, with a warning.
         let Ok(snapshot) = tokio::time::timeout(SNAPSHOT_DEADLINE, task.answer()).await else {
             self.checkpoints.unavailable = true;
-            self.emit(AgentEvent::Warning {
+            self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: format!(
                     "checkpoints off for this session (undo is off): the workspace took over {} s to snapshot",
                     SNAPSHOT_DEADLINE.as_secs()
                 ),
-            });
+            }));
             return None;
         };
         let snap = match snapshot {
             Ok(Ok(snap)) => snap,
             Ok(Err(err)) => {
                 tracing::warn!("checkpoint failed: {err}");
-                self.emit(AgentEvent::Warning {
+                self.emit(AgentEvent::Report(ReportEvent::Warning {
                     message: format!(
                         "checkpoint failed, this change cannot be undone; the next change asks first: {err}"
                     ),
-                });
+                }));
                 self.checkpoints.failure = Some(err.to_string());
                 return None;
             }
@@ -378,9 +379,9 @@ impl Agent {
             } else {
                 String::new()
             };
-            self.emit(AgentEvent::Warning {
+            self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: format!("checkpoints (undo) leave out {}{more}", list.join(", ")),
-            });
+            }));
         }
         let kind = kind?;
         self.record(&Record::Checkpoint {
@@ -417,9 +418,9 @@ impl Agent {
             }
             match store.keep_to_budget() {
                 Ok(Some(pruned)) => {
-                    let _ = events.send(AgentEvent::Warning {
+                    let _ = events.send(AgentEvent::Report(ReportEvent::Warning {
                         message: pruned_message(&pruned),
-                    });
+                    }));
                 }
                 Ok(None) => {}
                 Err(err) => tracing::warn!("keeping the checkpoint store to its budget: {err}"),

@@ -10,6 +10,7 @@
 //! The read-before-edit rule stays honest: a file whose read result the model no longer sees
 //! loses its read stamp, so it must be read again before an edit.
 
+use crate::bus::ReportEvent;
 use std::collections::{HashMap, HashSet};
 
 use tokio_util::sync::CancellationToken;
@@ -128,9 +129,9 @@ impl Agent {
         }
         if outcome.pruned == 0 && outcome.summarized == 0 {
             if why == Why::Asked {
-                self.emit(AgentEvent::Warning {
+                self.emit(AgentEvent::Report(ReportEvent::Warning {
                     message: "nothing to compact yet".into(),
-                });
+                }));
             }
             return false;
         }
@@ -158,14 +159,14 @@ impl Agent {
             usage: outcome.usage,
         });
         if let Some(usage) = outcome.usage {
-            self.emit(AgentEvent::Usage(usage));
+            self.emit(AgentEvent::Report(ReportEvent::Usage(usage)));
         }
-        self.emit(AgentEvent::Compacted {
+        self.emit(AgentEvent::Report(ReportEvent::Compacted {
             before,
             after,
             pruned: outcome.pruned,
             summarized: outcome.summarized,
-        });
+        }));
         // A loaded skill the compaction took out comes back (within a budget).
         self.reattach_skills();
         self.report_context();
@@ -225,11 +226,11 @@ impl Agent {
             }
             Err(LlmError::Cancelled) => (None, None),
             Err(err) => {
-                self.emit(AgentEvent::Warning {
+                self.emit(AgentEvent::Report(ReportEvent::Warning {
                     message: format!(
                         "the model could not summarise the conversation ({err}); older turns were replaced by a list of files and todos"
                     ),
-                });
+                }));
                 (None, None)
             }
         }

@@ -2,6 +2,7 @@
 //! so the screen comes up at once; the result arrives over the bus (`EndpointChecked`), and a
 //! failure shows as a warning before the user's first message has to find out.
 
+use crate::bus::ReportEvent;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,7 +30,7 @@ impl Agent {
                     Some(warning_text(&error.to_string()))
                 }
             };
-            let _ = events.send(AgentEvent::EndpointChecked { problem });
+            let _ = events.send(AgentEvent::Report(ReportEvent::EndpointChecked { problem }));
         });
     }
 }

@@ -6,8 +6,9 @@
 //! so forks and compactions compose in any order); the session rules and costs carry on, they
 //! are the user's approvals and money spent, not part of the conversation. `rebuild` gives
 //! the events of the current branch (what a resume shows), `rebuild_all` also those of the
-//! branches left, each followed by an `AgentEvent::Rewound` marker (what `cairn replay` shows).
+//! branches left, each followed by an `TimeTravelEvent::Rewound` marker (what `cairn replay` shows).
 
+use crate::bus::TimeTravelEvent;
 use std::collections::HashSet;
 
 use crate::bus::{AgentEvent, CallId, ImageChip, ShellEvent, ToolEvent, ToolResult, Usage};
@@ -111,7 +112,7 @@ pub fn rebuild_loading(records: &[Record], images: ImageBytes<'_>) -> Rebuilt {
 }
 
 /// The session with the branches rewinds left, for `cairn replay`: the events of every
-/// branch, in log order, each left one followed by `AgentEvent::Rewound`.
+/// branch, in log order, each left one followed by `TimeTravelEvent::Rewound`.
 pub fn rebuild_all(records: &[Record]) -> Rebuilt {
     rebuild_with(records, true, &|_| None)
 }
@@ -215,10 +216,11 @@ fn fork(out: &mut Rebuilt, before: &[Record], at: usize, keep_left: bool, images
     out.interrupted = prefix.interrupted;
     out.skills = prefix.skills;
     if keep_left {
-        out.events.push(AgentEvent::Rewound {
-            at,
-            text: text.clone(),
-        });
+        out.events
+            .push(AgentEvent::TimeTravel(TimeTravelEvent::Rewound {
+                at,
+                text: text.clone(),
+            }));
     } else {
         out.events = prefix.events;
     }
@@ -264,7 +266,7 @@ mod replay;
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::bus::StepId;
+    use crate::bus::{ConversationEvent, StepId};
 
     fn call(id: &str) -> LoggedCall {
         LoggedCall {
@@ -328,14 +330,21 @@ mod tests {
         let steps: Vec<u64> = events
             .iter()
             .filter_map(|event| match event {
-                AgentEvent::AssistantMessage { step, .. } => Some(step.0),
+                AgentEvent::Conversation(ConversationEvent::AssistantMessage { step, .. }) => {
+                    Some(step.0)
+                }
                 _ => None,
             })
             .collect();
         assert_eq!(steps, [1, 2, 3]);
         let first = events
             .iter()
-            .find(|event| matches!(event, AgentEvent::AssistantMessage { .. }))
+            .find(|event| {
+                matches!(
+                    event,
+                    AgentEvent::Conversation(ConversationEvent::AssistantMessage { .. })
+                )
+            })
             .unwrap();
         let wire = serde_json::to_value(first).unwrap();
         assert_eq!(wire["type"], "assistant_message");
@@ -346,10 +355,10 @@ mod tests {
                 .unwrap();
         assert_eq!(
             ended,
-            AgentEvent::RequestEnded {
+            AgentEvent::Conversation(ConversationEvent::RequestEnded {
                 last_step: StepId(3),
                 reason: crate::bus::EndReason::Completed
-            }
+            })
         );
     }
 
@@ -385,7 +394,7 @@ mod tests {
         let events = rebuild(&records).events;
         assert_eq!(
             events,
-            [AgentEvent::UserMessage {
+            [AgentEvent::Conversation(ConversationEvent::UserMessage {
                 text: "look".into(),
                 images: vec![ImageChip {
                     name: "shot.png".into(),
@@ -394,7 +403,7 @@ mod tests {
                     height: 600
                 }],
                 typed: None,
-            }]
+            })]
         );
     }
 }

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::bus::{ConversationEvent, TimeTravelEvent};
 use crate::tool_output::TodoStatus;
 
 fn user(text: &str) -> Record {
@@ -47,8 +48,12 @@ fn user_events(events: &[AgentEvent]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::UserMessage { text, .. } => Some(text.clone()),
-            AgentEvent::Rewound { at, .. } => Some(format!("<rewound to {at}>")),
+            AgentEvent::Conversation(ConversationEvent::UserMessage { text, .. }) => {
+                Some(text.clone())
+            }
+            AgentEvent::TimeTravel(TimeTravelEvent::Rewound { at, .. }) => {
+                Some(format!("<rewound to {at}>"))
+            }
             _ => None,
         })
         .collect()

@@ -9,6 +9,7 @@
 //! Every run is a `Record::Hook`; denials, failures and changed input are shown as one-line
 //! cards (`AgentEvent::Hook`), what a hook asks to show as warnings.
 
+use crate::bus::ReportEvent;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -78,20 +79,20 @@ impl Agent {
             self.emit(AgentEvent::Hook(note.clone()));
         }
         for notice in &outcome.notices {
-            self.emit(AgentEvent::Warning {
+            self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: notice.clone(),
-            });
+            }));
         }
         if let Some(blocked) = &outcome.blocked
             && !blocked.stderr.trim().is_empty()
         {
-            self.emit(AgentEvent::Warning {
+            self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: format!(
                     "hook {} said: {}",
                     blocked.hook,
                     crate::llm::stream::cut(blocked.stderr.trim(), 2000)
                 ),
-            });
+            }));
         }
     }
 
@@ -319,9 +320,9 @@ impl Agent {
                 let _ = events.send(AgentEvent::Hook(note.clone()));
             }
             for notice in &outcome.notices {
-                let _ = events.send(AgentEvent::Warning {
+                let _ = events.send(AgentEvent::Report(ReportEvent::Warning {
                     message: notice.clone(),
-                });
+                }));
             }
             crate::sync::MutexExt::locked(&*later).push(outcome);
         });

@@ -3,6 +3,7 @@
 //! agent keeps owning every process), the news the model is told before its next step, and
 //! on resume which jobs of the log a restart ended.
 
+use crate::bus::{JobListEvent, ReportEvent};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -67,27 +68,27 @@ pub(super) fn serve(
     command: UserCommand,
 ) {
     let Some(tools) = shared.tools() else {
-        let _ = events.send(AgentEvent::Jobs { jobs: Vec::new() });
+        let _ = events.send(AgentEvent::JobList(JobListEvent::Jobs { jobs: Vec::new() }));
         return;
     };
     let warn = |events: &UnboundedSender<AgentEvent>, err: ToolError| {
-        let _ = events.send(AgentEvent::Warning {
+        let _ = events.send(AgentEvent::Report(ReportEvent::Warning {
             message: format!("/jobs: {}", user_words(err)),
-        });
+        }));
     };
     match command {
         UserCommand::ListJobs => {
-            let _ = events.send(AgentEvent::Jobs {
+            let _ = events.send(AgentEvent::JobList(JobListEvent::Jobs {
                 jobs: tools.jobs.lines(),
-            });
+            }));
         }
         UserCommand::ShowJobOutput { job } => match tools.jobs.output_tail(&job) {
             Ok((job, stdout, stderr)) => {
-                let _ = events.send(AgentEvent::JobOutput {
+                let _ = events.send(AgentEvent::JobList(JobListEvent::JobOutput {
                     job,
                     stdout,
                     stderr,
-                });
+                }));
             }
             Err(err) => warn(events, err),
         },

@@ -29,6 +29,7 @@ mod steering;
 mod turn;
 pub mod user_shell;
 
+use crate::bus::{ConversationEvent, ReportEvent};
 use crate::sync::MutexExt;
 pub use context::ContextSettings;
 use context::WindowCell;
@@ -137,11 +138,11 @@ impl ModelLister {
                 Err(err) => (Vec::new(), Some(err.to_string())),
             };
             let models = crate::llm::listing::offered(&configured, &current, &listed);
-            let _ = events.send(AgentEvent::Models {
+            let _ = events.send(AgentEvent::Report(ReportEvent::Models {
                 models,
                 configured,
                 unavailable,
-            });
+            }));
         });
     }
 }
@@ -316,9 +317,9 @@ impl Agent {
 
     /// Tells the front end something it should know (setup notices, before `run`).
     pub fn warn(&self, message: &str) {
-        self.emit(AgentEvent::Warning {
+        self.emit(AgentEvent::Report(ReportEvent::Warning {
             message: message.to_string(),
-        });
+        }));
     }
 
     pub fn log_path(&self) -> PathBuf {
@@ -326,14 +327,16 @@ impl Agent {
     }
 
     fn announce(&mut self, resumed: bool, history: Vec<AgentEvent>) {
-        self.emit(AgentEvent::SessionStarted {
-            session: self.session.id.clone(),
-            provider: self.settings.provider.clone(),
-            model: self.engine.model.model(),
-            mode: self.shared.mode(),
-            context_window: self.window(),
-            resumed,
-        });
+        self.emit(AgentEvent::Conversation(
+            ConversationEvent::SessionStarted {
+                session: self.session.id.clone(),
+                provider: self.settings.provider.clone(),
+                model: self.engine.model.model(),
+                mode: self.shared.mode(),
+                context_window: self.window(),
+                resumed,
+            },
+        ));
         for event in history {
             self.emit(event);
         }
@@ -345,12 +348,12 @@ impl Agent {
         self.report_context();
         if resumed {
             // The history replays the session's old mode and model; what applies now is ours.
-            self.emit(AgentEvent::ModeChanged {
+            self.emit(AgentEvent::Report(ReportEvent::ModeChanged {
                 mode: self.shared.mode(),
-            });
-            self.emit(AgentEvent::ModelChanged {
+            }));
+            self.emit(AgentEvent::Report(ReportEvent::ModelChanged {
                 model: self.engine.model.model(),
-            });
+            }));
         }
     }
 
@@ -373,16 +376,16 @@ impl Agent {
             Ok((session, history)) => {
                 self.session = session;
                 self.step_counter = 0;
-                self.emit(AgentEvent::Reset);
+                self.emit(AgentEvent::Conversation(ConversationEvent::Reset));
                 self.announce(matches!(from, StartFrom::Resume(_)), history);
                 for message in skill_warnings {
                     self.warn(&message);
                 }
                 self.session_start_hooks().await;
             }
-            Err(err) => self.emit(AgentEvent::Warning {
+            Err(err) => self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: err.to_string(),
-            }),
+            })),
         }
     }
 
@@ -444,21 +447,21 @@ impl Agent {
                 .filter_map(|r| r.cost_usd)
                 .fold(0.0, |sum, cost| sum + cost)
         });
-        self.emit(AgentEvent::Context {
+        self.emit(AgentEvent::Report(ReportEvent::Context {
             used,
             window: self.window(),
             cost_usd,
-        });
+        }));
         let mut totals = crate::bus::Usage::default();
         for (_, usage) in &self.session.costs {
             totals.prompt_tokens += usage.prompt_tokens;
             totals.completion_tokens += usage.completion_tokens;
             totals.cached_tokens += usage.cached_tokens;
         }
-        self.emit(AgentEvent::SessionUsage {
+        self.emit(AgentEvent::Report(ReportEvent::SessionUsage {
             totals,
             requests: self.session.costs.len() as u64,
-        });
+        }));
     }
 
     /// Record, then publish. A log that cannot be written is reported once; the work goes on,
@@ -473,9 +476,9 @@ impl Agent {
             tracing::error!("{err}");
             if !self.log_failed {
                 self.log_failed = true;
-                self.emit(AgentEvent::Warning {
+                self.emit(AgentEvent::Report(ReportEvent::Warning {
                     message: format!("the session log cannot be written: {err}"),
-                });
+                }));
             }
         }
     }

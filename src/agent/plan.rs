@@ -2,6 +2,7 @@
 //! (the session switches to the mode they chose, and the model is told to carry it out) or
 //! answers with feedback (planning goes on). Outside plan mode the call is a correctable error.
 
+use crate::bus::ReportEvent;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -70,7 +71,9 @@ impl Agent {
         };
         self.shared.set_mode(chosen);
         self.record(&Record::Mode { mode: chosen });
-        self.emit(AgentEvent::ModeChanged { mode: chosen });
+        self.emit(AgentEvent::Report(ReportEvent::ModeChanged {
+            mode: chosen,
+        }));
         ToolResult {
             is_error: false,
             text: format!(

@@ -10,6 +10,7 @@
 //! does: the TUI refuses the keys while a turn runs (the model may be editing the same file,
 //! and a queued revert would apply to a state nobody previewed).
 
+use crate::bus::{ReportEvent, TimeTravelEvent};
 use std::sync::Arc;
 
 use super::Agent;
@@ -34,12 +35,12 @@ impl Agent {
                 },
             ),
         };
-        self.emit(AgentEvent::RevertPreview {
+        self.emit(AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview {
             target,
             what,
             plan,
             moved: false,
-        });
+        }));
     }
 
     /// Applies `target` when the files are still what the preview (`stamp`) showed; else the
@@ -74,12 +75,12 @@ impl Agent {
             Err(err) => return self.refuse(target, what, err.to_string()),
         };
         if planned.stamp() != stamp || !planned.is_clean() {
-            self.emit(AgentEvent::RevertPreview {
+            self.emit(AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview {
                 target,
                 what,
                 plan: planned.to_plan(),
                 moved: true,
-            });
+            }));
             return;
         }
         let before = snapshot(store.clone()).await;
@@ -101,12 +102,12 @@ impl Agent {
                 return self.refuse(target, what, error.to_string());
             }
             Err(PartialRevert { done, error: err }) => {
-                self.emit(AgentEvent::Warning {
+                self.emit(AgentEvent::Report(ReportEvent::Warning {
                     message: format!(
                         "the revert stopped part way: {err}; {} of its files were changed",
                         done.len()
                     ),
-                });
+                }));
                 done
             }
         };
@@ -131,21 +132,21 @@ impl Agent {
             after,
         });
         self.tell_model(note_for_model(&what, &changes));
-        self.emit(AgentEvent::Reverted {
+        self.emit(AgentEvent::TimeTravel(TimeTravelEvent::Reverted {
             id,
             target,
             what,
             changes,
-        });
+        }));
     }
 
     fn refuse(&self, target: RevertTarget, what: String, reason: String) {
-        self.emit(AgentEvent::RevertPreview {
+        self.emit(AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview {
             target,
             what,
             plan: RevertPlan::Refused { reason },
             moved: false,
-        });
+        }));
     }
 
     fn locate(&self, target: &RevertTarget) -> Result<Located, TimeTravelError> {

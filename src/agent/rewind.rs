@@ -11,6 +11,7 @@
 //! the content seen, and a restored file no longer matches. Todos come back with the
 //! conversation; session rules stay (they are the user's approvals, not the model's state).
 
+use crate::bus::{ConversationEvent, ReportEvent, TimeTravelEvent};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -62,7 +63,9 @@ impl Agent {
                 text: u.text,
             })
             .collect();
-        self.emit(AgentEvent::RewindPoints { points });
+        self.emit(AgentEvent::TimeTravel(TimeTravelEvent::RewindPoints {
+            points,
+        }));
     }
 
     /// Plans (`apply` false) or does an undo, redo or rewind.
@@ -102,7 +105,10 @@ impl Agent {
             _ => RestorePlan::default(),
         };
         if !apply {
-            self.emit(AgentEvent::RestorePlan { what, plan: moved });
+            self.emit(AgentEvent::TimeTravel(TimeTravelEvent::RestorePlan {
+                what,
+                plan: moved,
+            }));
             return;
         }
         if let Some(m) = &work.files {
@@ -121,7 +127,10 @@ impl Agent {
             what: what.clone(),
             done: moved.clone(),
         });
-        self.emit(AgentEvent::Restored { what, done: moved });
+        self.emit(AgentEvent::TimeTravel(TimeTravelEvent::Restored {
+            what,
+            done: moved,
+        }));
         if let Some(note) = note {
             self.tell_model(note);
         }
@@ -199,21 +208,21 @@ impl Agent {
             self.session.told = told;
         }
         self.session.request_text = rebuilt.request_text;
-        self.emit(AgentEvent::Reset);
+        self.emit(AgentEvent::Conversation(ConversationEvent::Reset));
         for event in rebuilt.events {
             self.emit(event);
         }
         // The history replays the branch's old mode and model; what applies now is ours.
-        self.emit(AgentEvent::ModeChanged {
+        self.emit(AgentEvent::Report(ReportEvent::ModeChanged {
             mode: self.shared.mode(),
-        });
-        self.emit(AgentEvent::ModelChanged {
+        }));
+        self.emit(AgentEvent::Report(ReportEvent::ModelChanged {
             model: self.engine.model.model(),
-        });
-        self.emit(AgentEvent::Rewound {
+        }));
+        self.emit(AgentEvent::TimeTravel(TimeTravelEvent::Rewound {
             at,
             text: text.to_string(),
-        });
+        }));
     }
 
     /// Forgets the read stamps of files the dropped conversation read or wrote, unless the

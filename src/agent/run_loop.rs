@@ -2,6 +2,7 @@
 //! loop keeps serving what may come meanwhile (steering, a decision, an interrupt, a mode),
 //! and everything else waits for the agent to be idle.
 
+use crate::bus::{ConversationEvent, QueueEvent, ReportEvent};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -64,7 +65,8 @@ impl Agent {
                         if !sent {
                             inbox.note_withdrawn(id.clone(), text.clone());
                         } else if inbox.withdraw(id) {
-                            let _ = events.send(AgentEvent::Withdrawn { id: id.clone() });
+                            let _ = events
+                                .send(AgentEvent::Queue(QueueEvent::Withdrawn { id: id.clone() }));
                         }
                         // The agent logs it when it gets to it.
                         CancellationToken::new()
@@ -98,7 +100,7 @@ impl Agent {
         self.ask_window(self.engine.model.model());
         self.check_endpoint_in_background();
         self.session_start_hooks().await;
-        self.emit(AgentEvent::Idle);
+        self.emit(AgentEvent::Conversation(ConversationEvent::Idle));
         while let Some((command, cancel)) = work_rx.recv().await {
             match command {
                 UserCommand::Submit { text, attach } => {
@@ -108,7 +110,7 @@ impl Agent {
                         attach,
                     };
                     self.serve(request, &cancel).await;
-                    self.emit(AgentEvent::Idle);
+                    self.emit(AgentEvent::Conversation(ConversationEvent::Idle));
                 }
                 UserCommand::Steer { id, text, attach } => {
                     let request = steering::Request {
@@ -117,7 +119,7 @@ impl Agent {
                         attach,
                     };
                     self.serve(request, &cancel).await;
-                    self.emit(AgentEvent::Idle);
+                    self.emit(AgentEvent::Conversation(ConversationEvent::Idle));
                 }
                 UserCommand::Shell {
                     id,
@@ -128,16 +130,16 @@ impl Agent {
                 UserCommand::SetMode { mode } => {
                     self.shared.set_mode(mode);
                     self.record(&Record::Mode { mode });
-                    self.emit(AgentEvent::ModeChanged { mode });
+                    self.emit(AgentEvent::Report(ReportEvent::ModeChanged { mode }));
                 }
                 UserCommand::SetModel { model } => {
                     self.engine.model.set_model(&model);
                     self.record(&Record::Model {
                         model: model.clone(),
                     });
-                    self.emit(AgentEvent::ModelChanged {
+                    self.emit(AgentEvent::Report(ReportEvent::ModelChanged {
                         model: model.clone(),
-                    });
+                    }));
                     if !self.settings.context.window_fixed
                         && let Some(info) = crate::models::lookup(&model)
                     {
@@ -148,11 +150,11 @@ impl Agent {
                 }
                 UserCommand::Compact { focus } => {
                     self.compact(compact::Why::Asked, focus, &cancel).await;
-                    self.emit(AgentEvent::Idle);
+                    self.emit(AgentEvent::Conversation(ConversationEvent::Idle));
                 }
                 UserCommand::ShowCost => {
                     let rows = self.cost_rows();
-                    self.emit(AgentEvent::CostReport { rows });
+                    self.emit(AgentEvent::Report(ReportEvent::CostReport { rows }));
                 }
                 // Handled in order, like a request: never while one runs.
                 UserCommand::ListRewindPoints => self.list_rewind_points(),
@@ -163,19 +165,19 @@ impl Agent {
                     let here = &self.settings.workspace;
                     let sessions =
                         session_log::list_sessions_for(self.settings.dirs.sessions(), here);
-                    self.emit(AgentEvent::Sessions {
+                    self.emit(AgentEvent::Report(ReportEvent::Sessions {
                         sessions,
                         here: here.display().to_string(),
-                    });
+                    }));
                 }
                 UserCommand::NewSession => self.switch_session(StartFrom::New).await,
                 UserCommand::Resume { session } => {
                     let (dir, here) = (self.settings.dirs.sessions(), &self.settings.workspace);
                     match session_log::find_session_in(dir, &session.0, here) {
                         Ok(path) => self.switch_session(StartFrom::Resume(path)).await,
-                        Err(err) => self.emit(AgentEvent::Warning {
+                        Err(err) => self.emit(AgentEvent::Report(ReportEvent::Warning {
                             message: err.to_string(),
-                        }),
+                        })),
                     }
                 }
                 UserCommand::TrustSkill { name } => self.trust_skill(&name),

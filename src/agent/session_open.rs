@@ -2,6 +2,7 @@
 //! rebuilt; and the user's trust in the project's rules carried out.
 
 use crate::bus::AgentEvent;
+use crate::bus::ReportEvent;
 use crate::permissions::PermissionGate;
 use crate::session_log::{self, LogError, Record, SessionLog, ToldState};
 
@@ -101,7 +102,7 @@ pub(super) fn open_session(
             let mut events: Vec<AgentEvent> = loaded
                 .warnings
                 .into_iter()
-                .map(|message| AgentEvent::Warning { message })
+                .map(|message| AgentEvent::Report(ReportEvent::Warning { message }))
                 .collect();
             events.extend(rebuilt.events);
             skills.loaded = rebuilt.skills;
@@ -130,8 +131,8 @@ pub(super) fn trust_project_rules(
 ) -> AgentEvent {
     match untrusted {
         Some(pending) => pending.accept(gate),
-        None => AgentEvent::Warning {
+        None => AgentEvent::Report(ReportEvent::Warning {
             message: "no project rules are waiting to be trusted".into(),
-        },
+        }),
     }
 }

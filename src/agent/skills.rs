@@ -8,6 +8,7 @@
 //! Commands (`/name args`) are expanded here, for the TUI and `exec` alike, from the files as
 //! they are on disk at that moment.
 
+use crate::bus::ReportEvent;
 use serde_json::Value;
 
 use super::Agent;
@@ -95,10 +96,10 @@ impl Agent {
                 status: e.status,
             })
             .collect();
-        self.emit(AgentEvent::Skills {
+        self.emit(AgentEvent::Report(ReportEvent::Skills {
             skills,
             budget: self.session.skills.listing.budget,
-        });
+        }));
     }
 
     /// Answers a `skill` call from the session's skills.
@@ -139,21 +140,21 @@ impl Agent {
             return;
         }
         if !self.skill_trusted(skill) {
-            self.emit(AgentEvent::Warning {
+            self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: format!(
                     "the project skill {} lists allowed-tools ({}), which grant nothing: its content is not trusted (trust it with /skills trust {}, or run with --trust-project)",
                     skill.name,
                     skill.allowed_tools.join(", "),
                     skill.name
                 ),
-            });
+            }));
             return;
         }
         let grants = crate::skills::grants::map(&skill.allowed_tools, &self.settings.workspace);
         for note in &grants.notes {
-            self.emit(AgentEvent::Warning {
+            self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: format!("skill {}: {note}", skill.name),
-            });
+            }));
         }
         if !grants.prefixes.is_empty() {
             self.engine.gate.grant_for_skill(&grants.prefixes);
@@ -225,7 +226,7 @@ impl Agent {
                 Err(err) => format!("could not remember the trust for {name}: {err}"),
             },
         };
-        self.emit(AgentEvent::Warning { message });
+        self.emit(AgentEvent::Report(ReportEvent::Warning { message }));
     }
 
     /// The skill grants end with the user turn that loaded the skill.

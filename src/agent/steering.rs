@@ -4,6 +4,7 @@
 //! run there, between two model requests, so they never race the model's tools. Every
 //! message's fate is logged: delivered (after which step), withdrawn, or returned undelivered.
 
+use crate::bus::{QueueEvent, ReportEvent};
 use crate::process;
 use std::sync::Arc;
 
@@ -130,9 +131,9 @@ impl Agent {
                     EndReason::Failed(why) => why,
                     other => format!("{other:?}"),
                 };
-                self.emit(AgentEvent::Warning {
+                self.emit(AgentEvent::Report(ReportEvent::Warning {
                     message: format!("a queued message was not delivered: {why}"),
-                });
+                }));
                 self.return_messages([(id, text)]);
                 false
             }
@@ -146,7 +147,7 @@ impl Agent {
             id: id.clone(),
             step,
         });
-        self.emit(AgentEvent::Delivered { id, step });
+        self.emit(AgentEvent::Queue(QueueEvent::Delivered { id, step }));
     }
 
     /// Logs the withdrawals the router took (it cannot write the log itself).
@@ -167,7 +168,7 @@ impl Agent {
             ids.push(id);
         }
         if !ids.is_empty() {
-            self.emit(AgentEvent::Returned { ids });
+            self.emit(AgentEvent::Queue(QueueEvent::Returned { ids }));
         }
     }
 

@@ -2,6 +2,7 @@
 //! and run the calls → append results → ask again, until the model answers without tool calls,
 //! the step limit is reached, the user interrupts, or something fails.
 
+use crate::bus::{ConversationEvent, ReportEvent};
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
@@ -28,7 +29,7 @@ impl Agent {
             attach,
         } = request;
         let mut last_step = StepId(self.step_counter);
-        self.emit(AgentEvent::RequestStarted);
+        self.emit(AgentEvent::Conversation(ConversationEvent::RequestStarted));
         // `/name args` becomes the command's text (a skill's, which it also loads); what the
         // user typed is kept to show.
         let expanded = self.expand_command(&text);
@@ -39,10 +40,10 @@ impl Agent {
         let parts = match self.attach(&text, &attach, cancel).await {
             Ok(parts) => parts,
             Err(reason) => {
-                self.emit(AgentEvent::RequestEnded {
+                self.emit(AgentEvent::Conversation(ConversationEvent::RequestEnded {
                     last_step,
                     reason: reason.clone(),
-                });
+                }));
                 return reason;
             }
         };
@@ -51,10 +52,10 @@ impl Agent {
             Ok(context) => context,
             Err(why) => {
                 self.warn(&why);
-                self.emit(AgentEvent::RequestEnded {
+                self.emit(AgentEvent::Conversation(ConversationEvent::RequestEnded {
                     last_step,
                     reason: EndReason::Denied,
-                });
+                }));
                 return EndReason::Denied;
             }
         };
@@ -77,9 +78,13 @@ impl Agent {
                 self.step_counter += 1;
                 let step = StepId(self.step_counter);
                 last_step = step;
-                self.emit(AgentEvent::StepStarted { step });
+                self.emit(AgentEvent::Conversation(ConversationEvent::StepStarted {
+                    step,
+                }));
                 let ended = self.step(step, cancel).await;
-                self.emit(AgentEvent::StepEnded { step });
+                self.emit(AgentEvent::Conversation(ConversationEvent::StepEnded {
+                    step,
+                }));
                 match ended {
                     // A step boundary: what the user sent meanwhile comes in here, after the
                     // step's results and before the next request.
@@ -94,12 +99,12 @@ impl Agent {
                     Some(reason) => break 'request reason,
                 }
             }
-            self.emit(AgentEvent::Warning {
+            self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: format!(
                     "stopped after {} steps (max_steps); send a message to let the agent continue",
                     self.settings.max_steps
                 ),
-            });
+            }));
             EndReason::StepLimit
         };
         if reason == EndReason::Interrupted {
@@ -120,10 +125,10 @@ impl Agent {
         {
             self.drop_unanswered(before);
         }
-        self.emit(AgentEvent::RequestEnded {
+        self.emit(AgentEvent::Conversation(ConversationEvent::RequestEnded {
             last_step,
             reason: reason.clone(),
-        });
+        }));
         // Awaited, so a headless run that exits now still tells its hooks.
         let message = format!("the turn ended ({})", end_text(&reason));
         let subject = crate::hooks::Subject::Notification { message };
@@ -157,11 +162,11 @@ impl Agent {
     ) {
         self.record(&Record::user_typed(text, parts.clone(), typed.clone()));
         self.prime_checkpoints();
-        self.emit(AgentEvent::UserMessage {
+        self.emit(AgentEvent::Conversation(ConversationEvent::UserMessage {
             text: text.to_string(),
             images: image_chips(&parts),
             typed,
-        });
+        }));
         self.session.request_text = text.to_string();
         let store = self.image_store();
         let message = user_message(text, &parts, &|image| store.get(&image.hash).ok());
@@ -216,11 +221,11 @@ impl Agent {
         let stated = window_in_error(&message).unwrap_or(u64::MAX);
         self.window.set(self.window().min(stated).min(refused));
         self.session.conversation.forget_anchor();
-        self.emit(AgentEvent::Warning {
+        self.emit(AgentEvent::Report(ReportEvent::Warning {
             message: format!(
                 "the provider says the conversation is too long for the model ({message}); compacting and trying once more"
             ),
-        });
+        }));
         if !self.compact(Why::Overflow, None, cancel).await {
             return Err(EndReason::Failed(format!(
                 "the request is too long for the model and there is nothing left to compact: {message}"
@@ -254,12 +259,12 @@ impl Agent {
                 "the provider refused an image: {message}"
             )));
         }
-        self.emit(AgentEvent::Warning {
+        self.emit(AgentEvent::Report(ReportEvent::Warning {
             message: format!(
                 "the provider refused {} ({reason}); it is replaced by a note and the request is sent once more without it",
                 removed.join(", ")
             ),
-        });
+        }));
         match self.stream_reply(step, cancel).await {
             Ok(completion) => Ok(completion),
             Err(ReplyError::End(reason)) => Err(reason),
@@ -315,19 +320,23 @@ impl Agent {
         let mut on_delta = |delta: StreamDelta| {
             shown.follow(&delta);
             let event = match delta {
-                StreamDelta::Text(text) => AgentEvent::TextDelta { step, text },
-                StreamDelta::Reasoning(text) => AgentEvent::ReasoningDelta { step, text },
+                StreamDelta::Text(text) => {
+                    AgentEvent::Conversation(ConversationEvent::TextDelta { step, text })
+                }
+                StreamDelta::Reasoning(text) => {
+                    AgentEvent::Conversation(ConversationEvent::ReasoningDelta { step, text })
+                }
                 // Usage is published with the reply, after it is recorded.
                 StreamDelta::Usage(_) => return,
                 StreamDelta::Retrying {
                     attempt,
                     wait,
                     reason,
-                } => AgentEvent::Retrying {
+                } => AgentEvent::Conversation(ConversationEvent::Retrying {
                     attempt,
                     wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
                     reason,
-                },
+                }),
             };
             let _ = events.send(event);
         };
@@ -533,7 +542,7 @@ impl Agent {
         });
         if let Some(usage) = completion.usage {
             self.record(&Record::Usage(usage));
-            self.emit(AgentEvent::Usage(usage));
+            self.emit(AgentEvent::Report(ReportEvent::Usage(usage)));
             self.session.costs.push((step.0, usage));
         }
         self.session
@@ -542,11 +551,13 @@ impl Agent {
         if let Some(usage) = completion.usage {
             self.session.conversation.anchor(&usage);
         }
-        self.emit(AgentEvent::AssistantMessage {
-            step,
-            text: completion.text.clone(),
-            reasoning: completion.reasoning.clone(),
-        });
+        self.emit(AgentEvent::Conversation(
+            ConversationEvent::AssistantMessage {
+                step,
+                text: completion.text.clone(),
+                reasoning: completion.reasoning.clone(),
+            },
+        ));
         self.report_context();
     }
 }

@@ -173,3 +173,18 @@ mod tests {
         assert_eq!(back, event);
     }
 }
+
+/// Answers to the user's questions about the background jobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum JobListEvent {
+    /// Answer to `UserCommand::ListJobs`: the jobs of this run of the session, oldest first.
+    Jobs { jobs: Vec<JobLine> },
+    /// Answer to `UserCommand::ShowJobOutput`: the last of each stream, cleaned for a
+    /// terminal like the model's view.
+    JobOutput {
+        job: JobLine,
+        stdout: String,
+        stderr: String,
+    },
+}

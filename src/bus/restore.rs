@@ -134,3 +134,38 @@ pub struct FileConflict {
     pub path: String,
     pub why: String,
 }
+
+/// Rewind, restore and revert: what they would do and what they did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TimeTravelEvent {
+    /// Answer to `UserCommand::ListRewindPoints`: the current branch's user messages, newest
+    /// first.
+    RewindPoints { points: Vec<RewindPoint> },
+    /// What a `Restore` would do, for the user to confirm.
+    RestorePlan { what: Restore, plan: RestorePlan },
+    /// A `Restore` was done: the files it changed and the ones it left alone.
+    Restored { what: Restore, done: RestorePlan },
+    /// The conversation was rewound to just before the user message `at` (whose text
+    /// follows); live, the transcript of the new branch was replayed after a `Reset`. In a
+    /// replay it marks where a branch was left.
+    Rewound { at: usize, text: String },
+    /// Answer to `PreviewRevert` (and to a `Revert` whose files moved since the preview:
+    /// then `moved` is true and nothing was changed).
+    RevertPreview {
+        target: RevertTarget,
+        /// What is reverted, in words: "hunk 2 of the edit of src/lib.rs".
+        what: String,
+        plan: RevertPlan,
+        #[serde(default)]
+        moved: bool,
+    },
+    /// The user reverted a change (also replayed on resume). `changes` are the revert's own
+    /// diffs: the diff pane shows them as a change of source `Revert(id)`.
+    Reverted {
+        id: String,
+        target: RevertTarget,
+        what: String,
+        changes: Vec<FileChange>,
+    },
+}

@@ -6,6 +6,7 @@
 //! the answer (`PendingTrust`); headless runs ignore untrusted rules with a warning unless
 //! `--trust-project`.
 
+use crate::bus::ReportEvent;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -217,12 +218,12 @@ impl PendingTrust {
                 )),
             }
         }
-        AgentEvent::ProjectRulesTrusted {
+        AgentEvent::Report(ReportEvent::ProjectRulesTrusted {
             path: self.shown().path,
             rules: self.project.as_ref().map_or(0, |p| p.rules.rules().len()),
             processes,
             unremembered: (!failures.is_empty()).then(|| failures.join("; ")),
-        }
+        })
     }
 }
 

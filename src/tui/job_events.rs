@@ -2,7 +2,7 @@
 //! the status line's count, the cards of commands that went on as jobs, the open view.
 
 use crate::bus::{
-    AgentEvent, CallId, JobEnd, JobEvent, JobKiller, JobLine, ToolResult, UserCommand,
+    CallId, JobEnd, JobEvent, JobKiller, JobLine, JobListEvent, ToolResult, UserCommand,
 };
 use crate::tool_output::ToolOutput;
 use crate::tui::app::App;
@@ -11,36 +11,38 @@ use crate::tui::modals::jobs_view::JobsView;
 use crate::tui::panes::transcript::entry::NoticeLevel;
 
 impl App {
-    /// Folds the job events and the answers to `/jobs` in: the list, the status line's count,
-    /// the cards of commands that went on as jobs, the open view's output.
-    pub(crate) fn apply_jobs(&mut self, event: &AgentEvent) {
+    /// A background job started or ended: its card and the status line follow.
+    pub(crate) fn apply_job(&mut self, event: &JobEvent) {
+        self.jobs.apply(event);
+        let job = event.job();
+        if let Some(call) = self.job_calls.get(&job.id).cloned() {
+            let line = job.clone();
+            self.transcript
+                .update_card(&call, |card| card.job = Some(line));
+        }
+        if matches!(event, JobEvent::Ended { .. })
+            && job.end
+                == Some(JobEnd::Killed {
+                    by: JobKiller::User,
+                })
+        {
+            self.notice(
+                &format!(
+                    "killed {} `{}`; the model is told with its next request",
+                    job.id,
+                    crate::visible::shown(&job.command).text
+                ),
+                NoticeLevel::Info,
+            );
+        }
+        self.status.jobs_running = self.jobs.running();
+    }
+
+    /// The jobs list or one job's output, answering the user.
+    pub(crate) fn apply_job_list(&mut self, event: &JobListEvent) {
         match event {
-            AgentEvent::Job(event) => {
-                self.jobs.apply(event);
-                let job = event.job();
-                if let Some(call) = self.job_calls.get(&job.id).cloned() {
-                    let line = job.clone();
-                    self.transcript
-                        .update_card(&call, |card| card.job = Some(line));
-                }
-                if matches!(event, JobEvent::Ended { .. })
-                    && job.end
-                        == Some(JobEnd::Killed {
-                            by: JobKiller::User,
-                        })
-                {
-                    self.notice(
-                        &format!(
-                            "killed {} `{}`; the model is told with its next request",
-                            job.id,
-                            crate::visible::shown(&job.command).text
-                        ),
-                        NoticeLevel::Info,
-                    );
-                }
-            }
-            AgentEvent::Jobs { jobs } => self.jobs.merge(jobs),
-            AgentEvent::JobOutput {
+            JobListEvent::Jobs { jobs } => self.jobs.merge(jobs),
+            JobListEvent::JobOutput {
                 job,
                 stdout,
                 stderr,
@@ -50,7 +52,6 @@ impl App {
                     view.show_output(job, stdout, stderr);
                 }
             }
-            _ => return,
         }
         self.status.jobs_running = self.jobs.running();
     }
@@ -104,7 +105,7 @@ impl App {
                 {
                     return;
                 }
-                self.apply_jobs(&AgentEvent::Job(JobEvent::Ended { job: line }));
+                self.apply_job(&JobEvent::Ended { job: line });
             }
             _ => {}
         }

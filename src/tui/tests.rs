@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::{ConversationEvent, ReportEvent};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -116,24 +117,24 @@ fn scripted_session(t0: Instant) -> App {
     let mut app = app(t0);
     let step = StepId(1);
     let events = vec![
-        AgentEvent::SessionStarted {
+        AgentEvent::Conversation(ConversationEvent::SessionStarted {
             session: crate::bus::SessionId("s1".into()),
             provider: "deepseek".into(),
             model: "deepseek-chat".into(),
             mode: Mode::AutoEdit,
             context_window: 64_000,
             resumed: false,
-        },
-        AgentEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into(), images: vec![], typed: None },
-        AgentEvent::StepStarted { step },
-        AgentEvent::ReasoningDelta { step, text: "The user wants a greet function next to add.".into() },
-        AgentEvent::TextDelta { step, text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n".into() },
-        AgentEvent::TextDelta { step, text: "    format!(\"Hello, {name}!\")\n}\n```\n\nThen I run the tests.".into() },
-        AgentEvent::AssistantMessage {
+        }),
+        AgentEvent::Conversation(ConversationEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into(), images: vec![], typed: None }),
+        AgentEvent::Conversation(ConversationEvent::StepStarted { step }),
+        AgentEvent::Conversation(ConversationEvent::ReasoningDelta { step, text: "The user wants a greet function next to add.".into() }),
+        AgentEvent::Conversation(ConversationEvent::TextDelta { step, text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n".into() }),
+        AgentEvent::Conversation(ConversationEvent::TextDelta { step, text: "    format!(\"Hello, {name}!\")\n}\n```\n\nThen I run the tests.".into() }),
+        AgentEvent::Conversation(ConversationEvent::AssistantMessage {
             step,
             text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n    format!(\"Hello, {name}!\")\n}\n```\n\nThen I run the tests.".into(),
             reasoning: "The user wants a greet function next to add.".into(),
-        },
+        }),
         tool(ToolEvent::Requested { call: CallId::new("c1"), name: "edit_file".into(), args: json!({"path": "src/lib.rs", "old_string": "}", "new_string": "..."}) }),
         tool(ToolEvent::Started { call: CallId::new("c1") }),
         tool(ToolEvent::Finished { call: CallId::new("c1"), name: "edit_file".into(), result: ToolResult::ok(ToolOutput::FileChanged(lib_change())) }),
@@ -147,7 +148,7 @@ fn scripted_session(t0: Instant) -> App {
             name: "bash".into(),
             result: command("cargo test", "running 2 tests\ntest add ... ok\ntest greet ... ok\ntest result: ok. 2 passed", 0, 2300),
         }),
-        AgentEvent::Usage(Usage { prompt_tokens: 12_400, completion_tokens: 380, cached_tokens: 9_000 }),
+        AgentEvent::Report(ReportEvent::Usage(Usage { prompt_tokens: 12_400, completion_tokens: 380, cached_tokens: 9_000 })),
         tool(ToolEvent::Requested { call: CallId::new("c4"), name: "bash".into(), args: json!({"command": "cargo build --release"}) }),
         tool(ToolEvent::Started { call: CallId::new("c4") }),
         tool(ToolEvent::OutputTail { call: CallId::new("c4"), chunk: "   Compiling greet v0.1.0\n   Compiling app v0.1.0\n".into() }),
@@ -207,20 +208,22 @@ fn streaming_text_with_an_open_code_block() {
     let t0 = Instant::now();
     let mut app = app(t0);
     let step = StepId(1);
-    app.apply(&AgentEvent::UserMessage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "show me a loop".into(),
         images: vec![],
         typed: None,
-    });
-    app.apply(&AgentEvent::StepStarted { step });
-    app.apply(&AgentEvent::TextDelta {
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+        step,
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::TextDelta {
         step,
         text: "Here is a loop in Python:\n\n```python\nfor i in range(3):\n".into(),
-    });
-    app.apply(&AgentEvent::TextDelta {
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::TextDelta {
         step,
         text: "    print(i)\n".into(),
-    });
+    }));
     insta::assert_snapshot!(draw(&app, 60, 16));
 }
 
@@ -470,25 +473,31 @@ fn resize_and_back_neither_duplicates_nor_loses_lines() {
 fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
     let mut app = app(Instant::now());
     let step = StepId(1);
-    app.apply(&AgentEvent::StepStarted { step });
-    app.apply(&AgentEvent::ReasoningDelta {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
         step,
-        text: "First, read the parser.\nThen check the tests.".into(),
-    });
+    }));
+    app.apply(&AgentEvent::Conversation(
+        ConversationEvent::ReasoningDelta {
+            step,
+            text: "First, read the parser.\nThen check the tests.".into(),
+        },
+    ));
     let thinking = screen_text(&app, 70, 14);
     assert!(
         thinking.contains("thinking…") && thinking.contains("Then check the tests."),
         "{thinking}"
     );
-    app.apply(&AgentEvent::TextDelta {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::TextDelta {
         step,
         text: "The parser is fine.".into(),
-    });
-    app.apply(&AgentEvent::AssistantMessage {
-        step,
-        text: "The parser is fine.".into(),
-        reasoning: "First, read the parser.\nThen check the tests.".into(),
-    });
+    }));
+    app.apply(&AgentEvent::Conversation(
+        ConversationEvent::AssistantMessage {
+            step,
+            text: "The parser is fine.".into(),
+            reasoning: "First, read the parser.\nThen check the tests.".into(),
+        },
+    ));
     insta::assert_snapshot!("reasoning_collapsed", draw(&app, 70, 12));
     app.handle_input(&key(KeyCode::Tab));
     press(&mut app, KeyCode::Char('r'));
@@ -498,24 +507,24 @@ fn reasoning_is_shown_dimmed_while_thinking_then_collapses_and_r_expands_it() {
 #[test]
 fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::Usage(Usage::default()));
-    app.apply(&AgentEvent::Context {
+    app.apply(&AgentEvent::Report(ReportEvent::Usage(Usage::default())));
+    app.apply(&AgentEvent::Report(ReportEvent::Context {
         used: 48_000,
         window: 64_000,
         cost_usd: Some(0.0421),
-    });
+    }));
     let screen = screen_text(&app, 120, 30);
     assert!(
         screen.contains("ctx 75%") && screen.contains("$0.0421"),
         "{screen}"
     );
-    app.apply(&AgentEvent::Compacted {
+    app.apply(&AgentEvent::Report(ReportEvent::Compacted {
         before: 51_200,
         after: 12_300,
         pruned: 14,
         summarized: 40,
-    });
-    app.apply(&AgentEvent::CostReport {
+    }));
+    app.apply(&AgentEvent::Report(ReportEvent::CostReport {
         rows: vec![crate::bus::CostRow {
             step: 3,
             usage: Usage {
@@ -525,7 +534,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
             },
             cost_usd: Some(0.0012),
         }],
-    });
+    }));
     let screen = screen_text(&app, 140, 30);
     assert!(
         screen.contains("context compacted: 51.2k → 12.3k tokens (14 old tool results pruned"),

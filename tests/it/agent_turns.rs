@@ -2,6 +2,7 @@
 //! a message), interrupts during an approval and during a command, and the step limit.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use serde_json::json;
 
 use crate::support::agent::TestAgent;
@@ -15,7 +16,10 @@ fn is_approval(e: &AgentEvent) -> bool {
 }
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
@@ -62,10 +66,10 @@ async fn a_held_command_runs_once_approved_and_the_decision_is_logged() {
     let end = agent.wait_for(ended).await;
     assert_eq!(
         end,
-        AgentEvent::RequestEnded {
+        AgentEvent::Conversation(ConversationEvent::RequestEnded {
             last_step: cairn::bus::StepId(2),
             reason: EndReason::Completed
-        }
+        })
     );
     assert!(ws.path().join("made.txt").exists());
     let log = std::fs::read_to_string(&agent.log).unwrap();
@@ -92,10 +96,10 @@ async fn a_denial_with_a_message_reaches_the_model_and_the_turn_goes_on() {
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
-        AgentEvent::RequestEnded {
+        AgentEvent::Conversation(ConversationEvent::RequestEnded {
             reason: EndReason::Completed,
             ..
-        }
+        })
     ));
     let result = llm.tool_result(1, "c1").unwrap();
     assert!(
@@ -177,12 +181,14 @@ async fn an_interrupt_while_waiting_for_approval_answers_every_call() {
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
-        AgentEvent::RequestEnded {
+        AgentEvent::Conversation(ConversationEvent::RequestEnded {
             reason: EndReason::Interrupted,
             ..
-        }
+        })
     ));
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     agent.submit("continue").await;
     agent.wait_for(ended).await;
     assert_eq!(llm.tool_result(1, "c1").as_deref(), Some("[cancelled]"));
@@ -221,10 +227,10 @@ async fn an_interrupt_during_a_command_kills_it_and_reports_cancelled() {
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
-        AgentEvent::RequestEnded {
+        AgentEvent::Conversation(ConversationEvent::RequestEnded {
             reason: EndReason::Interrupted,
             ..
-        }
+        })
     ));
     let shell = crate::support::cairn_cmd::read_pid(&pid_file).unwrap();
     crate::support::cairn_cmd::eventually("the shell to die", || {
@@ -252,10 +258,10 @@ async fn the_step_limit_ends_a_request_that_never_finishes() {
     let end = agent.wait_for(ended).await;
     assert!(matches!(
         end,
-        AgentEvent::RequestEnded {
+        AgentEvent::Conversation(ConversationEvent::RequestEnded {
             reason: EndReason::StepLimit,
             ..
-        }
+        })
     ));
     assert_eq!(llm.requests().len(), 20);
     agent.shutdown().await;
@@ -344,14 +350,30 @@ async fn start_and_end_events_pair_one_to_one_and_a_tool_starts_after_the_one_be
     agent.wait_for(ended).await;
     let seen = &agent.seen;
     let count = |f: fn(&AgentEvent) -> bool| seen.iter().filter(|e| f(e)).count();
-    assert_eq!(count(|e| matches!(e, AgentEvent::RequestStarted)), 1);
-    assert_eq!(count(|e| matches!(e, AgentEvent::RequestEnded { .. })), 1);
+    assert_eq!(
+        count(|e| matches!(
+            e,
+            AgentEvent::Conversation(ConversationEvent::RequestStarted)
+        )),
+        1
+    );
+    assert_eq!(
+        count(|e| matches!(
+            e,
+            AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+        )),
+        1
+    );
     // Three model steps, each opened and closed once, in order.
     let steps: Vec<(bool, u64)> = seen
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::StepStarted { step } => Some((true, step.0)),
-            AgentEvent::StepEnded { step } => Some((false, step.0)),
+            AgentEvent::Conversation(ConversationEvent::StepStarted { step }) => {
+                Some((true, step.0))
+            }
+            AgentEvent::Conversation(ConversationEvent::StepEnded { step }) => {
+                Some((false, step.0))
+            }
             _ => None,
         })
         .collect();
@@ -407,7 +429,9 @@ async fn readable_roots_stay_readable_unasked_after_a_new_session() {
         agent.submit(text).await;
         agent.wait_for(ended).await;
         agent.send(UserCommand::NewSession).await;
-        agent.wait_for(|e| matches!(e, AgentEvent::Reset)).await;
+        agent
+            .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Reset)))
+            .await;
     }
     assert!(
         !agent.seen.iter().any(is_approval),

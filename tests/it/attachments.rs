@@ -4,6 +4,7 @@
 //! models, and a provider's refusal of one replaces it with a note for good.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent};
 use serde_json::{Value, json};
 
 use crate::support::cairn_cmd::Sandbox;
@@ -430,8 +431,13 @@ async fn a_clipboard_image_is_fitted_like_a_file_and_garbage_bytes_send_nothing(
         }],
     };
     agent.send(submit(png(3000, 1000, 40))).await;
-    let AgentEvent::UserMessage { images, .. } = agent
-        .wait_for(|e| matches!(e, AgentEvent::UserMessage { .. }))
+    let AgentEvent::Conversation(ConversationEvent::UserMessage { images, .. }) = agent
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::UserMessage { .. })
+            )
+        })
         .await
     else {
         unreachable!()
@@ -442,7 +448,12 @@ async fn a_clipboard_image_is_fitted_like_a_file_and_garbage_bytes_send_nothing(
         ("clipboard.png", 2048, 683)
     );
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     let sent = sent_images(&llm.request(0));
     assert_eq!(sent.len(), 1, "one image part");
@@ -451,8 +462,13 @@ async fn a_clipboard_image_is_fitted_like_a_file_and_garbage_bytes_send_nothing(
     assert!(!log.contains("base64"), "the log names images by hash only");
     // Bytes that are no image end the request before anything is sent.
     agent.send(submit(b"definitely not a png".to_vec())).await;
-    let AgentEvent::RequestEnded { reason, .. } = agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+    let AgentEvent::Conversation(ConversationEvent::RequestEnded { reason, .. }) = agent
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await
     else {
         unreachable!()
@@ -507,12 +523,17 @@ async fn a_declined_image_path_is_left_out_and_the_message_still_goes() {
         })
         .await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert!(agent.seen.iter().any(|e| matches!(e,
-        AgentEvent::Warning { message } if message.contains("was not attached"))));
+        AgentEvent::Report(ReportEvent::Warning { message }) if message.contains("was not attached"))));
     assert!(agent.seen.iter().any(|e| matches!(e,
-        AgentEvent::UserMessage { text, images, .. } if text == "see this" && images.is_empty())));
+        AgentEvent::Conversation(ConversationEvent::UserMessage { text, images, .. }) if text == "see this" && images.is_empty())));
     assert_eq!(llm.requests().len(), 1);
     assert!(sent_images(&llm.request(0)).is_empty());
     agent.shutdown().await;

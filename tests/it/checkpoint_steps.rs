@@ -4,6 +4,7 @@
 //! "before" state, whether the store learns of it by notifications or by a scan.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use serde_json::json;
 
 use crate::support::agent::TestAgent;
@@ -13,7 +14,10 @@ use cairn::bus::{AgentEvent, Decision, ToolEvent};
 use cairn::testing::{ExecCounter, MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 fn checkpoint_kinds(log: &std::path::Path) -> Vec<String> {

@@ -2,6 +2,7 @@
 //! unasked, and cairn's own settings are not undone with the model's changes.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, TimeTravelEvent};
 use serde_json::json;
 
 use crate::support::cairn_cmd::Sandbox;
@@ -107,7 +108,12 @@ async fn undo_after_saving_a_project_rule_keeps_the_rule() {
     };
     agent.decide("c1", decision).await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     let config = ws.path().join(".cairn/config.toml");
     let saved = std::fs::read_to_string(&config).unwrap();
@@ -166,7 +172,12 @@ async fn no_restore_takes_back_a_rule_saved_with_p() {
     let changed: Vec<&str> = run.changes.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(changed, ["a.txt"], "the rule is not the command's change");
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     let config = ws.path().join(".cairn/config.toml");
     let saved = std::fs::read_to_string(&config).unwrap();
@@ -194,9 +205,9 @@ async fn no_restore_takes_back_a_rule_saved_with_p() {
             })
             .await;
         let done = agent
-            .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
+            .wait_for(|e| matches!(e, AgentEvent::TimeTravel(TimeTravelEvent::Restored { .. })))
             .await;
-        let AgentEvent::Restored { done, .. } = done else {
+        let AgentEvent::TimeTravel(TimeTravelEvent::Restored { done, .. }) = done else {
             unreachable!()
         };
         assert!(

@@ -3,6 +3,7 @@
 //! prefix cache keeps hitting.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent};
 use serde_json::json;
 
 use crate::support::agent::TestAgent;
@@ -12,7 +13,10 @@ use cairn::bus::{AgentEvent, UserCommand};
 use cairn::testing::{MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 /// The raw bytes of a request body up to the last byte of its last message (the `]` that
@@ -213,17 +217,17 @@ async fn a_300_step_session_in_a_32k_window_compacts_resumes_and_never_overflows
         assert!(
             matches!(
                 end,
-                AgentEvent::RequestEnded {
+                AgentEvent::Conversation(ConversationEvent::RequestEnded {
                     reason: cairn::bus::EndReason::Completed,
                     ..
-                }
+                })
             ),
             "part {part}: {end:?}"
         );
         compacted_events += agent
             .seen
             .drain(..)
-            .filter(|e| matches!(e, AgentEvent::Compacted { .. }))
+            .filter(|e| matches!(e, AgentEvent::Report(ReportEvent::Compacted { .. })))
             .count();
         if part == 8 && compactions_in(&log) == compactions_before {
             let recorded = llm.recorded();
@@ -337,16 +341,16 @@ async fn each_providers_too_long_answer_compacts_and_retries_once() {
         assert!(
             matches!(
                 &end,
-                AgentEvent::RequestEnded {
+                AgentEvent::Conversation(ConversationEvent::RequestEnded {
                     reason: cairn::bus::EndReason::Completed,
                     ..
-                }
+                })
             ),
             "{provider}: {end:?}"
         );
         assert!(
             seen.iter()
-                .any(|e| matches!(e, AgentEvent::Compacted { .. })),
+                .any(|e| matches!(e, AgentEvent::Report(ReportEvent::Compacted { .. }))),
             "{provider}: no compaction"
         );
         // Two reads, the refused request, the summary, the retry.
@@ -372,10 +376,10 @@ async fn a_second_too_long_answer_ends_the_request_instead_of_looping() {
         vec![Script::status(400, &body), Script::text("never sent")],
     )
     .await;
-    let AgentEvent::RequestEnded {
+    let AgentEvent::Conversation(ConversationEvent::RequestEnded {
         reason: cairn::bus::EndReason::Failed(message),
         ..
-    } = end
+    }) = end
     else {
         panic!("{end:?}")
     };
@@ -409,13 +413,13 @@ async fn after_compact_a_file_whose_content_is_gone_must_be_read_again_before_an
             focus: Some("the edit of a.txt".into()),
         })
         .await;
-    let AgentEvent::Compacted {
+    let AgentEvent::Report(ReportEvent::Compacted {
         before,
         after,
         summarized,
         ..
-    } = agent
-        .wait_for(|e| matches!(e, AgentEvent::Compacted { .. }))
+    }) = agent
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Compacted { .. })))
         .await
     else {
         unreachable!()

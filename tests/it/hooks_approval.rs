@@ -3,6 +3,7 @@
 //! a hook's `ask` holds a call the gate would run.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -65,7 +66,12 @@ async fn a_changed_input_is_put_to_the_user_as_the_new_command() {
         .decide(&call.0, Decision::Deny { message: None })
         .await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert!(ws.path().join("build").exists());
     let result = llm.tool_result(1, "c1").unwrap();
@@ -109,7 +115,12 @@ async fn a_hook_that_asks_holds_a_call_the_gate_would_run() {
     );
     agent.decide(&call.0, Decision::Approve).await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert!(!llm.tool_result(1, "c1").unwrap().starts_with("Error"));
     agent.shutdown().await;
@@ -160,7 +171,12 @@ async fn notification_hears_of_a_waiting_approval_and_pre_compact_runs_before_co
     .await;
     agent.decide(&call.0, Decision::Approve).await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     agent
         .send(cairn::bus::UserCommand::Compact { focus: None })

@@ -4,6 +4,7 @@
 //! so it denies.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent};
 use serde_json::json;
 
 use crate::support::agent::TestAgent;
@@ -114,7 +115,12 @@ async fn a_project_hook_trusted_during_the_session_runs_from_then_on() {
         TestAgent::with_hooks(ws.path(), data.path(), &llm.url(), Mode::Never, hooks).await;
     agent.submit("one").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert!(
         ws.path().join("first").exists(),
@@ -123,7 +129,12 @@ async fn a_project_hook_trusted_during_the_session_runs_from_then_on() {
     trust.trust(&loaded.untrusted[0]).unwrap();
     agent.submit("two").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert!(
         !ws.path().join("second").exists(),
@@ -200,7 +211,12 @@ async fn the_start_up_prompt_trusts_the_project_hooks_it_shows() {
     .await;
     agent.submit("one").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert!(
         ws.path().join("first").exists(),
@@ -208,23 +224,33 @@ async fn the_start_up_prompt_trusts_the_project_hooks_it_shows() {
     );
     agent.send(UserCommand::TrustProjectRules).await;
     let answer = agent
-        .wait_for(|e| matches!(e, AgentEvent::ProjectRulesTrusted { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Report(ReportEvent::ProjectRulesTrusted { .. })
+            )
+        })
         .await;
     assert!(
         matches!(
             answer,
-            AgentEvent::ProjectRulesTrusted {
+            AgentEvent::Report(ReportEvent::ProjectRulesTrusted {
                 rules: 0,
                 processes: 1,
                 unremembered: None,
                 ..
-            }
+            })
         ),
         "{answer:?}"
     );
     agent.submit("two").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert!(
         !ws.path().join("second").exists(),

@@ -3,6 +3,7 @@
 //! cancelled calls keep valid `[cancelled]` results; a resume shows it all again.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -14,7 +15,10 @@ use cairn::bus::{AgentEvent, EndReason, UserCommand};
 use cairn::testing::{MockCall, MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
@@ -42,9 +46,14 @@ async fn interrupt_after(agent: &mut TestAgent, text: &str) -> String {
     let mut streamed = String::new();
     loop {
         let event = agent
-            .wait_for(|e| matches!(e, AgentEvent::TextDelta { .. }))
+            .wait_for(|e| {
+                matches!(
+                    e,
+                    AgentEvent::Conversation(ConversationEvent::TextDelta { .. })
+                )
+            })
             .await;
-        if let AgentEvent::TextDelta { text: delta, .. } = event {
+        if let AgentEvent::Conversation(ConversationEvent::TextDelta { text: delta, .. }) = event {
             streamed.push_str(&delta);
         }
         if streamed.contains(text) {
@@ -70,10 +79,10 @@ async fn an_interrupted_answer_is_kept_marked_and_is_in_the_next_request() {
     assert!(
         matches!(
             &end,
-            AgentEvent::RequestEnded {
+            AgentEvent::Conversation(ConversationEvent::RequestEnded {
                 reason: EndReason::Interrupted,
                 ..
-            }
+            })
         ),
         "{end:?}"
     );
@@ -82,7 +91,9 @@ async fn an_interrupted_answer_is_kept_marked_and_is_in_the_next_request() {
         .iter()
         .rev()
         .find_map(|e| match e {
-            AgentEvent::AssistantMessage { text, .. } => Some(text.clone()),
+            AgentEvent::Conversation(ConversationEvent::AssistantMessage { text, .. }) => {
+                Some(text.clone())
+            }
             _ => None,
         })
         .expect("the partial answer is published, marked");
@@ -90,7 +101,9 @@ async fn an_interrupted_answer_is_kept_marked_and_is_in_the_next_request() {
         kept.starts_with("step step step") && kept.ends_with(INTERRUPTED_MARK),
         "{kept}"
     );
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     agent.submit("shorter please").await;
     agent.wait_for(ended).await;
 
@@ -125,13 +138,15 @@ async fn an_interrupt_before_any_text_still_tells_the_model() {
     agent.send(UserCommand::Interrupt).await;
     agent.wait_for(ended).await;
     assert!(
-        !agent
-            .seen
-            .iter()
-            .any(|e| matches!(e, AgentEvent::AssistantMessage { .. })),
+        !agent.seen.iter().any(|e| matches!(
+            e,
+            AgentEvent::Conversation(ConversationEvent::AssistantMessage { .. })
+        )),
         "nothing was shown, so no answer is made up"
     );
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     agent.submit("second").await;
     agent.wait_for(ended).await;
     let messages = roles_and_text(&llm, 1);
@@ -172,7 +187,9 @@ async fn cancelled_calls_keep_valid_results_and_the_model_is_told_of_the_interru
         .await;
     agent.send(UserCommand::Interrupt).await;
     agent.wait_for(ended).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     agent.submit("never mind").await;
     agent.wait_for(ended).await;
     assert_eq!(llm.tool_result(1, "c1").as_deref(), Some("[cancelled]"));
@@ -223,12 +240,16 @@ async fn a_resume_shows_the_interrupted_answer_and_sends_it_marked() {
         StartFrom::Resume(log),
     )
     .await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     let replayed = agent
         .seen
         .iter()
         .find_map(|e| match e {
-            AgentEvent::AssistantMessage { text, .. } => Some(text.clone()),
+            AgentEvent::Conversation(ConversationEvent::AssistantMessage { text, .. }) => {
+                Some(text.clone())
+            }
             _ => None,
         })
         .expect("the resume shows the interrupted answer");
@@ -239,10 +260,10 @@ async fn a_resume_shows_the_interrupted_answer_and_sends_it_marked() {
     assert!(
         agent.seen.iter().any(|e| matches!(
             e,
-            AgentEvent::RequestEnded {
+            AgentEvent::Conversation(ConversationEvent::RequestEnded {
                 reason: EndReason::Interrupted,
                 ..
-            }
+            })
         )),
         "the resume says it was interrupted"
     );
@@ -271,11 +292,18 @@ async fn an_interrupt_after_a_retry_keeps_only_what_the_retry_showed() {
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Ask).await;
     agent.submit("go").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::Retrying { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::Retrying { .. })
+            )
+        })
         .await;
     interrupt_after(&mut agent, "again again").await;
     agent.wait_for(ended).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     agent.submit("next").await;
     agent.wait_for(ended).await;
     let messages = roles_and_text(&llm, 2);

@@ -4,6 +4,7 @@
 //! it is continued (`trap … CONT`), so the test sees the pause without timing anything.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent};
 use std::path::Path;
 
 use serde_json::json;
@@ -15,7 +16,10 @@ use cairn::bus::{AgentEvent, Restore, UserCommand};
 use cairn::testing::{MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 /// A session that starts a job rewriting `busy.txt` forever, then edits `a.txt`.
@@ -100,9 +104,12 @@ async fn a_failed_restore_lets_the_paused_job_go_on() {
         })
         .await;
     let warning = agent
-        .wait_for(|e| matches!(e, AgentEvent::Warning { message } if message.contains("could not be restored")))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Warning { message }) if message.contains("could not be restored")))
         .await;
-    assert!(matches!(warning, AgentEvent::Warning { .. }));
+    assert!(matches!(
+        warning,
+        AgentEvent::Report(ReportEvent::Warning { .. })
+    ));
     assert_eq!(
         std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
         "ONE\n",

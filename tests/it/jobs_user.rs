@@ -4,6 +4,7 @@
 //! resume tells the model which jobs a restart ended. Processes are proven dead by pid.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, JobListEvent, ReportEvent};
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -16,7 +17,10 @@ use cairn::bus::{AgentEvent, JobEnd, JobEvent, JobKiller, UserCommand};
 use cairn::testing::{MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 /// A job that writes its shell's pid to `pid`, prints `ready`, then sleeps.
@@ -80,10 +84,10 @@ async fn a_job_the_user_kills_is_gone_and_the_model_hears_it_in_its_next_request
 
     agent.send(UserCommand::ListJobs).await;
     let listed = agent
-        .wait_for(|e| matches!(e, AgentEvent::Jobs { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::JobList(JobListEvent::Jobs { .. })))
         .await;
     assert!(
-        matches!(&listed, AgentEvent::Jobs { jobs } if jobs.len() == 1 && jobs[0].running()),
+        matches!(&listed, AgentEvent::JobList(JobListEvent::Jobs { jobs }) if jobs.len() == 1 && jobs[0].running()),
         "{listed:?}"
     );
     // The output view reads the end of the output; the model's cursor does not move.
@@ -94,8 +98,8 @@ async fn a_job_the_user_kills_is_gone_and_the_model_hears_it_in_its_next_request
                 job: "job-1".into(),
             })
             .await;
-        if let AgentEvent::JobOutput { stdout, .. } = agent
-            .wait_for(|e| matches!(e, AgentEvent::JobOutput { .. }))
+        if let AgentEvent::JobList(JobListEvent::JobOutput { stdout, .. }) = agent
+            .wait_for(|e| matches!(e, AgentEvent::JobList(JobListEvent::JobOutput { .. })))
             .await
         {
             output = stdout;
@@ -118,10 +122,10 @@ async fn a_job_the_user_kills_is_gone_and_the_model_hears_it_in_its_next_request
     // Killing it again says it ended, and how.
     agent.send(UserCommand::KillJob { job: "1".into() }).await;
     let again = agent
-        .wait_for(|e| matches!(e, AgentEvent::Warning { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Warning { .. })))
         .await;
     assert!(
-        matches!(&again, AgentEvent::Warning { message } if message.contains("job-1 already ended (killed by you)")),
+        matches!(&again, AgentEvent::Report(ReportEvent::Warning { message }) if message.contains("job-1 already ended (killed by you)")),
         "{again:?}"
     );
 
@@ -178,10 +182,10 @@ async fn after_a_resume_the_model_is_told_which_jobs_no_longer_run() {
     .await;
     // The user sees which jobs are gone; their cards are told.
     let warning = resumed
-        .wait_for(|e| matches!(e, AgentEvent::Warning { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Warning { .. })))
         .await;
     assert!(
-        matches!(&warning, AgentEvent::Warning { message } if message.contains("job-1 `echo") && message.contains("no longer runs")),
+        matches!(&warning, AgentEvent::Report(ReportEvent::Warning { message }) if message.contains("job-1 `echo") && message.contains("no longer runs")),
         "{warning:?}"
     );
     assert!(resumed.seen.iter().any(|e| matches!(

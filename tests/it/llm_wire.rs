@@ -5,6 +5,7 @@
 //! sent only when configured.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -122,8 +123,13 @@ async fn the_user_and_the_model_are_told_the_output_limit_cut_a_call() {
     .await;
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Auto).await;
     agent.submit("write big.txt").await;
-    let AgentEvent::RequestEnded { reason, .. } = agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+    let AgentEvent::Conversation(ConversationEvent::RequestEnded { reason, .. }) = agent
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await
     else {
         unreachable!()
@@ -146,7 +152,12 @@ async fn the_user_and_the_model_are_told_the_output_limit_cut_a_call() {
     );
     agent.submit("go on").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     let messages = llm.request(1)["messages"].as_array().unwrap().clone();
     let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
@@ -181,7 +192,12 @@ async fn a_turn_of_tool_calls_only_goes_back_with_empty_content_for_every_server
             TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
         agent.submit("read the notes").await;
         agent
-            .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+            .wait_for(|e| {
+                matches!(
+                    e,
+                    AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+                )
+            })
             .await;
         let messages = llm.request(1)["messages"].as_array().unwrap().clone();
         let assistant = messages

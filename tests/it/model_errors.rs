@@ -4,6 +4,7 @@
 //! marked incomplete for the user and the model.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent};
 use std::time::{Duration, Instant};
 
 use crate::support::agent::TestAgent;
@@ -139,7 +140,10 @@ async fn exec_retries_a_stream_cut_mid_answer_once_and_prints_the_whole_answer()
 }
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -151,7 +155,9 @@ async fn a_partial_no_retry_completed_is_kept_marked_for_the_user_and_the_model(
     let llm = MockLlm::start(vec![cut(), cut(), cut(), Script::text("sorry, again")]).await;
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Ask).await;
     agent.submit("count").await;
-    let AgentEvent::RequestEnded { reason, .. } = agent.wait_for(ended).await else {
+    let AgentEvent::Conversation(ConversationEvent::RequestEnded { reason, .. }) =
+        agent.wait_for(ended).await
+    else {
         unreachable!()
     };
     let EndReason::Failed(message) = reason else {
@@ -163,7 +169,9 @@ async fn a_partial_no_retry_completed_is_kept_marked_for_the_user_and_the_model(
         "{message}"
     );
     let shown = agent.seen.iter().rev().find_map(|e| match e {
-        AgentEvent::AssistantMessage { text, .. } => Some(text.clone()),
+        AgentEvent::Conversation(ConversationEvent::AssistantMessage { text, .. }) => {
+            Some(text.clone())
+        }
         _ => None,
     });
     let shown = shown.expect("the partial answer is shown");
@@ -171,7 +179,9 @@ async fn a_partial_no_retry_completed_is_kept_marked_for_the_user_and_the_model(
         shown.starts_with("one two") && shown.ends_with(CUT_OFF_MARK),
         "{shown}"
     );
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     agent.submit("go on").await;
     agent.wait_for(ended).await;
     let messages = llm.request(3)["messages"].as_array().unwrap().clone();
@@ -200,11 +210,11 @@ async fn the_start_up_check_warns_of_a_wrong_base_url_before_any_message() {
     let base_url = format!("http://127.0.0.1:{port}/v1");
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &base_url, Mode::Ask).await;
     let checked = agent
-        .wait_for(|e| matches!(e, AgentEvent::EndpointChecked { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::EndpointChecked { .. })))
         .await;
-    let AgentEvent::EndpointChecked {
+    let AgentEvent::Report(ReportEvent::EndpointChecked {
         problem: Some(message),
-    } = checked
+    }) = checked
     else {
         panic!("{checked:?}")
     };
@@ -225,9 +235,12 @@ async fn the_start_up_check_is_quiet_when_the_endpoint_answers() {
     let llm = MockLlm::start(vec![Script::text("hello")]).await;
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Ask).await;
     let checked = agent
-        .wait_for(|e| matches!(e, AgentEvent::EndpointChecked { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::EndpointChecked { .. })))
         .await;
-    assert_eq!(checked, AgentEvent::EndpointChecked { problem: None });
+    assert_eq!(
+        checked,
+        AgentEvent::Report(ReportEvent::EndpointChecked { problem: None })
+    );
     agent.submit("hi").await;
     agent.wait_for(ended).await;
     assert_eq!(llm.requests().len(), 1, "the check is not a chat request");
@@ -261,11 +274,11 @@ async fn the_start_up_check_says_when_the_provider_refuses_the_key() {
     let base_url = answering_every_request_with("401 Unauthorized").await;
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &base_url, Mode::Ask).await;
     let checked = agent
-        .wait_for(|e| matches!(e, AgentEvent::EndpointChecked { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::EndpointChecked { .. })))
         .await;
-    let AgentEvent::EndpointChecked {
+    let AgentEvent::Report(ReportEvent::EndpointChecked {
         problem: Some(message),
-    } = checked
+    }) = checked
     else {
         panic!("{checked:?}")
     };
@@ -283,9 +296,12 @@ async fn a_404_at_the_start_up_check_still_means_a_server_is_there() {
     let base_url = answering_every_request_with("404 Not Found").await;
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &base_url, Mode::Ask).await;
     let checked = agent
-        .wait_for(|e| matches!(e, AgentEvent::EndpointChecked { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::EndpointChecked { .. })))
         .await;
-    assert_eq!(checked, AgentEvent::EndpointChecked { problem: None });
+    assert_eq!(
+        checked,
+        AgentEvent::Report(ReportEvent::EndpointChecked { problem: None })
+    );
     agent.shutdown().await;
 }
 
@@ -302,7 +318,9 @@ async fn a_final_error_mid_answer_keeps_the_shown_text_marked() {
     .await;
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Ask).await;
     agent.submit("fix it").await;
-    let AgentEvent::RequestEnded { reason, .. } = agent.wait_for(ended).await else {
+    let AgentEvent::Conversation(ConversationEvent::RequestEnded { reason, .. }) =
+        agent.wait_for(ended).await
+    else {
         unreachable!()
     };
     let EndReason::Failed(message) = reason else {
@@ -313,7 +331,9 @@ async fn a_final_error_mid_answer_keeps_the_shown_text_marked() {
             && message.contains("kept, marked incomplete"),
         "{message}"
     );
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     agent.submit("again").await;
     agent.wait_for(ended).await;
     let messages = llm.request(1)["messages"].as_array().unwrap().clone();

@@ -3,6 +3,7 @@
 //! there is no list. A switch is in the session log, so a resume (and a replay) shows it.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent};
 use std::time::Duration;
 
 use cairn::agent::StartFrom;
@@ -14,17 +15,17 @@ use crate::support::agent::TestAgent;
 
 fn models_of(event: &AgentEvent) -> (Vec<String>, String, Option<String>) {
     match event {
-        AgentEvent::Models {
+        AgentEvent::Report(ReportEvent::Models {
             models,
             configured,
             unavailable,
-        } => (models.clone(), configured.clone(), unavailable.clone()),
+        }) => (models.clone(), configured.clone(), unavailable.clone()),
         other => panic!("not a model list: {other:?}"),
     }
 }
 
 fn is_models(event: &AgentEvent) -> bool {
-    matches!(event, AgentEvent::Models { .. })
+    matches!(event, AgentEvent::Report(ReportEvent::Models { .. }))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -40,12 +41,23 @@ async fn the_list_is_the_providers_with_the_configured_model_first_even_mid_requ
     .await;
     agent.submit("hello").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::StepStarted { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::StepStarted { .. })
+            )
+        })
         .await;
     llm.wait_for_requests(1, Duration::from_secs(10)).await;
     agent.send(UserCommand::ListModels).await;
     let event = agent
-        .wait_for(|e| is_models(e) || matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            is_models(e)
+                || matches!(
+                    e,
+                    AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+                )
+        })
         .await;
     let (models, configured, unavailable) = models_of(&event);
     assert_eq!(models, ["cfg-model", "mock-model", "gpt-x"]);
@@ -53,7 +65,12 @@ async fn the_list_is_the_providers_with_the_configured_model_first_even_mid_requ
     assert_eq!(unavailable, None);
     agent.send(UserCommand::Interrupt).await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     agent.shutdown().await;
 }
@@ -102,8 +119,12 @@ async fn a_model_and_a_mode_switch_are_logged_and_a_resume_shows_them_in_order()
     let llm = MockLlm::start(vec![Script::text("one"), Script::text("two")]).await;
     let mut agent = TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::Ask).await;
     agent.submit("first").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     agent
         .send(UserCommand::SetModel {
             model: "other-model".into(),
@@ -111,11 +132,21 @@ async fn a_model_and_a_mode_switch_are_logged_and_a_resume_shows_them_in_order()
         .await;
     agent.send(UserCommand::SetMode { mode: Mode::Plan }).await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::ModeChanged { mode: Mode::Plan }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Report(ReportEvent::ModeChanged { mode: Mode::Plan })
+            )
+        })
         .await;
     agent.submit("second").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert_eq!(llm.request(1)["model"], "other-model", "the switch applies");
     let log = agent.log.clone();
@@ -130,15 +161,19 @@ async fn a_model_and_a_mode_switch_are_logged_and_a_resume_shows_them_in_order()
     )
     .await;
     resumed
-        .wait_for(|e| matches!(e, AgentEvent::Skills { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Skills { .. })))
         .await;
     let history: Vec<String> = resumed
         .seen
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::UserMessage { text, .. } => Some(format!("user {text}")),
-            AgentEvent::ModelChanged { model } => Some(format!("model {model}")),
-            AgentEvent::ModeChanged { mode } => Some(format!("mode {mode}")),
+            AgentEvent::Conversation(ConversationEvent::UserMessage { text, .. }) => {
+                Some(format!("user {text}"))
+            }
+            AgentEvent::Report(ReportEvent::ModelChanged { model }) => {
+                Some(format!("model {model}"))
+            }
+            AgentEvent::Report(ReportEvent::ModeChanged { mode }) => Some(format!("mode {mode}")),
             _ => None,
         })
         .collect();

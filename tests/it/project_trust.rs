@@ -3,6 +3,7 @@
 //! trusted file applies, and any change to it needs trust again.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent};
 use serde_json::json;
 
 use crate::support::cairn_cmd::{Run, Sandbox};
@@ -141,7 +142,8 @@ async fn agent_asked_to_trust(
 fn asked_or_ended(e: &AgentEvent) -> bool {
     matches!(
         e,
-        AgentEvent::Tool(ToolEvent::AwaitingApproval { .. }) | AgentEvent::RequestEnded { .. }
+        AgentEvent::Tool(ToolEvent::AwaitingApproval { .. })
+            | AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
     )
 }
 
@@ -156,22 +158,30 @@ async fn trusting_over_the_bus_reaches_the_gate_and_the_store() {
     assert!(!store.current_trusted(&root));
     agent.send(UserCommand::TrustProjectRules).await;
     let answer = agent
-        .wait_for(|e| matches!(e, AgentEvent::ProjectRulesTrusted { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Report(ReportEvent::ProjectRulesTrusted { .. })
+            )
+        })
         .await;
     assert_eq!(
         answer,
-        AgentEvent::ProjectRulesTrusted {
+        AgentEvent::Report(ReportEvent::ProjectRulesTrusted {
             path: root.join(".cairn/config.toml"),
             rules: 1,
             processes: 0,
             unremembered: None,
-        }
+        })
     );
     assert!(store.current_trusted(&root), "the content is remembered");
     agent.submit("clean up").await;
     let next = agent.wait_for(asked_or_ended).await;
     assert!(
-        matches!(next, AgentEvent::RequestEnded { .. }),
+        matches!(
+            next,
+            AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+        ),
         "the trusted rule lets it run unasked: {next:?}"
     );
     assert!(!root.join("keep/sub").exists(), "the allowed command ran");
@@ -193,7 +203,12 @@ async fn without_the_users_trust_the_shipped_rules_do_not_apply() {
         .decide(call.as_str(), Decision::Deny { message: None })
         .await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::RequestEnded { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+            )
+        })
         .await;
     assert!(root.join("keep/sub/a.txt").exists());
     assert!(!store.current_trusted(&root));

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::support::git_state::{files_under, git};
+use cairn::bus::{ConversationEvent, TimeTravelEvent};
 
 use serde_json::json;
 
@@ -65,8 +66,13 @@ pub(crate) async fn preview(agent: &mut TestAgent, target: &RevertTarget) -> (St
             target: target.clone(),
         })
         .await;
-    let AgentEvent::RevertPreview { what, plan, .. } = agent
-        .wait_for(|e| matches!(e, AgentEvent::RevertPreview { .. }))
+    let AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview { what, plan, .. }) = agent
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview { .. })
+            )
+        })
         .await
     else {
         unreachable!()
@@ -91,7 +97,8 @@ pub(crate) async fn confirm(
         .wait_for(|e| {
             matches!(
                 e,
-                AgentEvent::Reverted { .. } | AgentEvent::RevertPreview { .. }
+                AgentEvent::TimeTravel(TimeTravelEvent::Reverted { .. })
+                    | AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview { .. })
             )
         })
         .await
@@ -104,7 +111,7 @@ pub(crate) async fn revert(agent: &mut TestAgent, target: &RevertTarget) -> (Str
         panic!("not ready: {plan:?}")
     };
     let event = confirm(agent, target, stamp).await;
-    let AgentEvent::Reverted { id, changes, .. } = event else {
+    let AgentEvent::TimeTravel(TimeTravelEvent::Reverted { id, changes, .. }) = event else {
         panic!("not applied: {event:?}")
     };
     (id, changes.into_iter().map(|c| c.diff).collect())
@@ -135,8 +142,12 @@ async fn ran_session(s: &Setup, llm: &MockLlm) -> TestAgent {
     let mut agent =
         TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
     agent.submit("change things").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     assert!(!s.ws.join("gone.txt").exists(), "the session ran");
     agent
 }
@@ -198,7 +209,9 @@ async fn revert_one_hunk_then_a_commands_effects_and_tell_the_model_with_git_unt
     // The next request tells the model what the user reverted.
     llm.push(Script::text("noted"));
     agent.submit("go on").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     let sent = llm.request(llm.requests().len() - 1).to_string();
     assert!(
         sent.contains("The user reverted hunk 2 of 3 of the rewrite of f.txt"),
@@ -249,7 +262,10 @@ async fn revert_of_a_file_the_user_changed_since_is_a_conflict_and_changes_nothi
     std::fs::write(s.ws.join("f.txt"), &moved).unwrap();
     let event = confirm(&mut agent, &stale, stamp).await;
     assert!(
-        matches!(event, AgentEvent::RevertPreview { moved: true, .. }),
+        matches!(
+            event,
+            AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview { moved: true, .. })
+        ),
         "{event:?}"
     );
     assert_eq!(std::fs::read_to_string(s.ws.join("f.txt")).unwrap(), moved);
@@ -286,9 +302,11 @@ async fn a_resumed_session_shows_its_reverts_and_can_revert_them_again() {
     )
     .await;
     let event = agent
-        .wait_for(|e| matches!(e, AgentEvent::Reverted { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::TimeTravel(TimeTravelEvent::Reverted { .. })))
         .await;
-    assert!(matches!(event, AgentEvent::Reverted { id: ref got, .. } if *got == id));
+    assert!(
+        matches!(event, AgentEvent::TimeTravel(TimeTravelEvent::Reverted { id: ref got, .. }) if *got == id)
+    );
     // Reverting the revert recreates what it deleted (from its checkpoint) and deletes what
     // it recreated.
     revert(&mut agent, &target(ChangeSource::Revert(id), None, None)).await;
@@ -317,8 +335,12 @@ async fn a_diff_cut_for_size_is_reverted_whole_from_the_checkpoint_only_while_un
     let mut agent =
         TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
     agent.submit("fill it").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     assert_eq!(std::fs::read_to_string(s.ws.join("f.txt")).unwrap(), big);
 
     // One hunk of a cut diff: refused, nothing to apply.
@@ -372,8 +394,12 @@ async fn a_protected_path_is_named_and_a_directory_swapped_for_a_symlink_is_not_
     let mut agent =
         TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
     agent.submit("write them").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     assert_eq!(
         std::fs::read_to_string(s.ws.join("sub/g.txt")).unwrap(),
         "new\n"
@@ -398,11 +424,11 @@ async fn a_protected_path_is_named_and_a_directory_swapped_for_a_symlink_is_not_
     std::fs::remove_dir_all(s.ws.join("sub")).unwrap();
     std::os::unix::fs::symlink(outside.path(), s.ws.join("sub")).unwrap();
     let event = confirm(&mut agent, &swapped, stamp).await;
-    let AgentEvent::RevertPreview {
+    let AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview {
         moved: true,
         plan: RevertPlan::Ready { files, .. },
         ..
-    } = &event
+    }) = &event
     else {
         panic!("{event:?}")
     };
@@ -439,8 +465,12 @@ async fn a_utf16_file_is_reverted_in_its_own_encoding() {
     let mut agent =
         TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
     agent.submit("translate").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     assert_eq!(
         std::fs::read(s.ws.join("w.txt")).unwrap(),
         utf16("one\r\nzwei\r\nthree\r\n")
@@ -461,8 +491,12 @@ async fn an_empty_file_a_command_created_is_deleted_and_its_revert_recreates_it(
     let mut agent =
         TestAgent::spawn(&s.ws, &s.sessions, &llm.url(), Mode::Never, StartFrom::New).await;
     agent.submit("touch it").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     assert!(s.ws.join("empty.txt").exists());
     let (id, diffs) = revert(&mut agent, &target(call("c1"), None, None)).await;
     assert!(!s.ws.join("empty.txt").exists());

@@ -5,6 +5,7 @@
 //! cleanly. A file the user edited by hand is still a conflict. `cairn undo` agrees.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent, TimeTravelEvent};
 use serde_json::json;
 
 use crate::revert::{numbered, revert, target};
@@ -64,8 +65,12 @@ async fn ran_turn() -> (Setup, MockLlm) {
     let sessions = data.path().join("sessions");
     let mut agent = TestAgent::spawn(&ws, &sessions, &llm.url(), Mode::Never, StartFrom::New).await;
     agent.submit("change things").await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     let s = Setup {
         _dirs: (ws_dir, data),
         ws,
@@ -81,9 +86,15 @@ async fn ran_turn() -> (Setup, MockLlm) {
 async fn restore(agent: &mut TestAgent, what: Restore) -> RestorePlan {
     agent.send(UserCommand::Restore { what, apply: true }).await;
     let event = agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. } | AgentEvent::Warning { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::TimeTravel(TimeTravelEvent::Restored { .. })
+                    | AgentEvent::Report(ReportEvent::Warning { .. })
+            )
+        })
         .await;
-    let AgentEvent::Restored { done, .. } = event else {
+    let AgentEvent::TimeTravel(TimeTravelEvent::Restored { done, .. }) = event else {
         panic!("not restored: {event:?}")
     };
     done
@@ -208,9 +219,15 @@ async fn undo_then_a_revert_of_the_revert_entry_applies_on_the_undone_files() {
         .await;
     let event = s
         .agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. } | AgentEvent::Warning { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::TimeTravel(TimeTravelEvent::Restored { .. })
+                    | AgentEvent::Report(ReportEvent::Warning { .. })
+            )
+        })
         .await;
-    let AgentEvent::Warning { message } = event else {
+    let AgentEvent::Report(ReportEvent::Warning { message }) = event else {
         panic!("a redo over a newer revert: {event:?}")
     };
     assert!(message.contains("nothing to redo"), "{message}");

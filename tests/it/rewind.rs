@@ -5,6 +5,7 @@
 //! back. (The TUI end to end: tests/it/tui_pty/rewind.rs.)
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent, TimeTravelEvent};
 use serde_json::json;
 
 use crate::support::agent::TestAgent;
@@ -13,16 +14,21 @@ use cairn::bus::{AgentEvent, Restore, RewindPoint, UserCommand};
 use cairn::testing::{MockLlm, Script};
 
 fn idle(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::Idle)
+    matches!(e, AgentEvent::Conversation(ConversationEvent::Idle))
 }
 
 async fn points(agent: &mut TestAgent) -> Vec<RewindPoint> {
     agent.send(UserCommand::ListRewindPoints).await;
     match agent
-        .wait_for(|e| matches!(e, AgentEvent::RewindPoints { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::TimeTravel(TimeTravelEvent::RewindPoints { .. })
+            )
+        })
         .await
     {
-        AgentEvent::RewindPoints { points } => points,
+        AgentEvent::TimeTravel(TimeTravelEvent::RewindPoints { points }) => points,
         _ => unreachable!(),
     }
 }
@@ -67,15 +73,15 @@ async fn a_conversation_rewind_keeping_the_files_tells_the_model_and_forgets_its
             apply: true,
         })
         .await;
-    let AgentEvent::Rewound { text, .. } = agent
-        .wait_for(|e| matches!(e, AgentEvent::Rewound { .. }))
+    let AgentEvent::TimeTravel(TimeTravelEvent::Rewound { text, .. }) = agent
+        .wait_for(|e| matches!(e, AgentEvent::TimeTravel(TimeTravelEvent::Rewound { .. })))
         .await
     else {
         unreachable!()
     };
     assert_eq!(text, "what does a.txt say?");
     agent
-        .wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::TimeTravel(TimeTravelEvent::Restored { .. })))
         .await;
 
     agent.submit("change hello to bye").await;
@@ -123,8 +129,13 @@ async fn a_new_change_after_an_undo_empties_the_redo_slot() {
             apply: false,
         })
         .await;
-    let AgentEvent::RestorePlan { plan, .. } = agent
-        .wait_for(|e| matches!(e, AgentEvent::RestorePlan { .. }))
+    let AgentEvent::TimeTravel(TimeTravelEvent::RestorePlan { plan, .. }) = agent
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::TimeTravel(TimeTravelEvent::RestorePlan { .. })
+            )
+        })
         .await
     else {
         unreachable!()
@@ -147,11 +158,12 @@ async fn a_new_change_after_an_undo_empties_the_redo_slot() {
         .wait_for(|e| {
             matches!(
                 e,
-                AgentEvent::Warning { .. } | AgentEvent::RestorePlan { .. }
+                AgentEvent::Report(ReportEvent::Warning { .. })
+                    | AgentEvent::TimeTravel(TimeTravelEvent::RestorePlan { .. })
             )
         })
         .await;
-    let AgentEvent::Warning { message } = event else {
+    let AgentEvent::Report(ReportEvent::Warning { message }) = event else {
         panic!("the redo slot survived a new change: {event:?}");
     };
     assert!(message.contains("nothing to redo"), "{message}");
@@ -183,8 +195,8 @@ async fn rewind_conversation(agent: &mut TestAgent, text: &str) {
 
 async fn compact(agent: &mut TestAgent) {
     agent.send(UserCommand::Compact { focus: None }).await;
-    let AgentEvent::Compacted { before, after, .. } = agent
-        .wait_for(|e| matches!(e, AgentEvent::Compacted { .. }))
+    let AgentEvent::Report(ReportEvent::Compacted { before, after, .. }) = agent
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Compacted { .. })))
         .await
     else {
         unreachable!()

@@ -4,6 +4,7 @@
 //! printed, where the kernel has no Landlock (or git is missing).
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+use cairn::bus::ReportEvent;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -324,7 +325,7 @@ async fn an_approved_config_change_is_put_back_and_u_then_makes_it() {
     // `y`: it runs in the sandbox, and what it wrote to the config is put back, with a warning.
     agent.decide("c1", Decision::Approve).await;
     let warned = agent
-        .wait_for(|e| matches!(e, AgentEvent::Warning { message } if message.contains("put back")))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Warning { message }) if message.contains("put back")))
         .await;
     let AgentEvent::Tool(ToolEvent::AwaitingApproval { why, .. }) = agent.wait_for(asked).await
     else {

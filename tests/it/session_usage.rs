@@ -6,10 +6,11 @@
 use crate::support::agent::TestAgent;
 use cairn::bus::Mode;
 use cairn::bus::{AgentEvent, Restore, Usage, UserCommand};
+use cairn::bus::{ConversationEvent, ReportEvent, TimeTravelEvent};
 use cairn::testing::{MockLlm, Script};
 
 fn idle(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::Idle)
+    matches!(e, AgentEvent::Conversation(ConversationEvent::Idle))
 }
 
 fn answer(text: &str, prompt_tokens: u64) -> Script {
@@ -25,7 +26,9 @@ fn answer(text: &str, prompt_tokens: u64) -> Script {
 
 fn last_session_usage(seen: &[AgentEvent]) -> Option<(Usage, u64)> {
     seen.iter().rev().find_map(|e| match e {
-        AgentEvent::SessionUsage { totals, requests } => Some((*totals, *requests)),
+        AgentEvent::Report(ReportEvent::SessionUsage { totals, requests }) => {
+            Some((*totals, *requests))
+        }
         _ => None,
     })
 }
@@ -40,10 +43,10 @@ async fn the_session_count_keeps_the_requests_a_rewind_left_behind() {
     assert_eq!(last_session_usage(&agent.seen), Some((Usage::default(), 0)));
     assert!(agent.seen.iter().all(|e| !matches!(
         e,
-        AgentEvent::Context {
+        AgentEvent::Report(ReportEvent::Context {
             cost_usd: Some(_),
             ..
-        }
+        })
     )));
     agent.submit("first").await;
     agent.wait_for(idle).await;
@@ -54,8 +57,13 @@ async fn the_session_count_keeps_the_requests_a_rewind_left_behind() {
 
     // Back to before the second message: the branch kept has one request, both were paid.
     agent.send(UserCommand::ListRewindPoints).await;
-    let AgentEvent::RewindPoints { points } = agent
-        .wait_for(|e| matches!(e, AgentEvent::RewindPoints { .. }))
+    let AgentEvent::TimeTravel(TimeTravelEvent::RewindPoints { points }) = agent
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::TimeTravel(TimeTravelEvent::RewindPoints { .. })
+            )
+        })
         .await
     else {
         unreachable!()
@@ -69,7 +77,7 @@ async fn the_session_count_keeps_the_requests_a_rewind_left_behind() {
         })
         .await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::SessionUsage { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::SessionUsage { .. })))
         .await;
     let (totals, requests) = last_session_usage(&agent.seen).unwrap();
     assert_eq!(

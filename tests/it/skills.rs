@@ -3,6 +3,7 @@
 //! commands expanded in `exec`.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, ReportEvent};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -16,7 +17,10 @@ use cairn::skills::Sources;
 use cairn::testing::{MockLlm, Script};
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 fn skill(dir: &Path, name: &str, front: &str, body: &str) -> PathBuf {
@@ -174,7 +178,7 @@ async fn the_first_request_lists_exactly_the_valid_skills_and_the_prompt_never_c
     let warnings: Vec<&str> = seen
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Warning { message } => Some(message.as_str()),
+            AgentEvent::Report(ReportEvent::Warning { message }) => Some(message.as_str()),
             _ => None,
         })
         .collect();
@@ -192,7 +196,7 @@ async fn the_first_request_lists_exactly_the_valid_skills_and_the_prompt_never_c
     let skills = seen
         .iter()
         .find_map(|e| match e {
-            AgentEvent::Skills { skills, .. } => Some(skills.clone()),
+            AgentEvent::Report(ReportEvent::Skills { skills, .. }) => Some(skills.clone()),
             _ => None,
         })
         .unwrap();
@@ -243,14 +247,14 @@ async fn over_budget_the_list_shortens_then_omits_with_warnings() {
     assert!(listed <= 8_000, "{listed}");
     let warned = |word: &str| {
         seen.iter()
-            .any(|e| matches!(e, AgentEvent::Warning { message } if message.contains(word)))
+            .any(|e| matches!(e, AgentEvent::Report(ReportEvent::Warning { message }) if message.contains(word)))
     };
     assert!(warned("shortened") && warned("left out"), "{seen:?}");
     assert!(system.contains("- skill-000: ") && !system.contains("- skill-119: "));
     let shown = seen
         .iter()
         .find_map(|e| match e {
-            AgentEvent::Skills { skills, .. } => Some(skills.clone()),
+            AgentEvent::Report(ReportEvent::Skills { skills, .. }) => Some(skills.clone()),
             _ => None,
         })
         .unwrap();
@@ -294,7 +298,7 @@ async fn a_loaded_skill_survives_compact_and_resume_and_its_directory_is_readabl
     agent.wait_for(ended).await;
     agent.send(UserCommand::Compact { focus: None }).await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::Compacted { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Compacted { .. })))
         .await;
     agent.submit("go on").await;
     agent.wait_for(ended).await;
@@ -398,7 +402,7 @@ async fn an_untrusted_project_skills_allowed_tools_grant_nothing() {
     assert!(w.ws.join("victim.txt").exists());
     assert!(
         seen.iter().any(
-            |e| matches!(e, AgentEvent::Warning { message } if message.contains("not trusted"))
+            |e| matches!(e, AgentEvent::Report(ReportEvent::Warning { message }) if message.contains("not trusted"))
         )
     );
 }
@@ -512,7 +516,7 @@ async fn trusting_a_project_skill_lets_its_slash_invocation_grant_until_the_file
         })
         .await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::Warning { message } if message.contains("trusted the project skill")))
+        .wait_for(|e| matches!(e, AgentEvent::Report(ReportEvent::Warning { message }) if message.contains("trusted the project skill")))
         .await;
     agent.submit("/cleaner victim.txt").await;
     agent.wait_for(ended).await;

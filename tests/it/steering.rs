@@ -4,6 +4,7 @@
 //! interrupt gives undelivered messages back; the log records every fate.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::{ConversationEvent, QueueEvent};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -43,7 +44,10 @@ fn finished(id: &str) -> impl Fn(&AgentEvent) -> bool + '_ {
 }
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 /// The request's messages as compact JSON texts, for order and content checks.
@@ -146,7 +150,7 @@ async fn a_command_sent_while_a_call_runs_waits_for_the_step_boundary() {
         .filter_map(|e| match e {
             AgentEvent::Tool(ToolEvent::Finished { .. }) => Some("result"),
             AgentEvent::Shell(ShellEvent::Started { .. }) => Some("shell"),
-            AgentEvent::StepStarted { .. } => Some("step"),
+            AgentEvent::Conversation(ConversationEvent::StepStarted { .. }) => Some("step"),
             _ => None,
         })
         .collect();
@@ -175,21 +179,26 @@ async fn a_message_sent_during_the_last_answer_extends_the_request() {
     let mut agent = TestAgent::new_session(&workspace, &sessions, &llm.url(), Mode::AutoEdit).await;
     agent.submit("tell me").await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::TextDelta { .. }))
+        .wait_for(|e| {
+            matches!(
+                e,
+                AgentEvent::Conversation(ConversationEvent::TextDelta { .. })
+            )
+        })
         .await;
     agent.send(steer("m1", "and one more thing")).await;
     let delivered = agent
-        .wait_for(|e| matches!(e, AgentEvent::Delivered { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Queue(QueueEvent::Delivered { .. })))
         .await;
     assert_eq!(
         delivered,
-        AgentEvent::Delivered {
+        AgentEvent::Queue(QueueEvent::Delivered {
             id: "m1".into(),
             step: 1
-        }
+        })
     );
     agent
-        .wait_for(|e| matches!(e, AgentEvent::AssistantMessage { text, .. } if text == "about the extra thing"))
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::AssistantMessage { text, .. }) if text == "about the extra thing"))
         .await;
     let second = messages(&llm.request(1));
     let n = second.len();
@@ -228,26 +237,28 @@ async fn an_interrupt_gives_undelivered_messages_back_and_a_withdrawn_one_is_nev
         })
         .await;
     agent
-        .wait_for(|e| matches!(e, AgentEvent::Withdrawn { id } if id == "m2"))
+        .wait_for(|e| matches!(e, AgentEvent::Queue(QueueEvent::Withdrawn { id }) if id == "m2"))
         .await;
     agent.send(UserCommand::Interrupt).await;
     let returned = agent
-        .wait_for(|e| matches!(e, AgentEvent::Returned { .. }))
+        .wait_for(|e| matches!(e, AgentEvent::Queue(QueueEvent::Returned { .. })))
         .await;
     assert_eq!(
         returned,
-        AgentEvent::Returned {
+        AgentEvent::Queue(QueueEvent::Returned {
             ids: vec!["m1".into()]
-        }
+        })
     );
     assert!(agent.seen.iter().any(|e| matches!(
         e,
-        AgentEvent::RequestEnded {
+        AgentEvent::Conversation(ConversationEvent::RequestEnded {
             reason: EndReason::Interrupted,
             ..
-        }
+        })
     )));
-    agent.wait_for(|e| matches!(e, AgentEvent::Idle)).await;
+    agent
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
     assert_eq!(
         llm.requests().len(),
         1,

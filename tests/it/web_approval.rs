@@ -4,6 +4,7 @@
 //! `.cairn/config.toml` and lets the next fetch run unasked too.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -30,7 +31,10 @@ fn approval(e: &AgentEvent) -> Option<(String, String, String)> {
 }
 
 fn ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 fn web_for(sites: &[&MockSite], resolver: MapResolver) -> Arc<WebEnv> {

@@ -4,6 +4,7 @@
 //! different paths overlap, writes to one path keep their order, commands see earlier writes.
 #![allow(clippy::unwrap_used)]
 
+use cairn::bus::ConversationEvent;
 use std::sync::Arc;
 
 use cairn::tool_output::ToolOutput;
@@ -173,7 +174,10 @@ async fn a_read_waits_for_a_running_write_of_the_same_file() {
 }
 
 fn turn_ended(e: &AgentEvent) -> bool {
-    matches!(e, AgentEvent::RequestEnded { .. })
+    matches!(
+        e,
+        AgentEvent::Conversation(ConversationEvent::RequestEnded { .. })
+    )
 }
 
 /// Polls `fact` until it holds; the deadline is only a guard.

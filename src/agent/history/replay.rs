@@ -6,6 +6,7 @@ use super::{
     remove_image, shell_events, todos_of, user_message,
 };
 use crate::bus::{AgentEvent, CallId, StepId, ToolEvent, ToolResult};
+use crate::bus::{ConversationEvent, ReportEvent, TimeTravelEvent};
 use crate::content::ReasoningPart;
 use crate::llm::ChatMessage;
 use crate::session_log::{LoggedCall, Record};
@@ -57,11 +58,13 @@ impl<'a> Replay<'a> {
                 self.out
                     .messages
                     .push(user_message(text, parts, self.images));
-                self.out.events.push(AgentEvent::UserMessage {
-                    text: text.clone(),
-                    images: image_chips(parts),
-                    typed: typed.clone(),
-                });
+                self.out
+                    .events
+                    .push(AgentEvent::Conversation(ConversationEvent::UserMessage {
+                        text: text.clone(),
+                        images: image_chips(parts),
+                        typed: typed.clone(),
+                    }));
             }
             Record::Assistant {
                 text,
@@ -86,14 +89,18 @@ impl<'a> Replay<'a> {
                 );
                 if let Some(usage) = usage {
                     self.out.costs.push((0, *usage));
-                    self.out.events.push(AgentEvent::Usage(*usage));
+                    self.out
+                        .events
+                        .push(AgentEvent::Report(ReportEvent::Usage(*usage)));
                 }
-                self.out.events.push(AgentEvent::Compacted {
-                    before: *before,
-                    after: *after,
-                    pruned: stubs.len(),
-                    summarized: *summarized,
-                });
+                self.out
+                    .events
+                    .push(AgentEvent::Report(ReportEvent::Compacted {
+                        before: *before,
+                        after: *after,
+                        pruned: stubs.len(),
+                        summarized: *summarized,
+                    }));
             }
             Record::ImageRemoved { hash, note } => {
                 remove_image(&mut self.out.messages, hash, note);
@@ -137,11 +144,13 @@ impl<'a> Replay<'a> {
         self.out
             .messages
             .push(assistant_message(text, reasoning, tool_calls));
-        self.out.events.push(AgentEvent::AssistantMessage {
-            step: StepId(self.step),
-            text: text.to_string(),
-            reasoning: reasoning.text.clone(),
-        });
+        self.out.events.push(AgentEvent::Conversation(
+            ConversationEvent::AssistantMessage {
+                step: StepId(self.step),
+                text: text.to_string(),
+                reasoning: reasoning.text.clone(),
+            },
+        ));
         for call in tool_calls {
             let args = serde_json::from_str(&call.arguments)
                 .unwrap_or(serde_json::Value::String(call.arguments.clone()));
@@ -183,19 +192,24 @@ impl<'a> Replay<'a> {
             Record::SessionRule { prefix } => out.session_rules.push(prefix.clone()),
             Record::Mode { mode } => {
                 out.mode = Some(*mode);
-                out.events.push(AgentEvent::ModeChanged { mode: *mode });
+                out.events
+                    .push(AgentEvent::Report(ReportEvent::ModeChanged { mode: *mode }));
             }
             Record::Model { model } => {
                 out.model = Some(model.clone());
-                out.events.push(AgentEvent::ModelChanged {
-                    model: model.clone(),
-                });
+                out.events
+                    .push(AgentEvent::Report(ReportEvent::ModelChanged {
+                        model: model.clone(),
+                    }));
             }
             Record::System { prompt, told } => {
                 // The first is the session's start: the mode it ran in until a switch.
                 if out.system.is_none() {
                     out.mode = Some(told.mode);
-                    out.events.push(AgentEvent::ModeChanged { mode: told.mode });
+                    out.events
+                        .push(AgentEvent::Report(ReportEvent::ModeChanged {
+                            mode: told.mode,
+                        }));
                 }
                 out.system = Some(prompt.clone());
                 out.told = Some(told.clone());
@@ -219,12 +233,16 @@ impl<'a> Replay<'a> {
         match record {
             Record::Usage(usage) => {
                 out.costs.push((step, *usage));
-                out.events.push(AgentEvent::Usage(*usage));
+                out.events
+                    .push(AgentEvent::Report(ReportEvent::Usage(*usage)));
             }
-            Record::Ended { reason } => out.events.push(AgentEvent::RequestEnded {
-                last_step: StepId(step),
-                reason: reason.clone(),
-            }),
+            Record::Ended { reason } => {
+                out.events
+                    .push(AgentEvent::Conversation(ConversationEvent::RequestEnded {
+                        last_step: StepId(step),
+                        reason: reason.clone(),
+                    }))
+            }
             Record::Approval { call, decision } => {
                 out.events.push(AgentEvent::Tool(ToolEvent::Decided {
                     call: call.clone(),
@@ -237,16 +255,21 @@ impl<'a> Replay<'a> {
                 what,
                 changes,
                 ..
-            } => out.events.push(AgentEvent::Reverted {
-                id: id.clone(),
-                target: target.clone(),
-                what: what.clone(),
-                changes: changes.clone(),
-            }),
-            Record::Restored { what, done } => out.events.push(AgentEvent::Restored {
-                what: what.clone(),
-                done: done.clone(),
-            }),
+            } => out
+                .events
+                .push(AgentEvent::TimeTravel(TimeTravelEvent::Reverted {
+                    id: id.clone(),
+                    target: target.clone(),
+                    what: what.clone(),
+                    changes: changes.clone(),
+                })),
+            Record::Restored { what, done } => {
+                out.events
+                    .push(AgentEvent::TimeTravel(TimeTravelEvent::Restored {
+                        what: what.clone(),
+                        done: done.clone(),
+                    }))
+            }
             Record::User { .. }
             | Record::Assistant { .. }
             | Record::ToolResult { .. }

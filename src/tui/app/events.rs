@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use crate::bus::{AgentEvent, EndReason};
+use crate::bus::{
+    AgentEvent, ConversationEvent, EndReason, QueueEvent, ReportEvent, TimeTravelEvent,
+};
 use crate::tui::app::App;
 use crate::tui::modals::layers::Layer;
 use crate::tui::modals::picker::SessionPicker;
@@ -16,52 +18,30 @@ impl App {
         match event {
             AgentEvent::Tool(tool) => self.apply_tool(tool),
             AgentEvent::Shell(shell) => self.apply_shell(shell),
-            AgentEvent::Delivered { id, step } => self.delivered(id, *step),
-            AgentEvent::Withdrawn { id } => self.withdrawing.retain(|w| w != id),
-            AgentEvent::Returned { ids } => self.returned(ids),
-            AgentEvent::ModeChanged { mode } => self.mode_changed(*mode),
-            AgentEvent::ModelChanged { model } => self.model_changed(model),
-            AgentEvent::Job(_) | AgentEvent::Jobs { .. } | AgentEvent::JobOutput { .. } => {
-                self.apply_jobs(event)
-            }
-            AgentEvent::SessionStarted { .. }
-            | AgentEvent::UserMessage { .. }
-            | AgentEvent::RequestStarted
-            | AgentEvent::StepEnded { .. }
-            | AgentEvent::StepStarted { .. }
-            | AgentEvent::TextDelta { .. }
-            | AgentEvent::ReasoningDelta { .. }
-            | AgentEvent::AssistantMessage { .. }
-            | AgentEvent::Retrying { .. }
-            | AgentEvent::RequestEnded { .. }
-            | AgentEvent::Idle
-            | AgentEvent::Reset => self.fold_reply(event),
-            AgentEvent::Usage(..)
-            | AgentEvent::Models { .. }
-            | AgentEvent::EndpointChecked { .. }
-            | AgentEvent::Warning { .. }
-            | AgentEvent::Hook(_)
-            | AgentEvent::ProjectRulesTrusted { .. }
-            | AgentEvent::Skills { .. }
-            | AgentEvent::Sessions { .. }
-            | AgentEvent::Context { .. }
-            | AgentEvent::Compacted { .. }
-            | AgentEvent::CostReport { .. }
-            | AgentEvent::SessionUsage { .. } => self.fold_report(event),
-            AgentEvent::RewindPoints { .. }
-            | AgentEvent::RestorePlan { .. }
-            | AgentEvent::Restored { .. }
-            | AgentEvent::Rewound { .. }
-            | AgentEvent::RevertPreview { .. }
-            | AgentEvent::Reverted { .. } => self.fold_time_travel(event),
+            AgentEvent::Job(job) => self.apply_job(job),
+            AgentEvent::JobList(list) => self.apply_job_list(list),
+            AgentEvent::Hook(note) => self.transcript.push_hook(note),
+            AgentEvent::Queue(queue) => self.fold_queue(queue),
+            AgentEvent::Conversation(reply) => self.fold_reply(reply),
+            AgentEvent::Report(report) => self.fold_report(report),
+            AgentEvent::TimeTravel(travel) => self.fold_time_travel(travel),
+        }
+    }
+
+    /// Queued messages delivered, taken back or returned.
+    fn fold_queue(&mut self, event: &QueueEvent) {
+        match event {
+            QueueEvent::Delivered { id, step } => self.delivered(id, *step),
+            QueueEvent::Withdrawn { id } => self.withdrawing.retain(|w| w != id),
+            QueueEvent::Returned { ids } => self.returned(ids),
         }
     }
 
     /// The session, the user's message, the model's reply as it streams, retries and the
     /// request's end.
-    fn fold_reply(&mut self, event: &AgentEvent) {
+    fn fold_reply(&mut self, event: &ConversationEvent) {
         match event {
-            AgentEvent::SessionStarted {
+            ConversationEvent::SessionStarted {
                 provider,
                 model,
                 mode,
@@ -78,7 +58,7 @@ impl App {
                     self.notice(&format!("resumed session {session}"), NoticeLevel::Info);
                 }
             }
-            AgentEvent::UserMessage {
+            ConversationEvent::UserMessage {
                 text,
                 images,
                 typed,
@@ -88,27 +68,27 @@ impl App {
                 self.transcript
                     .push_user(typed.as_deref().unwrap_or(text), images);
             }
-            AgentEvent::RequestStarted | AgentEvent::StepEnded { .. } => {}
-            AgentEvent::StepStarted { .. } => {
+            ConversationEvent::RequestStarted | ConversationEvent::StepEnded { .. } => {}
+            ConversationEvent::StepStarted { .. } => {
                 self.busy = true;
                 self.status.activity = Activity::Thinking;
             }
-            AgentEvent::TextDelta { step, text } => {
+            ConversationEvent::TextDelta { step, text } => {
                 self.transcript.text_delta(*step, text);
                 self.status.activity = Activity::Streaming;
             }
-            AgentEvent::ReasoningDelta { step, text } => {
+            ConversationEvent::ReasoningDelta { step, text } => {
                 self.transcript.reasoning_delta(*step, text);
                 self.status.activity = Activity::Reasoning;
             }
-            AgentEvent::AssistantMessage {
+            ConversationEvent::AssistantMessage {
                 step,
                 text,
                 reasoning,
             } => {
                 self.transcript.assistant_message(*step, text, reasoning);
             }
-            AgentEvent::Retrying {
+            ConversationEvent::Retrying {
                 attempt,
                 wait_ms,
                 reason,
@@ -127,15 +107,15 @@ impl App {
                     NoticeLevel::Warning,
                 );
             }
-            AgentEvent::RequestEnded { reason, .. } => {
+            ConversationEvent::RequestEnded { reason, .. } => {
                 self.turn_ended(reason);
                 if matches!(reason, EndReason::Failed(_) | EndReason::Denied) {
                     self.restore_unsent();
                 }
                 self.unconfirmed = None;
             }
-            AgentEvent::Idle => self.idle(),
-            AgentEvent::Reset => {
+            ConversationEvent::Idle => self.idle(),
+            ConversationEvent::Reset => {
                 self.forget_jobs();
                 self.transcript.clear();
                 self.diffs.clear();
@@ -143,15 +123,14 @@ impl App {
                 self.approval.clear();
                 self.status.reset_usage();
             }
-            _ => {}
         }
     }
 
     /// Figures (usage, context, cost), the notices the engine sends, and lists it answers with.
-    fn fold_report(&mut self, event: &AgentEvent) {
+    fn fold_report(&mut self, event: &ReportEvent) {
         match event {
-            AgentEvent::Usage(usage) => self.status.add_usage(usage),
-            AgentEvent::Models {
+            ReportEvent::Usage(usage) => self.status.add_usage(usage),
+            ReportEvent::Models {
                 models,
                 configured,
                 unavailable,
@@ -161,18 +140,19 @@ impl App {
                 }
             }
             // Once a request runs, its own answer or error says more than the check did.
-            AgentEvent::EndpointChecked {
+            ReportEvent::EndpointChecked {
                 problem: Some(problem),
             } if !self.busy => self.notice(problem, NoticeLevel::Warning),
-            AgentEvent::EndpointChecked { .. } => {}
-            AgentEvent::Warning { message } => {
+            ReportEvent::EndpointChecked { .. } => {}
+            ReportEvent::Warning { message } => {
                 // The agent answers a rewind's plan with a warning when there is nothing to
                 // restore: the picker waiting for it closes.
                 self.layers.close_waiting_rewind();
                 self.notice(message, NoticeLevel::Warning);
             }
-            AgentEvent::Hook(note) => self.transcript.push_hook(note),
-            AgentEvent::ProjectRulesTrusted {
+            ReportEvent::ModeChanged { mode } => self.mode_changed(*mode),
+            ReportEvent::ModelChanged { model } => self.model_changed(model),
+            ReportEvent::ProjectRulesTrusted {
                 path,
                 rules,
                 processes,
@@ -186,14 +166,14 @@ impl App {
                 );
                 self.notice(&message, NoticeLevel::Info);
             }
-            AgentEvent::Skills { skills, budget } => {
+            ReportEvent::Skills { skills, budget } => {
                 self.skills.clone_from(skills);
                 self.skills_budget = *budget;
             }
-            AgentEvent::Sessions { sessions, here } => self
+            ReportEvent::Sessions { sessions, here } => self
                 .layers
                 .open_picker(SessionPicker::new(sessions.clone(), here.clone())),
-            AgentEvent::Context {
+            ReportEvent::Context {
                 used,
                 window,
                 cost_usd,
@@ -202,7 +182,7 @@ impl App {
                 self.status.context_window = *window;
                 self.status.cost_usd = *cost_usd;
             }
-            AgentEvent::Compacted {
+            ReportEvent::Compacted {
                 before,
                 after,
                 pruned,
@@ -212,29 +192,28 @@ impl App {
                     crate::tui::panes::cost::compaction_text(*before, *after, *pruned, *summarized);
                 self.notice(&text, NoticeLevel::Info);
             }
-            AgentEvent::CostReport { rows } => {
+            ReportEvent::CostReport { rows } => {
                 let text = crate::tui::panes::cost::report_text(rows, &self.status.model);
                 self.notice(&text, NoticeLevel::Info);
             }
-            AgentEvent::SessionUsage { totals, requests } => {
+            ReportEvent::SessionUsage { totals, requests } => {
                 self.status.set_session_usage(*totals, *requests)
             }
-            _ => {}
         }
     }
 
     /// Rewind points, restore plans and their results, revert previews and reverts.
-    fn fold_time_travel(&mut self, event: &AgentEvent) {
+    fn fold_time_travel(&mut self, event: &TimeTravelEvent) {
         match event {
-            AgentEvent::RewindPoints { points } if !self.read_only => self
+            TimeTravelEvent::RewindPoints { points } if !self.read_only => self
                 .layers
                 .open_restore(Layer::Rewind(RewindPicker::new(points.clone()))),
-            AgentEvent::RestorePlan { what, plan } if !self.read_only => {
+            TimeTravelEvent::RestorePlan { what, plan } if !self.read_only => {
                 let confirm = RestoreConfirm::new(what.clone(), plan, self.layers.rewind_waiting());
                 self.layers.open_restore(Layer::Confirm(confirm));
             }
-            AgentEvent::RewindPoints { .. } | AgentEvent::RestorePlan { .. } => {}
-            AgentEvent::Restored { what, done } => {
+            TimeTravelEvent::RewindPoints { .. } | TimeTravelEvent::RestorePlan { .. } => {}
+            TimeTravelEvent::Restored { what, done } => {
                 let text = crate::tui::modals::rewind::restored_text(what, done);
                 let level = if done.conflicts.is_empty() {
                     NoticeLevel::Info
@@ -243,8 +222,8 @@ impl App {
                 };
                 self.notice(&text, level);
             }
-            AgentEvent::Rewound { text, .. } => self.rewound(text),
-            AgentEvent::RevertPreview {
+            TimeTravelEvent::Rewound { text, .. } => self.rewound(text),
+            TimeTravelEvent::RevertPreview {
                 target,
                 what,
                 plan,
@@ -260,7 +239,7 @@ impl App {
                     );
                 }
             }
-            AgentEvent::Reverted {
+            TimeTravelEvent::Reverted {
                 id,
                 target,
                 what,
@@ -273,7 +252,6 @@ impl App {
                 }
                 self.notice(&format!("reverted {what}"), NoticeLevel::Info);
             }
-            _ => {}
         }
     }
 }

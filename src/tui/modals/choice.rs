@@ -104,7 +104,7 @@ impl ChoicePicker {
         self.kind == PickerKind::Model
     }
 
-    /// The agent's answer to the listing (`AgentEvent::Models`).
+    /// The agent's answer to the listing (`ReportEvent::Models`).
     pub fn models_listed(
         &mut self,
         models: &[String],

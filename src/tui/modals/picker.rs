@@ -1,4 +1,4 @@
-//! The `/resume` picker: the saved sessions from `AgentEvent::Sessions`, this directory's
+//! The `/resume` picker: the saved sessions from `ReportEvent::Sessions`, this directory's
 //! first, newest first; a session of another directory is marked with it (resuming it here is
 //! refused with the command that resumes it there). Up/Down choose, Enter resumes, Esc closes.
 

@@ -2,6 +2,7 @@
 //! which keys send what.
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::{ConversationEvent, TimeTravelEvent};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -230,7 +231,9 @@ mod in_the_app {
     #[test]
     fn while_the_model_works_a_revert_is_refused_and_says_why() {
         let mut app = app_with_an_edit();
-        app.apply(&AgentEvent::StepStarted { step: StepId(1) });
+        app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+            step: StepId(1),
+        }));
         press(&mut app, 'R');
         assert!(
             app.take_commands().is_empty(),
@@ -260,12 +263,12 @@ mod in_the_app {
             "{commands:?}"
         );
         assert!(screen(&app).contains("Working out what the revert would do"));
-        app.apply(&AgentEvent::RevertPreview {
+        app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::RevertPreview {
             target: wanted.clone(),
             what: "hunk 1 of 1 of the edit of src/f.txt".into(),
             plan: ready(None),
             moved: false,
-        });
+        }));
         assert!(screen(&app).contains("y apply…"));
         press(&mut app, 'y');
         assert!(app.take_commands().is_empty(), "one y reverts nothing");
@@ -275,7 +278,7 @@ mod in_the_app {
             matches!(commands.as_slice(), [UserCommand::Revert { stamp, .. }] if stamp == "0123"),
             "{commands:?}"
         );
-        app.apply(&AgentEvent::Reverted {
+        app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::Reverted {
             id: "revert-1".into(),
             target: wanted,
             what: "hunk 1 of 1 of the edit of src/f.txt".into(),
@@ -286,7 +289,7 @@ mod in_the_app {
                 removed: 1,
                 ..FileChange::default()
             }],
-        });
+        }));
         let shown = screen(&app);
         assert!(!shown.contains("apply…"), "the modal closed:\n{shown}");
         assert!(

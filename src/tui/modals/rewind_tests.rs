@@ -2,6 +2,7 @@
 //! lead from one to the other and to the commands sent.
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::{ConversationEvent, ReportEvent, TimeTravelEvent};
 use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -92,10 +93,10 @@ fn undo_asks_for_a_plan_and_shows_it_to_confirm() {
             apply: false
         }]
     ));
-    app.apply(&AgentEvent::RestorePlan {
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::RestorePlan {
         what: Restore::Undo,
         plan: undo_plan(),
-    });
+    }));
     insta::assert_snapshot!(draw(&app, 100, 24));
     // y applies the same restore; the layer closes.
     press(&mut app, KeyCode::Char('y'));
@@ -118,10 +119,10 @@ fn undo_confirmation_shows_hostile_file_names_escaped() {
     app.take_commands();
     let mut plan = undo_plan();
     plan.files[1].path = "x\u{1b}]52;c;ZWNobyBoaQ==\u{7}\n\u{2713} restored all\u{200b}.txt".into();
-    app.apply(&AgentEvent::RestorePlan {
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::RestorePlan {
         what: Restore::Undo,
         plan,
-    });
+    }));
     let screen = draw(&app, 140, 24).to_string();
     assert!(screen.contains("x<U+001B>]52;c;"), "{screen}");
     assert!(screen.contains("<U+000A>"), "{screen}");
@@ -173,7 +174,9 @@ fn rewind_picks_a_message_then_what_to_restore() {
         app.take_commands().as_slice(),
         [UserCommand::ListRewindPoints]
     ));
-    app.apply(&AgentEvent::RewindPoints { points: points() });
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::RewindPoints {
+        points: points(),
+    }));
     insta::assert_snapshot!("rewind_picker", draw(&app, 100, 20));
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Enter);
@@ -190,10 +193,10 @@ fn rewind_picks_a_message_then_what_to_restore() {
         matches!(sent.as_slice(), [UserCommand::Restore { what: w, apply: false }] if *w == what),
         "{sent:?}"
     );
-    app.apply(&AgentEvent::RestorePlan {
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::RestorePlan {
         what: what.clone(),
         plan: undo_plan(),
-    });
+    }));
     let screen = draw(&app, 100, 24).to_string();
     assert!(
         screen.contains("Rewind files and conversation to before “rename the crate …”"),
@@ -210,7 +213,9 @@ fn rewind_picks_a_message_then_what_to_restore() {
 #[test]
 fn rewinding_the_conversation_only_needs_no_confirmation_and_refills_the_input() {
     let mut app = app();
-    app.apply(&AgentEvent::RewindPoints { points: points() });
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::RewindPoints {
+        points: points(),
+    }));
     press(&mut app, KeyCode::Enter);
     press(&mut app, KeyCode::Char('c'));
     let sent = app.take_commands();
@@ -229,11 +234,11 @@ fn rewinding_the_conversation_only_needs_no_confirmation_and_refills_the_input()
         "{sent:?}"
     );
     assert!(app.layers.is_empty());
-    app.apply(&AgentEvent::Reset);
-    app.apply(&AgentEvent::Rewound {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Reset));
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::Rewound {
         at: 2,
         text: "now add tests".into(),
-    });
+    }));
     assert_eq!(app.composer.text(), "now add tests");
     let screen = draw(&app, 100, 24).to_string();
     assert!(screen.contains("rewound"), "{screen}");
@@ -242,14 +247,16 @@ fn rewinding_the_conversation_only_needs_no_confirmation_and_refills_the_input()
 #[test]
 fn a_rewind_with_nothing_to_restore_closes_the_picker_with_the_reason() {
     let mut app = app();
-    app.apply(&AgentEvent::RewindPoints { points: points() });
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::RewindPoints {
+        points: points(),
+    }));
     press(&mut app, KeyCode::Enter);
     press(&mut app, KeyCode::Char('f'));
     assert_eq!(app.take_commands().len(), 1);
     assert!(!app.layers.is_empty(), "waiting for the plan");
-    app.apply(&AgentEvent::Warning {
+    app.apply(&AgentEvent::Report(ReportEvent::Warning {
         message: "nothing to restore: no file changed since that message".into(),
-    });
+    }));
     assert!(app.layers.is_empty());
     let screen = draw(&app, 100, 24).to_string();
     assert!(screen.contains("nothing to restore"), "{screen}");

@@ -268,7 +268,7 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::bus::{AgentEvent, Mode, UserCommand};
+    use crate::bus::{AgentEvent, Mode, ReportEvent, UserCommand};
     use crate::tui::TuiOptions;
     use crate::tui::app::App;
 
@@ -355,12 +355,12 @@ mod tests {
             "{sent:?}"
         );
         // The agent's answer is what the transcript says.
-        app.apply(&AgentEvent::ProjectRulesTrusted {
+        app.apply(&AgentEvent::Report(ReportEvent::ProjectRulesTrusted {
             path: shipped().path,
             rules: 3,
             processes: 0,
             unremembered: None,
-        });
+        }));
         let text = screen(&app, 120, 24);
         assert!(
             text.contains("project rules trusted: 3 rules of ws/.cairn/config.toml apply"),
@@ -444,12 +444,12 @@ mod tests {
             matches!(sent.as_slice(), [UserCommand::TrustProjectRules]),
             "{sent:?}"
         );
-        app.apply(&AgentEvent::ProjectRulesTrusted {
+        app.apply(&AgentEvent::Report(ReportEvent::ProjectRulesTrusted {
             path: only_hooks.path.clone(),
             rules: 0,
             processes: 1,
             unremembered: None,
-        });
+        }));
         assert!(
             screen(&app, 120, 24).contains("project hooks trusted: 1 hook(s) run"),
             "{}",

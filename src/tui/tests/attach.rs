@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::{ConversationEvent, ReportEvent};
 use std::io::Cursor;
 use std::time::Instant;
 
@@ -235,7 +236,7 @@ fn an_image_waits_with_its_queued_message_and_a_command_leaves_it_for_the_next()
 #[test]
 fn a_sent_image_shows_as_a_chip_under_its_message_in_the_transcript() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::UserMessage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "what does this dialog mean?".into(),
         images: vec![ImageChip {
             name: "clipboard.png".into(),
@@ -244,7 +245,7 @@ fn a_sent_image_shows_as_a_chip_under_its_message_in_the_transcript() {
             height: 1536,
         }],
         typed: None,
-    });
+    }));
     insta::assert_snapshot!(draw(&app, 70, 12));
     assert!(screen_text(&app, 70, 12).contains("[image] clipboard.png (1.2 MB, 2048×1536)"));
 }
@@ -260,14 +261,14 @@ fn a_message_refused_before_it_was_sent_comes_back_into_the_input_with_its_image
     type_text(&mut app, "meanwhile");
     // The agent refuses the image (a text-only model) before the message enters the
     // conversation: no `UserMessage`, the request fails.
-    app.apply(&AgentEvent::Warning {
+    app.apply(&AgentEvent::Report(ReportEvent::Warning {
         message: "clipboard.png is an image, and deepseek-chat does not take images".into(),
-    });
-    app.apply(&AgentEvent::RequestEnded {
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {
         last_step: crate::bus::StepId(0),
         reason: crate::bus::EndReason::Failed("clipboard.png is an image".into()),
-    });
-    app.apply(&AgentEvent::Idle);
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     assert_eq!(app.composer.text(), "what is this?\n\nmeanwhile");
     assert_eq!(app.composer.images().len(), 1, "the image is back too");
     assert!(screen_text(&app, 120, 30).contains("back in the input"));
@@ -277,15 +278,15 @@ fn a_message_refused_before_it_was_sent_comes_back_into_the_input_with_its_image
     type_text(&mut app, "second");
     app.handle_input(&key(KeyCode::Enter));
     submitted(&mut app);
-    app.apply(&AgentEvent::UserMessage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "second".into(),
         images: vec![],
         typed: None,
-    });
-    app.apply(&AgentEvent::RequestEnded {
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {
         last_step: crate::bus::StepId(1),
         reason: crate::bus::EndReason::Failed("401".into()),
-    });
+    }));
     assert_eq!(app.composer.text(), "");
 }
 

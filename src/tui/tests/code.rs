@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ConversationEvent;
 use std::time::Instant;
 
 use ratatui::backend::TestBackend;
@@ -18,17 +19,21 @@ const ANSWER: &str = "Typed config:\n\n```ts\ninterface Config {\n  name: string
 fn answered() -> crate::tui::app::App {
     let mut app = app(Instant::now());
     let step = StepId(1);
-    app.apply(&AgentEvent::UserMessage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "Show me the config in TypeScript and TOML".into(),
         images: vec![],
         typed: None,
-    });
-    app.apply(&AgentEvent::StepStarted { step });
-    app.apply(&AgentEvent::AssistantMessage {
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
         step,
-        text: ANSWER.into(),
-        reasoning: String::new(),
-    });
+    }));
+    app.apply(&AgentEvent::Conversation(
+        ConversationEvent::AssistantMessage {
+            step,
+            text: ANSWER.into(),
+            reasoning: String::new(),
+        },
+    ));
     app
 }
 

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ConversationEvent;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode};
@@ -57,16 +58,16 @@ fn a_failed_message_is_sent_again_by_retry_whole_and_once() {
     type_text(&mut app, "second");
     app.handle_input(&key(KeyCode::Enter));
     app.take_commands();
-    app.apply(&AgentEvent::UserMessage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "second".into(),
         images: vec![],
         typed: None,
-    });
-    app.apply(&AgentEvent::RequestEnded {
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {
         last_step: StepId(1),
         reason: EndReason::Failed("502 Bad Gateway".into()),
-    });
-    app.apply(&AgentEvent::Idle);
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     assert!(screen_text(&app, 120, 24).contains("/retry (Ctrl+R) sends your message again"));
     app.handle_input(&ctrl('r'));
     let sent = app.take_commands();
@@ -75,7 +76,7 @@ fn a_failed_message_is_sent_again_by_retry_whole_and_once() {
         "{sent:?}"
     );
     assert!(app.composer.is_empty(), "the draft is untouched");
-    app.apply(&AgentEvent::Idle);
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     // Nothing failed since: nothing to retry.
     type_text(&mut app, "/retry");
     app.handle_input(&key(KeyCode::Enter));
@@ -86,11 +87,11 @@ fn a_failed_message_is_sent_again_by_retry_whole_and_once() {
 fn a_command_is_shown_as_typed_not_as_its_expansion() {
     use crate::bus::AgentEvent;
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::UserMessage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "You are asked to write AGENTS.md for this repository. Read the build files…".into(),
         images: vec![],
         typed: Some("/init keep it short".into()),
-    });
+    }));
     let screen = screen_text(&app, 100, 24);
     assert!(screen.contains("/init keep it short"), "{screen}");
     assert!(!screen.contains("write AGENTS.md for this"), "{screen}");

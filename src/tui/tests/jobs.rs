@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::{ConversationEvent, JobListEvent};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -38,7 +39,7 @@ fn ended(id: &str, command: &str, end: JobEnd) -> AgentEvent {
 }
 
 fn three_jobs() -> AgentEvent {
-    AgentEvent::Jobs {
+    AgentEvent::JobList(JobListEvent::Jobs {
         jobs: vec![
             line("job-1", "npm run dev -- --port 5173", 754, None),
             line(
@@ -59,7 +60,7 @@ fn three_jobs() -> AgentEvent {
                 }),
             ),
         ],
-    }
+    })
 }
 
 fn submit(app: &mut App, text: &str) {
@@ -91,11 +92,11 @@ fn the_jobs_view_at_80_and_160_columns() {
         matches!(sent.as_slice(), [UserCommand::ShowJobOutput { job }] if job == "job-1"),
         "{sent:?}"
     );
-    app.apply(&AgentEvent::JobOutput {
+    app.apply(&AgentEvent::JobList(JobListEvent::JobOutput {
         job: line("job-1", "npm run dev -- --port 5173", 755, None),
         stdout: "  VITE v5.0.0  ready in 312 ms\n\n  ➜  Local:   http://localhost:5173/\n".into(),
         stderr: "(!) Some chunks are larger than 500 kB\n".into(),
-    });
+    }));
     insta::assert_snapshot!("jobs_output_80x24", draw(&app, 80, 24));
     insta::assert_snapshot!("jobs_output_160x30", draw(&app, 160, 30));
 }
@@ -104,7 +105,9 @@ fn the_jobs_view_at_80_and_160_columns() {
 fn an_empty_jobs_view_says_how_jobs_start() {
     let mut app = app(Instant::now());
     submit(&mut app, "/jobs");
-    app.apply(&AgentEvent::Jobs { jobs: Vec::new() });
+    app.apply(&AgentEvent::JobList(JobListEvent::Jobs {
+        jobs: Vec::new(),
+    }));
     let screen = screen_text(&app, 120, 24);
     assert!(screen.contains("No background jobs"), "{screen}");
     press(&mut app, KeyCode::Esc);
@@ -331,7 +334,7 @@ fn quitting_with_jobs_running_warns_once_then_quits() {
 fn a_new_conversation_forgets_the_old_jobs() {
     let mut app = app(Instant::now());
     app.apply(&started("job-1", "sleep 100"));
-    app.apply(&AgentEvent::Reset);
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Reset));
     assert!(!screen_text(&app, 100, 20).contains("⚙"));
     // A resumed session's jobs that a restart ended arrive as ended: no count, shown in /jobs.
     app.apply(&ended("job-1", "sleep 100", JobEnd::Gone));

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::{ConversationEvent, QueueEvent, ReportEvent};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -40,12 +41,12 @@ fn enter_while_busy_steers_at_the_next_step_and_ctrl_q_holds_for_after_the_turn(
         screen.contains("next step: second") && screen.contains("after the turn: third"),
         "{screen}"
     );
-    app.apply(&AgentEvent::Delivered {
+    app.apply(&AgentEvent::Queue(QueueEvent::Delivered {
         id: steered,
         step: 1,
-    });
+    }));
     assert!(!screen_text(&app, 80, 24).contains("next step: second"));
-    app.apply(&AgentEvent::Idle);
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     steer_id(&app.take_commands(), "third");
     assert!(!screen_text(&app, 80, 24).contains("third"));
 }
@@ -75,7 +76,7 @@ fn a_queued_message_pulled_back_is_withdrawn_into_the_input() {
         [UserCommand::Withdraw { id, text, sent: true }] if *id == steered && text == "steer me"
     ));
     // The agent confirms: nothing more to say. Had it delivered it first, the user is told.
-    app.apply(&AgentEvent::Withdrawn { id: steered });
+    app.apply(&AgentEvent::Queue(QueueEvent::Withdrawn { id: steered }));
     let screen = screen_text(&app, 80, 24);
     assert!(!screen.contains("next step: steer me") && screen.contains("after the turn: later"));
     // Delete withdraws the held one for good; the log is told (not sent: it never left).
@@ -86,7 +87,7 @@ fn a_queued_message_pulled_back_is_withdrawn_into_the_input() {
         app.take_commands().as_slice(),
         [UserCommand::Withdraw { text, sent: false, .. }] if text == "later"
     ));
-    app.apply(&AgentEvent::Idle);
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     assert!(app.take_commands().is_empty(), "nothing left to send");
 }
 
@@ -110,7 +111,7 @@ fn pulling_a_message_back_never_overwrites_a_draft_and_a_late_withdrawal_is_said
     app.handle_input(&Event::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT)));
     app.handle_input(&key(KeyCode::Enter));
     assert_eq!(app.composer.text(), "steer");
-    app.apply(&AgentEvent::Delivered { id, step: 2 });
+    app.apply(&AgentEvent::Queue(QueueEvent::Delivered { id, step: 2 }));
     assert!(screen_text(&app, 120, 30).contains("already delivered (after step 2)"));
 }
 
@@ -261,7 +262,9 @@ fn deny_with_a_message() {
 fn esc_interrupts_and_ctrl_c_twice_quits() {
     let t0 = Instant::now();
     let mut app = app(t0);
-    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+        step: StepId(1),
+    }));
     app.handle_input(&key(KeyCode::Esc));
     assert!(matches!(
         app.take_commands().as_slice(),
@@ -337,14 +340,14 @@ fn the_resume_picker_sends_the_chosen_session() {
     };
     let mut elsewhere = session("far", "tune the db");
     elsewhere.cwd = "/src/other".into();
-    app.apply(&AgentEvent::Sessions {
+    app.apply(&AgentEvent::Report(ReportEvent::Sessions {
         sessions: vec![
             session("new", "fix the bug"),
             session("old", "write docs"),
             elsewhere,
         ],
         here: "/src/app".into(),
-    });
+    }));
     let screen = screen_text(&app, 80, 24);
     assert!(screen.contains("write docs"), "{screen}");
     assert!(
@@ -367,16 +370,18 @@ fn replay_is_read_only_and_says_so() {
     let mut opts = options();
     opts.read_only = true;
     let mut app = App::new(&opts, Instant::now());
-    app.apply(&AgentEvent::UserMessage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "old question".into(),
         images: vec![],
         typed: None,
-    });
-    app.apply(&AgentEvent::AssistantMessage {
-        step: StepId(1),
-        text: "old answer".into(),
-        reasoning: String::new(),
-    });
+    }));
+    app.apply(&AgentEvent::Conversation(
+        ConversationEvent::AssistantMessage {
+            step: StepId(1),
+            text: "old answer".into(),
+            reasoning: String::new(),
+        },
+    ));
     type_text(&mut app, "new");
     app.handle_input(&key(KeyCode::Enter));
     assert!(app.take_commands().is_empty());
@@ -390,11 +395,11 @@ fn status_line_counts_tokens_and_shows_retry_countdown() {
     let t0 = Instant::now();
     let mut app = scripted_session(t0);
     app.set_now(t0);
-    app.apply(&AgentEvent::Retrying {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Retrying {
         attempt: 2,
         wait_ms: 4000,
         reason: "429 Too Many Requests".into(),
-    });
+    }));
     app.set_now(t0 + Duration::from_millis(1500));
     let screen = screen_text(&app, 120, 30);
     assert!(screen.contains("retry 2 in 3s"), "{screen}");
@@ -414,11 +419,11 @@ fn an_edit_card_points_to_the_diff_pane_and_brackets_step_through_edits() {
 #[test]
 fn a_turn_failure_is_shown_and_the_ui_stays_usable() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::RequestEnded {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {
         last_step: StepId(1),
         reason: EndReason::Failed("401 invalid api key".into()),
-    });
-    app.apply(&AgentEvent::Idle);
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     assert!(screen_text(&app, 80, 24).contains("failed: 401 invalid api key"));
     type_text(&mut app, "again");
     app.handle_input(&key(KeyCode::Enter));
@@ -479,12 +484,14 @@ fn after_an_interrupt_queued_messages_stay_separate_and_wait_for_the_user() {
         app.take_commands().as_slice(),
         [UserCommand::Interrupt]
     ));
-    app.apply(&AgentEvent::RequestEnded {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {
         last_step: StepId(1),
         reason: EndReason::Interrupted,
-    });
-    app.apply(&AgentEvent::Returned { ids: vec![second] });
-    app.apply(&AgentEvent::Idle);
+    }));
+    app.apply(&AgentEvent::Queue(QueueEvent::Returned {
+        ids: vec![second],
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     assert!(
         app.take_commands().is_empty(),
         "nothing is sent behind the user's back"
@@ -503,7 +510,7 @@ fn after_an_interrupt_queued_messages_stay_separate_and_wait_for_the_user() {
     app.composer.clear();
     app.handle_input(&ctrl('q'));
     steer_id(&app.take_commands(), "second");
-    app.apply(&AgentEvent::Idle);
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     steer_id(&app.take_commands(), "third");
 }
 
@@ -557,11 +564,11 @@ fn bang_runs_a_shell_command_and_esc_stops_it_before_the_turn() {
 #[test]
 fn an_answer_cut_at_the_output_limit_is_flagged_and_continue_asks_for_the_rest() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::RequestEnded {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {
         last_step: StepId(1),
         reason: EndReason::OutputLimit,
-    });
-    app.apply(&AgentEvent::Idle);
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     let screen = screen_text(&app, 100, 24);
     assert!(
         screen.contains("answer cut at the output limit") && screen.contains("/continue"),
@@ -589,7 +596,9 @@ fn type_slowly(app: &mut App, text: &str, start: Instant, gap: Duration) -> Inst
 fn a_prompt_opening_while_typing_answers_nothing_and_the_typing_lands_in_the_input() {
     let t0 = Instant::now();
     let mut app = app(t0);
-    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+        step: StepId(1),
+    }));
     // "any news?" as a user types it: the prompt opens after the `n` of "any" …
     let at = type_slowly(&mut app, "any", t0, Duration::from_millis(120));
     app.set_now(at + Duration::from_millis(60));
@@ -632,7 +641,9 @@ fn a_prompt_opening_while_typing_answers_nothing_and_the_typing_lands_in_the_inp
 #[test]
 fn esc_on_the_prompt_denies_without_interrupting_the_turn() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+        step: StepId(1),
+    }));
     app.apply(&held_rm());
     press(&mut app, KeyCode::Esc);
     let sent = app.take_commands();
@@ -659,7 +670,9 @@ fn esc_on_the_prompt_denies_without_interrupting_the_turn() {
 #[test]
 fn ctrl_c_interrupts_but_keeps_the_draft() {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+        step: StepId(1),
+    }));
     type_text(&mut app, "half a thought");
     app.handle_input(&ctrl('c'));
     assert!(matches!(
@@ -668,7 +681,7 @@ fn ctrl_c_interrupts_but_keeps_the_draft() {
     ));
     assert_eq!(app.composer.text(), "half a thought");
     // Idle, nothing to stop: Ctrl+C clears the draft, Ctrl+Z brings it back.
-    app.apply(&AgentEvent::Idle);
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     app.take_commands();
     app.set_now(app.now + Duration::from_secs(5));
     app.handle_input(&ctrl('c'));

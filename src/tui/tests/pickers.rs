@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ReportEvent;
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
@@ -57,7 +58,7 @@ fn the_model_picker_lists_the_providers_models_and_each_switch_is_a_line() {
         "{sent:?}"
     );
     assert!(screen_text(&app, 80, 24).contains("asking the provider"));
-    app.apply(&AgentEvent::Models {
+    app.apply(&AgentEvent::Report(ReportEvent::Models {
         models: vec![
             "deepseek-chat".into(),
             "deepseek-reasoner".into(),
@@ -65,7 +66,7 @@ fn the_model_picker_lists_the_providers_models_and_each_switch_is_a_line() {
         ],
         configured: "deepseek-chat".into(),
         unavailable: None,
-    });
+    }));
     insta::assert_snapshot!("model_picker_80x24", draw(&app, 80, 24));
     insta::assert_snapshot!("model_picker_160x30", draw(&app, 160, 30));
     app.handle_input(&key(KeyCode::Down));
@@ -76,28 +77,28 @@ fn the_model_picker_lists_the_providers_models_and_each_switch_is_a_line() {
         "{sent:?}"
     );
     // The agent's confirmation is the line (also what a replay shows from the log).
-    app.apply(&AgentEvent::ModelChanged {
+    app.apply(&AgentEvent::Report(ReportEvent::ModelChanged {
         model: "deepseek-reasoner".into(),
-    });
+    }));
     let screen = screen_text(&app, 100, 30);
     assert!(screen.contains("model → deepseek-reasoner"), "{screen}");
     assert!(
         screen.contains("deepseek-reasoner"),
         "status line: {screen}"
     );
-    app.apply(&AgentEvent::ModelChanged {
+    app.apply(&AgentEvent::Report(ReportEvent::ModelChanged {
         model: "deepseek-reasoner".into(),
-    });
+    }));
     let lines = screen_text(&app, 100, 30)
         .matches("model → deepseek-reasoner")
         .count();
     assert_eq!(lines, 1, "a repeat of the same model is no new line");
     // A listing that comes after the picker closed opens nothing.
-    app.apply(&AgentEvent::Models {
+    app.apply(&AgentEvent::Report(ReportEvent::Models {
         models: vec!["x".into()],
         configured: String::new(),
         unavailable: None,
-    });
+    }));
     assert!(!screen_text(&app, 100, 30).contains(" Model "));
 }
 
@@ -106,11 +107,11 @@ fn without_a_list_the_model_picker_says_why_and_takes_a_typed_name() {
     let mut app = app(Instant::now());
     slash(&mut app, "/model");
     app.take_commands();
-    app.apply(&AgentEvent::Models {
+    app.apply(&AgentEvent::Report(ReportEvent::Models {
         models: vec!["deepseek-chat".into()],
         configured: "deepseek-chat".into(),
         unavailable: Some("http://127.0.0.1:8080/v1/models answered 404".into()),
-    });
+    }));
     type_text(&mut app, "qwen3-coder");
     insta::assert_snapshot!("model_picker_unavailable_80x24", draw(&app, 80, 24));
     press(&mut app, KeyCode::Enter);

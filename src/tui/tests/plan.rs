@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ReportEvent;
 use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -106,12 +107,18 @@ fn shift_tab_cycles_the_modes_without_never_and_each_switch_is_a_line() {
     assert_eq!(screen.matches("mode →").count(), 1, "{screen}");
     // The agent's confirmations, arriving late, do not move the status line back.
     for mode in &seen[..4] {
-        app.apply(&AgentEvent::ModeChanged { mode: *mode });
+        app.apply(&AgentEvent::Report(ReportEvent::ModeChanged {
+            mode: *mode,
+        }));
     }
     assert!(screen_text(&app, 100, 30).contains("│ auto · "));
     // A switch of the agent's own (an approved plan) shows too.
-    app.apply(&AgentEvent::ModeChanged { mode: Mode::Auto });
-    app.apply(&AgentEvent::ModeChanged { mode: Mode::Ask });
+    app.apply(&AgentEvent::Report(ReportEvent::ModeChanged {
+        mode: Mode::Auto,
+    }));
+    app.apply(&AgentEvent::Report(ReportEvent::ModeChanged {
+        mode: Mode::Ask,
+    }));
     let screen = screen_text(&app, 100, 30);
     assert!(
         screen.contains("│ ask · ") && screen.contains("mode → ask"),

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ConversationEvent;
 use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -36,11 +37,11 @@ fn the_queue_shows_each_entry_and_where_it_waits() {
 #[test]
 fn a_turn_that_did_not_finish_pauses_the_queue_and_says_so() {
     let mut app = busy_with_a_queue();
-    app.apply(&AgentEvent::RequestEnded {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {
         last_step: StepId(1),
         reason: EndReason::Failed("the provider is down".into()),
-    });
-    app.apply(&AgentEvent::Idle);
+    }));
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     assert!(
         app.take_commands().is_empty(),
         "nothing sent after a failure"

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ConversationEvent;
 use std::time::Instant;
 
 use super::{draw, options, screen_text};
@@ -78,18 +79,20 @@ fn replayed() -> App {
     let mode = history::start_mode(&records).unwrap();
     opts.mode = mode;
     let mut app = App::new(&opts, Instant::now());
-    app.apply(&AgentEvent::SessionStarted {
-        session: SessionId("s1".into()),
-        provider: "deepseek".into(),
-        model: "deepseek-chat".into(),
-        mode,
-        context_window: 0,
-        resumed: true,
-    });
+    app.apply(&AgentEvent::Conversation(
+        ConversationEvent::SessionStarted {
+            session: SessionId("s1".into()),
+            provider: "deepseek".into(),
+            model: "deepseek-chat".into(),
+            mode,
+            context_window: 0,
+            resumed: true,
+        },
+    ));
     for event in history::rebuild_all(&records).events {
         app.apply(&event);
     }
-    app.apply(&AgentEvent::Idle);
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     app
 }
 

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ConversationEvent;
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
@@ -57,7 +58,7 @@ fn q_quits_a_replay_and_is_text_in_a_live_session() {
         },
         Instant::now(),
     );
-    replay.apply(&AgentEvent::Idle);
+    replay.apply(&AgentEvent::Conversation(ConversationEvent::Idle));
     press(&mut replay, KeyCode::Char('q'));
     assert!(replay.should_quit());
     let mut live = app(Instant::now());

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ConversationEvent;
 use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
@@ -34,7 +35,9 @@ fn a_burst_at_any_offset_after_a_prompt_answers_nothing_and_lands_in_the_input()
     for offset in (0..=1500).step_by(100) {
         let t0 = Instant::now();
         let mut app = app(t0);
-        app.apply(&AgentEvent::StepStarted { step: StepId(1) });
+        app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+            step: StepId(1),
+        }));
         let mut held = held_rm();
         if let AgentEvent::Tool(crate::bus::ToolEvent::AwaitingApproval { dangers, .. }) = &mut held
         {
@@ -113,7 +116,9 @@ fn help_opens_on_a_lone_question_mark_and_typing_starting_with_one_is_text() {
 fn esc_in_a_prompts_dead_time_neither_denies_nor_interrupts() {
     let t0 = Instant::now();
     let mut app = app(t0);
-    app.apply(&AgentEvent::StepStarted { step: StepId(1) });
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+        step: StepId(1),
+    }));
     app.apply(&held_rm());
     app.set_now(t0 + ms(100));
     app.handle_input(&key(KeyCode::Esc));

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::{ConversationEvent, ReportEvent};
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
@@ -32,21 +33,23 @@ fn the_last_row(app: &App, w: u16, h: u16) -> String {
 /// A session two requests in, with prices known, a job running.
 fn working(cost: Option<f64>) -> App {
     let mut app = app(Instant::now());
-    app.apply(&AgentEvent::Usage(usage(12_000, 0)));
-    app.apply(&AgentEvent::Usage(usage(14_500, 11_000)));
-    app.apply(&AgentEvent::Context {
+    app.apply(&AgentEvent::Report(ReportEvent::Usage(usage(12_000, 0))));
+    app.apply(&AgentEvent::Report(ReportEvent::Usage(usage(
+        14_500, 11_000,
+    ))));
+    app.apply(&AgentEvent::Report(ReportEvent::Context {
         used: 15_100,
         window: 128_000,
         cost_usd: cost,
-    });
-    app.apply(&AgentEvent::SessionUsage {
+    }));
+    app.apply(&AgentEvent::Report(ReportEvent::SessionUsage {
         totals: Usage {
             prompt_tokens: 26_500,
             completion_tokens: 840,
             cached_tokens: 11_000,
         },
         requests: 2,
-    });
+    }));
     app.apply(&AgentEvent::Job(JobEvent::Started {
         job: JobLine {
             id: "job-1".into(),
@@ -62,15 +65,15 @@ fn working(cost: Option<f64>) -> App {
 fn at_start_there_is_no_cost_and_the_sandbox_is_said_to_be_on() {
     let mut app = app(Instant::now());
     // What the agent sends at the start of a session: an empty window, no cost.
-    app.apply(&AgentEvent::Context {
+    app.apply(&AgentEvent::Report(ReportEvent::Context {
         used: 900,
         window: 128_000,
         cost_usd: None,
-    });
-    app.apply(&AgentEvent::SessionUsage {
+    }));
+    app.apply(&AgentEvent::Report(ReportEvent::SessionUsage {
         totals: Usage::default(),
         requests: 0,
-    });
+    }));
     for (w, h) in [(60, 16), (80, 20), (160, 24)] {
         let row = the_last_row(&app, w, h);
         assert!(!row.contains('$') && !row.contains("-0"), "{w}: {row}");
@@ -103,13 +106,13 @@ fn a_model_without_prices_shows_dollar_question_and_cost_says_why() {
         let row = the_last_row(&app, w, h);
         assert!(row.contains("│ $?"), "{w}: {row}");
     }
-    app.apply(&AgentEvent::CostReport {
+    app.apply(&AgentEvent::Report(ReportEvent::CostReport {
         rows: vec![crate::bus::CostRow {
             step: 1,
             usage: usage(12_000, 0),
             cost_usd: None,
         }],
-    });
+    }));
     let screen = screen_text(&app, 160, 40);
     assert!(
         screen.contains("no price is known for deepseek-chat"),
@@ -122,16 +125,16 @@ fn a_rewind_does_not_take_the_counters_back() {
     let mut app = working(Some(0.0123));
     // The rewind: the transcript is rebuilt from the kept branch (one request), then the
     // agent's count of the session follows.
-    app.apply(&AgentEvent::Reset);
-    app.apply(&AgentEvent::Usage(usage(12_000, 0)));
-    app.apply(&AgentEvent::SessionUsage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Reset));
+    app.apply(&AgentEvent::Report(ReportEvent::Usage(usage(12_000, 0))));
+    app.apply(&AgentEvent::Report(ReportEvent::SessionUsage {
         totals: Usage {
             prompt_tokens: 26_500,
             completion_tokens: 840,
             cached_tokens: 11_000,
         },
         requests: 2,
-    });
+    }));
     let row = the_last_row(&app, 160, 24);
     assert!(row.contains("↑26.5k ↓840"), "{row}");
 }
@@ -154,11 +157,11 @@ fn a_sandbox_that_is_off_says_so_and_why() {
 fn the_scroll_marker_sits_on_the_border_and_never_covers_the_last_line() {
     let mut app = app(Instant::now());
     for i in 0..40 {
-        app.apply(&AgentEvent::UserMessage {
+        app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
             text: format!("message number {i}"),
             images: Vec::new(),
             typed: None,
-        });
+        }));
     }
     // Focus the transcript and scroll up a page.
     app.handle_input(&key(KeyCode::Tab));

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::bus::ConversationEvent;
 use std::time::Instant;
 
 use crossterm::event::KeyCode;
@@ -28,14 +29,16 @@ fn welcomed(welcome: Welcome) -> App {
     let mut options = options();
     options.welcome = Some(welcome);
     let mut app = App::new(&options, Instant::now());
-    app.apply(&AgentEvent::SessionStarted {
-        session: SessionId("s-welcome".into()),
-        provider: "deepseek".into(),
-        model: "deepseek-chat".into(),
-        mode: Mode::AutoEdit,
-        context_window: 64_000,
-        resumed: false,
-    });
+    app.apply(&AgentEvent::Conversation(
+        ConversationEvent::SessionStarted {
+            session: SessionId("s-welcome".into()),
+            provider: "deepseek".into(),
+            model: "deepseek-chat".into(),
+            mode: Mode::AutoEdit,
+            context_window: 64_000,
+            resumed: false,
+        },
+    ));
     app
 }
 
@@ -111,11 +114,11 @@ fn notices_before_the_first_message_show_below_the_welcome_and_a_message_replace
         app.take_commands().as_slice(),
         [UserCommand::Submit { text, .. }] if text == "hello"
     ));
-    app.apply(&AgentEvent::UserMessage {
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "hello".into(),
         images: vec![],
         typed: None,
-    });
+    }));
     let screen = screen_text(&app, 80, 24);
     assert!(!screen.contains("feature/welcome"), "{screen}");
     assert!(!screen.contains("What should we work on?"), "{screen}");
@@ -129,15 +132,17 @@ fn notices_before_the_first_message_show_below_the_welcome_and_a_message_replace
     );
 
     // A new session starts empty again: nothing to resume, the welcome is back.
-    app.apply(&AgentEvent::Reset);
-    app.apply(&AgentEvent::SessionStarted {
-        session: SessionId("s-next".into()),
-        provider: "deepseek".into(),
-        model: "deepseek-chat".into(),
-        mode: Mode::AutoEdit,
-        context_window: 64_000,
-        resumed: false,
-    });
+    app.apply(&AgentEvent::Conversation(ConversationEvent::Reset));
+    app.apply(&AgentEvent::Conversation(
+        ConversationEvent::SessionStarted {
+            session: SessionId("s-next".into()),
+            provider: "deepseek".into(),
+            model: "deepseek-chat".into(),
+            mode: Mode::AutoEdit,
+            context_window: 64_000,
+            resumed: false,
+        },
+    ));
     assert!(app.resumable_session().is_none());
     assert!(screen_text(&app, 80, 24).contains("feature/welcome"));
 }

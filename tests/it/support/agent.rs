@@ -2,6 +2,7 @@
 //! the way the TUI does (submit, decide, interrupt) and watch its events.
 #![allow(clippy::unwrap_used, dead_code)]
 
+use cairn::bus::TimeTravelEvent;
 use cairn::process;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -322,7 +323,7 @@ impl TestAgent {
     /// Applies `what` (undo, redo, a rewind) and waits until it is done: the `Restored` event.
     pub async fn restore(&mut self, what: bus::Restore) -> AgentEvent {
         self.send(UserCommand::Restore { what, apply: true }).await;
-        self.wait_for(|e| matches!(e, AgentEvent::Restored { .. }))
+        self.wait_for(|e| matches!(e, AgentEvent::TimeTravel(TimeTravelEvent::Restored { .. })))
             .await
     }
 
