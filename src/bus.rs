@@ -291,3 +291,7 @@ pub fn channel() -> (EngineEnds, FrontEnds) {
         },
     )
 }
+
+#[cfg(test)]
+#[path = "bus_tests.rs"]
+mod tests;
