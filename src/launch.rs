@@ -116,7 +116,11 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     };
     let engine = Engine {
         model: Arc::new(model),
-        registry: Arc::new(Registry::with_tools(session_tools(&config))),
+        registry: Arc::new(with_mcp(
+            Registry::with_tools(session_tools(&config)),
+            &config,
+            &tools,
+        )),
         tool_env: tools,
         gate,
     };
@@ -181,6 +185,28 @@ pub fn load_hooks(
     )
     .map_err(|err| UsageError(err.to_string()))?;
     Ok(loaded)
+}
+
+/// The registry with the tools of the user's MCP servers, which start now in the background
+/// and join at the first request (a project's servers are not read here).
+pub fn with_mcp(registry: Registry, config: &Config, tools: &ToolEnv) -> Registry {
+    let servers: crate::config::McpServersFile = config
+        .mcp_servers
+        .iter()
+        .filter(|(_, file)| file.is_enabled())
+        .map(|(name, file)| (name.clone(), file.clone()))
+        .collect();
+    if servers.is_empty() {
+        return registry;
+    }
+    let hub = crate::mcp::McpHub::start(
+        &servers,
+        crate::mcp::McpRunSettings {
+            workspace: tools.workspace.clone(),
+            process: tools.bash.clone(),
+        },
+    );
+    registry.with_late(Arc::new(crate::mcp::tool::HubTools(hub)))
 }
 
 /// The tools of a session: decided here, once, so the tools array stays byte-identical.

@@ -261,6 +261,23 @@ pub enum ToolOutput {
     WebSearch(WebSearch),
     /// A skill the `skill` tool loaded: `text` is what the model reads.
     Skill(SkillLoad),
+    /// A call of a tool of an MCP server.
+    Mcp(McpCall),
+}
+
+/// What an MCP server's tool answered: `text` is what the model reads (capped head and tail,
+/// the whole of it in `spill_path`), `structured` its `structuredContent` as sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpCall {
+    pub server: String,
+    pub tool: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<serde_json::Value>,
+    /// Where the whole answer was kept when `text` had to be cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spill_path: Option<PathBuf>,
+    pub duration_ms: u64,
 }
 
 /// A loaded skill: its name, directory and what the model is given.

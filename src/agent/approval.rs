@@ -58,6 +58,12 @@ pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> ApprovalSubje
         | Access::WriteProtected { display, .. }
         | Access::ReadGuarded { display, .. } => display.clone(),
         Access::Network { url, .. } => url.clone(),
+        Access::Mcp {
+            server,
+            tool,
+            arguments,
+            ..
+        } => format!("MCP {server} · {tool} {arguments}"),
         Access::Read | Access::Session => call.name.clone(),
     };
     ApprovalSubject {

@@ -194,5 +194,7 @@ impl Agent {
         router.abort();
         // A grace period for jobs to exit (dropping the table would only SIGKILL them).
         self.engine.tool_env.jobs.kill_all().await;
+        // MCP servers stop with their process groups.
+        self.engine.registry.shutdown().await;
     }
 }

@@ -314,6 +314,13 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<Completion, ReplyError> {
         let registry = std::sync::Arc::clone(&self.engine.registry);
+        // Tools that join at the first request (MCP servers): fixed here, once.
+        if let Some(notices) = registry.settle().await {
+            self.tools_bytes = super::context::serialized_len(registry.specs());
+            for notice in notices {
+                self.warn(&notice);
+            }
+        }
         let events = self.events.clone();
         // What the user has seen of this reply, kept when they interrupt it.
         let mut shown = Shown::default();

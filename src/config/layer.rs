@@ -43,6 +43,7 @@ pub struct ConfigFile {
     pub network: Option<crate::net::NetworkFile>,
     pub web: Option<WebFile>,
     pub hooks: Option<super::HooksFile>,
+    pub mcp_servers: Option<super::McpServersFile>,
 }
 
 impl ConfigFile {
@@ -135,6 +136,7 @@ impl ConfigFile {
             }),
             web: merge_table(self.web, over.web, WebFile::merge),
             hooks: merge_table(self.hooks, over.hooks, super::HooksFile::merge),
+            mcp_servers: merge_table(self.mcp_servers, over.mcp_servers, super::mcp::merge),
         }
     }
 

@@ -8,6 +8,7 @@
 mod hooks;
 mod layer;
 mod limits;
+mod mcp;
 mod presets;
 mod prices;
 mod tables;
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 pub use hooks::{HookEntry, HooksFile, OnError};
 pub use layer::ConfigFile;
+pub use mcp::{McpServerFile, McpServersFile, STARTUP_TIMEOUT_SECS, TOOL_TIMEOUT_SECS};
 pub use presets::{CUSTOM_KEY_ENV, DEFAULT_PROVIDER, PRESETS, Preset};
 pub use prices::{PriceFile, PricesFile};
 pub use tables::{BashFile, CheckpointsFile, PermissionsFile, SandboxFile};
@@ -93,6 +95,9 @@ pub struct Config {
     /// `[hooks]` of the user's file and `--config`, in that order (the project's are read by
     /// `hooks::load`).
     pub hooks: HooksFile,
+    /// `[mcp_servers.NAME]` of the user's file and `--config` (a later layer replaces a
+    /// server's table whole).
+    pub mcp_servers: McpServersFile,
     /// The user config file that was read, if any (named in error messages).
     pub config_path: PathBuf,
 }
@@ -245,6 +250,7 @@ impl Config {
             permissions: file.permissions.unwrap_or_default(),
             network: file.network.unwrap_or_default(),
             hooks: file.hooks.unwrap_or_default(),
+            mcp_servers: file.mcp_servers.unwrap_or_default(),
             web: file
                 .web
                 .unwrap_or_default()

@@ -10,6 +10,7 @@
 pub mod answer;
 pub mod classify;
 pub mod file_access;
+pub mod mcp_calls;
 pub mod plan;
 pub mod policy;
 pub mod prefixes;

@@ -21,8 +21,17 @@ pub fn refusal(
 ) -> Option<String> {
     let what = match access {
         // A fetch changes nothing here; the gate still asks per host.
-        Access::Read | Access::ReadGuarded { .. } | Access::Session | Access::Network { .. } => {
+        Access::Read
+        | Access::ReadGuarded { .. }
+        | Access::Session
+        | Access::Network { .. }
+        | Access::Mcp {
+            read_only: true, ..
+        } => {
             return None;
+        }
+        Access::Mcp { server, tool, .. } => {
+            format!("`{tool}` of the MCP server `{server}` is not known to be read-only")
         }
         Access::Command { command, .. } => {
             let verdict = judged(command);

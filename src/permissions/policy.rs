@@ -14,7 +14,7 @@ use crate::permissions::classify::{Analysis, Class, Places, analyze_in};
 use crate::permissions::prefixes::{exact_prefix, part_prefix};
 use crate::permissions::rules::{Rule, RuleKind, RuleOutcome, RuleSet, RuleSource};
 use crate::permissions::{Answer, Call, PermissionGate, Verdict};
-use crate::permissions::{file_access, plan, web_hosts};
+use crate::permissions::{file_access, mcp_calls, plan, web_hosts};
 use crate::process::sandbox::{Grant, SandboxPolicy};
 use crate::tools::Access;
 
@@ -339,6 +339,12 @@ impl PermissionGate for PolicyGate {
                 web_hosts::check_host(&self.rules.read_locked(), host, url, mode)
             }
             Access::Command { command, .. } => self.command_verdict(&self.analyze(command), mode),
+            Access::Mcp {
+                server,
+                name,
+                read_only,
+                ..
+            } => mcp_calls::check_call(&self.rules.read_locked(), server, name, *read_only, mode),
             Access::Write { path, display } => {
                 self.check_write(tool, path.as_path(), display, path.inside_workspace(), mode)
             }

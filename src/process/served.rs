@@ -91,6 +91,14 @@ impl Served {
         self.stderr.view(Which::Stderr, start, total, budget).text
     }
 
+    /// Waits at most `limit` until its stderr reached end of file (everything it wrote is in
+    /// `stderr_tail` then); a child that keeps the pipe open makes this wait the whole limit.
+    pub async fn stderr_drained(&self, limit: std::time::Duration) {
+        let mut progress = self.stderr.subscribe();
+        let stderr = self.stderr.clone();
+        let _ = tokio::time::timeout(limit, progress.wait_for(|_| stderr.finished())).await;
+    }
+
     /// Waits until the main process exits by itself.
     pub async fn exited(&mut self) -> std::io::Result<ExitStatus> {
         self.child.wait().await

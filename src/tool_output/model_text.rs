@@ -284,6 +284,7 @@ impl ToolOutput {
             Self::WebPage(page) => super::web_text::page_text(page),
             Self::WebSearch(search) => super::web_text::search_text(search),
             Self::Skill(load) => load.text.clone(),
+            Self::Mcp(call) => call.text.clone(),
         }
     }
 }

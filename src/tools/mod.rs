@@ -76,6 +76,17 @@ pub enum Access {
     /// Reaches a web host through the egress client: the gate asks per host. `url` is the
     /// whole normalised URL (the approval prompt shows it).
     Network { host: String, url: String },
+    /// Calls a tool of an MCP server. `name` is the tool's name as the model sees it
+    /// (`mcp__server__tool`, what rules name); `read_only` is true only for a tool annotated
+    /// read-only on a server of the user's own config (a project's hints are not trusted);
+    /// `arguments` is what the approval prompt shows.
+    Mcp {
+        server: String,
+        tool: String,
+        name: String,
+        read_only: bool,
+        arguments: String,
+    },
 }
 
 /// Errors a tool reports to the model as an `is_error` result. Messages say what to do next.
@@ -146,7 +157,13 @@ impl Access {
         // A fetch changes nothing here: it runs beside reads and is dropped on interrupt.
         matches!(
             self,
-            Access::Read | Access::ReadGuarded { .. } | Access::Network { .. }
+            Access::Read
+                | Access::ReadGuarded { .. }
+                | Access::Network { .. }
+                | Access::Mcp {
+                    read_only: true,
+                    ..
+                }
         )
     }
     /// The path written, for a write.

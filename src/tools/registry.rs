@@ -1,6 +1,8 @@
 //! The `Registry` the agent looks tools up in, and the standard tool set, in the order their
 //! schemas are sent to the model.
 
+use std::sync::{Arc, OnceLock};
+
 use super::{Tool, ToolSpec};
 
 /// All tools, in the order their schemas are sent.
@@ -8,22 +10,86 @@ pub struct Registry {
     tools: Vec<Box<dyn Tool>>,
     /// Built once: the schemas go out with every request.
     specs: Vec<ToolSpec>,
+    /// Tools known only once their source is ready (MCP servers starting in the background),
+    /// fixed at the first request.
+    late: Option<Arc<dyn LateTools>>,
+    settled: OnceLock<Settled>,
+}
+
+/// Tools that join the array at the session's first request (`Registry::settle`), after the
+/// standard ones; what they are then stays for the whole session.
+#[async_trait::async_trait]
+pub trait LateTools: Send + Sync {
+    /// Waits (bounded by the source) until they are known, and gives them with what the
+    /// user should be told (a source late or failed).
+    async fn tools(&self) -> (Vec<Box<dyn Tool>>, Vec<String>);
+    /// The session ends: whatever runs behind the tools stops.
+    async fn shutdown(&self) {}
+}
+
+struct Settled {
+    tools: Vec<Box<dyn Tool>>,
+    /// Every spec: the standard tools', then the late ones'.
+    specs: Vec<ToolSpec>,
 }
 
 impl Registry {
     pub fn with_tools(tools: Vec<Box<dyn Tool>>) -> Self {
         let specs = tools.iter().map(|t| t.spec()).collect();
-        Self { tools, specs }
+        Self {
+            tools,
+            specs,
+            late: None,
+            settled: OnceLock::new(),
+        }
+    }
+    /// The same registry with tools that join at the first request.
+    pub fn with_late(mut self, late: Arc<dyn LateTools>) -> Self {
+        self.late = Some(late);
+        self
+    }
+    /// Fixes the late tools, once (the first request waits here; later calls return at once
+    /// with `None`). The notices to show when this call fixed them.
+    pub async fn settle(&self) -> Option<Vec<String>> {
+        let late = self.late.as_ref()?;
+        if self.settled.get().is_some() {
+            return None;
+        }
+        let (tools, notices) = late.tools().await;
+        let specs = self
+            .specs
+            .iter()
+            .cloned()
+            .chain(tools.iter().map(|t| t.spec()))
+            .collect();
+        let _ = self.settled.set(Settled { tools, specs });
+        Some(notices)
+    }
+    /// Stops what runs behind the late tools (MCP servers), at the session's end.
+    pub async fn shutdown(&self) {
+        if let Some(late) = &self.late {
+            late.shutdown().await;
+        }
     }
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        let index = self.specs.iter().position(|spec| spec.name == name)?;
-        self.tools.get(index).map(|t| t.as_ref())
+        if let Some(index) = self.specs.iter().position(|spec| spec.name == name) {
+            return self.tools.get(index).map(|t| t.as_ref());
+        }
+        let settled = self.settled.get()?;
+        let index = settled.specs.iter().position(|spec| spec.name == name)?;
+        settled
+            .tools
+            .get(index.checked_sub(self.tools.len())?)
+            .map(|t| t.as_ref())
     }
     pub fn specs(&self) -> &[ToolSpec] {
-        &self.specs
+        match self.settled.get() {
+            Some(settled) => &settled.specs,
+            None => &self.specs,
+        }
     }
     pub fn names(&self) -> Vec<&'static str> {
-        self.specs.iter().map(|spec| spec.name).collect()
+        self.specs().iter().map(|spec| spec.name).collect()
     }
 }
 

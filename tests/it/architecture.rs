@@ -37,6 +37,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("time_travel", 1),
     ("trust", 1),
     ("hooks", 1),
+    ("mcp", 1),
     // 2: the loop.
     ("agent", 2),
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).
@@ -340,6 +341,7 @@ const SERVICE_ORDER: &[&str] = &[
     "session_log",
     "skills",
     "tools",
+    "mcp",
     "hooks",
     "permissions",
     "time_travel",

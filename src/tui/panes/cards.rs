@@ -474,6 +474,12 @@ fn output_summary(output: &ToolOutput) -> String {
         ToolOutput::WebPage(page) => crate::tui::panes::web_cards::page_summary(page),
         ToolOutput::WebSearch(search) => crate::tui::panes::web_cards::search_summary(search),
         ToolOutput::Skill(load) => format!("skill {} loaded ({})", load.name, load.dir),
+        ToolOutput::Mcp(call) => format!(
+            "{} · {} ({} ms)",
+            visible::name(&call.server),
+            visible::name(&call.tool),
+            call.duration_ms
+        ),
     }
 }
 

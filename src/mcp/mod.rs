@@ -1,0 +1,449 @@
+//! MCP servers (SPEC §11.3): the user's own tools, inside cairn's trust model and cache
+//! discipline. `McpHub` starts every configured server in the background at session start;
+//! the first request waits for them at most `FIRST_REQUEST_WAIT` (`McpHub::settle`), and a
+//! server late or failed by then is shown (`McpHub::states`), never a crash or a hang. The
+//! tools of the servers ready by then join the tools array, sorted, for the whole session
+//! (`tool::McpTool`, named by `names`). A call goes through the hub: a server that died is
+//! started again once, on the next call. `client` speaks the protocol (`rmcp`), `result`
+//! turns an answer into what the model reads.
+
+pub mod client;
+pub mod names;
+pub mod result;
+pub mod tool;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{McpServerFile, McpServersFile, STARTUP_TIMEOUT_SECS, TOOL_TIMEOUT_SECS};
+use crate::process::{self, Grant, Program, Served};
+use crate::sync::MutexExt;
+use client::{CallError, ListedTool, McpConnection, ProgressSink, Signals};
+
+/// The longest the first request waits for servers still starting.
+pub const FIRST_REQUEST_WAIT: Duration = Duration::from_secs(3);
+/// How often a server that died is started again in one session.
+const RESTARTS: u32 = 1;
+
+/// How servers run: in the workspace, with the process settings of commands (the scrubbed
+/// environment, limits).
+#[derive(Debug, Clone)]
+pub struct McpRunSettings {
+    pub workspace: PathBuf,
+    pub process: process::Settings,
+}
+
+/// Where a server stands, for the status line and `cairn mcp list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ServerState {
+    Starting,
+    Ready {
+        tools: usize,
+        protocol: String,
+    },
+    Failed {
+        why: String,
+    },
+    TimedOut {
+        secs: u64,
+    },
+    /// It was up and exited (or broke the connection).
+    Exited {
+        why: String,
+    },
+}
+
+impl ServerState {
+    pub fn describe(&self) -> String {
+        match self {
+            ServerState::Starting => "starting".into(),
+            ServerState::Ready { tools, protocol } => format!("ready, {tools} tools ({protocol})"),
+            ServerState::Failed { why } => format!("failed: {why}"),
+            ServerState::TimedOut { secs } => format!("timed out (no answer in {secs} s)"),
+            ServerState::Exited { why } => format!("exited: {why}"),
+        }
+    }
+}
+
+/// A server as the user configured it, and where it stands.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerReport {
+    pub name: String,
+    pub transport: &'static str,
+    #[serde(flatten)]
+    pub state: ServerState,
+    /// Its tools as the model sees them (offered ones only).
+    pub tools: Vec<String>,
+}
+
+/// A running connection with the process behind it.
+struct LiveServer {
+    connection: McpConnection,
+    served: Option<Served>,
+}
+
+/// One configured server.
+struct Slot {
+    name: String,
+    file: McpServerFile,
+    state: Mutex<ServerState>,
+    /// Its tools from the first listing (the session's; later changes are not offered).
+    tools: Mutex<Vec<ListedTool>>,
+    live: tokio::sync::Mutex<Option<LiveServer>>,
+    /// True once the first start ended, either way.
+    started: watch::Sender<bool>,
+    restarts: AtomicU32,
+}
+
+impl Slot {
+    fn set(&self, state: ServerState) {
+        *self.state.locked() = state;
+    }
+}
+
+/// The session's MCP servers.
+pub struct McpHub {
+    slots: Vec<Arc<Slot>>,
+    settings: McpRunSettings,
+    /// Cancelled at shutdown: servers still starting give up at once.
+    closing: CancellationToken,
+}
+
+impl McpHub {
+    /// Starts every enabled server of `servers` in the background (needs a tokio runtime).
+    pub fn start(servers: &McpServersFile, settings: McpRunSettings) -> Arc<Self> {
+        let slots: Vec<Arc<Slot>> = servers
+            .iter()
+            .filter(|(_, file)| file.is_enabled())
+            .map(|(name, file)| {
+                Arc::new(Slot {
+                    name: name.clone(),
+                    file: file.clone(),
+                    state: Mutex::new(ServerState::Starting),
+                    tools: Mutex::default(),
+                    live: tokio::sync::Mutex::new(None),
+                    started: watch::channel(false).0,
+                    restarts: AtomicU32::new(0),
+                })
+            })
+            .collect();
+        let hub = Arc::new(Self {
+            slots,
+            settings,
+            closing: CancellationToken::new(),
+        });
+        for slot in &hub.slots {
+            let (slot, settings) = (slot.clone(), hub.settings.clone());
+            let closing = hub.closing.clone();
+            tokio::spawn(async move {
+                let mut live = slot.live.lock().await;
+                let started = connect(&slot, &settings, &closing).await;
+                if let Ok((new, tools)) = started {
+                    *slot.tools.locked() = tools;
+                    *live = Some(new);
+                }
+                drop(live);
+                slot.started.send_replace(true);
+            });
+        }
+        hub
+    }
+
+    /// Whether any server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Waits until every server's start ended, or `limit` passed.
+    pub async fn settle(&self, limit: Duration) {
+        let waits = self.slots.iter().map(|slot| {
+            let mut started = slot.started.subscribe();
+            async move {
+                let _ = started.wait_for(|done| *done).await;
+            }
+        });
+        let _ = tokio::time::timeout(limit, futures_util::future::join_all(waits)).await;
+    }
+
+    /// Where each server stands now.
+    pub fn reports(&self) -> Vec<ServerReport> {
+        self.slots
+            .iter()
+            .map(|slot| ServerReport {
+                name: slot.name.clone(),
+                transport: if slot.file.url.is_some() {
+                    "http"
+                } else {
+                    "stdio"
+                },
+                state: slot.state.locked().clone(),
+                tools: slot
+                    .tools
+                    .locked()
+                    .iter()
+                    .map(|t| names::tool_name(&slot.name, &t.name))
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// The offered tools of the servers that are ready now: (server, tool), sorted by the
+    /// name the model sees.
+    pub fn ready_tools(&self) -> Vec<(String, ListedTool)> {
+        let mut all: Vec<(String, ListedTool)> = self
+            .slots
+            .iter()
+            .filter(|slot| matches!(*slot.state.locked(), ServerState::Ready { .. }))
+            .flat_map(|slot| {
+                let tools = slot.tools.locked().clone();
+                tools.into_iter().map(|t| (slot.name.clone(), t))
+            })
+            .collect();
+        all.sort_by_cached_key(|(server, tool)| names::tool_name(server, &tool.name));
+        all
+    }
+
+    /// Calls `tool` of `server`. A server found dead is started again (once a session); a
+    /// server that dies during the call gives an error saying so.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        cancel: &CancellationToken,
+        progress: Option<ProgressSink>,
+    ) -> Result<serde_json::Value, String> {
+        let Some(slot) = self.slots.iter().find(|s| s.name == server) else {
+            return Err(format!("no MCP server `{server}` is configured"));
+        };
+        let (peer, signals) = self.connection_of(slot).await?;
+        let timeout = Duration::from_secs(slot.file.tool_timeout_secs.unwrap_or(TOOL_TIMEOUT_SECS));
+        match client::call(&peer, &signals, tool, arguments, timeout, cancel, progress).await {
+            Ok(result) => Ok(result),
+            Err(CallError::Closed) => {
+                let why = self.bury(slot).await;
+                Err(format!(
+                    "the MCP server `{server}` exited during the call ({why}); it is started again on the next call"
+                ))
+            }
+            Err(err) => Err(format!("MCP server `{server}`, tool `{tool}`: {err}")),
+        }
+    }
+
+    /// The live connection of `slot`, starting it again when it died (at most `RESTARTS`
+    /// times); a server that never came up is reported as it stands.
+    async fn connection_of(
+        &self,
+        slot: &Arc<Slot>,
+    ) -> Result<(rmcp::service::Peer<rmcp::service::RoleClient>, Arc<Signals>), String> {
+        let mut live = slot.live.lock().await;
+        if let Some(up) = live.as_ref()
+            && !up.connection.is_closed()
+        {
+            return Ok((up.connection.peer(), up.connection.signals.clone()));
+        }
+        if let Some(dead) = live.take() {
+            let why = stop_live(dead).await;
+            slot.set(ServerState::Exited { why });
+        }
+        let state = slot.state.locked().clone();
+        let may_restart = matches!(state, ServerState::Exited { .. })
+            && slot.restarts.fetch_add(1, Ordering::SeqCst) < RESTARTS;
+        if !may_restart {
+            return Err(format!(
+                "the MCP server `{}` is not available: {}",
+                slot.name,
+                state.describe()
+            ));
+        }
+        tracing::warn!(server = %slot.name, "starting the MCP server again");
+        let (new, _tools) = connect(slot, &self.settings, &self.closing)
+            .await
+            .map_err(|why| {
+                format!(
+                    "the MCP server `{}` could not be started again: {why}",
+                    slot.name
+                )
+            })?;
+        let ends = (new.connection.peer(), new.connection.signals.clone());
+        *live = Some(new);
+        Ok(ends)
+    }
+
+    /// Takes down the connection of `slot` after it closed; says why it ended.
+    async fn bury(&self, slot: &Slot) -> String {
+        let mut live = slot.live.lock().await;
+        let why = match live.take() {
+            Some(dead) => stop_live(dead).await,
+            None => "the connection closed".into(),
+        };
+        tracing::warn!(server = %slot.name, %why, "MCP server exited");
+        slot.set(ServerState::Exited { why: why.clone() });
+        why
+    }
+
+    /// Stops every server and its whole process group.
+    pub async fn shutdown(&self) {
+        self.closing.cancel();
+        for slot in &self.slots {
+            if let Some(live) = slot.live.lock().await.take() {
+                stop_live(live).await;
+            }
+        }
+    }
+}
+
+/// Ends a connection and its process; what the process said last on stderr, or how it ended.
+async fn stop_live(live: LiveServer) -> String {
+    live.connection.close().await;
+    let Some(mut served) = live.served else {
+        return "the connection closed".into();
+    };
+    let exited = served.try_exited().ok().flatten();
+    if exited.is_some() {
+        // What it said last before it went.
+        served.stderr_drained(Duration::from_millis(500)).await;
+    }
+    let tail = served.stderr_tail(600);
+    let status = served.stop().await;
+    let mut why = match exited.or(status) {
+        Some(status) => format!("process {status}"),
+        None => "the connection closed".into(),
+    };
+    let tail = tail.trim();
+    if !tail.is_empty() {
+        tracing::info!(stderr = %tail, "MCP server stderr");
+        why.push_str(&format!("; its last words: {}", last_line(tail)));
+    }
+    why
+}
+
+fn last_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    line.chars().take(200).collect()
+}
+
+/// Starts `slot`'s server and opens the connection within its start-up timeout; the slot's
+/// state says how it went.
+async fn connect(
+    slot: &Slot,
+    settings: &McpRunSettings,
+    closing: &CancellationToken,
+) -> Result<(LiveServer, Vec<ListedTool>), String> {
+    let secs = slot
+        .file
+        .startup_timeout_secs
+        .unwrap_or(STARTUP_TIMEOUT_SECS);
+    let started = Instant::now();
+    let outcome = match (&slot.file.command, &slot.file.url) {
+        (Some(command), None) => start_stdio(command, &slot.file, settings, secs, closing).await,
+        (_, Some(_)) => Err(StartFailure::Failed(
+            "HTTP servers are not supported yet in this build".into(),
+        )),
+        (None, None) => Err(StartFailure::Failed(
+            slot.file.problem().unwrap_or("no command").into(),
+        )),
+    };
+    match outcome {
+        Ok((live, tools)) => {
+            let tools: Vec<ListedTool> = tools
+                .into_iter()
+                .filter(|t| slot.file.offers(&t.name))
+                .collect();
+            tracing::info!(
+                server = %slot.name,
+                tools = tools.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "MCP server ready"
+            );
+            slot.set(ServerState::Ready {
+                tools: tools.len(),
+                protocol: live.connection.protocol.clone(),
+            });
+            Ok((live, tools))
+        }
+        Err(StartFailure::TimedOut) => {
+            tracing::warn!(server = %slot.name, secs, "MCP server timed out");
+            slot.set(ServerState::TimedOut { secs });
+            Err(format!("no answer in {secs} s"))
+        }
+        Err(StartFailure::Failed(why)) => {
+            tracing::warn!(server = %slot.name, %why, "MCP server failed");
+            slot.set(ServerState::Failed { why: why.clone() });
+            Err(why)
+        }
+    }
+}
+
+enum StartFailure {
+    TimedOut,
+    Failed(String),
+}
+
+/// A stdio server: its program on the process service (the user's own run as the user),
+/// JSON-RPC over its pipes.
+async fn start_stdio(
+    command: &str,
+    file: &McpServerFile,
+    settings: &McpRunSettings,
+    secs: u64,
+    closing: &CancellationToken,
+) -> Result<(LiveServer, Vec<ListedTool>), StartFailure> {
+    let argv = std::iter::once(command.to_string()).chain(file.args.iter().cloned());
+    let mut program = Program::new(
+        argv,
+        &settings.workspace,
+        &settings.process,
+        Grant::Unsandboxed,
+    );
+    for (name, value) in &file.env {
+        program = program.env(name, value);
+    }
+    let mut served = process::serve(&program)
+        .map_err(|err| StartFailure::Failed(format!("could not start `{command}`: {err}")))?;
+    let (Some(stdout), Some(stdin)) = (served.stdout.take(), served.stdin.take()) else {
+        served.stop().await;
+        return Err(StartFailure::Failed("its pipes could not be opened".into()));
+    };
+    let opened = tokio::select! {
+        opened = tokio::time::timeout(Duration::from_secs(secs), McpConnection::open(stdout, stdin)) => opened,
+        () = closing.cancelled() => {
+            served.stop().await;
+            return Err(StartFailure::Failed("the session ended before it was ready".into()));
+        }
+    };
+    match opened {
+        Ok(Ok((connection, tools))) => Ok((
+            LiveServer {
+                connection,
+                served: Some(served),
+            },
+            tools,
+        )),
+        Ok(Err(why)) => {
+            let tail = served.stderr_tail(600);
+            served.stop().await;
+            let tail = tail.trim();
+            Err(StartFailure::Failed(if tail.is_empty() {
+                why
+            } else {
+                format!("{why}; its last words: {}", last_line(tail))
+            }))
+        }
+        Err(_) => {
+            served.stop().await;
+            Err(StartFailure::TimedOut)
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! MCP servers end to end (SPEC §11.3): the real `cairn exec` against the scripted mock model,
+//! with the scripted stdio server (`mock-mcp`) configured in the user's config. The servers'
+//! tools reach the first request under their `mcp__` names, a call reaches the server with its
+//! arguments and its answer the next request, a hung server does not hold the first request, a
+//! server that dies gives a clear error and is started again once, unannotated tools ask (and
+//! headless runs deny them) unless a rule allows them, and no server process survives the run.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::support::cairn_cmd::{Run, Sandbox, alive};
+use cairn::mcp::names::tool_name;
+use cairn::testing::mock_mcp::{McpScript, tool};
+use cairn::testing::{MockLlm, Script};
+
+const MOCK_MCP: &str = env!("CARGO_BIN_EXE_mock-mcp");
+
+/// A scripted server: its script file and its log, in a temp dir outside the workspace.
+pub(crate) struct Server {
+    dir: tempfile::TempDir,
+}
+
+impl Server {
+    pub(crate) fn new(mut script: McpScript) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        script.log = Some(dir.path().join("log.jsonl"));
+        std::fs::write(
+            dir.path().join("script.json"),
+            serde_json::to_string(&script).unwrap(),
+        )
+        .unwrap();
+        Self { dir }
+    }
+
+    /// Its `[mcp_servers.NAME]` table, with `extra` keys.
+    pub(crate) fn table(&self, name: &str, extra: &str) -> String {
+        format!(
+            "[mcp_servers.\"{name}\"]\ncommand = '{MOCK_MCP}'\nargs = ['{}']\n{extra}\n",
+            self.script().display()
+        )
+    }
+
+    fn script(&self) -> PathBuf {
+        self.dir.path().join("script.json")
+    }
+
+    /// Every message it received, in order (and its pid record first).
+    pub(crate) fn received(&self) -> Vec<Value> {
+        read_log(&self.dir.path().join("log.jsonl"))
+    }
+
+    pub(crate) fn calls(&self) -> Vec<Value> {
+        self.received()
+            .into_iter()
+            .filter(|m| m["method"] == "tools/call")
+            .collect()
+    }
+
+    /// The pids of every process of it that started.
+    pub(crate) fn pids(&self) -> Vec<i32> {
+        self.received()
+            .iter()
+            .filter_map(|m| m["pid"].as_i64())
+            .map(|p| i32::try_from(p).unwrap())
+            .collect()
+    }
+}
+
+fn read_log(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn echo_tools() -> McpScript {
+    McpScript {
+        tools: vec![
+            tool("echo", "Echoes what it is sent."),
+            tool("die", "Exits."),
+            json!({
+                "name": "peek",
+                "description": "Reads something.",
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": true}
+            }),
+        ],
+        ..McpScript::default()
+    }
+}
+
+/// The tool names of request `i`.
+fn offered(llm: &MockLlm, i: usize) -> Vec<String> {
+    llm.request(i)["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn exec(sb: &Sandbox, llm: &MockLlm, mode: &str) -> Run {
+    sb.exec(&llm.url(), &["--mode", mode, "go"]).await
+}
+
+#[tokio::test]
+async fn tools_reach_the_first_request_and_a_call_reaches_the_server_and_back() {
+    let demo = Server::new(echo_tools());
+    let long = "t".repeat(80);
+    let spaced = Server::new(McpScript {
+        tools: vec![tool(&long, "A tool with a long name.")],
+        ..McpScript::default()
+    });
+    let sb = Sandbox::new().config(&format!(
+        "{}{}",
+        demo.table("demo", ""),
+        spaced.table("my server", "")
+    ));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "mcp__demo__echo", json!({"text": "hi"})),
+        Script::text("done"),
+    ])
+    .await;
+    let run = exec(&sb, &llm, "auto").await;
+    assert_eq!(run.code, 0, "{run:?}");
+
+    let names = offered(&llm, 0);
+    let long_name = tool_name("my server", &long);
+    assert!(long_name.len() <= 64 && long_name.starts_with("mcp__my_server__tt"));
+    let mcp: Vec<&String> = names.iter().filter(|n| n.starts_with("mcp__")).collect();
+    assert_eq!(
+        mcp,
+        [
+            "mcp__demo__die",
+            "mcp__demo__echo",
+            "mcp__demo__peek",
+            &long_name
+        ],
+        "sorted, after the built-in tools"
+    );
+    // The server's schema and description, as sent.
+    let echo = llm.request(0)["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "mcp__demo__echo")
+        .cloned()
+        .unwrap();
+    assert_eq!(echo["function"]["description"], "Echoes what it is sent.");
+    assert_eq!(
+        echo["function"]["parameters"]["properties"]["text"]["type"],
+        "string"
+    );
+    // The call reached the server with its arguments; its answer reached the next request.
+    let calls = demo.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["params"]["name"], "echo");
+    assert_eq!(calls[0]["params"]["arguments"], json!({"text": "hi"}));
+    let result = llm.tool_result(1, "c1").unwrap();
+    assert!(result.contains(r#"echo: {"text":"hi"}"#), "{result}");
+    // The same tools array in every request of the session.
+    assert_eq!(llm.request(0)["tools"], llm.request(1)["tools"]);
+    // Nothing of either server runs once cairn is done.
+    for pid in demo.pids().into_iter().chain(spaced.pids()) {
+        assert!(!alive(pid), "server process {pid} survived");
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_never_initializes_does_not_hold_the_first_request() {
+    let hung = McpScript {
+        never_initialize: true,
+        ..echo_tools()
+    };
+    let (slow, late) = (Server::new(hung.clone()), Server::new(hung));
+    let fine = Server::new(echo_tools());
+    let sb = Sandbox::new().config(&format!(
+        "{}{}{}",
+        slow.table("slow", "startup_timeout_secs = 1"),
+        late.table("late", "startup_timeout_secs = 30"),
+        fine.table("fine", "")
+    ));
+    let llm = MockLlm::start(vec![Script::text("done")]).await;
+    let started = std::time::Instant::now();
+    let run = exec(&sb, &llm, "auto").await;
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{run:?}");
+    // The first request waited at most 3 s for the servers (the run ends right after it).
+    assert!(took < std::time::Duration::from_millis(5_000), "{took:?}");
+    assert!(
+        run.stderr.contains("MCP server `slow`: timed out"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("MCP server `late` was not ready for the first request"),
+        "{}",
+        run.stderr
+    );
+    let names = offered(&llm, 0);
+    assert!(names.contains(&"mcp__fine__echo".to_string()), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("mcp__slow") || n.starts_with("mcp__late"))
+    );
+    for pid in slow
+        .pids()
+        .into_iter()
+        .chain(late.pids())
+        .chain(fine.pids())
+    {
+        assert!(!alive(pid), "server process {pid} survived");
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_dies_gives_a_clear_error_and_is_started_again_once() {
+    let demo = Server::new(echo_tools());
+    let sb = Sandbox::new().config(&demo.table("demo", ""));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "mcp__demo__die", json!({})),
+        Script::tool_call("c2", "mcp__demo__echo", json!({"text": "again"})),
+        Script::tool_call("c3", "mcp__demo__die", json!({})),
+        Script::tool_call("c4", "mcp__demo__echo", json!({"text": "third"})),
+        Script::text("done"),
+    ])
+    .await;
+    let run = exec(&sb, &llm, "auto").await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let died = llm.tool_result(1, "c1").unwrap();
+    assert!(
+        died.contains("the MCP server `demo` exited during the call")
+            && died.contains("dying as asked"),
+        "{died}"
+    );
+    let again = llm.tool_result(2, "c2").unwrap();
+    assert!(again.contains("echo: {\"text\":\"again\"}"), "{again}");
+    // Once only: after the second death its tools answer that it is gone.
+    let gone = llm.tool_result(4, "c4").unwrap();
+    assert!(
+        gone.contains("the MCP server `demo` is not available: exited"),
+        "{gone}"
+    );
+    assert_eq!(demo.pids().len(), 2, "started twice");
+    for pid in demo.pids() {
+        assert!(!alive(pid), "server process {pid} survived");
+    }
+}
+
+#[tokio::test]
+async fn an_unannotated_tool_asks_in_auto_edit_a_rule_allows_it_and_headless_denies_it() {
+    let demo = Server::new(echo_tools());
+    let sb = Sandbox::new().config(&demo.table("demo", ""));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "mcp__demo__echo", json!({"text": "hi"})),
+        Script::text("done"),
+    ])
+    .await;
+    let run = exec(&sb, &llm, "auto-edit").await;
+    assert!(demo.calls().is_empty(), "the held call ran: {run:?}");
+    assert!(
+        run.stderr.contains("mcp__demo__echo") || run.stdout.contains("mcp__demo__echo"),
+        "{run:?}"
+    );
+
+    // A read-only hint of the user's own server runs in auto-edit.
+    let peek = Server::new(echo_tools());
+    let sb = Sandbox::new().config(&peek.table("demo", ""));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "mcp__demo__peek", json!({})),
+        Script::text("done"),
+    ])
+    .await;
+    let run = exec(&sb, &llm, "auto-edit").await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(peek.calls().len(), 1, "{run:?}");
+
+    // A rule for every tool of the server lets it run.
+    let allowed = Server::new(echo_tools());
+    let sb = Sandbox::new().config(&format!(
+        "[permissions]\nallow = [\"mcp__demo__*\"]\n{}",
+        allowed.table("demo", "")
+    ));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "mcp__demo__echo", json!({"text": "hi"})),
+        Script::text("done"),
+    ])
+    .await;
+    let run = exec(&sb, &llm, "auto-edit").await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(allowed.calls().len(), 1, "{run:?}");
+}
