@@ -31,7 +31,6 @@ pub const MIN_HEIGHT: u16 = 10;
 /// From this width the todo and diff panes sit beside the transcript; below it they are tabs.
 pub const WIDE: u16 = 100;
 /// How long a second Ctrl+C has to quit.
-pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -109,20 +108,13 @@ pub struct App {
     /// Modes the user switched to that the agent has not confirmed yet (`ModeChanged`), in
     /// order: the status line shows the latest at once, the confirmations change nothing.
     pub(crate) modes_sent: VecDeque<Mode>,
-    /// What the `/` palette offers, and the row ↑/↓ picked in it.
-    pub(crate) palette: Vec<crate::tui::modals::palette::PaletteEntry>,
-    pub(crate) palette_selection: crate::tui::modals::palette::Selection,
-    /// Where the user's commands and skills are read from (each time `/` opens the palette
-    /// and each time one runs); none in a replay.
-    pub(crate) command_sources: Option<crate::skills::Sources>,
+    /// The `/` palette: what it offers, the row picked, where the user's commands are read.
+    pub(crate) palette: crate::tui::modals::palette::Palette,
     /// The session's skills as the agent listed them (`/skills`), and the list's budget.
     pub(crate) skills: Vec<crate::bus::SkillLine>,
     pub(crate) skills_budget: usize,
     /// What was typed while busy and is not delivered yet (steering, after the turn, `!cmd`).
     pub(crate) queued: crate::tui::queue::MessageQueue,
-    /// Queued entries the user took back, until the agent confirms (`Withdrawn`) or says it
-    /// was too late (`Delivered`, a `Shell` start).
-    pub(crate) withdrawing: Vec<String>,
     /// The user's own commands running now (`!cmd`): Esc stops them.
     pub(crate) shells_running: usize,
     /// The message sent last, until the agent confirms it entered the conversation
@@ -134,13 +126,9 @@ pub struct App {
     pub(crate) commands: Vec<UserCommand>,
     pub(crate) intents: Vec<AppIntent>,
     pub(crate) now: Instant,
-    pub(crate) quit_armed: Option<Instant>,
-    /// `/quit` warned that running jobs would be stopped; the next `/quit` quits.
-    pub(crate) quit_warned: bool,
-    pub(crate) should_quit: bool,
+    pub(crate) quit: crate::tui::quit::Quitting,
     /// The session's background jobs, and the call each one's card belongs to.
     pub(crate) jobs: crate::tui::jobs::JobList,
-    pub(crate) job_calls: std::collections::HashMap<String, crate::bus::CallId>,
     pub(crate) mouse_captured: bool,
     /// A short message in the status line until the instant given.
     pub(crate) flash: Option<(String, Instant)>,
@@ -182,24 +170,22 @@ impl App {
             read_only: options.read_only,
             busy: false,
             queued: Default::default(),
-            withdrawing: Vec::new(),
             shells_running: 0,
             reading_clipboard: false,
             unconfirmed: None,
             modes_sent: VecDeque::new(),
-            palette: crate::tui::modals::palette::builtin_entries(),
-            palette_selection: Default::default(),
-            command_sources: None,
+            palette: crate::tui::modals::palette::Palette::new(if options.read_only {
+                None
+            } else {
+                options.command_sources.clone()
+            }),
             skills: Vec::new(),
             skills_budget: 0,
             commands: Vec::new(),
             intents: Vec::new(),
             now,
-            quit_armed: None,
-            quit_warned: false,
-            should_quit: false,
+            quit: Default::default(),
             jobs: Default::default(),
-            job_calls: Default::default(),
             mouse_captured: true,
             flash: None,
             areas: Cell::new(Areas::default()),
@@ -217,7 +203,7 @@ impl App {
     }
 
     pub fn should_quit(&self) -> bool {
-        self.should_quit
+        self.quit.requested()
     }
 
     /// The session to name in the resume hint on quit: only one with messages in it.
@@ -313,7 +299,7 @@ impl App {
     }
 
     pub(crate) fn flash(&mut self, text: impl Into<String>) {
-        self.flash = Some((text.into(), self.now + QUIT_WINDOW));
+        self.flash = Some((text.into(), self.now + crate::tui::quit::QUIT_WINDOW));
     }
 
     pub(crate) fn notice(&mut self, text: &str, level: NoticeLevel) {

@@ -15,7 +15,7 @@ impl App {
     pub(crate) fn apply_job(&mut self, event: &JobEvent) {
         self.jobs.apply(event);
         let job = event.job();
-        if let Some(call) = self.job_calls.get(&job.id).cloned() {
+        if let Some(call) = self.jobs.card_of(&job.id).cloned() {
             let line = job.clone();
             self.transcript
                 .update_card(&call, |card| card.job = Some(line));
@@ -65,7 +65,7 @@ impl App {
                 let Some(job) = &run.job_id else {
                     return;
                 };
-                self.job_calls.insert(job.clone(), call.clone());
+                self.jobs.link_card(job, call);
                 let line = self.jobs.get(job).cloned().or_else(|| {
                     self.read_only.then(|| JobLine {
                         id: job.clone(),
@@ -133,15 +133,13 @@ impl App {
     /// `/quit`: with jobs running the first one warns (they would be stopped), the next quits.
     pub(crate) fn quit_command(&mut self) {
         let running = self.jobs.running();
-        if running > 0 && !self.quit_warned {
-            self.quit_warned = true;
+        if !self.quit.quit_command(running) {
             let text = quit_warning(running, "/quit");
             self.notice(&text, NoticeLevel::Warning);
             self.flash(text);
             return;
         }
         self.commands.push(UserCommand::Shutdown);
-        self.should_quit = true;
     }
 
     /// The words of a first Ctrl+C (the second quits).
@@ -155,7 +153,6 @@ impl App {
     /// A new conversation: its jobs are new too.
     pub(crate) fn forget_jobs(&mut self) {
         self.jobs.clear();
-        self.job_calls.clear();
         self.status.jobs_running = 0;
     }
 }

@@ -5,12 +5,16 @@
 
 use std::collections::BTreeMap;
 
-use crate::bus::{JobEvent, JobLine};
+use std::collections::HashMap;
 
-/// Every job the TUI heard of since the conversation started, by number.
+use crate::bus::{CallId, JobEvent, JobLine};
+
+/// Every job the TUI heard of since the conversation started, by number, and the call
+/// whose card each one belongs to.
 #[derive(Debug, Default)]
 pub struct JobList {
     lines: BTreeMap<(u64, String), JobLine>,
+    cards: HashMap<String, CallId>,
 }
 
 impl JobList {
@@ -40,6 +44,17 @@ impl JobList {
 
     pub fn clear(&mut self) {
         self.lines.clear();
+        self.cards.clear();
+    }
+
+    /// The command of call `call` went on as job `job`: its card shows the job's state.
+    pub fn link_card(&mut self, job: &str, call: &CallId) {
+        self.cards.insert(job.to_string(), call.clone());
+    }
+
+    /// The call whose card shows job `job`.
+    pub fn card_of(&self, job: &str) -> Option<&CallId> {
+        self.cards.get(job)
     }
 
     pub fn get(&self, id: &str) -> Option<&JobLine> {

@@ -58,11 +58,10 @@ impl App {
         }
         if self.focus == Focus::Input && !self.read_only && self.layers.is_empty() {
             let text = self.composer.text();
-            let want = crate::tui::modals::palette::height(&self.palette, text).min(main.height);
+            let want = self.palette.height(text).min(main.height);
             if want > 0 {
-                let palette = Rect::new(input.x, input.y.saturating_sub(want), input.width, want);
-                let selected = self.palette_selection.index(text);
-                crate::tui::modals::palette::render(&self.palette, text, selected, palette, buf);
+                let area = Rect::new(input.x, input.y.saturating_sub(want), input.width, want);
+                self.palette.render(text, area, buf);
             }
         }
         let hint = self.flash.as_ref().map(|(text, _)| text.as_str());

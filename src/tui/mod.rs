@@ -40,6 +40,7 @@ pub mod modals;
 mod options;
 pub mod panes;
 pub mod queue;
+mod quit;
 pub mod setup;
 pub mod stand_alone;
 mod steering;
@@ -77,9 +78,6 @@ async fn main_loop(
         commands,
         mut events,
     } = front;
-    if !options.read_only {
-        app.command_sources.clone_from(&options.command_sources);
-    }
     if let Some(prompt) = &options.initial_prompt {
         app.submit_initial(prompt);
     }

@@ -56,6 +56,9 @@ pub struct MessageQueue {
     /// Ids unique to this run of the TUI, so log records of resumed sessions stay apart.
     prefix: String,
     next_id: u64,
+    /// Entries the user took back after they were sent to the agent, until it confirms
+    /// (`Withdrawn`) or says it was too late (`Delivered`).
+    withdrawing: Vec<String>,
 }
 
 impl Default for MessageQueue {
@@ -66,11 +69,25 @@ impl Default for MessageQueue {
             paused: false,
             prefix: format!("q{:04x}", fastrand::u16(..)),
             next_id: 0,
+            withdrawing: Vec::new(),
         }
     }
 }
 
 impl MessageQueue {
+    /// The user took back `id`, which the agent already holds: wait for its answer.
+    pub fn withdrawing(&mut self, id: &str) {
+        self.withdrawing.push(id.to_string());
+    }
+
+    /// The agent answered for `id` (withdrawn, or delivered first): true when the user had
+    /// taken it back.
+    pub fn settle_withdrawal(&mut self, id: &str) -> bool {
+        let before = self.withdrawing.len();
+        self.withdrawing.retain(|w| w != id);
+        self.withdrawing.len() != before
+    }
+
     pub fn new_id(&mut self) -> String {
         self.next_id += 1;
         format!("{}-{}", self.prefix, self.next_id)

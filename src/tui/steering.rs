@@ -178,7 +178,7 @@ impl App {
 
     fn withdraw(&mut self, item: &Queued) {
         if item.sent() {
-            self.withdrawing.push(item.id.clone());
+            self.queued.withdrawing(&item.id);
         }
         self.commands.push(UserCommand::Withdraw {
             id: item.id.clone(),
@@ -190,7 +190,7 @@ impl App {
     /// The agent delivered a queued message; one the user was taking back was too late.
     pub(crate) fn delivered(&mut self, id: &str, step: u64) {
         self.queued.remove(id);
-        if self.too_late(id) {
+        if self.queued.settle_withdrawal(id) {
             self.notice(
                 &format!(
                     "the message you took back was already delivered (after step {step}); the copy in the input was not sent"
@@ -217,12 +217,6 @@ impl App {
         );
     }
 
-    fn too_late(&mut self, id: &str) -> bool {
-        let before = self.withdrawing.len();
-        self.withdrawing.retain(|w| w != id);
-        self.withdrawing.len() != before
-    }
-
     pub(crate) fn apply_shell(&mut self, event: &ShellEvent) {
         let now = self.now;
         match event {
@@ -232,7 +226,7 @@ impl App {
                 context,
             } => {
                 self.queued.remove(id);
-                if self.too_late(id) {
+                if self.queued.settle_withdrawal(id) {
                     self.notice(
                         "the command you took back had already started; Esc stops it",
                         NoticeLevel::Warning,

@@ -32,7 +32,9 @@ impl App {
     fn fold_queue(&mut self, event: &QueueEvent) {
         match event {
             QueueEvent::Delivered { id, step } => self.delivered(id, *step),
-            QueueEvent::Withdrawn { id } => self.withdrawing.retain(|w| w != id),
+            QueueEvent::Withdrawn { id } => {
+                self.queued.settle_withdrawal(id);
+            }
             QueueEvent::Returned { ids } => self.returned(ids),
         }
     }

@@ -1,7 +1,7 @@
 //! The message input's keys, the `/` palette and what a sent line becomes: a message, a
 //! `!command`, a built-in `/command` or one of the user's commands and skills.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 
 use crate::bus::Mode;
 use crate::bus::{Restore, UserCommand};
@@ -16,31 +16,20 @@ impl App {
     /// it (elsewhere Tab cycles the focus and ↑/↓ go through earlier messages). True when the
     /// key was the palette's.
     pub(super) fn palette_key(&mut self, key: KeyEvent) -> bool {
-        use crate::tui::modals::palette::{Enter, complete_at};
+        use crate::tui::modals::palette::PaletteKey;
         let text = self.composer.text().to_string();
-        match key.code {
-            KeyCode::Up => self.palette_selection.step(&self.palette, &text, -1),
-            KeyCode::Down => self.palette_selection.step(&self.palette, &text, 1),
-            KeyCode::Tab => match complete_at(&self.palette, &text, &self.palette_selection) {
-                Some(done) => {
-                    self.composer.set_text(&done);
-                    true
-                }
-                None => false,
-            },
-            KeyCode::Enter => match self.palette_selection.enter(&self.palette, &text) {
-                Enter::AsTyped => false,
-                Enter::Complete(done) => {
-                    self.composer.set_text(&done);
-                    true
-                }
-                Enter::Run(line) => {
-                    self.composer.set_text("");
-                    self.submitted(line);
-                    true
-                }
-            },
-            _ => false,
+        match self.palette.key(key.code, &text) {
+            PaletteKey::Ignored => false,
+            PaletteKey::Moved => true,
+            PaletteKey::Complete(done) => {
+                self.composer.set_text(&done);
+                true
+            }
+            PaletteKey::Run(line) => {
+                self.composer.set_text("");
+                self.submitted(line);
+                true
+            }
         }
     }
 
@@ -77,29 +66,16 @@ impl App {
         // The palette opens: the user's commands are read again, so a file added or edited
         // since is offered without a restart.
         if !was_palette && crate::tui::modals::palette::query(self.composer.text()).is_some() {
-            self.refresh_palette();
+            self.palette.refresh();
         }
         self.mention_finder
             .update(self.composer.text(), self.composer.cursor());
     }
 
-    pub(crate) fn refresh_palette(&mut self) {
-        if let Some(sources) = &self.command_sources {
-            self.palette = crate::tui::modals::palette::entries_with(sources);
-        }
-    }
-
     /// A `/name` that is no built-in: a command or skill of the user's or the project's (as
     /// on disk now) goes to the agent, which expands it.
     pub(super) fn user_command(&mut self, name: &str, line: &str) {
-        let known = self.command_sources.as_ref().is_some_and(|sources| {
-            let bare = name.trim_start_matches('/');
-            crate::skills::commands::discover_commands(sources)
-                .items
-                .iter()
-                .any(|c| c.name == bare)
-        });
-        if known {
+        if self.palette.knows_user_command(name) {
             self.send_message(line.to_string());
         } else {
             self.notice(

@@ -4,22 +4,17 @@
 use crossterm::event::KeyEvent;
 
 use crate::bus::UserCommand;
-use crate::tui::app::{App, AppIntent, Focus, QUIT_WINDOW, Tab};
+use crate::tui::app::{App, AppIntent, Focus, Tab};
 use crate::tui::keymap::{self, Action, Scope};
 use crate::tui::modals::revert::RevertModal;
 use crate::tui::panes::transcript::entry::NoticeLevel;
 
 impl App {
     pub(super) fn ctrl_c(&mut self) {
-        if self
-            .quit_armed
-            .is_some_and(|at| self.now.saturating_duration_since(at) <= QUIT_WINDOW)
-        {
+        if self.quit.ctrl_c(self.now) {
             self.commands.push(UserCommand::Shutdown);
-            self.should_quit = true;
             return;
         }
-        self.quit_armed = Some(self.now);
         // The first Ctrl+C stops what is running; only a second one quits. The draft stays:
         // nothing typed is thrown away by a key meant to stop the agent.
         if (self.busy || self.shells_running > 0) && !self.read_only {

@@ -61,7 +61,7 @@ impl App {
             self.ctrl_c();
             return;
         }
-        self.quit_armed = None;
+        self.quit.disarm();
         match self.route(&key) {
             KeyRoute::Deliver => self.deliver(key),
             KeyRoute::Text => self.type_key(key),

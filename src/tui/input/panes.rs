@@ -23,7 +23,7 @@ impl App {
             Some(Action::Top) => self.transcript.scroll_to_start(now),
             Some(Action::Follow) => self.transcript.follow(),
             Some(Action::ToggleReasoning) => self.transcript.toggle_reasoning(),
-            Some(Action::QuitReplay) if self.read_only => self.should_quit = true,
+            Some(Action::QuitReplay) if self.read_only => self.quit.request(),
             Some(Action::OpenSelectedEdit) if edit.is_some() => {
                 if let Some(index) = edit {
                     self.diffs.select(index);

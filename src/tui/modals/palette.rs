@@ -110,16 +110,108 @@ pub fn complete(entries: &[PaletteEntry], input: &str) -> Option<String> {
 }
 
 /// What Tab makes of the input: the selected match, with a space when it takes arguments.
-pub fn complete_at(entries: &[PaletteEntry], input: &str, selection: &Selection) -> Option<String> {
+fn complete_at(entries: &[PaletteEntry], input: &str, selection: &Selection) -> Option<String> {
     let chosen = selection.chosen(entries, input)?;
     let space = if chosen.args.is_empty() { "" } else { " " };
     Some(format!("{}{space}", chosen.name))
 }
 
+/// The `/` palette as the input uses it: what it offers, the row picked, and where the
+/// user's commands are read from (none in a replay).
+#[derive(Debug)]
+pub struct Palette {
+    entries: Vec<PaletteEntry>,
+    selection: Selection,
+    sources: Option<crate::skills::Sources>,
+}
+
+/// What a key did to the palette.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PaletteKey {
+    /// Not the palette's key (or the palette is not shown).
+    Ignored,
+    /// The selection moved.
+    Moved,
+    /// Put this in the input.
+    Complete(String),
+    /// Run this command line now.
+    Run(String),
+}
+
+impl Palette {
+    /// The built-in commands; the user's are read from `sources` each time it opens.
+    pub fn new(sources: Option<crate::skills::Sources>) -> Self {
+        Self {
+            entries: builtin_entries(),
+            selection: Selection::default(),
+            sources,
+        }
+    }
+
+    /// Reads the user's commands and skills again (the palette opened: a file added or
+    /// edited since is offered without a restart).
+    pub fn refresh(&mut self) {
+        if let Some(sources) = &self.sources {
+            self.entries = entries_with(sources);
+        }
+    }
+
+    pub fn entries(&self) -> &[PaletteEntry] {
+        &self.entries
+    }
+
+    /// Whether `/name` is one of the user's or the project's commands or skills, as on disk
+    /// now.
+    pub fn knows_user_command(&self, name: &str) -> bool {
+        let bare = name.trim_start_matches('/');
+        self.sources.as_ref().is_some_and(|sources| {
+            crate::skills::commands::discover_commands(sources)
+                .items
+                .iter()
+                .any(|c| c.name == bare)
+        })
+    }
+
+    /// ↑/↓ pick a row, Tab completes it, Enter runs it (or completes it when it needs
+    /// arguments), while `input` shows the palette.
+    pub fn key(&mut self, code: crossterm::event::KeyCode, input: &str) -> PaletteKey {
+        use crossterm::event::KeyCode;
+        let moved = |moved: bool| {
+            if moved {
+                PaletteKey::Moved
+            } else {
+                PaletteKey::Ignored
+            }
+        };
+        match code {
+            KeyCode::Up => moved(self.selection.step(&self.entries, input, -1)),
+            KeyCode::Down => moved(self.selection.step(&self.entries, input, 1)),
+            KeyCode::Tab => complete_at(&self.entries, input, &self.selection)
+                .map_or(PaletteKey::Ignored, PaletteKey::Complete),
+            KeyCode::Enter => match self.selection.enter(&self.entries, input) {
+                Enter::AsTyped => PaletteKey::Ignored,
+                Enter::Complete(done) => PaletteKey::Complete(done),
+                Enter::Run(line) => PaletteKey::Run(line),
+            },
+            _ => PaletteKey::Ignored,
+        }
+    }
+
+    /// Its height for `input`: 0 when it is not shown.
+    pub fn height(&self, input: &str) -> u16 {
+        height(&self.entries, input)
+    }
+
+    /// Draws the matches of `input` in `area`, the selected one marked.
+    pub fn render(&self, input: &str, area: Rect, buf: &mut Buffer) {
+        render(&self.entries, input, self.selection.index(input), area, buf);
+    }
+}
+
 /// The row ↑/↓ picked in the palette; it goes back to the best match whenever the query
 /// changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selection {
+struct Selection {
     index: usize,
     /// The query the index was picked for.
     query: String,
@@ -127,7 +219,7 @@ pub struct Selection {
 
 /// What Enter does while the palette is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Enter {
+enum Enter {
     /// Run this command line now.
     Run(String),
     /// Put this in the input: the command needs its arguments first.
@@ -191,7 +283,7 @@ impl Selection {
 }
 
 /// The palette's height for `input`: 0 when it is not shown.
-pub fn height(entries: &[PaletteEntry], input: &str) -> u16 {
+fn height(entries: &[PaletteEntry], input: &str) -> u16 {
     match query(input) {
         Some(q) => {
             let n = matches(entries, q).len().clamp(1, MAX_ROWS);
@@ -202,13 +294,7 @@ pub fn height(entries: &[PaletteEntry], input: &str) -> u16 {
 }
 
 /// Draws the matches of `input` in `area` (a box above the input), the selected one marked.
-pub fn render(
-    entries: &[PaletteEntry],
-    input: &str,
-    selected: usize,
-    area: Rect,
-    buf: &mut Buffer,
-) {
+fn render(entries: &[PaletteEntry], input: &str, selected: usize, area: Rect, buf: &mut Buffer) {
     let Some(q) = query(input) else {
         return;
     };

@@ -128,7 +128,7 @@ fn arrows_choose_inside_the_slash_palette_and_enter_runs_the_choice() {
     type_text(&mut app, "/re");
     app.handle_input(&key(KeyCode::Down));
     insta::assert_snapshot!("palette_second_row_80x24", draw(&app, 80, 24));
-    let chosen = crate::tui::modals::palette::matches(&app.palette, "/re")[1]
+    let chosen = crate::tui::modals::palette::matches(app.palette.entries(), "/re")[1]
         .name
         .clone();
     app.handle_input(&key(KeyCode::Tab));
