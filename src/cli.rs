@@ -27,7 +27,7 @@ pub struct RunArgs {
     /// How much runs without asking: ask, auto-edit (default), auto, never.
     #[arg(long, value_enum)]
     pub mode: Option<Mode>,
-    /// Provider preset: deepseek (default), openai, openrouter, ollama, custom.
+    /// Provider preset: deepseek (default), openai, anthropic, openrouter, ollama, custom.
     #[arg(long)]
     pub provider: Option<String>,
     /// Model name as the provider spells it.
@@ -36,6 +36,17 @@ pub struct RunArgs {
     /// API root including its version, e.g. http://localhost:11434/v1.
     #[arg(long)]
     pub base_url: Option<String>,
+    /// Wire format: chat (OpenAI-compatible chat completions), anthropic (Messages API),
+    /// responses (OpenAI Responses API). Default: the preset's.
+    #[arg(long, value_parser = parse_api)]
+    pub api: Option<crate::llm::Api>,
+    /// Reasoning effort for the formats that take one (chat, responses): minimal, low,
+    /// medium, high.
+    #[arg(long)]
+    pub reasoning_effort: Option<String>,
+    /// Anthropic thinking budget in tokens (thinking is off without it).
+    #[arg(long)]
+    pub thinking_budget: Option<u32>,
     /// An extra config file, over the user's own.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -64,8 +75,15 @@ impl RunArgs {
             base_url: self.base_url.clone(),
             mode: self.mode,
             config: self.config.clone(),
+            api: self.api,
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget: self.thinking_budget,
         }
     }
+}
+
+fn parse_api(value: &str) -> Result<crate::llm::Api, String> {
+    value.parse()
 }
 
 #[derive(Debug, Subcommand)]

@@ -134,9 +134,12 @@ impl ReasoningPart {
     }
 }
 
-/// The structured reasoning of one assistant message as chat-completions providers send it:
-/// Anthropic's signed `thinking_blocks` (through LiteLLM) and OpenRouter's
-/// `reasoning_details`, verbatim. Merging of streamed fragments is in `llm::reasoning`.
+/// The structured reasoning of one assistant message, verbatim: Anthropic's signed
+/// `thinking_blocks` (the Messages API's own `thinking`/`redacted_thinking` blocks, or the
+/// same blocks through LiteLLM), OpenRouter's `reasoning_details`, and the Responses API's
+/// `reasoning` output items (`encrypted_content` included). Each wire format sends back the
+/// kind it takes and drops the others (`llm::formats`). Merging of streamed fragments is in
+/// `llm::reasoning`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReasoningBlocks {
     /// `[{"type":"thinking","thinking":…,"signature":…}, {"type":"redacted_thinking","data":…}]`
@@ -145,11 +148,17 @@ pub struct ReasoningBlocks {
     /// `[{"type":"reasoning.text","text":…,"signature":…,"format":…,"index":0}, …]`
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasoning_details: Vec<Value>,
+    /// The Responses API's reasoning items in output order:
+    /// `[{"type":"reasoning","id":"rs_…","summary":[…],"encrypted_content":…}]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning_items: Vec<Value>,
 }
 
 impl ReasoningBlocks {
     pub fn is_empty(&self) -> bool {
-        self.thinking_blocks.is_empty() && self.reasoning_details.is_empty()
+        self.thinking_blocks.is_empty()
+            && self.reasoning_details.is_empty()
+            && self.reasoning_items.is_empty()
     }
 }
 

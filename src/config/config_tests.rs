@@ -151,6 +151,10 @@ fn the_example_config_loads_and_documents_every_key() {
         "request_timeout_secs",
         "max_reply_bytes",
         "max_tool_call_bytes",
+        "api",
+        "reasoning_effort",
+        "thinking_budget",
+        "cache_ttl",
         "pass_env",
         "enabled",
         "network",
@@ -220,4 +224,49 @@ fn deny_read_entries_of_every_layer_add_up() {
 fn bad_mode_in_env_is_reported() {
     let err = ConfigFile::from_env(&env_of(&[("CAIRN_MODE", "yolo")])).unwrap_err();
     assert!(err.to_string().contains("CAIRN_MODE"));
+}
+
+#[test]
+fn the_anthropic_preset_speaks_messages_and_api_chooses_the_format() {
+    let file = ConfigFile {
+        provider: Some("anthropic".into()),
+        ..Default::default()
+    };
+    let env = env_of(&[("ANTHROPIC_API_KEY", "sk-ant")]);
+    let cfg = Config::resolve(file.clone(), &env, "c".into()).unwrap();
+    assert_eq!(cfg.provider.base_url, "https://api.anthropic.com/v1");
+    assert_eq!(cfg.provider.wire.api, crate::llm::Api::Anthropic);
+    assert_eq!(cfg.provider.api_key.as_deref(), Some("sk-ant"));
+    let missing = Config::resolve(file, &env_of(&[]), "c".into()).unwrap_err();
+    assert!(missing.to_string().contains("ANTHROPIC_API_KEY"), "{missing}");
+    // Other presets speak chat unless `api` (the file, CAIRN_API, --api) says otherwise.
+    let openai = ConfigFile {
+        provider: Some("openai".into()),
+        api: Some(crate::llm::Api::Responses),
+        reasoning_effort: Some("high".into()),
+        thinking_budget: Some(4000),
+        cache_ttl: Some(crate::llm::CacheTtl::OneHour),
+        ..Default::default()
+    };
+    let cfg = Config::resolve(openai, &env_of(&[("OPENAI_API_KEY", "k")]), "c".into()).unwrap();
+    assert_eq!(cfg.provider.wire.api, crate::llm::Api::Responses);
+    assert_eq!(cfg.provider.wire.reasoning_effort.as_deref(), Some("high"));
+    assert_eq!(cfg.provider.wire.thinking_budget, Some(4000));
+    assert_eq!(cfg.provider.wire.cache_ttl, crate::llm::CacheTtl::OneHour);
+    let layer = ConfigFile::from_env(&env_of(&[("CAIRN_API", "anthropic")])).unwrap();
+    assert_eq!(layer.api, Some(crate::llm::Api::Anthropic));
+    assert!(ConfigFile::from_env(&env_of(&[("CAIRN_API", "claude")])).is_err());
+    let bad = ConfigFile::parse("api = \"claude\"\n", Path::new("c.toml")).unwrap_err();
+    assert!(bad.to_string().contains("expected chat, anthropic or responses"), "{bad}");
+    // A layer that switches provider does not inherit the old one's format.
+    let merged = ConfigFile {
+        provider: Some("openai".into()),
+        api: Some(crate::llm::Api::Responses),
+        ..Default::default()
+    }
+    .merge(ConfigFile {
+        provider: Some("anthropic".into()),
+        ..Default::default()
+    });
+    assert_eq!(merged.api, None);
 }

@@ -35,6 +35,16 @@ pub struct ConfigFile {
     /// Sent only when set: `auto`, `required` or `none`.
     #[serde(default, deserialize_with = "super::wire_keys::parsed")]
     pub tool_choice: Option<crate::llm::ToolChoice>,
+    /// The wire format: `chat`, `anthropic` or `responses` (unset: the preset's, else chat).
+    #[serde(default, deserialize_with = "super::wire_keys::parsed")]
+    pub api: Option<crate::llm::Api>,
+    /// `reasoning_effort` (chat) / `reasoning.effort` (Responses).
+    pub reasoning_effort: Option<String>,
+    /// Anthropic's thinking budget in tokens; thinking is off without it.
+    pub thinking_budget: Option<u32>,
+    /// How long Anthropic keeps the prompt cache: `5m` (default) or `1h`.
+    #[serde(default, deserialize_with = "super::wire_keys::parsed")]
+    pub cache_ttl: Option<crate::llm::CacheTtl>,
     pub bash: Option<BashFile>,
     pub sandbox: Option<SandboxFile>,
     pub checkpoints: Option<CheckpointsFile>,
@@ -88,6 +98,11 @@ impl ConfigFile {
             max_reply_bytes: over.max_reply_bytes.or(self.max_reply_bytes),
             max_tool_call_bytes: over.max_tool_call_bytes.or(self.max_tool_call_bytes),
             tool_choice: over.tool_choice.or(self.tool_choice),
+            // A format belongs to a provider, like its URL: a switch does not inherit it.
+            api: over.api.or(if switches { None } else { self.api }),
+            reasoning_effort: over.reasoning_effort.or(self.reasoning_effort),
+            thinking_budget: over.thinking_budget.or(self.thinking_budget),
+            cache_ttl: over.cache_ttl.or(self.cache_ttl),
             bash: merge_table(self.bash, over.bash, |a, b| BashFile {
                 pass_env: b.pass_env.or(a.pass_env),
             }),
@@ -148,6 +163,13 @@ impl ConfigFile {
             base_url: env("CAIRN_BASE_URL"),
             ..ConfigFile::default()
         };
+        if let Some(value) = env("CAIRN_API") {
+            layer.api = Some(value.parse().map_err(|message| ConfigError::BadEnv {
+                name: "CAIRN_API".into(),
+                value: value.clone(),
+                message,
+            })?);
+        }
         if let Some(value) = env("CAIRN_MODE") {
             layer.mode = Some(value.parse().map_err(|message| ConfigError::BadEnv {
                 name: "CAIRN_MODE".into(),

@@ -42,7 +42,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     #[error(
-        "unknown provider `{0}` (deepseek, openai, openrouter, ollama, or custom with base_url)"
+        "unknown provider `{0}` (deepseek, openai, anthropic, openrouter, ollama, or custom with base_url)"
     )]
     UnknownProvider(String),
     #[error(
@@ -110,6 +110,12 @@ pub struct FlagLayer {
     pub base_url: Option<String>,
     pub mode: Option<Mode>,
     pub config: Option<PathBuf>,
+    /// `--api`: the wire format.
+    pub api: Option<crate::llm::Api>,
+    /// `--reasoning-effort`.
+    pub reasoning_effort: Option<String>,
+    /// `--thinking-budget`.
+    pub thinking_budget: Option<u32>,
 }
 
 impl Config {
@@ -139,6 +145,9 @@ impl Config {
             model: flags.model.clone(),
             base_url: flags.base_url.clone(),
             mode: flags.mode,
+            api: flags.api,
+            reasoning_effort: flags.reasoning_effort.clone(),
+            thinking_budget: flags.thinking_budget,
             ..ConfigFile::default()
         };
         // `--base-url` without `--provider` means a server of the user's own.
@@ -221,8 +230,16 @@ impl Config {
             temperature: file.temperature,
             limits: reply_limits(&file),
             wire: crate::llm::WireOptions {
+                // The preset's format unless one is chosen: the `anthropic` preset speaks the
+                // Messages API, the others chat completions.
+                api: file
+                    .api
+                    .or(preset.map(|p| p.api))
+                    .unwrap_or_default(),
                 tool_choice: file.tool_choice,
-                ..Default::default()
+                reasoning_effort: file.reasoning_effort.clone(),
+                thinking_budget: file.thinking_budget,
+                cache_ttl: file.cache_ttl.unwrap_or_default(),
             },
         };
         Ok(Config {

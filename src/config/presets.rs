@@ -1,5 +1,8 @@
-//! The provider presets (DeepSeek, OpenAI, OpenRouter, Ollama): base URL, key variable,
-//! default model and window; and the key variable of a server of the user's own.
+//! The provider presets (DeepSeek, OpenAI, Anthropic, OpenRouter, Ollama): base URL, key
+//! variable, default model, window and wire format; and the key variable of a server of the
+//! user's own.
+
+use crate::llm::Api;
 
 /// A provider preset: where it lives, which variable holds its key, a default model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +15,8 @@ pub struct Preset {
     pub key_env: Option<&'static str>,
     pub model: &'static str,
     pub context_window: u64,
+    /// The wire format it speaks unless `api` says otherwise.
+    pub api: Api,
 }
 
 /// The provider of a configuration that names none.
@@ -25,6 +30,7 @@ pub const PRESETS: &[Preset] = &[
         key_env: Some("DEEPSEEK_API_KEY"),
         model: "deepseek-chat",
         context_window: 128_000,
+        api: Api::Chat,
     },
     Preset {
         name: "openai",
@@ -33,6 +39,16 @@ pub const PRESETS: &[Preset] = &[
         key_env: Some("OPENAI_API_KEY"),
         model: "gpt-4.1",
         context_window: 1_000_000,
+        api: Api::Chat,
+    },
+    Preset {
+        name: "anthropic",
+        label: "Anthropic",
+        base_url: "https://api.anthropic.com/v1",
+        key_env: Some("ANTHROPIC_API_KEY"),
+        model: "claude-sonnet-4-5",
+        context_window: 200_000,
+        api: Api::Anthropic,
     },
     Preset {
         name: "openrouter",
@@ -41,6 +57,7 @@ pub const PRESETS: &[Preset] = &[
         key_env: Some("OPENROUTER_API_KEY"),
         model: "deepseek/deepseek-chat",
         context_window: 128_000,
+        api: Api::Chat,
     },
     Preset {
         name: "ollama",
@@ -49,6 +66,7 @@ pub const PRESETS: &[Preset] = &[
         key_env: None,
         model: "qwen2.5-coder",
         context_window: 32_768,
+        api: Api::Chat,
     },
 ];
 

@@ -1,6 +1,8 @@
-//! HTTP side of the model: POSTs the conversation to `{base_url}/chat/completions`, streams the
-//! body through `stream::ReplyDecoder`, and retries rate limits, server errors and dropped
-//! connections with backoff. The agent holds it as a `ChatModel`.
+//! HTTP side of the model: POSTs the conversation to `{base_url}` plus the wire format's path
+//! (`/chat/completions`, `/messages`, `/responses`; the body from `client/body.rs` or
+//! `formats`), streams the answer through `stream::ReplyDecoder`, and retries rate limits,
+//! overloads, server errors and dropped connections with backoff. The agent holds it as a
+//! `ChatModel`.
 
 use crate::sync::RwLockExt;
 use std::sync::RwLock;
@@ -34,7 +36,7 @@ const QUICK_RETRY: Duration = Duration::from_millis(250);
 /// Largest error body read from a failed response; the message shown is cut much shorter.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// An OpenAI-compatible chat-completions endpoint.
+/// A model endpoint in one of the wire formats (`settings.wire.api`).
 pub struct HttpModel {
     settings: ProviderSettings,
     endpoint: String,
@@ -92,7 +94,7 @@ impl HttpModel {
     /// The client on the run's HTTP stack: its roots, proxies and timeouts.
     pub fn with_network(settings: ProviderSettings, network: &Network) -> Result<Self, LlmError> {
         let base = settings.base_url.trim_end_matches('/');
-        let endpoint = format!("{base}/chat/completions");
+        let endpoint = format!("{base}{}", settings.wire.api.path());
         let url = match reqwest::Url::parse(&endpoint) {
             Ok(url) if matches!(url.scheme(), "http" | "https") => url,
             Ok(_) | Err(_) => {
@@ -128,8 +130,8 @@ impl HttpModel {
         let url = reqwest::Url::parse(&format!("{base}/models"))
             .map_err(|e| LlmError::Connection(format!("invalid base URL: {e}")))?;
         let mut request = self.http.get(url.clone()).timeout(timeout);
-        if let Some(key) = self.settings.api_key.as_deref().filter(|k| !k.is_empty()) {
-            request = request.bearer_auth(key);
+        for (name, value) in self.auth_headers() {
+            request = request.header(name, value);
         }
         match request.send().await {
             Ok(response) => match response.status().as_u16() {
@@ -161,6 +163,14 @@ impl HttpModel {
     /// (see `WireMessages`) and mostly shared, not copied. Serialising the whole conversation
     /// again every step, then copying it, cost time in proportion to its length.
     fn request_pieces(&self, request: ChatRequest<'_>) -> Result<RequestPieces, serde_json::Error> {
+        let model = self.model();
+        let cx = super::formats::BodyContext {
+            model: &model,
+            settings: &self.settings,
+        };
+        if let Some(body) = super::formats::native_body(cx, request) {
+            return Ok(RequestPieces(vec![Bytes::from(body?)]));
+        }
         let mut head = MODEL_KEY.to_vec();
         serde_json::to_writer(&mut head, &self.model())?;
         head.extend_from_slice(MESSAGES_KEY);
@@ -178,6 +188,7 @@ impl HttpModel {
                 .map(super::ToolChoice::openai),
             max_tokens: self.settings.max_tokens,
             temperature: self.settings.temperature,
+            reasoning_effort: self.settings.wire.reasoning_effort.as_deref(),
         })?;
         // `rest` is an object, `{"stream":true,…}`: its fields follow the messages.
         let mut tail = vec![b','];
@@ -267,8 +278,8 @@ impl HttpModel {
             // Set, so the pieces go out as one body of known length, not chunked.
             .header(CONTENT_LENGTH, body.len())
             .body(body.to_body());
-        if let Some(key) = self.settings.api_key.as_deref().filter(|k| !k.is_empty()) {
-            request = request.bearer_auth(key);
+        for (name, value) in self.auth_headers() {
+            request = request.header(name, value);
         }
         tracing::debug!(endpoint = %self.endpoint, model = %self.model(), "model request");
         let response = match timeout_at(clock.first_byte_deadline, request.send()).await {
@@ -286,7 +297,16 @@ impl HttpModel {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        if content_type.contains("json") {
+        let api = self.settings.wire.api;
+        if content_type.contains("json") && api != super::Api::Chat {
+            let body = read_error_body(response, idle).await;
+            Err(AttemptFailure::Fatal(LlmError::Protocol(format!(
+                "expected an event stream from {} ({}) but got a JSON answer: {}",
+                self.endpoint,
+                api.title(),
+                error_body_message(&body, 200)
+            ))))
+        } else if content_type.contains("json") {
             read_whole_answer(response, clock, limits, on_delta).await
         } else if content_type.starts_with("text/html") {
             // A proxy or captive portal answered, not a model: retrying will not help.
@@ -297,8 +317,13 @@ impl HttpModel {
                 error_body_message(&body, 200)
             ))))
         } else {
-            read_stream(response, clock, limits, on_delta).await
+            read_stream(response, clock, limits, api, on_delta).await
         }
+    }
+
+    /// The headers that carry the key for this wire format.
+    fn auth_headers(&self) -> Vec<(&'static str, String)> {
+        super::formats::auth_headers(self.settings.wire.api, self.settings.api_key.as_deref())
     }
 }
 
@@ -337,7 +362,7 @@ impl ChatModel for HttpModel {
         super::listing::list_models(
             &self.http,
             &self.settings.base_url,
-            key,
+            &super::formats::auth_headers(self.settings.wire.api, key),
             super::listing::LIST_TIMEOUT,
         )
         .await

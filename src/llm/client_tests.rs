@@ -142,6 +142,7 @@ fn every_kind_of_message() -> Vec<crate::llm::ChatMessage> {
                     "type": "reasoning.text", "text": awkward, "signature": null,
                     "format": "anthropic-claude-v1", "index": 0, "n": 1.5e300,
                 })],
+                reasoning_items: Vec::new(),
             },
             tool_calls: vec![
                 WireToolCall::function("c1", "read_file", r#"{"path": "src/ü.rs"}"#),

@@ -197,6 +197,7 @@ mod tests {
             reasoning_blocks: ReasoningBlocks {
                 thinking_blocks: vec![json!({"type": "thinking", "signature": "s"})],
                 reasoning_details: Vec::new(),
+                reasoning_items: Vec::new(),
             },
             tool_calls: vec![WireToolCall::function("c1", "bash", r#"{"command":"ls"}"#)],
         });

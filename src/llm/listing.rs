@@ -1,6 +1,8 @@
 //! The provider's models, for the `/model` picker: `GET {base_url}/models` in the OpenAI
 //! shape (`{"data": [{"id": …}, …]}`), which OpenAI, DeepSeek, OpenRouter, vLLM, llama.cpp,
-//! LM Studio and Ollama's OpenAI API all answer. One short request, no retries: the picker
+//! LM Studio and Ollama's OpenAI API all answer, and Anthropic's too (its list has the same
+//! `data` of `id`s; the key goes in `x-api-key` with `anthropic-version`, see
+//! `formats::auth_headers`). One short request, no retries: the picker
 //! takes a typed name instead when this fails, and says why.
 
 use std::time::Duration;
@@ -32,13 +34,13 @@ pub enum ListError {
 pub async fn list_models(
     http: &reqwest::Client,
     base_url: &str,
-    api_key: Option<&str>,
+    auth: &[(&'static str, String)],
     timeout: Duration,
 ) -> Result<Vec<String>, ListError> {
     let url = format!("{}/models", base_url.trim_end_matches('/'));
     let mut request = http.get(&url).timeout(timeout);
-    if let Some(key) = api_key.filter(|k| !k.is_empty()) {
-        request = request.bearer_auth(key);
+    for (name, value) in auth {
+        request = request.header(*name, value);
     }
     let response = request
         .send()

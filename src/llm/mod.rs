@@ -1,12 +1,15 @@
-//! The model side: OpenAI-compatible chat completions with streaming. `encoded` keeps each
-//! request message's JSON, `client` does HTTP and retries, `sse` turns bytes into events,
-//! `stream` assembles chunks into a `Completion`.
+//! The model side, in three wire formats (`api`): OpenAI-compatible chat completions,
+//! Anthropic's Messages and OpenAI's Responses, all streaming. `encoded` keeps each chat
+//! message's JSON, `formats` projects the conversation onto the native formats, `client` does
+//! HTTP and retries, `sse` turns bytes into events, `stream` assembles a format's events into
+//! a `Completion`.
 //! The agent talks to a `ChatModel`; tests drive the real client against the scripted
 //! server in `testing` rather than a fake of the trait.
 
 pub mod api;
 pub mod client;
 pub mod encoded;
+pub mod formats;
 pub mod listing;
 pub mod reasoning;
 pub mod retry;
@@ -34,7 +37,8 @@ pub use wire::{ChatMessage, WireFunction, WireToolCall, wire_arguments};
 pub struct ProviderSettings {
     /// Preset name (`deepseek`, `openai`, `openrouter`, `ollama`, `custom`).
     pub provider: String,
-    /// API root including its version; `/chat/completions` is appended.
+    /// API root including its version; the format's path (`/chat/completions`, `/messages`,
+    /// `/responses`) is appended.
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,

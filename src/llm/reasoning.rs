@@ -11,7 +11,9 @@ pub use crate::content::ReasoningBlocks;
 impl ReasoningBlocks {
     /// Bytes of text held (thinking, signatures, data, type names), for the reply's cap.
     pub fn text_bytes(&self) -> usize {
-        text_bytes(&self.thinking_blocks) + text_bytes(&self.reasoning_details)
+        text_bytes(&self.thinking_blocks)
+            + text_bytes(&self.reasoning_details)
+            + text_bytes(&self.reasoning_items)
     }
 
     /// Merges one delta's `thinking_blocks` and returns the readable thinking text it added.
@@ -94,6 +96,29 @@ pub fn text_bytes(values: &[Value]) -> usize {
     values.iter().map(size).sum()
 }
 
+/// The chat wire's view of the blocks: what chat-completions servers take back (Anthropic's
+/// thinking blocks through LiteLLM, OpenRouter's details); the Responses API's items are
+/// foreign there and stay out (they remain in the log).
+pub(crate) fn chat_blocks<S: serde::Serializer>(
+    blocks: &ReasoningBlocks,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(serde::Serialize)]
+    struct ChatBlocks<'a> {
+        #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+        thinking_blocks: &'a [Value],
+        #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+        reasoning_details: &'a [Value],
+    }
+    serde::Serialize::serialize(
+        &ChatBlocks {
+            thinking_blocks: &blocks.thinking_blocks,
+            reasoning_details: &blocks.reasoning_details,
+        },
+        out,
+    )
+}
+
 fn has_text(value: &Value, key: &str) -> bool {
     value
         .get(key)
@@ -167,6 +192,7 @@ mod tests {
                     json!({"type": "thinking", "thinking": "r", "signature": "s"}),
                 ],
                 reasoning_details: Vec::new(),
+                reasoning_items: vec![json!({"type": "reasoning", "encrypted_content": "e"})],
             },
             tool_calls: Vec::new(),
         };
@@ -178,10 +204,18 @@ mod tests {
                 "thinking_blocks": [{"type": "thinking", "thinking": "r", "signature": "s"}],
             })
         );
+        // The Responses API's items are foreign to the chat wire: dropped there, kept in the log.
         let back: crate::llm::ChatMessage = serde_json::from_value(value).unwrap_or_else(|e| {
             panic!("{e}");
         });
-        assert_eq!(back, message);
+        let mut expected = message;
+        if let crate::llm::ChatMessage::Assistant {
+            reasoning_blocks, ..
+        } = &mut expected
+        {
+            reasoning_blocks.reasoning_items.clear();
+        }
+        assert_eq!(back, expected);
     }
 
     #[test]

@@ -2,11 +2,14 @@
 //! `StreamDelta`s as they arrive: text, reasoning and its blocks, usage, finish reason, and the
 //! caps of `ReplyLimits`. Survives the shapes real servers send: `calls` holds the rules of
 //! tool-call accumulation, `chunk` the payload types, `decoder` joins the SSE parser to the
-//! assembler; the fixtures are in the tests.
+//! assembler; the fixtures are in the tests. `anthropic` and `responses` read the native
+//! formats' events onto the same assembler.
 
+mod anthropic;
 mod calls;
 mod chunk;
 mod decoder;
+mod responses;
 
 use std::collections::HashMap;
 

@@ -25,7 +25,8 @@ pub enum ChatMessage {
         /// `thinking_blocks` (Anthropic through LiteLLM) and `reasoning_details` (OpenRouter),
         /// under the same rule as `reasoning_content`: a signed thinking block missing from a
         /// tool-calling turn makes Anthropic reject the follow-up.
-        #[serde(flatten)]
+        /// (The Responses API's reasoning items are left out: foreign to this wire.)
+        #[serde(flatten, serialize_with = "super::reasoning::chat_blocks")]
         reasoning_blocks: super::ReasoningBlocks,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireToolCall>,

@@ -1,6 +1,8 @@
-//! A scripted OpenAI-compatible streaming server on 127.0.0.1 for tests and demos: each
-//! `POST …/chat/completions` plays the next `Script` and every request is recorded, so a test
-//! can assert exactly what cairn sent. Plain HTTP/1.1, one request per connection.
+//! A scripted streaming model server on 127.0.0.1 for tests and demos: each
+//! `POST …/chat/completions` (or `…/messages`, `…/responses`: the same script told in
+//! Anthropic's or the Responses API's events, see `native`) plays the next `Script` and every
+//! request is recorded, so a test can assert exactly what cairn sent. `cache_sim` reports
+//! cache reads as the real APIs would. Plain HTTP/1.1.
 
 use crate::sync::MutexExt;
 use std::collections::VecDeque;
@@ -14,7 +16,11 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+mod cache_sim;
+pub mod native;
 mod serve;
+
+pub use native::CacheCounts;
 
 use super::mock_script::Script;
 use serve::accept_loop;
@@ -67,6 +73,10 @@ struct MockLlmShared {
     connections: std::sync::atomic::AtomicUsize,
     /// What `GET …/models` answers.
     models: Mutex<ModelsRoute>,
+    /// Set by `simulate_cache`: the usage reports cache reads computed from the requests.
+    cache: Mutex<Option<cache_sim::CacheSim>>,
+    /// The cache counts reported, one per request answered while simulating.
+    cache_counts: Mutex<Vec<CacheCounts>>,
 }
 
 /// What the mock's `GET …/models` answers (`MockLlm::serve_models`, `refuse_models`).
@@ -146,6 +156,8 @@ impl MockLlm {
             forget: std::sync::atomic::AtomicBool::new(false),
             connections: std::sync::atomic::AtomicUsize::new(0),
             models: Mutex::new(ModelsRoute::Listed(vec!["mock-model".to_string()])),
+            cache: Mutex::new(None),
+            cache_counts: Mutex::new(Vec::new()),
         });
         let shutdown = CancellationToken::new();
         let addr = listener.local_addr()?;
@@ -219,6 +231,17 @@ impl MockLlm {
         self.shared
             .forget
             .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// From now on each reply's usage reports the prompt and cached tokens the provider's
+    /// cache would give this request (see `cache_sim`), in the format's own fields.
+    pub fn simulate_cache(&self) {
+        *lock(&self.shared.cache) = Some(cache_sim::CacheSim::default());
+    }
+
+    /// The cache counts reported since `simulate_cache`, one per request.
+    pub fn cache_counts(&self) -> Vec<CacheCounts> {
+        lock(&self.shared.cache_counts).clone()
     }
 
     /// Scripts not played yet.

@@ -24,6 +24,7 @@ mod llm_client;
 mod llm_wire;
 mod mcp;
 mod mock_llm;
+mod native_formats;
 mod model_errors;
 mod model_picker;
 mod network;

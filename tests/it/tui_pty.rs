@@ -444,6 +444,7 @@ async fn tui_pty_first_run_without_a_key_shows_the_setup_panel_and_exits_2() {
     for text in [
         "OPENAI_API_KEY",
         "OPENROUTER_API_KEY",
+        "ANTHROPIC_API_KEY",
         "--provider ollama",
         "--base-url URL",
         "CAIRN_API_KEY",

@@ -45,6 +45,9 @@ pub(super) struct RequestRest<'a> {
     pub(super) max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) temperature: Option<f32>,
+    /// Sent only when configured (OpenAI's reasoning models, DeepSeek and others take it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) reasoning_effort: Option<&'a str>,
 }
 
 #[derive(serde::Serialize)]

@@ -27,9 +27,17 @@ impl HttpModel {
         }
         if matches!(status, 404 | 405) && !lower_mentions_model(&body) {
             // No such route: the base URL lacks its version part or names another API.
+            let api = self.settings.wire.api;
             message.push_str(&format!(
-                "; {} has no chat completions API: check --base-url / base_url (now {}), the API root that /chat/completions is added to, such as http://localhost:11434/v1",
-                self.endpoint, self.settings.base_url
+                "; {} has no {}: check --base-url / base_url (now {}), the API root that {} is added to, such as {}, and --api / api (now {api})",
+                self.endpoint,
+                api.title(),
+                self.settings.base_url,
+                api.path(),
+                match api {
+                    crate::llm::Api::Anthropic => "https://api.anthropic.com/v1",
+                    _ => "http://localhost:11434/v1",
+                },
             ));
         }
         let lower = body.to_lowercase();

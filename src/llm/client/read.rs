@@ -8,7 +8,7 @@ use tokio::time::{Instant, timeout_at};
 
 use super::AttemptFailure;
 use crate::llm::stream::{Progress, ReplyDecoder};
-use crate::llm::{Completion, DeltaSink, LlmError, ReplyLimits};
+use crate::llm::{Api, Completion, DeltaSink, LlmError, ReplyLimits};
 
 /// The clocks of one attempt: the first-byte timer, until the first data arrives; then the
 /// idle timer, which only data restarts; and the overall deadline, which nothing does.
@@ -88,9 +88,10 @@ pub(super) async fn read_stream(
     mut response: reqwest::Response,
     clock: Clock,
     limits: ReplyLimits,
+    api: Api,
     on_delta: DeltaSink<'_>,
 ) -> Result<Completion, AttemptFailure> {
-    let mut decoder = ReplyDecoder::with_limits(limits);
+    let mut decoder = ReplyDecoder::for_api(api, limits);
     let mut last_data = None;
     loop {
         let until = clock.next(last_data);

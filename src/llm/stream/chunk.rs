@@ -26,7 +26,7 @@ pub(super) struct Choice {
     pub(super) finish_reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub(super) struct Delta {
     #[serde(default)]
     pub(super) content: Option<String>,
@@ -44,7 +44,7 @@ pub(super) struct Delta {
     pub(super) tool_calls: Option<Vec<ToolCallDelta>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub(super) struct ToolCallDelta {
     #[serde(default)]
     pub(super) index: Option<u64>,
@@ -54,7 +54,7 @@ pub(super) struct ToolCallDelta {
     pub(super) function: Option<FunctionDelta>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub(super) struct FunctionDelta {
     #[serde(default)]
     pub(super) name: Option<String>,

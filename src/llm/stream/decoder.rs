@@ -1,17 +1,29 @@
 //! Body bytes to `Completion`: the SSE parser and the assembler together, as the client and
 //! the benchmark drive them.
 
+use super::anthropic::AnthropicEvents;
+use super::responses::ResponsesEvents;
 use super::{Progress, StreamAssembler};
 use crate::llm::sse::{SseFrame, SseParser};
-use crate::llm::{Completion, LlmError, ReplyLimits, StreamDelta};
+use crate::llm::{Api, Completion, LlmError, ReplyLimits, StreamDelta};
 
 /// Decodes a model reply: feed it reads of the SSE body, then `finish` for the `Completion`.
 #[derive(Debug, Default)]
 pub struct ReplyDecoder {
     parser: SseParser,
     assembler: StreamAssembler,
+    format: EventShape,
     frames: Vec<SseFrame>,
     done: bool,
+}
+
+/// How the data of an event is read: a chat chunk, or a native format's event.
+#[derive(Debug, Default)]
+enum EventShape {
+    #[default]
+    Chat,
+    Anthropic(AnthropicEvents),
+    Responses(ResponsesEvents),
 }
 
 impl ReplyDecoder {
@@ -20,9 +32,19 @@ impl ReplyDecoder {
     }
 
     pub fn with_limits(limits: ReplyLimits) -> Self {
+        Self::for_api(Api::Chat, limits)
+    }
+
+    /// A decoder of the stream `api` sends.
+    pub fn for_api(api: Api, limits: ReplyLimits) -> Self {
         Self {
             parser: SseParser::with_max_bytes(limits.max_event_bytes()),
             assembler: StreamAssembler::with_limits(limits),
+            format: match api {
+                Api::Chat => EventShape::Chat,
+                Api::Anthropic => EventShape::Anthropic(AnthropicEvents::default()),
+                Api::Responses => EventShape::Responses(ResponsesEvents::default()),
+            },
             frames: Vec::new(),
             done: false,
         }
@@ -80,7 +102,16 @@ impl ReplyDecoder {
         let mut frames = std::mem::take(&mut self.frames);
         let mut result = Ok(Progress::More);
         for frame in frames.drain(..) {
-            match self.assembler.frame(frame, on_delta) {
+            let applied = match (&mut self.format, frame) {
+                (EventShape::Anthropic(events), SseFrame::Data(data)) => {
+                    events.data(&mut self.assembler, &data, on_delta)
+                }
+                (EventShape::Responses(events), SseFrame::Data(data)) => {
+                    events.data(&mut self.assembler, &data, on_delta)
+                }
+                (_, frame) => self.assembler.frame(frame, on_delta),
+            };
+            match applied {
                 Ok(Progress::More) => {}
                 Ok(Progress::Done) => {
                     self.done = true;

@@ -14,6 +14,7 @@ use super::{
     MAX_HEAD, MockLlmShared, ModelsRoute, NO_MORE_TURNS, RecordedRequest, WRITE_BATCH,
     context_length_exceeded_body, lock, token_count,
 };
+use crate::llm::Api;
 use crate::testing::mock_script::{Script, ScriptReply};
 
 pub(super) async fn accept_loop(
@@ -70,7 +71,15 @@ async fn answer(
     shared: &MockLlmShared,
     request: RecordedRequest,
 ) -> std::io::Result<Connection> {
-    let is_chat = request.method == "POST" && request.path.ends_with("/chat/completions");
+    let api = if request.path.ends_with("/messages") {
+        Api::Anthropic
+    } else if request.path.ends_with("/responses") {
+        Api::Responses
+    } else {
+        Api::Chat
+    };
+    let is_chat = request.method == "POST"
+        && (api != Api::Chat || request.path.ends_with("/chat/completions"));
     if request.method == "GET" && request.path.ends_with("/models") {
         let route = lock(&shared.models).clone();
         let (status, body) = match route {
@@ -96,12 +105,16 @@ async fn answer(
         invalid_history_arguments(&request.body)
     } else {
         None
-    };
+    }
+    .or_else(|| super::native::refusal(api, &request.body));
     let tokens = token_count(&request.raw);
     let over_window = lock(&shared.window).filter(|&window| tokens > window);
     let script = match (rejection, over_window) {
         (Some(message), _) => {
-            let body = json!({"error": {"type": "invalid_request_error", "message": message}});
+            let body = match api {
+                Api::Anthropic => json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
+                _ => json!({"error": {"type": "invalid_request_error", "message": message}}),
+            };
             Script::status(400, &body.to_string())
         }
         (None, Some(window)) => Script::status(400, &context_length_exceeded_body(window, tokens)),
@@ -121,6 +134,12 @@ async fn answer(
         .unwrap_or("mock-model")
         .to_string();
     let prompt_bytes = request.raw.len();
+    let cache = lock(&shared.cache)
+        .as_mut()
+        .map(|sim| sim.count(api, &request.body));
+    if let Some(counts) = cache {
+        lock(&shared.cache_counts).push(counts);
+    }
     if let Some(file) = &shared.record {
         let mut file = lock(file);
         // The bytes as received, in one write (a record line must not interleave).
@@ -134,15 +153,61 @@ async fn answer(
         lock(&shared.requests).push(request);
     }
     shared.count.send_modify(|c| *c += 1);
-    play(socket, &script, &model, prompt_bytes).await
+    let reply = ReplyShape {
+        api,
+        model: &model,
+        prompt_bytes,
+        cache,
+    };
+    play(socket, &script, &reply).await
 }
 
-async fn play(
-    socket: &mut TcpStream,
-    script: &Script,
-    model: &str,
+/// How to tell a script: in which format, for which model, with which usage.
+struct ReplyShape<'a> {
+    api: Api,
+    model: &'a str,
     prompt_bytes: usize,
-) -> std::io::Result<Connection> {
+    cache: Option<super::native::CacheCounts>,
+}
+
+impl ReplyShape<'_> {
+    /// The events of the script's reply, each a whole SSE event.
+    fn events(&self, script: &Script) -> Box<dyn Iterator<Item = String> + Send> {
+        let chunks = script.chunks(self.model, self.prompt_bytes);
+        match (self.api, self.cache) {
+            (Api::Chat, None) => Box::new(
+                chunks
+                    .map(|chunk| format!("data: {chunk}\n\n"))
+                    .chain(std::iter::once("data: [DONE]\n\n".to_string())),
+            ),
+            (Api::Chat, Some(counts)) => Box::new(
+                chunks
+                    .map(move |chunk| format!("data: {}\n\n", with_cache(chunk, counts)))
+                    .chain(std::iter::once("data: [DONE]\n\n".to_string())),
+            ),
+            (api, cache) => {
+                Box::new(super::native::events(api, chunks, self.model, cache).into_iter())
+            }
+        }
+    }
+}
+
+/// A chat chunk whose usage reports `counts` instead of the script's.
+fn with_cache(chunk: String, counts: super::native::CacheCounts) -> String {
+    if !chunk.contains("\"usage\"") {
+        return chunk;
+    }
+    match serde_json::from_str::<serde_json::Value>(&chunk) {
+        Ok(mut value) if value["usage"].is_object() => {
+            value["usage"]["prompt_tokens"] = json!(counts.prompt);
+            value["usage"]["prompt_tokens_details"] = json!({"cached_tokens": counts.read});
+            value.to_string()
+        }
+        _ => chunk,
+    }
+}
+
+async fn play(socket: &mut TcpStream, script: &Script, reply: &ReplyShape<'_>) -> std::io::Result<Connection> {
     match &script.reply {
         ScriptReply::Status { code, body } => {
             let mut headers = Vec::new();
@@ -186,7 +251,7 @@ async fn play(
     socket.write_all(head.as_bytes()).await?;
     let mut out = Vec::with_capacity(WRITE_BATCH * 2);
     let delay = script.delay();
-    for (i, chunk) in script.chunks(model, prompt_bytes).enumerate() {
+    for (i, event) in reply.events(script).enumerate() {
         if script.cut_after_chunks == Some(i) {
             body.write(socket, &out).await?;
             socket.shutdown().await?;
@@ -197,15 +262,12 @@ async fn play(
             out.clear();
             tokio::time::sleep(delay).await;
         }
-        out.extend_from_slice(b"data: ");
-        out.extend_from_slice(chunk.as_bytes());
-        out.extend_from_slice(b"\n\n");
+        out.extend_from_slice(event.as_bytes());
         if out.len() >= WRITE_BATCH {
             body.write(socket, &out).await?;
             out.clear();
         }
     }
-    out.extend_from_slice(b"data: [DONE]\n\n");
     body.end(socket, &out).await
 }
 
@@ -314,6 +376,7 @@ async fn respond(
 fn needs_whole_body(shared: &MockLlmShared) -> bool {
     !shared.forget.load(std::sync::atomic::Ordering::SeqCst)
         || shared.strict
+        || lock(&shared.cache).is_some()
         || lock(&shared.responder).is_some()
 }
 

@@ -102,10 +102,12 @@ impl Sandbox {
             .env_remove("DEEPSEEK_API_KEY")
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENROUTER_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
             .env_remove("CAIRN_API_KEY")
             .env_remove("CAIRN_PROVIDER")
             .env_remove("CAIRN_MODEL")
             .env_remove("CAIRN_BASE_URL")
+            .env_remove("CAIRN_API")
             .env_remove("CAIRN_MODE")
             .args(args)
             .kill_on_drop(true);

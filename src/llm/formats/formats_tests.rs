@@ -1,0 +1,194 @@
+//! Request building of the native formats against made-up conversations.
+
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::llm::{ReasoningBlocks, ToolSpec, WireMessages, WireToolCall};
+
+fn settings(api: Api) -> ProviderSettings {
+    ProviderSettings {
+        provider: "test".into(),
+        base_url: "http://localhost/v1".into(),
+        api_key: Some("k".into()),
+        model: "claude-sonnet-4-5".into(),
+        max_retries: 0,
+        initial_backoff: std::time::Duration::ZERO,
+        max_backoff: std::time::Duration::ZERO,
+        idle_timeout: std::time::Duration::from_secs(1),
+        max_tokens: None,
+        temperature: None,
+        limits: Default::default(),
+        wire: crate::llm::WireOptions {
+            api,
+            ..Default::default()
+        },
+    }
+}
+
+fn tools(n: usize, description: &'static str) -> Vec<ToolSpec> {
+    (0..n)
+        .map(|i| ToolSpec {
+            name: Box::leak(format!("tool_{i}").into_boxed_str()),
+            description,
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        })
+        .collect()
+}
+
+fn body(api: Api, messages: &[ChatMessage], tools: &[ToolSpec]) -> Value {
+    let settings = settings(api);
+    let wire = WireMessages::from(messages.to_vec());
+    let bytes = native_body(
+        BodyContext {
+            model: &settings.model,
+            settings: &settings,
+        },
+        ChatRequest {
+            messages: &wire,
+            tools,
+        },
+    )
+    .unwrap()
+    .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn thinking_turn() -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::System {
+            content: "be brief".into(),
+        },
+        ChatMessage::User {
+            content: "list files".into(),
+        },
+        ChatMessage::Assistant {
+            content: Some("Looking.".into()),
+            reasoning_content: Some("I should run ls.".into()),
+            reasoning_blocks: ReasoningBlocks {
+                thinking_blocks: vec![
+                    json!({"type": "thinking", "thinking": "I should run ls.", "signature": "EqQBCkYIBxgCKkA=="}),
+                    json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}),
+                    json!({"type": "thinking", "thinking": "unsigned, cut"}),
+                ],
+                reasoning_details: vec![json!({"type": "reasoning.text", "text": "foreign"})],
+                reasoning_items: vec![json!({"type": "reasoning", "encrypted_content": "gAAA"})],
+            },
+            tool_calls: vec![
+                WireToolCall::function("toolu_01", "bash", r#"{"command":"ls"}"#),
+                WireToolCall::function("toolu_02", "glob", "not json"),
+            ],
+        },
+        ChatMessage::Tool {
+            tool_call_id: "toolu_01".into(),
+            content: "a.rs".into(),
+        },
+        ChatMessage::User {
+            content: "(a note arrived while the calls ran)".into(),
+        },
+        ChatMessage::Tool {
+            tool_call_id: "toolu_02".into(),
+            content: String::new(),
+        },
+    ]
+}
+
+#[test]
+fn anthropic_turns_carry_signed_thinking_first_and_results_first() {
+    let body = body(Api::Anthropic, &thinking_turn(), &tools(2, "d"));
+    assert_eq!(body["system"][0]["text"], "be brief");
+    assert_eq!(body["stream"], true);
+    // The model's output limit from the table of models (claude-sonnet-4: 64k).
+    assert_eq!(body["max_tokens"], 64_000);
+    assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{body:#}");
+    let assistant = messages[1]["content"].as_array().unwrap();
+    let kinds: Vec<&str> = assistant.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    // Signed thinking and redacted thinking verbatim and in order, the unsigned fragment and
+    // the other formats' blobs left out; text, then the calls.
+    assert_eq!(
+        kinds,
+        ["thinking", "redacted_thinking", "text", "tool_use", "tool_use"]
+    );
+    assert_eq!(assistant[0]["signature"], "EqQBCkYIBxgCKkA==");
+    assert_eq!(assistant[0]["thinking"], "I should run ls.");
+    assert_eq!(assistant[1]["data"], "EmwKAhgBEgy3va3pzix");
+    assert_eq!(assistant[3]["input"], json!({"command": "ls"}));
+    // Arguments that are not an object go back as `{}` (the API refuses anything else).
+    assert_eq!(assistant[4]["input"], json!({}));
+    let user = messages[2]["content"].as_array().unwrap();
+    let kinds: Vec<&str> = user.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["tool_result", "tool_result", "text"]);
+    assert_eq!(user[1]["content"], "(no output)");
+    assert!(!body.to_string().contains("foreign"));
+    assert!(!body.to_string().contains("gAAA"));
+}
+
+#[test]
+fn anthropic_cache_markers_stay_within_four_and_skip_short_prefixes() {
+    // Short: nothing reaches the 1024-token minimum, so no marker at all.
+    let body_short = body(Api::Anthropic, &thinking_turn(), &tools(2, "d"));
+    assert!(!body_short.to_string().contains("cache_control"));
+    // Long tools: the last tool, the system and the last two user turns.
+    let long = Box::leak("x".repeat(600).into_boxed_str());
+    let body_long = body(Api::Anthropic, &thinking_turn(), &tools(20, long));
+    let text = body_long.to_string();
+    assert_eq!(text.matches("cache_control").count(), 4, "{body_long:#}");
+    assert!(body_long["tools"][19]["cache_control"].is_object());
+    assert!(body_long["tools"][18].get("cache_control").is_none());
+    assert!(body_long["system"][0]["cache_control"].is_object());
+    assert_eq!(min_tokens("claude-haiku-4-5"), 4096);
+    assert_eq!(min_tokens("claude-3-5-haiku-latest"), 2048);
+    assert_eq!(min_tokens("claude-opus-4-1"), 1024);
+}
+
+fn min_tokens(model: &str) -> u64 {
+    cache_plan::min_cacheable_tokens(model)
+}
+
+#[test]
+fn responses_items_replay_reasoning_in_place_and_pair_calls_by_call_id() {
+    let body = body(Api::Responses, &thinking_turn(), &tools(2, "d"));
+    assert_eq!(body["store"], false);
+    assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(body["instructions"], "be brief");
+    assert!(body["prompt_cache_key"].as_str().unwrap().starts_with("cairn-"));
+    assert_eq!(body["tools"][0]["type"], "function");
+    let input = body["input"].as_array().unwrap();
+    let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "message",
+            "function_call",
+            "function_call",
+            "function_call_output",
+            "message",
+            "function_call_output"
+        ]
+    );
+    assert_eq!(input[1], json!({"type": "reasoning", "encrypted_content": "gAAA"}));
+    assert_eq!(input[3]["call_id"], "toolu_01");
+    assert_eq!(input[5]["call_id"], "toolu_01");
+    assert!(!body.to_string().contains("EqQBCkYIBxgCKkA=="));
+    // The key is a function of what never changes in a session.
+    let again = super::responses::cache_key("be brief", &[]);
+    assert_eq!(again, super::responses::cache_key("be brief", &[]));
+    assert_ne!(again, super::responses::cache_key("be briefer", &[]));
+}
+
+#[test]
+fn auth_headers_follow_the_format() {
+    let anthropic = auth_headers(Api::Anthropic, Some("sk-ant"));
+    assert!(anthropic.contains(&("x-api-key", "sk-ant".to_string())));
+    assert!(anthropic.contains(&("anthropic-version", ANTHROPIC_VERSION.to_string())));
+    assert_eq!(
+        auth_headers(Api::Responses, Some("sk")),
+        [("authorization", "Bearer sk".to_string())]
+    );
+    assert!(auth_headers(Api::Chat, None).is_empty());
+}
