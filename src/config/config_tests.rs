@@ -238,7 +238,10 @@ fn the_anthropic_preset_speaks_messages_and_api_chooses_the_format() {
     assert_eq!(cfg.provider.wire.api, crate::llm::Api::Anthropic);
     assert_eq!(cfg.provider.api_key.as_deref(), Some("sk-ant"));
     let missing = Config::resolve(file, &env_of(&[]), "c".into()).unwrap_err();
-    assert!(missing.to_string().contains("ANTHROPIC_API_KEY"), "{missing}");
+    assert!(
+        missing.to_string().contains("ANTHROPIC_API_KEY"),
+        "{missing}"
+    );
     // Other presets speak chat unless `api` (the file, CAIRN_API, --api) says otherwise.
     let openai = ConfigFile {
         provider: Some("openai".into()),
@@ -257,7 +260,11 @@ fn the_anthropic_preset_speaks_messages_and_api_chooses_the_format() {
     assert_eq!(layer.api, Some(crate::llm::Api::Anthropic));
     assert!(ConfigFile::from_env(&env_of(&[("CAIRN_API", "claude")])).is_err());
     let bad = ConfigFile::parse("api = \"claude\"\n", Path::new("c.toml")).unwrap_err();
-    assert!(bad.to_string().contains("expected chat, anthropic or responses"), "{bad}");
+    assert!(
+        bad.to_string()
+            .contains("expected chat, anthropic or responses"),
+        "{bad}"
+    );
     // A layer that switches provider does not inherit the old one's format.
     let merged = ConfigFile {
         provider: Some("openai".into()),

@@ -232,10 +232,7 @@ impl Config {
             wire: crate::llm::WireOptions {
                 // The preset's format unless one is chosen: the `anthropic` preset speaks the
                 // Messages API, the others chat completions.
-                api: file
-                    .api
-                    .or(preset.map(|p| p.api))
-                    .unwrap_or_default(),
+                api: file.api.or(preset.map(|p| p.api)).unwrap_or_default(),
                 tool_choice: file.tool_choice,
                 reasoning_effort: file.reasoning_effort.clone(),
                 thinking_budget: file.thinking_budget,

@@ -213,12 +213,18 @@ async fn anthropic_529_overloaded_then_success_and_the_request_it_sent() {
     assert_eq!(recorded.len(), 2);
     assert_eq!(recorded[0].path, "/v1/messages");
     assert_eq!(llm.header(0, "x-api-key").as_deref(), Some("sk-test"));
-    assert_eq!(llm.header(0, "anthropic-version").as_deref(), Some("2023-06-01"));
+    assert_eq!(
+        llm.header(0, "anthropic-version").as_deref(),
+        Some("2023-06-01")
+    );
     assert_eq!(llm.header(0, "authorization"), None);
     // The same bytes again.
     assert_eq!(recorded[0].raw, recorded[1].raw);
     let body = &recorded[0].body;
-    assert_eq!(body["system"], json!([{"type": "text", "text": "You are a test."}]));
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "You are a test."}])
+    );
     assert_eq!(
         body["messages"],
         json!([{"role": "user", "content": [{"type": "text", "text": "hello"}]}])
@@ -310,15 +316,27 @@ async fn responses_request_is_stateless_and_keyed_and_429_without_retry_after_is
     .await;
     let (result, deltas) = ask(&model(llm.url(), Api::Responses)).await;
     assert_eq!(result.unwrap().text, "All green.");
-    assert!(deltas.iter().any(|d| matches!(d, StreamDelta::Retrying { .. })));
+    assert!(
+        deltas
+            .iter()
+            .any(|d| matches!(d, StreamDelta::Retrying { .. }))
+    );
     let recorded = llm.recorded();
     assert_eq!(recorded[0].path, "/v1/responses");
-    assert_eq!(llm.header(0, "authorization").as_deref(), Some("Bearer sk-test"));
+    assert_eq!(
+        llm.header(0, "authorization").as_deref(),
+        Some("Bearer sk-test")
+    );
     let body = &recorded[0].body;
     assert_eq!(body["store"], false);
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(body["instructions"], "You are a test.");
-    assert!(body["prompt_cache_key"].as_str().unwrap().starts_with("cairn-"));
+    assert!(
+        body["prompt_cache_key"]
+            .as_str()
+            .unwrap()
+            .starts_with("cairn-")
+    );
     assert_eq!(
         body["input"],
         json!([{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]}])
@@ -340,6 +358,9 @@ async fn a_wrong_route_names_the_format_and_the_root() {
 async fn models_are_listed_from_the_anthropic_root() {
     let llm = MockLlm::start([]).await;
     llm.serve_models(&["claude-sonnet-4-5", "claude-haiku-4-5"]);
-    let listed = model(llm.url(), Api::Anthropic).list_models().await.unwrap();
+    let listed = model(llm.url(), Api::Anthropic)
+        .list_models()
+        .await
+        .unwrap();
     assert_eq!(listed, ["claude-sonnet-4-5", "claude-haiku-4-5"]);
 }

@@ -99,7 +99,8 @@ fn limits(cx: BodyContext<'_>) -> (u32, Option<Value>) {
         .settings
         .max_tokens
         .or_else(|| {
-            crate::models::lookup(cx.model).map(|info| u32::try_from(info.max_output).unwrap_or(u32::MAX))
+            crate::models::lookup(cx.model)
+                .map(|info| u32::try_from(info.max_output).unwrap_or(u32::MAX))
         })
         .unwrap_or(FALLBACK_MAX_TOKENS);
     let thinking = cx.settings.wire.thinking_budget.map(|budget| {

@@ -49,7 +49,12 @@ pub fn min_cacheable_tokens(model: &str) -> u64 {
 
 /// The plan for one request: at most `MAX_BREAKPOINTS` markers, none on a prefix shorter
 /// than `min_tokens`.
-pub fn plan(tools: &[Value], system: &[Value], messages: &[MessagesTurn], min_tokens: u64) -> CachePlan {
+pub fn plan(
+    tools: &[Value],
+    system: &[Value],
+    messages: &[MessagesTurn],
+    min_tokens: u64,
+) -> CachePlan {
     let tokens = |bytes: usize| (bytes as u64).div_ceil(4);
     let tools_bytes: usize = tools.iter().map(json_len).sum();
     let system_bytes: usize = system.iter().map(json_len).sum();

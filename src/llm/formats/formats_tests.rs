@@ -105,12 +105,21 @@ fn anthropic_turns_carry_signed_thinking_first_and_results_first() {
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3, "{body:#}");
     let assistant = messages[1]["content"].as_array().unwrap();
-    let kinds: Vec<&str> = assistant.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = assistant
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
     // Signed thinking and redacted thinking verbatim and in order, the unsigned fragment and
     // the other formats' blobs left out; text, then the calls.
     assert_eq!(
         kinds,
-        ["thinking", "redacted_thinking", "text", "tool_use", "tool_use"]
+        [
+            "thinking",
+            "redacted_thinking",
+            "text",
+            "tool_use",
+            "tool_use"
+        ]
     );
     assert_eq!(assistant[0]["signature"], "EqQBCkYIBxgCKkA==");
     assert_eq!(assistant[0]["thinking"], "I should run ls.");
@@ -154,7 +163,12 @@ fn responses_items_replay_reasoning_in_place_and_pair_calls_by_call_id() {
     assert_eq!(body["store"], false);
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(body["instructions"], "be brief");
-    assert!(body["prompt_cache_key"].as_str().unwrap().starts_with("cairn-"));
+    assert!(
+        body["prompt_cache_key"]
+            .as_str()
+            .unwrap()
+            .starts_with("cairn-")
+    );
     assert_eq!(body["tools"][0]["type"], "function");
     let input = body["input"].as_array().unwrap();
     let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
@@ -171,7 +185,10 @@ fn responses_items_replay_reasoning_in_place_and_pair_calls_by_call_id() {
             "function_call_output"
         ]
     );
-    assert_eq!(input[1], json!({"type": "reasoning", "encrypted_content": "gAAA"}));
+    assert_eq!(
+        input[1],
+        json!({"type": "reasoning", "encrypted_content": "gAAA"})
+    );
     assert_eq!(input[3]["call_id"], "toolu_01");
     assert_eq!(input[5]["call_id"], "toolu_01");
     assert!(!body.to_string().contains("EqQBCkYIBxgCKkA=="));

@@ -95,7 +95,10 @@ impl AnthropicEvents {
                         event["index"].as_u64(),
                         None,
                         None,
-                        delta["partial_json"].as_str().unwrap_or_default().to_string(),
+                        delta["partial_json"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
                         on_delta,
                     )?,
                     _ => {}

@@ -91,9 +91,9 @@ impl ResponsesEvents {
                 match item["type"].as_str() {
                     Some("reasoning") => {
                         assembler.content_seen = true;
-                        assembler.blocks_bytes += crate::llm::reasoning::text_bytes(
-                            std::slice::from_ref(item),
-                        ) + item.to_string().len();
+                        assembler.blocks_bytes +=
+                            crate::llm::reasoning::text_bytes(std::slice::from_ref(item))
+                                + item.to_string().len();
                         let max = assembler.limits.max_reply_bytes.saturating_mul(2);
                         if assembler.blocks_bytes > max {
                             return Err(assembler.capped(format!(
@@ -105,7 +105,9 @@ impl ResponsesEvents {
                             .reasoning_items
                             .push(item.clone());
                     }
-                    Some("function_call") if !index.is_some_and(|i| self.arguments_seen.contains(&i)) => {
+                    Some("function_call")
+                        if !index.is_some_and(|i| self.arguments_seen.contains(&i)) =>
+                    {
                         let arguments = item["arguments"].as_str().unwrap_or_default();
                         self.arguments_seen.extend(index);
                         call(assembler, index, item["call_id"].as_str(), None, arguments)?;

@@ -93,7 +93,10 @@ impl CacheSim {
         let mut read = 0;
         for &at in &breakpoints {
             let from = at.saturating_sub(LOOKBACK);
-            if let Some(hit) = (from..=at).rev().find(|&j| self.written.contains(&hashes[j])) {
+            if let Some(hit) = (from..=at)
+                .rev()
+                .find(|&j| self.written.contains(&hashes[j]))
+            {
                 read = read.max(tokens(sizes[hit]));
             }
         }

@@ -73,7 +73,10 @@ fn gather(chunks: impl Iterator<Item = String>) -> GatheredReply {
             reply.finish = Some(reason.to_string());
         }
         let delta = &choice["delta"];
-        if let Some(text) = delta["reasoning_content"].as_str().or(delta["reasoning"].as_str()) {
+        if let Some(text) = delta["reasoning_content"]
+            .as_str()
+            .or(delta["reasoning"].as_str())
+        {
             reply.reasoning.push_str(text);
         }
         if let Some(text) = delta["content"].as_str() {
@@ -88,7 +91,10 @@ fn gather(chunks: impl Iterator<Item = String>) -> GatheredReply {
                     by_index.push((index, reply.calls.len()));
                     reply.calls.push((
                         call["id"].as_str().unwrap_or("toolu_mock").to_string(),
-                        call["function"]["name"].as_str().unwrap_or_default().to_string(),
+                        call["function"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
                         vec![fragment.to_string()],
                     ));
                 }
@@ -155,8 +161,14 @@ fn anthropic(reply: GatheredReply, model: &str, cache: Option<CacheCounts>) -> V
         let mut deltas: Vec<Value> = words(&reply.reasoning)
             .map(|w| json!({"type": "thinking_delta", "thinking": w}))
             .collect();
-        deltas.push(json!({"type": "signature_delta", "signature": thinking_signature(&reply.reasoning)}));
-        block(&mut out, json!({"type": "thinking", "thinking": "", "signature": ""}), deltas);
+        deltas.push(
+            json!({"type": "signature_delta", "signature": thinking_signature(&reply.reasoning)}),
+        );
+        block(
+            &mut out,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+            deltas,
+        );
     }
     if !reply.text.is_empty() {
         let deltas = words(&reply.text)
@@ -225,22 +237,34 @@ fn responses(reply: GatheredReply, model: &str, cache: Option<CacheCounts>) -> V
     let mut index = 0;
     if !reply.reasoning.is_empty() {
         let id = "rs_mock";
-        push(&mut out, json!({"type": "response.output_item.added", "output_index": index,
-            "item": {"id": id, "type": "reasoning", "summary": []}}));
+        push(
+            &mut out,
+            json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"id": id, "type": "reasoning", "summary": []}}),
+        );
         for w in words(&reply.reasoning) {
-            push(&mut out, json!({"type": "response.reasoning_summary_text.delta",
-                "item_id": id, "output_index": index, "summary_index": 0, "delta": w}));
+            push(
+                &mut out,
+                json!({"type": "response.reasoning_summary_text.delta",
+                "item_id": id, "output_index": index, "summary_index": 0, "delta": w}),
+            );
         }
-        push(&mut out, json!({"type": "response.output_item.done", "output_index": index,
+        push(
+            &mut out,
+            json!({"type": "response.output_item.done", "output_index": index,
             "item": {"id": id, "type": "reasoning",
                 "summary": [{"type": "summary_text", "text": reply.reasoning}],
-                "encrypted_content": encrypted_reasoning(&reply.reasoning)}}));
+                "encrypted_content": encrypted_reasoning(&reply.reasoning)}}),
+        );
         index += 1;
     }
     if !reply.text.is_empty() {
         for w in words(&reply.text) {
-            push(&mut out, json!({"type": "response.output_text.delta", "item_id": "msg_mock",
-                "output_index": index, "content_index": 0, "delta": w}));
+            push(
+                &mut out,
+                json!({"type": "response.output_text.delta", "item_id": "msg_mock",
+                "output_index": index, "content_index": 0, "delta": w}),
+            );
         }
         index += 1;
     }
@@ -250,21 +274,33 @@ fn responses(reply: GatheredReply, model: &str, cache: Option<CacheCounts>) -> V
             Some(code) if code >= 500 => "server_error",
             _ => "invalid_request_error",
         };
-        push(&mut out, json!({"type": "response.failed", "response": {"id": "resp_mock",
-            "status": "failed", "error": {"code": code, "message": error["message"]}}}));
+        push(
+            &mut out,
+            json!({"type": "response.failed", "response": {"id": "resp_mock",
+            "status": "failed", "error": {"code": code, "message": error["message"]}}}),
+        );
         return out;
     }
     for (id, name, fragments) in &reply.calls {
-        push(&mut out, json!({"type": "response.output_item.added", "output_index": index,
+        push(
+            &mut out,
+            json!({"type": "response.output_item.added", "output_index": index,
             "item": {"id": format!("fc_{id}"), "type": "function_call", "call_id": id,
-                "name": name, "arguments": ""}}));
+                "name": name, "arguments": ""}}),
+        );
         for f in fragments {
-            push(&mut out, json!({"type": "response.function_call_arguments.delta",
-                "output_index": index, "delta": f}));
+            push(
+                &mut out,
+                json!({"type": "response.function_call_arguments.delta",
+                "output_index": index, "delta": f}),
+            );
         }
-        push(&mut out, json!({"type": "response.output_item.done", "output_index": index,
+        push(
+            &mut out,
+            json!({"type": "response.output_item.done", "output_index": index,
             "item": {"id": format!("fc_{id}"), "type": "function_call", "call_id": id,
-                "name": name, "arguments": fragments.concat()}}));
+                "name": name, "arguments": fragments.concat()}}),
+        );
         index += 1;
     }
     let (kind, extra) = match reply.finish.as_deref() {
@@ -274,10 +310,13 @@ fn responses(reply: GatheredReply, model: &str, cache: Option<CacheCounts>) -> V
         ),
         _ => ("response.completed", Value::Null),
     };
-    push(&mut out, json!({"type": kind, "response": {"id": "resp_mock", "status": "completed",
+    push(
+        &mut out,
+        json!({"type": kind, "response": {"id": "resp_mock", "status": "completed",
         "incomplete_details": extra,
         "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": read},
-            "output_tokens": usage.completion_tokens}}}));
+            "output_tokens": usage.completion_tokens}}}),
+    );
     out
 }
 

@@ -112,7 +112,9 @@ async fn answer(
     let script = match (rejection, over_window) {
         (Some(message), _) => {
             let body = match api {
-                Api::Anthropic => json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
+                Api::Anthropic => {
+                    json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+                }
                 _ => json!({"error": {"type": "invalid_request_error", "message": message}}),
             };
             Script::status(400, &body.to_string())
@@ -207,7 +209,11 @@ fn with_cache(chunk: String, counts: super::native::CacheCounts) -> String {
     }
 }
 
-async fn play(socket: &mut TcpStream, script: &Script, reply: &ReplyShape<'_>) -> std::io::Result<Connection> {
+async fn play(
+    socket: &mut TcpStream,
+    script: &Script,
+    reply: &ReplyShape<'_>,
+) -> std::io::Result<Connection> {
     match &script.reply {
         ScriptReply::Status { code, body } => {
             let mut headers = Vec::new();
