@@ -27,6 +27,7 @@ mod mock_llm;
 mod model_errors;
 mod model_picker;
 mod native_formats;
+mod native_sessions;
 mod network;
 mod onboarding;
 mod policy;

@@ -364,3 +364,21 @@ async fn models_are_listed_from_the_anthropic_root() {
         .unwrap();
     assert_eq!(listed, ["claude-sonnet-4-5", "claude-haiku-4-5"]);
 }
+
+#[tokio::test]
+async fn a_native_reply_past_max_reply_bytes_is_capped_as_on_chat() {
+    for api in [Api::Anthropic, Api::Responses] {
+        let llm = MockLlm::start([Script::text_tokens(4_000)]).await;
+        let mut settings = settings(llm.url());
+        settings.wire.api = api;
+        settings.limits.max_reply_bytes = 1_000;
+        let error = ask(&HttpModel::new(settings).unwrap()).await.0.unwrap_err();
+        match error {
+            LlmError::Capped { reason, partial } => {
+                assert!(reason.contains("max_reply_bytes"), "{api}: {reason}");
+                assert_eq!(partial.text.len(), 1_000, "{api}");
+            }
+            other => panic!("{api}: {other:?}"),
+        }
+    }
+}

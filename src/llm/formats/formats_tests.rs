@@ -209,3 +209,88 @@ fn auth_headers_follow_the_format() {
     );
     assert!(auth_headers(Api::Chat, None).is_empty());
 }
+
+#[test]
+fn a_thirty_turn_session_with_twenty_tools_never_passes_four_markers_nor_changes_its_prefix() {
+    let long = Box::leak(
+        "a tool that does one thing well; "
+            .repeat(8)
+            .into_boxed_str(),
+    );
+    let specs = tools(20, long);
+    let mut conversation = vec![
+        ChatMessage::System {
+            content: "You are cairn.".repeat(100),
+        },
+        ChatMessage::User {
+            content: "go".into(),
+        },
+    ];
+    let mut first: Option<(String, String)> = None;
+    for turn in 0..30 {
+        let body = body(Api::Anthropic, &conversation, &specs);
+        let text = body.to_string();
+        assert!(text.matches("cache_control").count() <= 4, "turn {turn}");
+        let fixed = (body["tools"].to_string(), body["system"].to_string());
+        match &first {
+            None => first = Some(fixed),
+            Some(first) => assert_eq!(&fixed, first, "turn {turn}"),
+        }
+        let id = format!("toolu_{turn}");
+        conversation.push(ChatMessage::Assistant {
+            content: None,
+            reasoning_content: None,
+            reasoning_blocks: ReasoningBlocks {
+                thinking_blocks: vec![json!({"type": "thinking", "thinking": format!("t{turn}"), "signature": format!("s{turn}")})],
+                ..Default::default()
+            },
+            tool_calls: vec![WireToolCall::function(&id, "tool_1", r#"{"path":"x"}"#)],
+        });
+        conversation.push(ChatMessage::Tool {
+            tool_call_id: id,
+            content: "output ".repeat(50),
+        });
+    }
+}
+
+#[test]
+fn effort_budget_and_ttl_reach_the_formats_that_take_them() {
+    let mut settings = settings(Api::Responses);
+    settings.wire.reasoning_effort = Some("high".into());
+    settings.wire.thinking_budget = Some(200_000);
+    settings.wire.cache_ttl = crate::llm::CacheTtl::OneHour;
+    settings.max_tokens = Some(16_000);
+    let wire = WireMessages::from(thinking_turn());
+    let long = Box::leak("x".repeat(600).into_boxed_str());
+    let specs = tools(20, long);
+    let request = ChatRequest {
+        messages: &wire,
+        tools: &specs,
+    };
+    let build = |settings: &ProviderSettings| -> Value {
+        let cx = BodyContext {
+            model: "claude-sonnet-4-5",
+            settings,
+        };
+        serde_json::from_slice(&native_body(cx, request).unwrap().unwrap()).unwrap()
+    };
+    let responses = build(&settings);
+    assert_eq!(
+        responses["reasoning"],
+        json!({"effort": "high", "summary": "auto"})
+    );
+    assert_eq!(responses["max_output_tokens"], 16_000);
+    settings.wire.api = Api::Anthropic;
+    let anthropic = build(&settings);
+    // The budget stays below max_tokens, as the API requires.
+    assert_eq!(
+        anthropic["thinking"],
+        json!({"type": "enabled", "budget_tokens": 15_999})
+    );
+    assert_eq!(anthropic["max_tokens"], 16_000);
+    assert_eq!(
+        anthropic["system"][0]["cache_control"],
+        json!({"type": "ephemeral", "ttl": "1h"})
+    );
+    assert!(anthropic.get("reasoning").is_none());
+}
