@@ -33,11 +33,6 @@ pub use tool_event::{HookAct, HookNote, ToolEvent};
 pub use tool_result::ToolResult;
 pub use usage::{CostRow, Usage};
 
-/// How a held command's `why` says what its sandbox would let it reach beyond the workspace
-/// (Unix sockets, the network): `"<reason>; in its sandbox it may …"`. The approval prompt
-/// shows that part on its "sandboxed:" line.
-pub const SANDBOX_REACH: &str = "in its sandbox it may ";
-
 /// The tool that ends plan mode by proposing the plan: its approval is the plan's (the
 /// prompt offers the modes to carry it out in, not rules).
 pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
@@ -100,6 +95,56 @@ pub enum Decision {
     /// The plan `exit_plan_mode` proposed is approved: the session switches to `mode`.
     /// Answers only an `exit_plan_mode` call; for any other call it counts as a denial.
     ApprovePlan { mode: Mode },
+}
+
+impl Decision {
+    pub fn kind(&self) -> DecisionKind {
+        match self {
+            Decision::Approve => DecisionKind::Approve,
+            Decision::ApproveForSession { .. } => DecisionKind::ApproveForSession,
+            Decision::ApproveForProject { .. } => DecisionKind::ApproveForProject,
+            Decision::ApproveUnsandboxed => DecisionKind::ApproveUnsandboxed,
+            Decision::Deny { .. } => DecisionKind::Deny,
+            Decision::ApprovePlan { .. } => DecisionKind::ApprovePlan,
+        }
+    }
+}
+
+/// An answer the approval prompt offers for a held call; `AwaitingApproval` lists them, so
+/// every front end offers the same and the engine takes no other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    Approve,
+    ApproveForSession,
+    ApproveForProject,
+    ApproveUnsandboxed,
+    Deny,
+    ApprovePlan,
+}
+
+impl DecisionKind {
+    /// The one rule for what a held call offers. A plan (`exit_plan_mode`) is approved into
+    /// a mode or sent back. A rule ("always") needs a prefix to make one of and is never
+    /// offered for a dangerous command: one is approved once. A sandboxed command may be let
+    /// out of its sandbox once.
+    pub fn offered(tool: &str, prefix: &str, dangerous: bool, sandboxed: bool) -> Vec<Self> {
+        if tool == EXIT_PLAN_MODE {
+            return vec![DecisionKind::ApprovePlan, DecisionKind::Deny];
+        }
+        let mut offered = vec![DecisionKind::Approve];
+        if sandboxed {
+            offered.push(DecisionKind::ApproveUnsandboxed);
+        }
+        if !dangerous && !prefix.trim().is_empty() {
+            offered.extend([
+                DecisionKind::ApproveForSession,
+                DecisionKind::ApproveForProject,
+            ]);
+        }
+        offered.push(DecisionKind::Deny);
+        offered
+    }
 }
 
 /// What the user asks of the agent. Imperative.

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Agent;
 use super::guard::guarded;
-use crate::bus::{AgentEvent, Decision, ToolEvent, ToolResult};
+use crate::bus::{AgentEvent, Decision, DecisionKind, ToolEvent, ToolResult};
 use crate::llm::AssembledCall;
 use crate::permissions::trust::TrustStore;
 use crate::process::Grant;
@@ -25,6 +25,8 @@ pub(super) struct Question {
     pub prefix: String,
     /// Every dangerous part of a command, as the gate found them.
     pub dangers: Vec<String>,
+    /// What a held command's sandbox would let it reach beyond the workspace.
+    pub reach: Option<String>,
 }
 
 impl Question {
@@ -34,6 +36,7 @@ impl Question {
             why,
             prefix: String::new(),
             dangers: Vec::new(),
+            reach: None,
         }
     }
 }
@@ -101,13 +104,12 @@ impl Agent {
                 .flatten()
         });
         let subject = subject_of(call, access);
-        let dangerous = !question.dangers.is_empty();
         let decision = self.ask(call, subject, question, preview, cancel).await;
         let refused = |text: &str| Refusal {
             result: ToolResult::error(text),
             headless: false,
         };
-        match decision.map(|d| self.no_rule_for_danger(d, dangerous)) {
+        match decision {
             None => Err(Refusal {
                 result: ToolResult::cancelled(),
                 headless: false,
@@ -137,22 +139,28 @@ impl Agent {
         }
     }
 
-    /// A dangerous command is approved once, never by a rule: the prompt offers no "always"
-    /// keys for one, and a decision asking for a rule anyway (another front end, a stale key)
-    /// runs it this once and says so.
-    fn no_rule_for_danger(&self, decision: Decision, dangerous: bool) -> Decision {
-        let (Decision::ApproveForSession { prefix } | Decision::ApproveForProject { prefix }) =
-            &decision
-        else {
-            return decision;
-        };
-        if !dangerous && !prefix.trim().is_empty() {
+    /// A decision the prompt did not offer (another front end, a stale key) is taken as the
+    /// nearest one it did: a rule for a dangerous command (or with no prefix) approves once
+    /// and says so, leaving the sandbox unasked keeps it, and a plan's answer for another
+    /// call (or another's for a plan) denies.
+    fn within_offer(&self, decision: Decision, offered: &[DecisionKind]) -> Decision {
+        if offered.contains(&decision.kind()) {
             return decision;
         }
-        self.emit(AgentEvent::Report(ReportEvent::Warning {
-            message: "approved once: no rule is saved for a dangerous command".into(),
-        }));
-        Decision::Approve
+        match decision {
+            Decision::ApproveForSession { .. } | Decision::ApproveForProject { .. } => {
+                self.emit(AgentEvent::Report(ReportEvent::Warning {
+                    message: "approved once: no rule is saved for a dangerous command".into(),
+                }));
+                Decision::Approve
+            }
+            Decision::ApproveUnsandboxed if offered.contains(&DecisionKind::Approve) => {
+                Decision::Approve
+            }
+            _ => Decision::Deny {
+                message: Some("that answer was not on offer for this call".into()),
+            },
+        }
     }
 
     /// Saves an allow rule to the project's config, and says where (or why it could not).
@@ -192,6 +200,12 @@ impl Agent {
         let (tx, rx) = oneshot::channel();
         self.shared.park_approval(call.id.clone(), tx);
         let sandboxed = subject.is_command && self.engine.gate.sandboxed();
+        let decisions = DecisionKind::offered(
+            &call.name,
+            &question.prefix,
+            !question.dangers.is_empty(),
+            sandboxed,
+        );
         let subject = subject.text;
         self.notify_in_background(format!(
             "cairn waits for your approval of {}: {}",
@@ -204,7 +218,9 @@ impl Agent {
             subject,
             why: question.why,
             sandboxed,
+            reach: question.reach,
             prefix: question.prefix,
+            decisions: decisions.clone(),
             dangers: question.dangers,
             diff,
         }));
@@ -214,6 +230,7 @@ impl Agent {
         };
         // A late `Decide` for this id must not approve a later call that reuses it.
         self.shared.forget_approval(&call.id);
+        let decision = decision.map(|d| self.within_offer(d, &decisions));
         if let Some(decision) = &decision {
             self.record(&Record::Approval {
                 call: call.id.clone(),

@@ -296,6 +296,7 @@ impl Agent {
                     why,
                     prefix,
                     dangers: Vec::new(),
+                    reach: None,
                 };
                 match self.ask(&call, subject, question, None, cancel).await {
                     None => Err(EndReason::Interrupted),

@@ -162,6 +162,7 @@ impl Agent {
                     why,
                     prefix,
                     dangers: answer.dangers.clone(),
+                    reach: answer.reach.clone(),
                 };
                 let asked =
                     self.put_to_user(call, (&args, &access), question, answer.grant, cancel);

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CallId, Decision, ToolResult};
+use super::{CallId, Decision, DecisionKind, ToolResult};
 use crate::tool_output::FileChange;
 
 /// What happened to one tool call. Tagged `event`, not `type`: it travels inside
@@ -29,8 +29,15 @@ pub enum ToolEvent {
         subject: String,
         why: String,
         sandboxed: bool,
+        /// What the command's sandbox would let it reach beyond the workspace and temp dirs
+        /// (the network, Unix sockets), when anything.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reach: Option<String>,
         /// The prefix "approve for the session" would allow.
         prefix: String,
+        /// The answers on offer (`DecisionKind::offered`): the engine takes no other.
+        #[serde(default)]
+        decisions: Vec<DecisionKind>,
         /// Every dangerous part of a held command, as `words — reason`, as the gate judged
         /// them in the workspace: the prompt lists them all and offers no "always" rule.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -38,6 +38,9 @@ pub struct Answer {
     /// The error the model gets when the call may not run at all in this mode (a change
     /// while planning): no rule, approval or question lets it through.
     pub refusal: Option<String>,
+    /// For a held command: what its sandbox would let it reach beyond the workspace and temp
+    /// dirs (the network, Unix sockets), when anything.
+    pub reach: Option<String>,
 }
 
 /// The verdict for an attachment: as for a read by a tool, except that a secret store asks
@@ -68,6 +71,7 @@ impl Answer {
             verdict,
             dangers: Vec::new(),
             refusal: None,
+            reach: None,
         }
     }
 
@@ -92,6 +96,7 @@ impl Answer {
             verdict,
             dangers: dangerous_parts(analysis),
             refusal: None,
+            reach: None,
         }
     }
 

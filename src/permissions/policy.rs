@@ -151,21 +151,13 @@ impl PolicyGate {
         decision
     }
 
-    /// The verdict on a read command. A held command runs in workspace-write once approved:
-    /// the prompt says what servers it could reach there.
+    /// The verdict on a read command.
     fn command_verdict(&self, analysis: &Analysis, mode: Mode) -> Verdict {
         let decision = self.explain_analysis(analysis, mode);
         match decision.decision {
             Ruling::Run => Verdict::Run,
             Ruling::Ask => Verdict::Ask {
-                why: match self
-                    .sandbox
-                    .as_ref()
-                    .and_then(|policy| policy.socket_note(Grant::WorkspaceWrite))
-                {
-                    Some(note) => format!("{}; {note}", decision.reason),
-                    None => decision.reason,
-                },
+                why: decision.reason,
                 prefix: decision.prefix,
             },
             Ruling::Deny => Verdict::Deny {
@@ -383,9 +375,19 @@ impl PermissionGate for PolicyGate {
         };
         let analysis = self.analyze(command);
         let verdict = self.command_verdict(&analysis, call.mode);
-        Answer::for_command(verdict, &analysis, call, command).refused_while_planning(call, || {
-            plan::refusal(call.tool, call.access, |_| analysis.classification())
-        })
+        let mut answer = Answer::for_command(verdict, &analysis, call, command)
+            .refused_while_planning(call, || {
+                plan::refusal(call.tool, call.access, |_| analysis.classification())
+            });
+        // A held command runs in workspace-write once approved: the prompt says what it
+        // could reach there.
+        if matches!(answer.verdict, Verdict::Ask { .. }) {
+            answer.reach = self
+                .sandbox
+                .as_ref()
+                .and_then(|policy| policy.socket_note(Grant::WorkspaceWrite));
+        }
+        answer
     }
 
     fn runs_later(&self, path: &Path) -> Option<String> {

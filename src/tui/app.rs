@@ -483,7 +483,9 @@ impl App {
                 subject,
                 why,
                 sandboxed,
+                reach,
                 prefix,
+                decisions,
                 dangers,
                 diff,
             } => {
@@ -496,7 +498,9 @@ impl App {
                         subject: subject.clone(),
                         why: why.clone(),
                         sandboxed: *sandboxed,
+                        reach: reach.clone(),
                         prefix: prefix.clone(),
+                        decisions: decisions.clone(),
                         dangers: dangers.clone(),
                         diff: diff.clone(),
                     });

@@ -300,13 +300,21 @@ fn held_by_gate(workspace: &std::path::Path, call: &str, command: &str) -> Agent
     let Verdict::Ask { why, prefix } = answer.verdict else {
         panic!("the gate should ask before {command}");
     };
+    let decisions = crate::bus::DecisionKind::offered(
+        "bash",
+        &prefix,
+        !answer.dangers.is_empty(),
+        gate.sandboxed(),
+    );
     tool(ToolEvent::AwaitingApproval {
         call: CallId::new(call),
         name: "bash".into(),
         subject: command.into(),
         why,
         sandboxed: gate.sandboxed(),
+        reach: answer.reach,
         prefix,
+        decisions,
         dangers: answer.dangers,
         diff: None,
     })
@@ -359,7 +367,9 @@ fn approval_prompt_for_a_held_write_shows_its_diff() {
         subject: "src/lib.rs".into(),
         why: "ask mode: every edit asks".into(),
         sandboxed: false,
+        reach: None,
         prefix: "edit_file".into(),
+        decisions: crate::bus::DecisionKind::offered("edit_file", "edit_file", false, false),
         dangers: Vec::new(),
         diff: Some(lib_change()),
     }));
@@ -574,7 +584,9 @@ fn at_the_minimum_size_a_long_held_command_keeps_its_end_reason_and_keys() {
         subject: command.join("\n"),
         why: "deletes outside the workspace (/etc/cairn-demo)".into(),
         sandboxed: false,
+        reach: None,
         prefix: "rm -rf /etc/cairn-demo".into(),
+        decisions: crate::bus::DecisionKind::offered("bash", "rm -rf /etc/cairn-demo", true, false),
         diff: None,
     }));
     for (w, h) in [(80, 24), (40, 10), (80, 10)] {

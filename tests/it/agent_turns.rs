@@ -483,3 +483,65 @@ async fn a_held_command_carries_its_dangerous_parts() {
     agent.wait_for(ended).await;
     agent.shutdown().await;
 }
+
+/// The answers on offer travel with the held call, and the engine takes no other: a rule
+/// asked for a dangerous command (by a front end that ignored the offer) approves it once,
+/// says so and makes no rule; a plan's answer for a command denies it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_call_offers_its_answers_and_the_engine_takes_no_other() {
+    use cairn::bus::{DecisionKind, ReportEvent};
+    let (ws, data) = dirs();
+    std::fs::create_dir(ws.path().join("build")).unwrap();
+    let dangerous = "rm -rf build";
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "bash", json!({"command": dangerous})),
+        Script::tool_call("c2", "bash", json!({"command": "touch x.txt"})),
+        Script::text("done"),
+    ])
+    .await;
+    let mut agent =
+        TestAgent::new_session(ws.path(), data.path(), &llm.url(), Mode::AutoEdit).await;
+    agent.submit("clean and touch").await;
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval {
+        decisions, dangers, ..
+    }) = agent.wait_for(is_approval).await
+    else {
+        unreachable!()
+    };
+    assert!(!dangers.is_empty(), "{dangers:?}");
+    assert!(decisions.contains(&DecisionKind::Approve));
+    assert!(decisions.contains(&DecisionKind::Deny));
+    assert!(
+        !decisions.contains(&DecisionKind::ApproveForSession)
+            && !decisions.contains(&DecisionKind::ApproveForProject)
+            && !decisions.contains(&DecisionKind::ApprovePlan),
+        "{decisions:?}"
+    );
+    let rule = Decision::ApproveForSession {
+        prefix: "rm".into(),
+    };
+    agent.decide("c1", rule).await;
+    let warned = |e: &AgentEvent| matches!(e, AgentEvent::Report(ReportEvent::Warning { message }) if message.contains("approved once"));
+    agent.wait_for(warned).await;
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval { decisions, .. }) =
+        agent.wait_for(is_approval).await
+    else {
+        unreachable!()
+    };
+    assert!(decisions.contains(&DecisionKind::ApproveForSession));
+    agent
+        .decide("c2", Decision::ApprovePlan { mode: Mode::Auto })
+        .await;
+    agent.wait_for(ended).await;
+    assert!(!ws.path().join("build").exists(), "approved once, it ran");
+    assert!(
+        !ws.path().join("x.txt").exists(),
+        "a plan's answer denies a command"
+    );
+    let second = llm.tool_result(2, "c2").unwrap();
+    assert!(
+        second.contains("not approved") || second.contains("denied"),
+        "{second}"
+    );
+    agent.shutdown().await;
+}

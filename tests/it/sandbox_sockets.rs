@@ -250,15 +250,24 @@ async fn a_command_refused_a_socket_asks_again_and_u_runs_it_outside_the_sandbox
     .await;
     agent.submit("list the containers").await;
     let asked = |e: &AgentEvent| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. }));
-    let AgentEvent::Tool(ToolEvent::AwaitingApproval { why, .. }) = agent.wait_for(asked).await
+    let AgentEvent::Tool(ToolEvent::AwaitingApproval {
+        why,
+        reach,
+        decisions,
+        ..
+    }) = agent.wait_for(asked).await
     else {
         unreachable!()
     };
-    // The prompt says which sockets an approved command would get.
+    // The prompt says which sockets an approved command would get, in a field of its own
+    // (the reason stays the reason).
+    let reach = reach.expect("the event says what the sandbox reaches");
     assert!(
-        why.contains("allow_unix_sockets") && why.contains(listed.to_str().unwrap()),
-        "{why}"
+        reach.contains("allow_unix_sockets") && reach.contains(listed.to_str().unwrap()),
+        "{reach}"
     );
+    assert!(!why.contains("allow_unix_sockets"), "{why}");
+    assert!(decisions.contains(&cairn::bus::DecisionKind::ApproveUnsandboxed));
     agent.decide("c1", Decision::Approve).await;
     let AgentEvent::Tool(ToolEvent::AwaitingApproval { why, .. }) = agent.wait_for(asked).await
     else {

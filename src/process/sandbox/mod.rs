@@ -55,12 +55,12 @@ pub struct SandboxPolicy {
 }
 
 impl SandboxPolicy {
-    /// What a sandboxed command with `grant` may reach through Unix sockets, for the approval
-    /// prompt; `None` when that is nothing beyond its own workspace and temp dir.
+    /// What a sandboxed command with `grant` may reach through Unix sockets or the network,
+    /// for the approval prompt ("it may …"); `None` when that is nothing beyond its own
+    /// workspace and temp dir.
     pub fn socket_note(&self, grant: Grant) -> Option<String> {
-        let may = crate::bus::SANDBOX_REACH;
         if grant == Grant::WorkspaceWrite && self.network {
-            return Some(format!("{may}use the network and every Unix socket"));
+            return Some("use the network and every Unix socket".into());
         }
         if self.unix_sockets.is_empty() {
             return None;
@@ -71,7 +71,7 @@ impl SandboxPolicy {
             .map(|p| p.display().to_string())
             .collect();
         Some(format!(
-            "{may}connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: {}",
+            "connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: {}",
             listed.join(", ")
         ))
     }

@@ -13,9 +13,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-use crate::bus::EXIT_PLAN_MODE;
 use crate::bus::Mode;
-use crate::bus::{CallId, Decision};
+use crate::bus::{CallId, Decision, DecisionKind};
 use crate::tool_output::FileChange;
 
 /// Diff lines shown inside the prompt at most.
@@ -35,7 +34,11 @@ pub struct Held {
     pub subject: String,
     pub why: String,
     pub sandboxed: bool,
+    /// What its sandbox would let it reach beyond the workspace, when anything.
+    pub reach: Option<String>,
     pub prefix: String,
+    /// The answers the engine offers for it.
+    pub decisions: Vec<DecisionKind>,
     /// Every dangerous part of a held command, as the gate found them.
     pub dangers: Vec<String>,
     pub diff: Option<FileChange>,
@@ -52,15 +55,18 @@ struct HeldCall {
 impl Held {
     /// The call proposes a plan (`exit_plan_mode`): approving it switches the mode.
     pub fn is_plan(&self) -> bool {
-        self.name == EXIT_PLAN_MODE
+        self.offers(DecisionKind::ApprovePlan)
+    }
+
+    pub fn offers(&self, kind: DecisionKind) -> bool {
+        self.decisions.contains(&kind)
     }
 }
 
 impl HeldCall {
-    /// "Always" rules are not offered for a dangerous command, nor when there is no prefix
-    /// to make one of.
+    /// The "always" keys (`a`, `p`): offered when the engine offers rules for the call.
     fn offers_rules(&self) -> bool {
-        self.held.dangers.is_empty() && !self.held.prefix.trim().is_empty() && !self.held.is_plan()
+        self.held.offers(DecisionKind::ApproveForSession)
     }
 }
 
@@ -151,7 +157,7 @@ impl ApprovalPrompt {
         match c {
             'y' | 'n' | 'm' => true,
             'a' | 'p' => entry.offers_rules(),
-            'u' => held.name == "bash" && held.sandboxed,
+            'u' => held.offers(DecisionKind::ApproveUnsandboxed),
             _ => false,
         }
     }
@@ -242,7 +248,7 @@ impl ApprovalPrompt {
                 self.confirm = Some(Decision::ApproveForProject { prefix });
                 None
             }
-            KeyCode::Char('u') if held.name == "bash" && held.sandboxed => {
+            KeyCode::Char('u') if held.offers(DecisionKind::ApproveUnsandboxed) => {
                 self.decide(Decision::ApproveUnsandboxed)
             }
             KeyCode::Char('n') => self.decide(Decision::Deny { message: None }),

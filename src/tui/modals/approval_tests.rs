@@ -13,9 +13,24 @@ fn held(call: &str) -> Held {
         subject: "rm -rf ../build".into(),
         why: "deletes outside the workspace".into(),
         sandboxed: false,
+        reach: None,
         prefix: "rm".into(),
+        decisions: Vec::new(),
         dangers: dangers("rm -rf ../build"),
         diff: None,
+    }
+}
+
+/// `held` with the answers the engine offers for it, as `AwaitingApproval` carries them.
+fn offered(held: Held) -> Held {
+    Held {
+        decisions: crate::bus::DecisionKind::offered(
+            &held.name,
+            &held.prefix,
+            !held.dangers.is_empty(),
+            held.sandboxed,
+        ),
+        ..held
     }
 }
 
@@ -46,9 +61,9 @@ fn legend(prompt: &ApprovalPrompt) -> String {
 #[test]
 fn single_keys_decide_and_other_keys_do_nothing() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"));
-    prompt.hold(mutating("c2"));
-    prompt.hold(held("c3"));
+    prompt.hold(offered(held("c1")));
+    prompt.hold(offered(mutating("c2")));
+    prompt.hold(offered(held("c3")));
     for c in ['x', 'q', ' ', 'j'] {
         assert_eq!(prompt.handle_key(key(c)), None);
     }
@@ -80,13 +95,13 @@ fn single_keys_decide_and_other_keys_do_nothing() {
 #[test]
 fn u_runs_a_sandboxed_command_without_the_sandbox_and_nothing_else() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"));
+    prompt.hold(offered(held("c1")));
     assert_eq!(prompt.handle_key(key('u')), None, "not sandboxed: no u");
     prompt.settle(&CallId::new("c1"));
-    prompt.hold(Held {
+    prompt.hold(offered(Held {
         sandboxed: true,
         ..held("c2")
-    });
+    }));
     let legend = legend(&prompt);
     assert!(legend.contains("run without sandbox"), "{legend}");
     assert_eq!(
@@ -98,7 +113,7 @@ fn u_runs_a_sandboxed_command_without_the_sandbox_and_nothing_else() {
 #[test]
 fn m_types_a_message_sent_with_the_denial() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"));
+    prompt.hold(offered(held("c1")));
     assert_eq!(prompt.handle_key(key('m')), None);
     for c in "use trash".chars() {
         assert_eq!(prompt.handle_key(key(c)), None, "y and n are text now");
@@ -125,7 +140,9 @@ fn long_command() -> Held {
         subject: command.join("\n"),
         why: "deletes outside the workspace (/etc/cairn-demo)".into(),
         sandboxed: true,
+        reach: None,
         prefix: "rm -rf /etc/cairn-demo".into(),
+        decisions: Vec::new(),
         diff: None,
     }
 }
@@ -144,7 +161,7 @@ fn draw(prompt: &ApprovalPrompt, w: u16, h: u16) -> String {
 #[test]
 fn a_long_command_keeps_its_end_its_reason_its_danger_and_the_keys_at_any_height() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(long_command());
+    prompt.hold(offered(long_command()));
     for height in [24, 16, 12, 10] {
         let screen = draw(&prompt, 80, height);
         for expected in [
@@ -170,7 +187,7 @@ fn a_long_command_keeps_its_end_its_reason_its_danger_and_the_keys_at_any_height
 #[test]
 fn arrows_scroll_the_elided_middle_and_decide_nothing() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(long_command());
+    prompt.hold(offered(long_command()));
     let before = draw(&prompt, 80, 24);
     assert!(before.contains("echo step 1 ") || before.contains("echo step 1\u{20}"));
     let down = KeyEvent::new(KeyCode::Down, KeyModifiers::NONE);
@@ -198,7 +215,7 @@ fn arrows_scroll_the_elided_middle_and_decide_nothing() {
 #[test]
 fn a_dangerous_command_offers_no_always_keys_and_refuses_them() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"));
+    prompt.hold(offered(held("c1")));
     let keys = legend(&prompt);
     assert!(!keys.contains("allow `"), "{keys}");
     assert!(
@@ -212,13 +229,13 @@ fn a_dangerous_command_offers_no_always_keys_and_refuses_them() {
     assert!(prompt.is_open());
     // Not dangerous: the rule keys are offered (and a rule with no prefix never is).
     prompt.clear();
-    prompt.hold(mutating("c2"));
+    prompt.hold(offered(mutating("c2")));
     assert!(legend(&prompt).contains("allow `touch` for this session"));
     prompt.clear();
-    prompt.hold(Held {
+    prompt.hold(offered(Held {
         prefix: String::new(),
         ..mutating("c3")
-    });
+    }));
     assert_eq!(prompt.handle_key(key('a')), None);
 }
 
@@ -226,13 +243,13 @@ fn a_dangerous_command_offers_no_always_keys_and_refuses_them() {
 fn an_arithmetic_reason_is_stated_once() {
     let command = "x=$(cat f); echo $((x+1)) $((x+2))";
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(Held {
+    prompt.hold(offered(Held {
         subject: command.into(),
         why: "evaluates x as arithmetic, and its value holds code".into(),
         prefix: "cat f".into(),
         dangers: dangers(command),
         ..held("c1")
-    });
+    }));
     let screen = draw(&prompt, 100, 20);
     assert_eq!(
         screen.matches("evaluates x as arithmetic").count(),
@@ -244,7 +261,7 @@ fn an_arithmetic_reason_is_stated_once() {
 #[test]
 fn a_dangerous_reason_is_stated_once() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(held("c1"));
+    prompt.hold(offered(held("c1")));
     let screen = draw(&prompt, 80, 20);
     assert_eq!(
         screen.matches("deletes outside the workspace").count(),
@@ -257,7 +274,7 @@ fn a_dangerous_reason_is_stated_once() {
 #[test]
 fn the_prompt_says_when_the_keys_go_to_the_input() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(mutating("c1"));
+    prompt.hold(offered(mutating("c1")));
     prompt.show_typing(true);
     assert!(legend(&prompt).contains("you are typing"));
     prompt.show_typing(false);
@@ -267,7 +284,7 @@ fn the_prompt_says_when_the_keys_go_to_the_input() {
 #[test]
 fn a_and_p_ask_for_a_confirmation_that_y_gives_and_n_takes_back() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(mutating("c1"));
+    prompt.hold(offered(mutating("c1")));
     assert_eq!(prompt.handle_key(key('a')), None, "one key widens nothing");
     let asked = legend(&prompt);
     assert!(
@@ -297,7 +314,7 @@ fn a_and_p_ask_for_a_confirmation_that_y_gives_and_n_takes_back() {
 #[test]
 fn shifted_letters_are_no_keys_of_the_prompt() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(mutating("c1"));
+    prompt.hold(offered(mutating("c1")));
     for c in ['Y', 'A', 'P', 'N', 'M', 'U'] {
         assert!(!prompt.takes_char(c), "{c}");
     }
@@ -310,8 +327,8 @@ fn shifted_letters_are_no_keys_of_the_prompt() {
 #[test]
 fn esc_denies_every_held_call_and_leaves_nothing_waiting() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(mutating("c1"));
-    prompt.hold(mutating("c2"));
+    prompt.hold(offered(mutating("c1")));
+    prompt.hold(offered(mutating("c2")));
     let decisions = prompt.dismiss();
     let calls: Vec<&str> = decisions.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(calls, ["c1", "c2"]);
@@ -331,7 +348,9 @@ fn hiding(subject: &str, prefix: &str) -> Held {
         subject: subject.into(),
         why: "changes files".into(),
         sandboxed: true,
+        reach: None,
         prefix: prefix.into(),
+        decisions: Vec::new(),
         dangers: dangers(subject),
         diff: None,
     }
@@ -428,7 +447,7 @@ fn characters_that_would_not_show_are_shown_and_named_and_keep_the_box_whole() {
     for (name, command, marker, note) in cases {
         let mut prompt = ApprovalPrompt::default();
         let prefix = command.split(' ').take(2).collect::<Vec<_>>().join(" ");
-        prompt.hold(hiding(command, &prefix));
+        prompt.hold(offered(hiding(command, &prefix)));
         for (w, h) in [(80, 16), (44, 14), (36, 16)] {
             let screen = draw_checked(&prompt, w, h);
             assert!(
@@ -451,7 +470,10 @@ fn characters_that_would_not_show_are_shown_and_named_and_keep_the_box_whole() {
 #[test]
 fn the_rule_offered_shows_what_it_would_match() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(hiding("touch safe\u{200b}.txt", "touch safe\u{200b}.txt"));
+    prompt.hold(offered(hiding(
+        "touch safe\u{200b}.txt",
+        "touch safe\u{200b}.txt",
+    )));
     let keys = legend(&prompt);
     assert!(
         keys.contains("allow `touch safe<U+200B>.txt` for this session"),
@@ -478,7 +500,7 @@ fn the_rule_offered_shows_what_it_would_match() {
 #[test]
 fn plain_commands_carry_no_note() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(hiding("touch café.txt 日本", "touch"));
+    prompt.hold(offered(hiding("touch café.txt 日本", "touch")));
     let screen = draw_checked(&prompt, 80, 16);
     assert!(!screen.contains("invisible"), "{screen}");
     assert!(screen.contains("café.txt"), "{screen}");
@@ -487,12 +509,12 @@ fn plain_commands_carry_no_note() {
 #[test]
 fn a_held_write_shows_its_path_in_its_visible_form() {
     let mut prompt = ApprovalPrompt::default();
-    prompt.hold(Held {
+    prompt.hold(offered(Held {
         name: "write_file".into(),
         subject: "notes\u{202e}txt.exe".into(),
         prefix: String::new(),
         ..hiding("", "")
-    });
+    }));
     let screen = draw_checked(&prompt, 80, 16);
     assert!(screen.contains("notes<U+202E>txt.exe"), "{screen}");
     assert!(screen.contains("U+202E bidi control"), "{screen}");
@@ -501,14 +523,12 @@ fn a_held_write_shows_its_path_in_its_visible_form() {
 #[test]
 fn the_sandboxed_line_says_when_a_command_gets_unix_sockets() {
     let mut prompt = ApprovalPrompt::default();
-    let reach = format!(
-        "{}connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: /run/docker.sock",
-        crate::bus::SANDBOX_REACH
-    );
-    prompt.hold(Held {
-        why: format!("changes files; {reach}"),
+    let reach =
+        "connect to the Unix sockets `[sandbox] allow_unix_sockets` lists: /run/docker.sock";
+    prompt.hold(offered(Held {
+        reach: Some(reach.into()),
         ..hiding("docker ps", "docker ps")
-    });
+    }));
     let screen = draw_checked(&prompt, 80, 16);
     let sandbox_row = screen
         .lines()
@@ -524,7 +544,7 @@ fn the_sandboxed_line_says_when_a_command_gets_unix_sockets() {
     insta::assert_snapshot!("sandboxed_with_sockets", screen);
     // Without the note the line is as before.
     prompt.clear();
-    prompt.hold(hiding("touch a", "touch"));
+    prompt.hold(offered(hiding("touch a", "touch")));
     let screen = draw_checked(&prompt, 80, 16);
     assert!(!screen.contains("it may"), "{screen}");
 }

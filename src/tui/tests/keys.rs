@@ -151,6 +151,7 @@ fn every_approval_key_the_help_lists_does_what_it_says() {
                 why,
                 prefix,
                 dangers,
+                decisions,
                 ..
             }) = &mut held
             {
@@ -159,6 +160,7 @@ fn every_approval_key_the_help_lists_does_what_it_says() {
                 *why = "changes files".into();
                 *prefix = "touch".into();
                 dangers.clear();
+                *decisions = crate::bus::DecisionKind::offered("bash", "touch", false, true);
             }
             app.apply(&held);
             app.press_alone(KeyEvent::new(k.code, k.mods));

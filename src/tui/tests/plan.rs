@@ -19,7 +19,9 @@ fn held_plan() -> AgentEvent {
             .into(),
         why: "the model proposes this plan; nothing was changed while planning".into(),
         sandboxed: false,
+        reach: None,
         prefix: String::new(),
+        decisions: crate::bus::DecisionKind::offered(crate::bus::EXIT_PLAN_MODE, "", false, false),
         dangers: Vec::new(),
         diff: None,
     })

@@ -105,7 +105,9 @@ fn the_plan_box_renders_markdown() {
         subject: "## Plan\n\n1. **rename** `world`\n2. run the tests".into(),
         why: "the model proposes a plan".into(),
         sandboxed: false,
+        reach: None,
         prefix: String::new(),
+        decisions: crate::bus::DecisionKind::offered(crate::bus::EXIT_PLAN_MODE, "", false, false),
         dangers: Vec::new(),
         diff: None,
     }));

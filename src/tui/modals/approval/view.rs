@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::bus::Decision;
+use crate::bus::{Decision, DecisionKind};
 use crate::tui::modals::approval::{ApprovalPrompt, DIFF_ROWS, Held, HeldCall, PLAN_MODES};
 use crate::tui::{highlight, marked, panes::diffs, theme, wrap};
 use crate::visible;
@@ -49,9 +49,11 @@ impl ApprovalPrompt {
 
     pub(super) fn why_lines(held: &Held, width: usize) -> Vec<Line<'static>> {
         let why = [Span::styled("why: ", theme::bold())];
-        let (reason, _) = split_reach(held);
         wrap::wrap(
-            &[Span::styled(visible::shown(reason).text, theme::warning())],
+            &[Span::styled(
+                visible::shown(&held.why).text,
+                theme::warning(),
+            )],
             width,
             &why,
             &[Span::raw("     ")],
@@ -73,7 +75,7 @@ impl ApprovalPrompt {
             theme::ok(),
         )];
         // What the sandbox lets it reach beyond that (listed Unix sockets, the network).
-        if let (_, Some(reach)) = split_reach(held) {
+        if let Some(reach) = &held.reach {
             spans.push(Span::styled(
                 format!("; it may {}", visible::shown(reach).text),
                 theme::warning(),
@@ -301,7 +303,7 @@ impl ApprovalPrompt {
         items.push(vec![key("n"), Span::raw(" deny")]);
         items.push(vec![key("m"), Span::raw(" deny with a message")]);
         items.push(vec![key("Esc"), Span::raw(" close (deny)")]);
-        if held.name == "bash" && held.sandboxed {
+        if held.offers(DecisionKind::ApproveUnsandboxed) {
             items.insert(1, vec![key("u"), Span::raw(" run without sandbox")]);
         }
         lay_out(items, width)
@@ -386,16 +388,6 @@ fn lay_out(items: Vec<Vec<Span<'static>>>, width: usize) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(line));
     lines
-}
-
-/// The held call's reason, and what its sandbox would let it reach beyond the workspace
-/// (the part of `why` after `bus::SANDBOX_REACH`), when it says.
-fn split_reach(held: &Held) -> (&str, Option<&str>) {
-    let marker = format!("; {}", crate::bus::SANDBOX_REACH);
-    match held.why.split_once(&marker) {
-        Some((reason, reach)) if held.sandboxed => (reason, Some(reach)),
-        _ => (held.why.as_str(), None),
-    }
 }
 
 /// One line naming the characters the command, its reason or its rule hold that would not
