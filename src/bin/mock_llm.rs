@@ -1,6 +1,7 @@
-//! `mock-llm --script FILE [--port N] [--record FILE] [--strict]`: serves scripted turns (a JSON array of
-//! `cairn::testing::Script`) as an OpenAI-compatible streaming endpoint on 127.0.0.1, for
-//! trying cairn by hand or driving the binary from end-to-end tests.
+//! `mock-llm --script FILE [--port N] [--record FILE] [--strict] [--simulate-cache]`: serves
+//! scripted turns (a JSON array of `cairn::testing::Script`) as a streaming endpoint on
+//! 127.0.0.1 (`/chat/completions`, and the same scripts as Anthropic's `/messages` and OpenAI's
+//! `/responses` events), for trying cairn by hand or driving the binary from end-to-end tests.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ use cairn::testing::{MockLlm, MockOptions, Script};
 #[derive(Parser)]
 #[command(
     name = "mock-llm",
-    about = "Scripted OpenAI-compatible chat server on 127.0.0.1"
+    about = "Scripted model server on 127.0.0.1 (chat completions, Messages, Responses)"
 )]
 struct MockLlmArgs {
     /// JSON file holding an array of scripts, played one per request.
@@ -29,6 +30,9 @@ struct MockLlmArgs {
     /// object (as strict providers behind a proxy do).
     #[arg(long)]
     strict: bool,
+    /// Report cache reads in each reply's usage as the provider's prompt cache would.
+    #[arg(long)]
+    simulate_cache: bool,
 }
 
 #[tokio::main]
@@ -47,6 +51,9 @@ async fn main() -> color_eyre::Result<()> {
     let server = MockLlm::start_with(scripts, options)
         .await
         .wrap_err("starting the server")?;
+    if args.simulate_cache {
+        server.simulate_cache();
+    }
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening {}", server.url())?;
     stdout.flush()?;

@@ -382,3 +382,28 @@ async fn a_native_reply_past_max_reply_bytes_is_capped_as_on_chat() {
         }
     }
 }
+
+#[tokio::test]
+async fn anthropic_errors_show_the_provider_s_words_and_name_the_key_variable() {
+    let invalid = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "messages.1.content.0: thinking blocks cannot be modified"}});
+    let llm = MockLlm::start([Script::status(400, &invalid.to_string())]).await;
+    let error = ask(&model(llm.url(), Api::Anthropic)).await.0.unwrap_err();
+    match error {
+        LlmError::Status { status, message } => {
+            assert_eq!(status, 400);
+            assert_eq!(
+                message,
+                "messages.1.content.0: thinking blocks cannot be modified"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(llm.recorded().len(), 1, "a 400 is not retried");
+    let denied = json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}});
+    let llm = MockLlm::start([Script::status(401, &denied.to_string())]).await;
+    let model = model(llm.url(), Api::Anthropic).with_key_env(Some("ANTHROPIC_API_KEY".into()));
+    let text = ask(&model).await.0.unwrap_err().to_string();
+    assert!(text.contains("ANTHROPIC_API_KEY"), "{text}");
+    assert!(text.contains("invalid x-api-key"), "{text}");
+}

@@ -78,13 +78,19 @@ pub fn body(cx: BodyContext<'_>, request: ChatRequest<'_>) -> Result<Vec<u8>, se
         max_tokens,
         stream: true,
         temperature: cx.settings.temperature.filter(|_| thinking.is_none()),
-        thinking,
         tool_choice: cx
             .settings
             .wire
             .tool_choice
             .filter(|_| !request.tools.is_empty())
+            // With thinking on, the API takes only `auto` or `none`: a forced call would be a
+            // 400 on every request.
+            .map(|choice| match choice {
+                ToolChoice::Required if thinking.is_some() => ToolChoice::Auto,
+                other => other,
+            })
             .map(|choice| json!({"type": ToolChoice::anthropic(choice)})),
+        thinking,
         tools,
         system: system_blocks,
         messages,

@@ -293,4 +293,39 @@ fn effort_budget_and_ttl_reach_the_formats_that_take_them() {
         json!({"type": "ephemeral", "ttl": "1h"})
     );
     assert!(anthropic.get("reasoning").is_none());
+    // A forced call and thinking do not go together: `any` becomes `auto`.
+    settings.wire.tool_choice = Some(crate::llm::ToolChoice::Required);
+    assert_eq!(build(&settings)["tool_choice"], json!({"type": "auto"}));
+    settings.wire.thinking_budget = None;
+    assert_eq!(build(&settings)["tool_choice"], json!({"type": "any"}));
+}
+
+#[test]
+fn images_become_each_format_s_image_part() {
+    let image = crate::content::ImageRef {
+        hash: "ab".into(),
+        media_type: "image/png".into(),
+        name: "shot.png".into(),
+        width: 1,
+        height: 1,
+        bytes: 3,
+    };
+    let mut content = crate::llm::UserContent::default();
+    content.push_text("what is this?");
+    content.push_image(image, b"png");
+    let conversation = vec![ChatMessage::User { content }];
+    let anthropic = body(Api::Anthropic, &conversation, &[]);
+    assert_eq!(
+        anthropic["messages"][0]["content"][1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "cG5n"}})
+    );
+    let responses = body(Api::Responses, &conversation, &[]);
+    assert_eq!(
+        responses["input"][0]["content"][1],
+        json!({"type": "input_image", "image_url": "data:image/png;base64,cG5n"})
+    );
+    assert_eq!(
+        responses["input"][0]["content"][0],
+        json!({"type": "input_text", "text": "what is this?"})
+    );
 }
