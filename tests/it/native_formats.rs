@@ -314,7 +314,12 @@ async fn responses_request_is_stateless_and_keyed_and_429_without_retry_after_is
         Script::raw(fixture("responses_usage_only_end.sse")),
     ])
     .await;
-    let (result, deltas) = ask(&model(llm.url(), Api::Responses)).await;
+    let mut settings = settings(llm.url());
+    settings.wire.api = Api::Responses;
+    settings.api_key = Some("sk-test".into());
+    // A reasoning model: its reasoning is asked for encrypted.
+    settings.model = "gpt-5".into();
+    let (result, deltas) = ask(&HttpModel::new(settings).unwrap()).await;
     assert_eq!(result.unwrap().text, "All green.");
     assert!(
         deltas

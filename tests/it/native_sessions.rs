@@ -142,7 +142,7 @@ fn before_last_user_turn(raw: &[u8]) -> &[u8] {
     &raw[..at]
 }
 
-async fn kill_during_second_request(sb: &Sandbox, llm: &MockLlm, api: &str) {
+async fn kill_during_second_request(sb: &Sandbox, llm: &MockLlm, api: &str, model: &str) {
     let mut child = sb
         .command(
             &[
@@ -151,6 +151,8 @@ async fn kill_during_second_request(sb: &Sandbox, llm: &MockLlm, api: &str) {
                 &llm.url(),
                 "--api",
                 api,
+                "--model",
+                model,
                 "--mode",
                 "never",
                 "read a.txt",
@@ -176,14 +178,14 @@ async fn anthropic_sigkill_and_resume_rebuild_the_request_byte_for_byte() {
         Script::keep_alive_only(Duration::from_millis(20)),
     ])
     .await;
-    kill_during_second_request(&sb, &first, "anthropic").await;
+    kill_during_second_request(&sb, &first, "anthropic", "claude-sonnet-4-5").await;
     let killed = first.recorded()[1].raw.clone();
     let resumed = MockLlm::start(vec![Script::text("done")]).await;
     run(
         &sb,
         &resumed,
         "anthropic",
-        &["--resume", &sb.session_id()],
+        &["--resume", &sb.session_id(), "--model", "claude-sonnet-4-5"],
         "go on",
     )
     .await;
@@ -215,7 +217,7 @@ async fn responses_reasoning_goes_back_in_place_stateless_with_one_cache_key_acr
         Script::keep_alive_only(Duration::from_millis(20)),
     ])
     .await;
-    kill_during_second_request(&sb, &first, "responses").await;
+    kill_during_second_request(&sb, &first, "responses", "gpt-5").await;
     let recorded = first.recorded();
     assert!(recorded.iter().all(|r| r.path == "/v1/responses"));
     let second = &recorded[1].body;
@@ -241,7 +243,7 @@ async fn responses_reasoning_goes_back_in_place_stateless_with_one_cache_key_acr
         &sb,
         &resumed,
         "responses",
-        &["--resume", &sb.session_id()],
+        &["--resume", &sb.session_id(), "--model", "gpt-5"],
         "go on",
     )
     .await;
@@ -332,7 +334,7 @@ async fn switching_format_on_resume_drops_the_other_format_s_blobs_and_keeps_the
         Script::text("alpha"),
     ])
     .await;
-    run(&sb, &first, "responses", &[], "read a.txt").await;
+    run(&sb, &first, "responses", &["--model", "o3"], "read a.txt").await;
     // The Responses reasoning item is in the log, verbatim.
     let logged = sb
         .log_records()

@@ -161,7 +161,20 @@ fn min_tokens(model: &str) -> u64 {
 fn responses_items_replay_reasoning_in_place_and_pair_calls_by_call_id() {
     let body = body(Api::Responses, &thinking_turn(), &tools(2, "d"));
     assert_eq!(body["store"], false);
-    assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+    // The test model is no OpenAI reasoning model: no include, which others refuse.
+    assert!(body.get("include").is_none());
+    for (model, reasons) in [
+        ("gpt-5", true),
+        ("gpt-5-codex", true),
+        ("o3", true),
+        ("openai/o4-mini", true),
+        ("gpt-5-chat-latest", false),
+        ("gpt-4.1", false),
+        ("gpt-4o", false),
+        ("o3x", false),
+    ] {
+        assert_eq!(super::responses::reasons(model), reasons, "{model}");
+    }
     assert_eq!(body["instructions"], "be brief");
     assert!(
         body["prompt_cache_key"]
@@ -275,6 +288,8 @@ fn effort_budget_and_ttl_reach_the_formats_that_take_them() {
         serde_json::from_slice(&native_body(cx, request).unwrap().unwrap()).unwrap()
     };
     let responses = build(&settings);
+    // A reasoning effort says the model reasons: its reasoning comes back encrypted.
+    assert_eq!(responses["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(
         responses["reasoning"],
         json!({"effort": "high", "summary": "auto"})

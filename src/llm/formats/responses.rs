@@ -5,8 +5,10 @@
 //! `function_call` items; each call's result follows as a `function_call_output` with the same
 //! `call_id`. `prompt_cache_key` is the same for the whole session (it is derived from the
 //! instructions and tools, which never change in a session), so a resume sends the same key.
-//! Sources: the Responses API reference (create, input items, streaming events) and the
-//! reasoning guide's stateless (`store: false`) section at developers.openai.com.
+//! The include is asked of reasoning models only: others refuse it. Sources: the Responses API
+//! reference (create, input items, streaming events) and the reasoning guide's stateless
+//! (`store: false`) section at developers.openai.com; the refusal as reported in
+//! pydantic/pydantic-ai#2865 and #3326.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -26,7 +28,8 @@ struct ResponsesBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
     store: bool,
-    include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
     prompt_cache_key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<Value>,
@@ -65,7 +68,13 @@ pub fn body(cx: BodyContext<'_>, request: ChatRequest<'_>) -> Result<Vec<u8>, se
             .map(ToolChoice::openai),
         tools,
         store: false,
-        include: ["reasoning.encrypted_content"],
+        // Non-reasoning models (gpt-4o, gpt-4.1, gpt-5-chat) answer 400 "Encrypted content
+        // is not supported with this model" to the include (pydantic-ai#2865, #3326).
+        include: if reasons(cx.model) || cx.settings.wire.reasoning_effort.is_some() {
+            vec!["reasoning.encrypted_content"]
+        } else {
+            Vec::new()
+        },
         prompt_cache_key,
         reasoning: cx
             .settings
@@ -79,6 +88,20 @@ pub fn body(cx: BodyContext<'_>, request: ChatRequest<'_>) -> Result<Vec<u8>, se
         input: project(conversation),
     };
     serde_json::to_vec(&body)
+}
+
+/// Whether `model` is one of OpenAI's reasoning models (o1, o3, o4, gpt-5 but its chat
+/// variant, codex), which keep their reasoning across calls only as encrypted items.
+pub fn reasons(model: &str) -> bool {
+    let model = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let o_series = ["o1", "o3", "o4"]
+        .iter()
+        .any(|p| model == *p || model.starts_with(&format!("{p}-")));
+    o_series || (model.starts_with("gpt-5") && !model.contains("chat")) || model.contains("codex")
 }
 
 /// `cairn-` and 32 hex digits of the hash of the instructions and tools: constant for a
