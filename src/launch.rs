@@ -96,13 +96,27 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     );
     let hooks = load_hooks(dirs, &config, &workspace, &tools.bash, args.trust_project)?;
     notices.extend(hooks.notices.iter().cloned());
+    let lsp = session_lsp(dirs, &config, &workspace, &tools.bash, args.trust_project);
+    notices.extend(lsp.notices.iter().cloned());
+    let tools = match lsp.lsp.clone() {
+        Some(servers) => match Arc::try_unwrap(tools) {
+            Ok(env) => Arc::new(env.with_lsp(servers)),
+            Err(shared) => shared,
+        },
+        None => tools,
+    };
     // Untrusted project rules and hooks: the TUI asks; a headless run leaves them out and
     // says so.
     let pending = PendingTrust {
         project: untrusted,
         workspace: workspace.clone(),
         store,
-        processes: hooks.untrusted.clone(),
+        processes: hooks
+            .untrusted
+            .iter()
+            .chain(&lsp.untrusted)
+            .cloned()
+            .collect(),
         process_trust: hooks.hooks.trust.clone(),
     };
     let pending_trust = if pending.is_empty() {
@@ -112,12 +126,24 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     } else {
         notices.extend(pending.project.as_ref().map(trust::ignored_warning));
         notices.extend(hooks.untrusted_notice());
+        if !lsp.untrusted.is_empty() {
+            notices.push(format!(
+                "{} (`cairn lsp list` lists them; `cairn hooks trust` trusts the project's processes)",
+                crate::trust::skipped_warning(&lsp.untrusted)
+            ));
+        }
         None
     };
     let engine = Engine {
         model: Arc::new(model),
         registry: Arc::new(with_mcp(
-            Registry::with_tools(session_tools(&config)),
+            Registry::with_tools({
+                let mut list = session_tools(&config);
+                list.extend(crate::tools::registry::lsp_tools(
+                    tools.lsp.as_ref().is_some_and(crate::lsp::Lsp::offered),
+                ));
+                list
+            }),
             &config,
             &tools,
         )),
@@ -207,6 +233,52 @@ pub fn with_mcp(registry: Registry, config: &Config, tools: &ToolEnv) -> Registr
         },
     );
     registry.with_late(Arc::new(crate::mcp::tool::HubTools(hub)))
+}
+
+/// The session's language servers (built-ins on `PATH`, `[lsp.NAME]`, the project's that are
+/// trusted; `--trust-project` trusts them for this run), the project's that wait for trust,
+/// and what to tell the user. None when `[lsp] enabled = false`.
+pub struct SessionLsp {
+    pub lsp: Option<crate::lsp::Lsp>,
+    pub untrusted: Vec<crate::trust::Judged>,
+    pub notices: Vec<String>,
+}
+
+pub fn session_lsp(
+    dirs: &Dirs,
+    config: &Config,
+    workspace: &std::path::Path,
+    bash: &crate::process::Settings,
+    trust_project: bool,
+) -> SessionLsp {
+    let trust = crate::trust::ProcessTrust::new(dirs.data(), workspace).trusting_all(trust_project);
+    let path = std::env::var_os("PATH");
+    let found = crate::lsp::servers::find(&config.lsp, workspace, Some(&trust), path.as_deref());
+    let settings = crate::lsp::LspSettings {
+        workspace: workspace.to_path_buf(),
+        process: bash.clone(),
+        wait: Duration::from_millis(config.lsp.wait_ms.unwrap_or(crate::lsp::WAIT_MS)),
+        warnings: config.lsp.warnings.unwrap_or(false),
+        servers: found.servers,
+        missing: found.missing,
+    };
+    let mut notices = found.notices;
+    let lsp = if config.lsp.enabled == Some(false) {
+        None
+    } else {
+        match crate::lsp::Lsp::new(settings) {
+            Ok(lsp) => Some(lsp),
+            Err(err) => {
+                notices.push(format!("language servers are off: {err}"));
+                None
+            }
+        }
+    };
+    SessionLsp {
+        lsp,
+        untrusted: found.untrusted,
+        notices,
+    }
 }
 
 /// The tools of a session: decided here, once, so the tools array stays byte-identical.

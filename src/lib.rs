@@ -28,6 +28,7 @@ pub mod fs;
 pub mod hooks;
 pub mod launch;
 pub mod llm;
+pub mod lsp;
 pub mod mcp;
 pub mod models;
 pub mod net;

@@ -263,6 +263,8 @@ pub enum ToolOutput {
     Skill(SkillLoad),
     /// A call of a tool of an MCP server.
     Mcp(McpCall),
+    /// A tool's plain answer (the `lsp` tool's locations, hover text, symbols).
+    Answer(ToolAnswer),
 }
 
 /// What an MCP server's tool answered: `text` is what the model reads (capped head and tail,
@@ -278,6 +280,13 @@ pub struct McpCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill_path: Option<PathBuf>,
     pub duration_ms: u64,
+}
+
+/// A tool's plain answer: what the model reads, and one line for the call's card.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolAnswer {
+    pub summary: String,
+    pub text: String,
 }
 
 /// A loaded skill: its name, directory and what the model is given.

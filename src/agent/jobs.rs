@@ -36,6 +36,17 @@ impl Agent {
         if let Some(text) = self.engine.tool_env.jobs.take_news() {
             self.tell_model(text);
         }
+        // Diagnostics that were pending when an edit's result went out: appended as a note,
+        // never by rewriting the result already sent.
+        if let Some(text) = self
+            .engine
+            .tool_env
+            .lsp
+            .as_ref()
+            .and_then(|l| l.take_late_notes())
+        {
+            self.tell_model(text);
+        }
     }
 
     /// After a resume's history: the cards of the jobs a restart ended say so, and the user

@@ -196,5 +196,9 @@ impl Agent {
         self.engine.tool_env.jobs.kill_all().await;
         // MCP servers stop with their process groups.
         self.engine.registry.shutdown().await;
+        // Language servers: shutdown, exit, and their process groups (nothing survives).
+        if let Some(lsp) = &self.engine.tool_env.lsp {
+            lsp.shutdown().await;
+        }
     }
 }

@@ -54,6 +54,7 @@ pub struct ConfigFile {
     pub web: Option<WebFile>,
     pub hooks: Option<super::HooksFile>,
     pub mcp_servers: Option<super::McpServersFile>,
+    pub lsp: Option<super::LspFile>,
 }
 
 impl ConfigFile {
@@ -152,6 +153,7 @@ impl ConfigFile {
             web: merge_table(self.web, over.web, WebFile::merge),
             hooks: merge_table(self.hooks, over.hooks, super::HooksFile::merge),
             mcp_servers: merge_table(self.mcp_servers, over.mcp_servers, super::mcp::merge),
+            lsp: merge_table(self.lsp, over.lsp, super::LspFile::merge),
         }
     }
 

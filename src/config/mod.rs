@@ -8,6 +8,7 @@
 mod hooks;
 mod layer;
 mod limits;
+mod lsp;
 mod mcp;
 mod presets;
 mod prices;
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 pub use hooks::{HookEntry, HooksFile, OnError};
 pub use layer::ConfigFile;
+pub use lsp::{LspFile, LspServerEntry};
 pub use mcp::{McpServerFile, McpServersFile, STARTUP_TIMEOUT_SECS, TOOL_TIMEOUT_SECS};
 pub use presets::{CUSTOM_KEY_ENV, DEFAULT_PROVIDER, PRESETS, Preset};
 pub use prices::{PriceFile, PricesFile};
@@ -98,6 +100,8 @@ pub struct Config {
     /// `[mcp_servers.NAME]` of the user's file and `--config` (a later layer replaces a
     /// server's table whole).
     pub mcp_servers: McpServersFile,
+    /// `[lsp]` of the user's file and `--config` (a project's is read by `lsp::servers`).
+    pub lsp: LspFile,
     /// The user config file that was read, if any (named in error messages).
     pub config_path: PathBuf,
 }
@@ -265,6 +269,7 @@ impl Config {
             network: file.network.unwrap_or_default(),
             hooks: file.hooks.unwrap_or_default(),
             mcp_servers: file.mcp_servers.unwrap_or_default(),
+            lsp: file.lsp.unwrap_or_default(),
             web: file
                 .web
                 .unwrap_or_default()

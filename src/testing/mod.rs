@@ -4,6 +4,7 @@
 pub mod exec_count;
 pub mod mock_chunks;
 pub mod mock_llm;
+pub mod mock_lsp;
 pub mod mock_mcp;
 pub mod mock_script;
 pub mod mock_site;

@@ -285,6 +285,7 @@ impl ToolOutput {
             Self::WebSearch(search) => super::web_text::search_text(search),
             Self::Skill(load) => load.text.clone(),
             Self::Mcp(call) => call.text.clone(),
+            Self::Answer(answer) => answer.text.clone(),
         }
     }
 }

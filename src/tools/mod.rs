@@ -14,6 +14,7 @@ pub mod image_decode;
 pub mod job_tools;
 pub mod jobs;
 pub mod list_dir;
+pub mod lsp;
 pub mod read_file;
 pub mod read_image;
 pub mod registry;
@@ -191,6 +192,8 @@ pub struct ToolEnv {
     pub web: Option<Arc<crate::web::WebEnv>>,
     /// Where the `skill` tool finds skills on disk: the workspace and cairn's directories.
     pub skills: crate::skills::Sources,
+    /// The session's language servers (none: no diagnostics after writes, no `lsp` tool).
+    pub lsp: Option<crate::lsp::Lsp>,
 }
 
 impl ToolEnv {
@@ -208,6 +211,15 @@ impl ToolEnv {
             files: FilePolicy::with_dirs(dirs, &[]),
             web: None,
             skills,
+            lsp: None,
+        }
+    }
+
+    /// With the session's language servers.
+    pub fn with_lsp(self, lsp: crate::lsp::Lsp) -> Self {
+        Self {
+            lsp: Some(lsp),
+            ..self
         }
     }
 
@@ -237,6 +249,7 @@ impl ToolEnv {
             files: self.files.clone(),
             web: self.web.as_ref().map(|web| web.fresh()),
             skills: self.skills.clone(),
+            lsp: self.lsp.clone(),
         }
     }
 }

@@ -121,6 +121,15 @@ pub fn web_tools(search_configured: bool) -> Vec<Box<dyn Tool>> {
     tools
 }
 
+/// The `lsp` tool, when a language server is configured or found at session start.
+pub fn lsp_tools(offered: bool) -> Vec<Box<dyn Tool>> {
+    if offered {
+        vec![Box::new(super::lsp::LspTool)]
+    } else {
+        Vec::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -283,8 +283,13 @@ fn spawn_tool(
         }
         // Only now does it run: earlier it waited for its approval and for the calls before it.
         started();
+        let before = super::lsp::before_call(&cx, &checked);
         match tool.run(args, &cx).await {
-            Ok(output) => ToolResult::ok(output),
+            Ok(output) => {
+                let mut result = ToolResult::ok(output);
+                super::lsp::after_call(&cx, &checked, before, &mut result).await;
+                result
+            }
             Err(ToolError::Cancelled) => ToolResult::cancelled(),
             Err(err) => ToolResult::error(err),
         }

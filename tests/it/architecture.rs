@@ -38,6 +38,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("trust", 1),
     ("hooks", 1),
     ("mcp", 1),
+    ("lsp", 1),
     // 2: the loop.
     ("agent", 2),
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).
@@ -340,6 +341,7 @@ const SERVICE_ORDER: &[&str] = &[
     "checkpoint",
     "session_log",
     "skills",
+    "lsp",
     "tools",
     "mcp",
     "hooks",

@@ -22,6 +22,7 @@ mod jobs_paused;
 mod jobs_user;
 mod llm_client;
 mod llm_wire;
+mod lsp;
 mod mcp;
 mod mock_llm;
 mod model_errors;

@@ -480,6 +480,7 @@ fn output_summary(output: &ToolOutput) -> String {
             visible::name(&call.tool),
             call.duration_ms
         ),
+        ToolOutput::Answer(answer) => visible::shown(&answer.summary).text,
     }
 }
 

@@ -1,0 +1,578 @@
+//! Language servers (SPEC §11.10): the model hears the compiler after every edit and can
+//! navigate like an IDE. `Lsp` is the session's set of servers: each starts lazily, in the
+//! background, on the first file of its language (`servers` says which exist), runs on the
+//! process service in the workspace-write sandbox with the network off and a private cache,
+//! is restarted at most twice after a crash and then left off, and is stopped with
+//! `shutdown`/`exit` and its process group at the session's end.
+//!
+//! After a write (`after_write`) the file's new content goes to its server as the next
+//! version, and the result waits at most `wait` for *that version's* diagnostics (`diagnose`):
+//! pulled when the server offers `textDocument/diagnostic`, else the `publishDiagnostics` that
+//! names the version, or for a server that names none, what arrives after the change once it
+//! settled. What the edit introduced (new against the diagnostics before it) is appended to
+//! the result; a server not ready in time makes it say "diagnostics pending", and what comes
+//! later is handed to the agent as a note for the next step (`take_late_notes`).
+//!
+//! The JSON-RPC layer is cairn's own (`rpc`, over tokio on `process::serve`'s pipes) with
+//! `lsp-types` for the answers the `lsp` tool reads (`ops`): async-lsp would bring a tower
+//! stack and its own child management for the dozen messages cairn sends.
+
+mod diagnose;
+pub mod ops;
+pub mod rpc;
+mod server;
+pub mod servers;
+pub mod store;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{oneshot, watch};
+
+use crate::process;
+use crate::sync::MutexExt;
+
+pub use diagnose::DiagOutcome;
+pub use server::{LanguageServer, file_uri, uri_path};
+pub use servers::{FoundServers, Missing, ServerOrigin, ServerSpec};
+
+/// The default wait for an edit's diagnostics.
+pub const WAIT_MS: u64 = 1500;
+/// Restarts after crashes before a server is left off.
+pub const MAX_RESTARTS: u32 = 2;
+/// How long the diagnostics of a pending edit are still waited for in the background.
+const LATE_LIMIT: Duration = Duration::from_secs(120);
+
+/// How the session's servers run.
+#[derive(Debug, Clone)]
+pub struct LspSettings {
+    pub workspace: PathBuf,
+    /// The session's process settings (the servers' own are derived: network off, a cache).
+    pub process: process::Settings,
+    pub wait: Duration,
+    pub warnings: bool,
+    pub servers: Vec<Arc<ServerSpec>>,
+    /// Configured servers that do not run, and why.
+    pub missing: Vec<Missing>,
+}
+
+/// Where a server stands, for the status line, `/lsp` and `cairn lsp list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LspState {
+    /// Configured or found; starts on the first file of its language.
+    Idle,
+    Starting,
+    /// Running and reporting work in progress.
+    Indexing,
+    Ready,
+    Failed(String),
+}
+
+impl LspState {
+    pub fn label(&self) -> &str {
+        match self {
+            LspState::Idle => "idle",
+            LspState::Starting => "starting",
+            LspState::Indexing => "indexing",
+            LspState::Ready => "ready",
+            LspState::Failed(_) => "failed",
+        }
+    }
+}
+
+/// One line of the servers' listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub state: LspState,
+    pub extensions: Vec<String>,
+    pub command: String,
+    pub pid: Option<u32>,
+}
+
+#[derive(Clone)]
+enum ServerPhase {
+    Starting,
+    Ready(Arc<LanguageServer>),
+    Failed(String),
+}
+
+struct ServerSlot {
+    phase: watch::Sender<ServerPhase>,
+    crashes: u32,
+    /// Counts starts, so an old server's exit does not count against a new one.
+    generation: u64,
+    /// Where it runs: decided by the first file it was started for.
+    root: PathBuf,
+}
+
+/// An edit whose diagnostics were still pending when its result went out: its outcome lands
+/// in `outcome` when it comes.
+struct Late {
+    display: String,
+    outcome: Arc<std::sync::Mutex<Option<DiagOutcome>>>,
+    done: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct LspInner {
+    settings: LspSettings,
+    /// The servers' private writable cache (`XDG_CACHE_HOME`, `CARGO_TARGET_DIR`, ...),
+    /// removed at the end of the session.
+    cache: tempfile::TempDir,
+    slots: std::sync::Mutex<HashMap<String, ServerSlot>>,
+    late: std::sync::Mutex<Vec<Late>>,
+    /// The latest write per file: a write's diagnostics are dropped once a newer one came.
+    edits: std::sync::Mutex<HashMap<PathBuf, u64>>,
+}
+
+/// The session's language servers.
+#[derive(Clone)]
+pub struct Lsp {
+    inner: Arc<LspInner>,
+}
+
+impl Lsp {
+    pub fn new(settings: LspSettings) -> std::io::Result<Self> {
+        let cache = tempfile::Builder::new().prefix("cairn-lsp-").tempdir()?;
+        Ok(Self {
+            inner: Arc::new(LspInner {
+                settings,
+                cache,
+                slots: Default::default(),
+                late: Default::default(),
+                edits: Default::default(),
+            }),
+        })
+    }
+
+    /// Whether any server is configured or found (the `lsp` tool is offered then).
+    pub fn offered(&self) -> bool {
+        !self.inner.settings.servers.is_empty()
+    }
+
+    pub fn settings(&self) -> &LspSettings {
+        &self.inner.settings
+    }
+
+    /// The server for `path`'s language, if any.
+    pub fn spec_for(&self, path: &Path) -> Option<Arc<ServerSpec>> {
+        self.inner
+            .settings
+            .servers
+            .iter()
+            .find(|spec| spec.serves(path))
+            .cloned()
+    }
+
+    /// Every server's state.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        let slots = self.inner.slots.locked();
+        let mut list: Vec<ServerStatus> = self
+            .inner
+            .settings
+            .servers
+            .iter()
+            .map(|spec| {
+                let (state, pid) = match slots.get(&spec.name).map(|s| s.phase.borrow().clone()) {
+                    None => (LspState::Idle, None),
+                    Some(ServerPhase::Starting) => (LspState::Starting, None),
+                    Some(ServerPhase::Ready(server)) if server.busy() => {
+                        (LspState::Indexing, Some(server.pid))
+                    }
+                    Some(ServerPhase::Ready(server)) => (LspState::Ready, Some(server.pid)),
+                    Some(ServerPhase::Failed(why)) => (LspState::Failed(why), None),
+                };
+                ServerStatus {
+                    name: spec.name.clone(),
+                    state,
+                    extensions: spec.extensions.clone(),
+                    command: std::iter::once(spec.command.clone())
+                        .chain(spec.args.iter().cloned())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    pid,
+                }
+            })
+            .collect();
+        list.extend(self.inner.settings.missing.iter().map(|m| ServerStatus {
+            name: m.name.clone(),
+            state: LspState::Failed(m.why.clone()),
+            extensions: Vec::new(),
+            command: String::new(),
+            pid: None,
+        }));
+        list
+    }
+
+    /// The server of `spec`, started (in the background) if it is not yet, waited for until
+    /// `deadline`. `Err` says why there is none (yet).
+    pub async fn server(
+        &self,
+        spec: &Arc<ServerSpec>,
+        file: &Path,
+        deadline: Instant,
+    ) -> Result<Arc<LanguageServer>, String> {
+        let mut phase = self.inner.ensure(spec, file);
+        loop {
+            let now = phase.borrow_and_update().clone();
+            match now {
+                ServerPhase::Ready(server) => return Ok(server),
+                ServerPhase::Failed(why) => return Err(format!("{} is off: {why}", spec.name)),
+                ServerPhase::Starting => {}
+            }
+            match tokio::time::timeout_at(deadline.into(), phase.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(format!("{} is off", spec.name)),
+                Err(_) => return Err(format!("{} is still starting", spec.name)),
+            }
+        }
+    }
+
+    /// After a write of `path` (`before`: its text before, when it existed; `after`: now):
+    /// the diagnostics block for the result, or none when no server serves the file.
+    pub async fn after_write(
+        &self,
+        path: &Path,
+        display: &str,
+        before: Option<String>,
+        after: String,
+    ) -> Option<String> {
+        let spec = self.spec_for(path)?;
+        let edit = {
+            let mut edits = self.inner.edits.locked();
+            let n = edits.entry(path.to_path_buf()).or_default();
+            *n += 1;
+            *n
+        };
+        let (tx, mut rx) = oneshot::channel();
+        let job = diagnose::DiagnoseJob {
+            lsp: self.clone(),
+            spec: spec.clone(),
+            path: path.to_path_buf(),
+            display: display.to_string(),
+            before,
+            after,
+            edit,
+        };
+        tokio::spawn(async move {
+            let outcome = job.run().await;
+            let _ = tx.send(outcome);
+        });
+        let wait = self.inner.settings.wait;
+        match tokio::time::timeout(wait, &mut rx).await {
+            Ok(Ok(outcome)) => outcome.block(self.inner.settings.warnings),
+            Ok(Err(_)) => None,
+            Err(_) => {
+                let why = match self.statuses().into_iter().find(|s| s.name == spec.name) {
+                    Some(ServerStatus {
+                        state: LspState::Starting,
+                        ..
+                    }) => format!("{} is starting", spec.name),
+                    Some(ServerStatus {
+                        state: LspState::Indexing,
+                        ..
+                    }) => format!("{} is indexing", spec.name),
+                    _ => format!("{} has not reported on this version yet", spec.name),
+                };
+                let outcome = Arc::new(std::sync::Mutex::new(None));
+                let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                self.inner.late.locked().push(Late {
+                    display: display.to_string(),
+                    outcome: outcome.clone(),
+                    done: done.clone(),
+                });
+                tokio::spawn(async move {
+                    if let Ok(came) = rx.await {
+                        *outcome.locked() = Some(came);
+                    }
+                    done.store(true, std::sync::atomic::Ordering::Release);
+                });
+                Some(format!(
+                    "\n\n[diagnostics pending: {why}; they follow as a note when they arrive]"
+                ))
+            }
+        }
+    }
+
+    /// Diagnostics that arrived for earlier edits after their results went out: one note for
+    /// the model's next step (none when nothing came). A result already sent is never
+    /// rewritten.
+    pub fn take_late_notes(&self) -> Option<String> {
+        let warnings = self.inner.settings.warnings;
+        let mut late = self.inner.late.locked();
+        let mut parts = Vec::new();
+        late.retain(|item| {
+            if !item.done.load(std::sync::atomic::Ordering::Acquire) {
+                return true;
+            }
+            if let Some(block) = item.outcome.locked().take().and_then(|o| o.block(warnings)) {
+                parts.push(format!(
+                    "Diagnostics that were pending for your edit of {}:{block}",
+                    item.display
+                ));
+            }
+            false
+        });
+        (!parts.is_empty()).then(|| format!("[lsp] {}", parts.join("\n\n")))
+    }
+
+    /// Whether some edit's diagnostics are still pending.
+    pub fn pending(&self) -> usize {
+        self.inner.late.locked().len()
+    }
+
+    /// Waits until every pending edit's diagnostics came (or `limit` passed); for tests and
+    /// `cairn tool run`.
+    pub async fn settle_pending(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            let waiting = self
+                .inner
+                .late
+                .locked()
+                .iter()
+                .any(|l| !l.done.load(std::sync::atomic::Ordering::Acquire));
+            if !waiting {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// After a command that may have changed files (a formatter, a code generator): every
+    /// open document whose file changed on disk is sent as its next version (`didChange`), a
+    /// deleted one is closed. Nothing waits for diagnostics.
+    pub async fn files_changed(&self) {
+        let running: Vec<Arc<LanguageServer>> = {
+            let slots = self.inner.slots.locked();
+            slots
+                .values()
+                .filter_map(|slot| match &*slot.phase.borrow() {
+                    ServerPhase::Ready(server) => Some(server.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        for server in running {
+            let open: Vec<String> = server.docs.lock().await.keys().cloned().collect();
+            for uri in open {
+                let Some(path) = uri_path(&uri) else { continue };
+                match tokio::fs::read(&path).await {
+                    Ok(bytes) => {
+                        let text = String::from_utf8_lossy(&bytes);
+                        server.sync(&uri, &servers::language_id(&path), &text).await;
+                    }
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                        server.close(&uri).await;
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+
+    /// Stops every server: `shutdown`, `exit`, and its process group (nothing survives).
+    pub async fn shutdown(&self) {
+        let running: Vec<Arc<LanguageServer>> = {
+            let mut slots = self.inner.slots.locked();
+            slots
+                .values_mut()
+                .filter_map(|slot| {
+                    let old = slot.phase.send_replace(ServerPhase::Failed(
+                        "stopped at the end of the session".into(),
+                    ));
+                    match old {
+                        ServerPhase::Ready(server) => Some(server),
+                        _ => None,
+                    }
+                })
+                .collect()
+        };
+        futures_util::future::join_all(running.iter().map(|s| s.stop())).await;
+    }
+
+    /// The log-facing description of the servers' sandbox: for `/lsp` and `cairn lsp list`.
+    pub fn sandbox_note(&self) -> String {
+        let sandboxed = self.inner.settings.process.sandbox.is_some();
+        if sandboxed {
+            format!(
+                "servers run in the workspace-write sandbox with the network off; their cache is {}",
+                self.inner.cache.path().display()
+            )
+        } else {
+            "the sandbox is off: servers run without it (network off only by convention)".into()
+        }
+    }
+}
+
+impl LspInner {
+    /// The phase of `spec`'s server, starting it in the background when it has none.
+    fn ensure(
+        self: &Arc<Self>,
+        spec: &Arc<ServerSpec>,
+        file: &Path,
+    ) -> watch::Receiver<ServerPhase> {
+        let mut slots = self.slots.locked();
+        if let Some(slot) = slots.get(&spec.name) {
+            return slot.phase.subscribe();
+        }
+        let (phase, rx) = watch::channel(ServerPhase::Starting);
+        slots.insert(
+            spec.name.clone(),
+            ServerSlot {
+                phase,
+                crashes: 0,
+                generation: 1,
+                root: root_for(&self.settings.workspace, spec, file),
+            },
+        );
+        drop(slots);
+        self.spawn_start(spec.clone(), 1, Vec::new());
+        rx
+    }
+
+    fn spawn_start(self: &Arc<Self>, spec: Arc<ServerSpec>, generation: u64, reopen: Vec<Reopen>) {
+        let inner = self.clone();
+        tokio::spawn(async move {
+            let weak: Weak<LspInner> = Arc::downgrade(&inner);
+            let name = spec.name.clone();
+            let on_exit: Box<dyn Fn() + Send + Sync> = Box::new(move || {
+                if let Some(inner) = weak.upgrade() {
+                    inner.crashed(&name, generation);
+                }
+            });
+            let cache = inner.cache.path().join(&spec.name);
+            let settings = server::server_settings(&inner.settings.process, &cache);
+            let root = inner
+                .slots
+                .locked()
+                .get(&spec.name)
+                .map_or_else(|| inner.settings.workspace.clone(), |s| s.root.clone());
+            let started =
+                LanguageServer::start(spec.clone(), &root, &settings, &cache, on_exit).await;
+            let phase = match started {
+                Ok(server) => {
+                    for doc in reopen {
+                        server.sync(&doc.uri, &doc.language, &doc.text).await;
+                    }
+                    ServerPhase::Ready(Arc::new(server))
+                }
+                Err(why) => {
+                    tracing::warn!(server = %spec.name, "language server failed: {why}");
+                    ServerPhase::Failed(why)
+                }
+            };
+            let stale = {
+                let slots = inner.slots.locked();
+                match slots.get(&spec.name) {
+                    Some(slot) if slot.generation == generation => {
+                        slot.phase.send_replace(phase);
+                        None
+                    }
+                    // The session ended (or the server was restarted) meanwhile.
+                    _ => Some(phase),
+                }
+            };
+            if let Some(ServerPhase::Ready(server)) = stale {
+                server.stop().await;
+            }
+        });
+    }
+
+    /// A server exited without being asked: restarted (with its open documents) at most
+    /// `MAX_RESTARTS` times, then left off.
+    fn crashed(self: &Arc<Self>, name: &str, generation: u64) {
+        let Some(spec) = self
+            .settings
+            .servers
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+        else {
+            return;
+        };
+        let mut slots = self.slots.locked();
+        let Some(slot) = slots.get_mut(name) else {
+            return;
+        };
+        if slot.generation != generation {
+            return;
+        }
+        // An exit while starting is the start's failure, reported by it; not a crash.
+        let old = match &*slot.phase.borrow() {
+            ServerPhase::Ready(server) => server.clone(),
+            _ => return,
+        };
+        slot.crashes += 1;
+        slot.generation += 1;
+        let crashes = slot.crashes;
+        let generation = slot.generation;
+        if crashes > MAX_RESTARTS {
+            slot.phase.send_replace(ServerPhase::Failed(format!(
+                "it crashed {crashes} times; left off for this session"
+            )));
+        } else {
+            slot.phase.send_replace(ServerPhase::Starting);
+        }
+        drop(slots);
+        tracing::warn!(server = %name, crashes, "language server exited");
+        let inner = self.clone();
+        tokio::spawn(async move {
+            let mut reopen = Vec::new();
+            {
+                for (uri, doc) in old.docs.lock().await.iter() {
+                    let language = uri_path(uri)
+                        .map(|p| servers::language_id(&p))
+                        .unwrap_or_default();
+                    reopen.push(Reopen {
+                        uri: uri.clone(),
+                        language,
+                        text: doc.text.clone(),
+                    });
+                }
+                // Whatever it left running goes with its group.
+                old.stop().await;
+            }
+            if crashes <= MAX_RESTARTS {
+                inner.spawn_start(spec, generation, reopen);
+            }
+        });
+    }
+
+    /// The newest write's number for `path`.
+    fn latest_edit(&self, path: &Path) -> u64 {
+        self.edits.locked().get(path).copied().unwrap_or(0)
+    }
+
+    fn crashes(&self, name: &str) -> u32 {
+        self.slots.locked().get(name).map_or(0, |s| s.crashes)
+    }
+}
+
+/// A document to open again in a restarted server.
+struct Reopen {
+    uri: String,
+    language: String,
+    text: String,
+}
+
+/// The root a server is initialised with: the nearest directory above `file`, inside the
+/// workspace, that holds one of its root markers; else the workspace.
+fn root_for(workspace: &Path, spec: &ServerSpec, file: &Path) -> PathBuf {
+    let mut dir = file.parent();
+    while let Some(here) = dir {
+        if !here.starts_with(workspace) {
+            break;
+        }
+        if spec.root_markers.iter().any(|m| here.join(m).exists()) {
+            return here.to_path_buf();
+        }
+        if here == workspace {
+            break;
+        }
+        dir = here.parent();
+    }
+    workspace.to_path_buf()
+}
