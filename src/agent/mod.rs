@@ -19,6 +19,7 @@ mod local_time;
 mod overflow;
 mod plan;
 pub mod prompt;
+mod reply_kept;
 mod revert;
 mod rewind;
 mod run_later;
@@ -35,8 +36,8 @@ pub use context::ContextSettings;
 use context::WindowCell;
 use conversation::Conversation;
 pub use overflow::{is_context_overflow, window_in_error};
+pub use reply_kept::{CUT_OFF_MARK, INTERRUPTED_MARK, INTERRUPTED_NOTE};
 pub use skills::SkillSettings;
-pub use turn::{CUT_OFF_MARK, INTERRUPTED_MARK, INTERRUPTED_NOTE};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
