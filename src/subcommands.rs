@@ -290,7 +290,7 @@ pub async fn tool_run(
         .and_then(std::fs::canonicalize)
         .wrap_err("finding the current directory")?;
     // The same proxy and CAs as a session: `[network]` and the environment.
-    let network = crate::launch::network_stack(&config.network)?;
+    let network = crate::launch::network::network_stack(&config.network)?;
     // The same confinement as a session's tools, with the current directory as the
     // workspace: commands run in its sandbox, the file tools keep to its roots.
     // The only setup notice is a missing Landlock; it speaks of asking, which a call the

@@ -21,7 +21,7 @@ pub async fn hooks(dirs: &Dirs, command: HooksCommand) -> Result<(String, i32)> 
         .and_then(std::fs::canonicalize)
         .wrap_err("finding the current directory")?;
     let config = super::tools_config(dirs, None)?;
-    let network = crate::launch::network_stack(&config.network)?;
+    let network = crate::launch::network::network_stack(&config.network)?;
     let mut notices = Vec::new();
     let confined =
         crate::launch::confined_tools(dirs, &config, &workspace, &network, &mut notices)?;

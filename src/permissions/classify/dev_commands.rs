@@ -59,7 +59,7 @@ impl Walker {
                 Class::Mutating,
                 format!("loads a kubeconfig, whose exec plugins run commands ({name})"),
             ),
-            "kubectl" => match crate::permissions::classify::outward::kubectl_read_verb(args) {
+            "kubectl" => match crate::permissions::classify::kubectl::kubectl_read_verb(args) {
                 Some(verb) => Own(Class::ReadOnly, format!("only reads ({name} {verb})")),
                 None => subcommand(name, args, &[]),
             },

@@ -15,6 +15,7 @@ pub(super) mod git;
 pub(super) mod git_repo;
 pub(super) mod git_subcommands;
 pub(super) mod git_values;
+pub(super) mod kubectl;
 pub(super) mod load;
 pub(super) mod locations;
 pub(super) mod mentions;

@@ -3,6 +3,7 @@
 //! containers, uploading local files (`curl -d @file`, `-T`, `nc`), all dangerous.
 
 use crate::permissions::classify::commands::{CommandJudged, positionals};
+use crate::permissions::classify::kubectl::kubectl_danger;
 use crate::permissions::classify::{Class, Location, Walker, Word};
 
 use CommandJudged::Own;
@@ -132,28 +133,6 @@ const DEPLOY_TOOLS: &[(&str, &[&str])] = &[
     ("ansible-playbook", &[]),
 ];
 
-/// kubectl verbs that only read.
-const KUBECTL_READS: &[&str] = &[
-    "get",
-    "describe",
-    "logs",
-    "version",
-    "explain",
-    "api-resources",
-    "api-versions",
-    "cluster-info",
-    "top",
-    "auth",
-    "config",
-    "diff",
-    "events",
-    "wait",
-    "completion",
-    "plugin",
-    "options",
-    "kustomize",
-];
-
 impl Walker {
     pub(crate) fn judge_outward(&mut self, name: &str, args: &[Word]) -> Option<CommandJudged> {
         let words = positionals(args, &["-C", "--prefix", "--registry", "-w", "--workspace"]);
@@ -228,7 +207,7 @@ impl Walker {
             }
             "gh" => gh(first, second, args),
             "docker" | "podman" | "nerdctl" => self.container(name, first, args),
-            "kubectl" | "oc" | "k" => kubectl(name, args),
+            "kubectl" | "oc" | "k" => kubectl_danger(name, args),
             _ if CLOUD_CLIS.contains(&name) => cloud(name, &words, args),
             _ => DEPLOY_TOOLS
                 .iter()
@@ -520,67 +499,6 @@ fn gh(first: Option<&str>, second: Option<&str>, args: &[Word]) -> Option<Comman
             ),
         )
     })
-}
-
-/// kubectl's options that take a value, so that the verb is the first positional.
-const KUBECTL_WITH_VALUE: &[&str] = &[
-    "-n",
-    "--namespace",
-    "--context",
-    "--cluster",
-    "--user",
-    "-s",
-    "--server",
-    "--token",
-    "--kubeconfig",
-    "-l",
-    "--selector",
-    "-o",
-    "--output",
-    "-f",
-    "--filename",
-    "-c",
-    "--container",
-    "--as",
-    "--as-group",
-    "--request-timeout",
-];
-
-/// The verb of a kubectl command that only reads (the cluster and the local files), or None.
-/// The one list of kubectl's reads: the classifier's read-only verdict and the danger check
-/// both ask it. A verb with sub-verbs that write (`config set-context`, `auth reconcile`,
-/// `cluster-info dump`, `rollout restart`) reads only with a reading sub-verb.
-pub(crate) fn kubectl_read_verb(args: &[Word]) -> Option<&str> {
-    let words = positionals(args, KUBECTL_WITH_VALUE);
-    let verb = words.first()?.text.as_str();
-    let sub = words.get(1).map(|w| w.text.as_str());
-    let reads = match verb {
-        "config" => matches!(
-            sub,
-            Some("view" | "current-context" | "get-contexts" | "get-clusters" | "get-users")
-        ),
-        "auth" => matches!(sub, Some("can-i" | "whoami")),
-        "cluster-info" => sub != Some("dump"),
-        "plugin" => sub == Some("list"),
-        "rollout" => matches!(sub, Some("status" | "history")),
-        // Exec and function plugins run only when enabled by a flag.
-        "kustomize" => !args.iter().any(|a| a.text.starts_with("--enable")),
-        verb => KUBECTL_READS.contains(&verb),
-    };
-    reads.then_some(verb)
-}
-
-fn kubectl(name: &str, args: &[Word]) -> Option<CommandJudged> {
-    let words = positionals(args, KUBECTL_WITH_VALUE);
-    let verb = words.first()?.text.as_str();
-    // `kubectl config …` changes the local kubeconfig, not a cluster: not a danger.
-    if verb == "config" || kubectl_read_verb(args).is_some() {
-        return None;
-    }
-    Some(Own(
-        Class::Dangerous,
-        format!("changes a Kubernetes cluster ({name} {verb})"),
-    ))
 }
 
 fn cloud(name: &str, words: &[&Word], args: &[Word]) -> Option<CommandJudged> {

@@ -57,8 +57,7 @@ fn a_write_that_runs_later_and_a_commands_such_writes_are_flagged_on_the_card() 
         now,
     );
     write.warnings.push(
-        "ran without asking: changes .envrc (.envrc), which your tools run or obey later"
-            .into(),
+        "ran without asking: changes .envrc (.envrc), which your tools run or obey later".into(),
     );
     let shown = text_of(&write.lines(80, now));
     assert!(
@@ -84,9 +83,7 @@ fn a_write_that_runs_later_and_a_commands_such_writes_are_flagged_on_the_card() 
     bash.finish(ToolResult::ok(ToolOutput::Command(run)), now);
     let shown = text_of(&bash.lines(120, now));
     assert!(
-        shown.contains(
-            "⚠ changed files your tools run later: .envrc, .vscode/tasks<U+202E>.json"
-        ),
+        shown.contains("⚠ changed files your tools run later: .envrc, .vscode/tasks<U+202E>.json"),
         "{shown}"
     );
 }

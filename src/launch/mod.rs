@@ -1,6 +1,9 @@
 //! Puts an engine together from the command line and the configuration: provider client,
 //! tools, permission gate, session (new or resumed). Shared by the TUI and `exec`.
 
+pub mod network;
+use network::{command_network_env, network_stack, web_env};
+
 use crate::process;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,19 +19,16 @@ use crate::dirs::Dirs;
 use crate::fs::places::FilePolicy;
 use crate::llm::client::HttpModel;
 use crate::models::discover::WindowProbe;
-use crate::net::{Network, NetworkSettings, ProxyTarget};
+use crate::net::Network;
 use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::permissions::trust::{self, PendingTrust, ProjectRules, TrustStore};
 use crate::permissions::web_hosts;
-use crate::process::net_env::{CA_VARS, CredentialedVar, NetworkEnv};
 use crate::process::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::secret_stores::SecretStores;
 use crate::session_log;
 use crate::tools::registry::web_tools;
 use crate::tools::{Registry, Tool, ToolEnv, registry::standard_tools};
-use crate::web::WebEnv;
-use crate::web::resolve::SystemResolver;
 
 /// A started engine and the front end's ends of its bus.
 pub struct Launched {
@@ -342,23 +342,6 @@ pub struct ConfinedTools {
     pub secrets: SecretStores,
 }
 
-/// The web tools' egress client: the system resolver, the one HTTP stack (its proxies, CAs
-/// and connect timeout). The search key is remembered so that it is redacted wherever a
-/// tool's output would show it.
-pub fn web_env(config: &Config, network: &Network) -> Result<Arc<WebEnv>> {
-    if let Some(search) = &config.web.search
-        && let (Some(name), Some(key)) = (&search.key_env, &search.api_key)
-    {
-        crate::secrets::remember(name, key);
-    }
-    WebEnv::new(
-        config.web.clone(),
-        Arc::new(SystemResolver),
-        Arc::new(network.clone()),
-    )
-    .map_err(|message| eyre!(message))
-}
-
 /// How the agent manages the window: the config's threshold and prices, and where to ask the
 /// provider for the window (cached in the data directory).
 fn context_settings(config: &Config, dirs: &Dirs, network: &Network) -> ContextSettings {
@@ -380,77 +363,6 @@ fn context_settings(config: &Config, dirs: &Dirs, network: &Network) -> ContextS
         prices: config.prices.clone(),
         configured_model: config.provider.model.clone(),
     }
-}
-
-/// The HTTP stack of the run, from `[network]` and the environment as it was at start-up
-/// (`secrets::var` still holds a proxy URL with a password that the scrubber took out).
-/// A malformed proxy or an unreadable `ca_file` stops the start with the reason.
-pub fn network_stack(file: &crate::net::NetworkFile) -> Result<Network> {
-    let settings = NetworkSettings::from_config(file, &crate::secrets::var)
-        .wrap_err("reading the network settings")?;
-    Network::new(settings).wrap_err("setting up the network")
-}
-
-/// The proxy and CA variables of commands granted the network, from the stack: `[network]
-/// proxy` as the four proxy variables (with `NO_PROXY` keeping loopback direct, as cairn does),
-/// the environment's password-carrying proxies the scrubber took out (their credentials only
-/// where `pass_env` lists the variable, see `process::net_env`), and one CA bundle file when
-/// the user added CAs.
-fn command_network_env(network: &Network, config: &Config) -> Result<NetworkEnv> {
-    let mut env = NetworkEnv::default();
-    let mut add = |names: &[&str], target: &ProxyTarget| {
-        for name in names {
-            if target.has_credentials {
-                env.credentialed.push(CredentialedVar {
-                    name: (*name).to_string(),
-                    full: target.secret_url(),
-                    bare: target.shown(),
-                });
-            } else {
-                env.plain.push(((*name).to_string(), target.secret_url()));
-            }
-        }
-    };
-    let proxies = network.proxies();
-    if let Some(configured) = &proxies.configured {
-        add(
-            &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"],
-            configured,
-        );
-        let listed = config
-            .network
-            .no_proxy
-            .clone()
-            .or_else(|| crate::secrets::var("NO_PROXY"))
-            .or_else(|| crate::secrets::var("no_proxy"));
-        let no_proxy = match listed.filter(|l| !l.trim().is_empty()) {
-            Some(list) => format!("{list},localhost,127.0.0.1,::1"),
-            None => "localhost,127.0.0.1,::1".to_string(),
-        };
-        env.plain.push(("NO_PROXY".into(), no_proxy.clone()));
-        env.plain.push(("no_proxy".into(), no_proxy));
-    } else {
-        // Proxies without credentials are still in the environment and pass as they are.
-        for (names, target) in [
-            (["HTTPS_PROXY", "https_proxy"], &proxies.https),
-            (["HTTP_PROXY", "http_proxy"], &proxies.http),
-            (["ALL_PROXY", "all_proxy"], &proxies.all),
-        ] {
-            if let Some(target) = target.as_ref().filter(|t| t.has_credentials) {
-                add(&names, target);
-            }
-        }
-    }
-    if let Some(bundle) = crate::net::roots::command_bundle(network.ca_sources())
-        .wrap_err("writing the CA bundle for commands")?
-    {
-        let path = bundle.to_string_lossy().into_owned();
-        for name in CA_VARS {
-            env.plain.push(((*name).to_string(), path.clone()));
-        }
-        env.keep = Some(Arc::new(bundle));
-    }
-    Ok(env)
 }
 
 /// The user's rules from the config, then the project's from `.cairn/config.toml` when the
