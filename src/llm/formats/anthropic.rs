@@ -65,6 +65,14 @@ pub fn body(cx: BodyContext<'_>, request: ChatRequest<'_>) -> Result<Vec<u8>, se
         &messages,
         super::cache_plan::min_cacheable_tokens(cx.model),
     );
+    // The diagnostic of the plan, in cairn's log: where the markers went and why not more.
+    tracing::debug!(
+        tools = cache.tools,
+        system = cache.system,
+        messages = ?cache.messages,
+        min_tokens = super::cache_plan::min_cacheable_tokens(cx.model),
+        "cache_control breakpoints"
+    );
     apply_plan(
         &cache,
         &mut tools,
