@@ -3,9 +3,7 @@
 //! (`python3 -m pytest`, not `python3`; `cat README.md`, not `cat`), and quoted so that it
 //! parses back to the same words.
 
-use std::path::Path;
-
-use crate::permissions::classify::{Class, CommandPart, analyze};
+use crate::permissions::classify::CommandPart;
 
 /// What "approve this prefix for the session" offers for `command`: the precise prefix of
 /// the first simple command that is not read-only (so `cd x && cargo test` offers
@@ -13,7 +11,8 @@ use crate::permissions::classify::{Class, CommandPart, analyze};
 /// this is how tests name what it offers for a whole command line.)
 #[cfg(any(test, feature = "testing"))]
 pub fn suggested_prefix(command: &str) -> String {
-    let analysis = analyze(command, Path::new("."));
+    use crate::permissions::classify::{Class, analyze};
+    let analysis = analyze(command, std::path::Path::new("."));
     let part = analysis
         .parts
         .iter()
