@@ -138,7 +138,7 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
         model: Arc::new(model),
         registry: Arc::new(with_mcp(
             Registry::with_tools({
-                let mut list = session_tools(&config);
+                let mut list = without_idle_skill(session_tools(&config), &workspace, dirs);
                 list.extend(crate::tools::registry::lsp_tools(
                     tools.lsp.as_ref().is_some_and(crate::lsp::Lsp::offered),
                 ));
@@ -213,6 +213,20 @@ pub fn load_hooks(
     Ok(loaded)
 }
 
+/// The tools without `skill` when no skill exists at the session's start (it would only take
+/// room in every request; a skill added later is offered from the next session on).
+fn without_idle_skill(
+    mut tools: Vec<Box<dyn Tool>>,
+    workspace: &std::path::Path,
+    dirs: &Dirs,
+) -> Vec<Box<dyn Tool>> {
+    let sources = crate::skills::Sources::with_dirs(workspace, dirs);
+    if crate::skills::discover_skills(&sources).items.is_empty() {
+        tools.retain(|tool| tool.spec().name != crate::skills::SKILL_TOOL);
+    }
+    tools
+}
+
 /// The registry with the tools of the user's MCP servers, which start now in the background
 /// and join at the first request (a project's servers are not read here).
 pub fn with_mcp(registry: Registry, config: &Config, tools: &ToolEnv) -> Registry {
@@ -232,7 +246,10 @@ pub fn with_mcp(registry: Registry, config: &Config, tools: &ToolEnv) -> Registr
             process: tools.bash.clone(),
         },
     );
-    registry.with_late(Arc::new(crate::mcp::tool::HubTools(hub)))
+    registry.with_late(Arc::new(crate::mcp::late::HubTools {
+        hub,
+        window_tokens: config.context_window,
+    }))
 }
 
 /// The session's language servers (built-ins on `PATH`, `[lsp.NAME]`, the project's that are

@@ -148,12 +148,7 @@ impl McpConnection {
             .unwrap_or_default();
         let protocol = info["protocolVersion"].as_str().unwrap_or("").to_string();
         let announces_changes = info["capabilities"]["tools"]["listChanged"] == true;
-        let tools = service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|err| format!("listing its tools: {err}"))?;
-        let tools = tools.iter().map(listed).collect();
+        let tools = list_tools(service.peer()).await?;
         Ok((
             Self {
                 service,
@@ -231,6 +226,15 @@ pub async fn call(
             serde_json::to_string(&other).unwrap_or_default()
         ))),
     }
+}
+
+/// Every tool the server lists now (following its pages).
+pub async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ListedTool>, String> {
+    let tools = peer
+        .list_all_tools()
+        .await
+        .map_err(|err| format!("listing its tools: {err}"))?;
+    Ok(tools.iter().map(listed).collect())
 }
 
 fn listed(tool: &rmcp::model::Tool) -> ListedTool {

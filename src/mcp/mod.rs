@@ -8,8 +8,10 @@
 //! turns an answer into what the model reads.
 
 pub mod client;
+pub mod late;
 pub mod names;
 pub mod result;
+pub mod search;
 pub mod tool;
 
 use std::path::PathBuf;
@@ -96,6 +98,11 @@ struct Slot {
     state: Mutex<ServerState>,
     /// Its tools from the first listing (the session's; later changes are not offered).
     tools: Mutex<Vec<ListedTool>>,
+    /// Its tools as last listed (after `tools/list_changed`, or a server ready late): what
+    /// `mcp_search` and `mcp_call` reach.
+    catalog: Mutex<Vec<ListedTool>>,
+    /// It announced `tools.listChanged`.
+    changes: std::sync::atomic::AtomicBool,
     live: tokio::sync::Mutex<Option<LiveServer>>,
     /// True once the first start ended, either way.
     started: watch::Sender<bool>,
@@ -128,6 +135,8 @@ impl McpHub {
                     file: file.clone(),
                     state: Mutex::new(ServerState::Starting),
                     tools: Mutex::default(),
+                    catalog: Mutex::default(),
+                    changes: std::sync::atomic::AtomicBool::new(false),
                     live: tokio::sync::Mutex::new(None),
                     started: watch::channel(false).0,
                     restarts: AtomicU32::new(0),
@@ -146,6 +155,9 @@ impl McpHub {
                 let mut live = slot.live.lock().await;
                 let started = connect(&slot, &settings, &closing).await;
                 if let Ok((new, tools)) = started {
+                    slot.changes
+                        .store(new.connection.announces_changes, Ordering::SeqCst);
+                    *slot.catalog.locked() = tools.clone();
                     *slot.tools.locked() = tools;
                     *live = Some(new);
                 }
@@ -206,6 +218,66 @@ impl McpHub {
                 tools.into_iter().map(|t| (slot.name.clone(), t))
             })
             .collect();
+        all.sort_by_cached_key(|(server, tool)| names::tool_name(server, &tool.name));
+        all
+    }
+
+    /// Whether every server was ready when asked (the first request).
+    pub fn all_ready(&self) -> bool {
+        self.slots
+            .iter()
+            .all(|slot| matches!(*slot.state.locked(), ServerState::Ready { .. }))
+    }
+
+    /// Whether a server announced that its tools change (`tools.listChanged`).
+    pub fn announces_changes(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|slot| slot.changes.load(Ordering::SeqCst))
+    }
+
+    /// The read-only hint of `tool` of `server` as last listed (false when unknown).
+    pub fn read_only_hint(&self, server: &str, tool: &str) -> bool {
+        self.slots.iter().filter(|s| s.name == server).any(|slot| {
+            slot.catalog
+                .locked()
+                .iter()
+                .any(|t| t.name == tool && t.read_only)
+        })
+    }
+
+    /// Every tool the servers offer now, for `mcp_search`/`mcp_call`: a server whose tools
+    /// changed, or that announces they may, is asked again (a notification can trail the
+    /// answer it follows), a server ready late is included. Sorted by name.
+    pub async fn catalog(&self) -> Vec<(String, ListedTool)> {
+        let mut all = Vec::new();
+        for slot in &self.slots {
+            let live = slot.live.try_lock();
+            if let Ok(live) = live
+                && let Some(up) = live.as_ref()
+                && (up
+                    .connection
+                    .signals
+                    .tools_changed
+                    .swap(false, Ordering::SeqCst)
+                    || up.connection.announces_changes)
+            {
+                match client::list_tools(&up.connection.peer()).await {
+                    Ok(tools) => {
+                        *slot.catalog.locked() = tools
+                            .into_iter()
+                            .filter(|t| slot.file.offers(&t.name))
+                            .collect();
+                    }
+                    Err(why) => tracing::warn!(server = %slot.name, %why, "MCP list failed"),
+                }
+            }
+            if !matches!(*slot.state.locked(), ServerState::Ready { .. }) {
+                continue;
+            }
+            let catalog = slot.catalog.locked().clone();
+            all.extend(catalog.into_iter().map(|t| (slot.name.clone(), t)));
+        }
         all.sort_by_cached_key(|(server, tool)| names::tool_name(server, &tool.name));
         all
     }

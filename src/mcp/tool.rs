@@ -66,40 +66,6 @@ pub fn session_tools(hub: &Arc<McpHub>) -> Vec<Box<dyn Tool>> {
         .collect()
 }
 
-/// The hub's tools as the registry's late tools: the first request waits for the servers at
-/// most `FIRST_REQUEST_WAIT`, and those not ready by then are named.
-pub struct HubTools(pub Arc<McpHub>);
-
-#[async_trait]
-impl crate::tools::registry::LateTools for HubTools {
-    async fn tools(&self) -> (Vec<Box<dyn Tool>>, Vec<String>) {
-        let started = Instant::now();
-        self.0.settle(super::FIRST_REQUEST_WAIT).await;
-        tracing::info!(
-            ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            "waited for MCP servers"
-        );
-        let notices = self
-            .0
-            .reports()
-            .into_iter()
-            .filter(|r| !matches!(r.state, super::ServerState::Ready { .. }))
-            .map(|r| match r.state {
-                super::ServerState::Starting => format!(
-                    "MCP server `{}` was not ready for the first request: its tools are not offered in this session",
-                    r.name
-                ),
-                state => format!("MCP server `{}`: {}", r.name, state.describe()),
-            })
-            .collect();
-        (session_tools(&self.0), notices)
-    }
-
-    async fn shutdown(&self) {
-        self.0.shutdown().await;
-    }
-}
-
 #[async_trait]
 impl Tool for McpTool {
     fn spec(&self) -> ToolSpec {
@@ -131,33 +97,44 @@ impl Tool for McpTool {
                 "the arguments must be a JSON object".into(),
             ));
         };
-        let started = Instant::now();
-        let progress = cx.tail.clone().map(|tail| {
-            Arc::new(move |p: McpProgress| tail(&progress_line(&p))) as super::client::ProgressSink
-        });
-        let answer = self
-            .hub
-            .call(&self.server, &self.tool, arguments, &cx.cancel, progress)
-            .await;
-        if cx.cancel.is_cancelled() {
-            return Err(ToolError::Cancelled);
-        }
-        let answer = result::answer(&answer.map_err(ToolError::Failed)?);
-        if answer.is_error {
-            return Err(ToolError::Failed(format!(
-                "the tool `{}` of the MCP server `{}` reported an error: {}",
-                self.tool, self.server, answer.text
-            )));
-        }
-        Ok(ToolOutput::Mcp(McpCall {
-            server: self.server.clone(),
-            tool: self.tool.clone(),
-            text: answer.text,
-            structured: answer.structured,
-            spill_path: answer.spill_path,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        }))
+        run_call(&self.hub, &self.server, &self.tool, arguments, cx).await
     }
+}
+
+/// Calls `tool` of `server` through the hub: progress to the call's tail, Esc cancels, the
+/// answer as the model reads it (an `isError` answer is the call's error).
+pub async fn run_call(
+    hub: &McpHub,
+    server: &str,
+    tool: &str,
+    arguments: serde_json::Map<String, serde_json::Value>,
+    cx: &ToolCx,
+) -> Result<ToolOutput, ToolError> {
+    let started = Instant::now();
+    let progress = cx.tail.clone().map(|tail| {
+        Arc::new(move |p: McpProgress| tail(&progress_line(&p))) as super::client::ProgressSink
+    });
+    let answer = hub
+        .call(server, tool, arguments, &cx.cancel, progress)
+        .await;
+    if cx.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    let answer = result::answer(&answer.map_err(ToolError::Failed)?);
+    if answer.is_error {
+        return Err(ToolError::Failed(format!(
+            "the tool `{tool}` of the MCP server `{server}` reported an error: {}",
+            answer.text
+        )));
+    }
+    Ok(ToolOutput::Mcp(McpCall {
+        server: server.to_string(),
+        tool: tool.to_string(),
+        text: answer.text,
+        structured: answer.structured,
+        spill_path: answer.spill_path,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }))
 }
 
 /// A progress notification as a line of the call's card.

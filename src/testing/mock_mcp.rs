@@ -32,8 +32,8 @@ pub struct McpScript {
     /// Never answer `initialize` (a server that hangs at start).
     #[serde(default)]
     pub never_initialize: bool,
-    /// Announce `tools.listChanged` and send `notifications/tools/list_changed` after the
-    /// first call.
+    /// Announce `tools.listChanged`, and after the first call list one more tool
+    /// (`added_later`) and send `notifications/tools/list_changed`.
     #[serde(default)]
     pub list_changed: bool,
     /// Where every received message (and `{"pid": N}` at start) is appended.
@@ -86,6 +86,12 @@ impl Server {
 
     fn tools(&self) -> Vec<Value> {
         let mut tools = self.script.tools.clone();
+        if self.script.list_changed && self.calls.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            tools.push(tool(
+                "added_later",
+                "A tool the server added after the first call.",
+            ));
+        }
         for i in 0..self.script.generate {
             tools.push(tool(
                 &format!("tool_{i:03}"),
@@ -184,6 +190,10 @@ fn call(server: &Arc<Server>, id: &Value, params: &Value) {
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
         == 0;
     let text = |t: String| json!({"content": [{"type": "text", "text": t}]});
+    // Announced before the answer, so a client has it before it sees the result.
+    if first && server.script.list_changed {
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+    }
     match name {
         "echo" => server.answer(
             id,
@@ -231,8 +241,5 @@ fn call(server: &Arc<Server>, id: &Value, params: &Value) {
             server.answer(id, text(format!("BEGIN{}END", "x".repeat(size))));
         }
         other => server.answer(id, text(format!("{other} called with {args}"))),
-    }
-    if first && server.script.list_changed {
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
     }
 }

@@ -86,11 +86,11 @@ impl Tool for Bash {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "bash",
-            description: "Run a command with bash -c in the workspace; no stdin or terminal. \
-                Returns stdout, [stderr] and markers ([exit code: N]); long output is cut to \
-                head and tail, the full text saved to a file. Past its timeout it goes on as a \
-                background job (on_timeout: \"kill\" kills it). Processes left running when it \
-                exits are killed: use background: true for servers, then job_output/job_kill.",
+            description: "Run a bash command in the workspace (no stdin, no terminal). Returns \
+                stdout, [stderr] and [exit code: N]; long output keeps head and tail, the whole \
+                in a file. Past its timeout it goes on as a background job (or is killed: \
+                on_timeout kill). What it leaves running is killed: start servers with \
+                background: true, then use job_output/job_kill.",
             parameters: json!({
                 "type": "object",
                 "properties": {

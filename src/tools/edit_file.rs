@@ -75,10 +75,9 @@ impl Tool for EditFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "edit_file",
-            description: "Replace exact text in a file you have read. old_string must match \
-                          exactly (whitespace too, no line numbers) and be unique, unless \
-                          replace_all. For several changes pass `edits` instead (in order, all or \
-                          none).",
+            description: "Replace exact text in a file you have read: old_string must match \
+                          exactly (whitespace too, no line numbers) and be unique unless \
+                          replace_all. Several changes: `edits` (in order, all or none).",
             parameters: json!({
                 "type": "object",
                 "properties": {

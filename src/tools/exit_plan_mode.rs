@@ -44,8 +44,8 @@ impl Tool for ExitPlanMode {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: crate::tools::EXIT_PLAN_MODE,
-            description: "In plan mode: propose your plan (markdown) to the user, who approves \
-                it (then you carry it out) or answers with feedback (then keep planning).",
+            description: "In plan mode: propose your plan (markdown); the user approves it (you \
+                carry it out) or gives feedback (keep planning).",
             parameters: json!({
                 "type": "object",
                 "properties": { "plan": { "type": "string" } },

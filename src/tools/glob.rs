@@ -38,14 +38,13 @@ impl Tool for Glob {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "glob",
-            description: "Find files by glob pattern, newest first (at most 500). `*` stays within \
-                          one directory, `**` crosses them: `**/*.rs` finds Rust files anywhere, \
-                          `src/*.ts` only directly in src. Skips what .gitignore ignores.",
+            description: "Find files by glob, newest first (at most 500): `**/*.rs` matches at \
+                          any depth, `*` within one directory. Skips ignored files.",
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "pattern": {"type": "string"},
-                    "path": {"type": "string", "description": "Directory to search (default: workspace root)"}
+                    "path": {"type": "string", "description": "default: workspace root"}
                 },
                 "required": ["pattern"]
             }),

@@ -78,8 +78,8 @@ impl Tool for Grep {
         ToolSpec {
             name: "grep",
             description: "Search file contents by regex (ripgrep syntax), skipping binary and \
-                          .gitignored files. output_mode: content (lines with numbers, default), \
-                          files, or count. At most `limit` results (default 200).",
+                          ignored files. output_mode: content (numbered lines, default), files or \
+                          count; at most `limit` results (default 200).",
             parameters: json!({
                 "type": "object",
                 "properties": {

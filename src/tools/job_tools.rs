@@ -46,8 +46,8 @@ impl Tool for JobOutput {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "job_output",
-            description: "New output of a background job since the last read, and whether it is \
-                still running. wait_ms: wait up to this long for new output or the job's end.",
+            description: "A background job's new output since the last read and whether it \
+                still runs; wait_ms waits for more or its end.",
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -79,7 +79,7 @@ impl Tool for JobKill {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "job_kill",
-            description: "Stop a background job and everything it started; returns its last output.",
+            description: "Stop a background job and all it started; returns its last output.",
             parameters: json!({
                 "type": "object",
                 "properties": { "job_id": { "type": "string" } },

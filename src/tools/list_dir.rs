@@ -41,13 +41,13 @@ impl Tool for ListDir {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "list_dir",
-            description: "List a directory's files and subdirectories (marked with /), sorted, \
-                          skipping what .gitignore ignores. At most 500 entries.",
+            description: "List a directory (subdirectories end in /), sorted, skipping ignored \
+                          files; at most 500 entries.",
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "Directory (default: workspace root)"},
-                    "depth": {"type": "integer", "description": "Levels to descend (default 2)"}
+                    "path": {"type": "string", "description": "default: workspace root"},
+                    "depth": {"type": "integer", "description": "default 2"}
                 }
             }),
         }

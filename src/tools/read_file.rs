@@ -51,14 +51,13 @@ impl Tool for ReadFile {
         ToolSpec {
             name: "read_file",
             description: "Read a text file, numbered like `cat -n`. For long files pass offset \
-                          (1-based line) and limit; the output says where to continue. Read a \
-                          file before write_file overwrites it or edit_file changes it.",
+                          (1-based line) and limit; the output says where to continue.",
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "Relative to the workspace, or absolute"},
-                    "offset": {"type": "integer", "description": "First line to show (default 1)"},
-                    "limit": {"type": "integer", "description": "Lines to show (default 2000)"}
+                    "path": {"type": "string"},
+                    "offset": {"type": "integer"},
+                    "limit": {"type": "integer", "description": "default 2000"}
                 },
                 "required": ["path"]
             }),

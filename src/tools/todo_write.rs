@@ -54,9 +54,8 @@ impl Tool for TodoWrite {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "todo_write",
-            description: "Replace your task list for this request: send the whole list every \
-                time. Keep exactly one item in_progress while working; mark items completed as \
-                soon as they are done.",
+            description: "Replace your task list (all of it each time); keep one item \
+                in_progress, mark items completed once done.",
             parameters: json!({
                 "type": "object",
                 "properties": {

@@ -36,14 +36,13 @@ impl Tool for WriteFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "write_file",
-            description: "Create a file, or replace all of an existing one (read it first). Parent \
-                          directories are created; a final newline is added. Prefer edit_file to \
-                          change part of a file.",
+            description: "Create or overwrite a whole file (read an existing one first); parent \
+                          directories are created. Prefer edit_file for part of a file.",
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "Relative to the workspace, or absolute"},
-                    "content": {"type": "string", "description": "The complete new content"}
+                    "path": {"type": "string"},
+                    "content": {"type": "string"}
                 },
                 "required": ["path", "content"]
             }),

@@ -295,3 +295,141 @@ async fn an_unannotated_tool_asks_in_auto_edit_a_rule_allows_it_and_headless_den
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(allowed.calls().len(), 1, "{run:?}");
 }
+
+/// The tools array of every request, as sent.
+fn tools_arrays(llm: &MockLlm) -> Vec<Value> {
+    llm.requests().iter().map(|r| r["tools"].clone()).collect()
+}
+
+#[tokio::test]
+async fn a_300_tool_catalog_is_reached_through_mcp_search_and_mcp_call_with_a_fixed_array() {
+    let big = Server::new(McpScript {
+        generate: 300,
+        ..McpScript::default()
+    });
+    let sb = Sandbox::new().config(&big.table("big", ""));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "mcp_search", json!({"query": "number 42"})),
+        Script::tool_call(
+            "c2",
+            "mcp_call",
+            json!({"server": "big", "tool": "tool_042", "arguments": {"text": "x"}}),
+        ),
+        Script::text("done"),
+    ])
+    .await;
+    let run = exec(&sb, &llm, "auto").await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("more than a tenth of the window"),
+        "{}",
+        run.stderr
+    );
+    let names = offered(&llm, 0);
+    assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
+    assert!(names.ends_with(&["mcp_search".to_string(), "mcp_call".to_string()]));
+    let found = llm.tool_result(1, "c1").unwrap();
+    assert!(
+        found.contains("tool `tool_042`") && found.contains("arguments schema: {"),
+        "{found}"
+    );
+    let calls = big.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["params"]["name"], "tool_042");
+    assert_eq!(calls[0]["params"]["arguments"], json!({"text": "x"}));
+    assert!(
+        llm.tool_result(2, "c2")
+            .unwrap()
+            .contains("tool_042 called")
+    );
+    // Byte-identical tools arrays: the schemas arrived as results, the prefix stayed.
+    let arrays = tools_arrays(&llm);
+    assert!(arrays.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[tokio::test]
+async fn tools_list_changed_mid_session_changes_no_request_prefix() {
+    let changing = Server::new(McpScript {
+        list_changed: true,
+        ..echo_tools()
+    });
+    let sb = Sandbox::new().config(&changing.table("live", ""));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "mcp__live__echo", json!({"text": "first"})),
+        Script::tool_call("c2", "mcp_search", json!({"query": "added"})),
+        Script::tool_call(
+            "c3",
+            "mcp_call",
+            json!({"server": "live", "tool": "added_later", "arguments": {}}),
+        ),
+        Script::text("done"),
+    ])
+    .await;
+    let run = exec(&sb, &llm, "auto").await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let names = offered(&llm, 0);
+    assert!(names.contains(&"mcp__live__echo".to_string()), "{names:?}");
+    assert!(names.contains(&"mcp_search".to_string()), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.contains("added_later")),
+        "{names:?}"
+    );
+    // The new tool is found and called through the pair.
+    let found = llm.tool_result(2, "c2").unwrap();
+    assert!(
+        found.contains("added_later"),
+        "{found} {:?}",
+        changing.received()
+    );
+    assert!(
+        llm.tool_result(3, "c3")
+            .unwrap()
+            .contains("added_later called")
+    );
+    // Every request starts with the whole of the one before: nothing before it changed.
+    let requests = llm.requests();
+    for pair in requests.windows(2) {
+        assert_eq!(pair[0]["tools"], pair[1]["tools"]);
+        let (before, after) = (
+            pair[0]["messages"].as_array().unwrap(),
+            pair[1]["messages"].as_array().unwrap(),
+        );
+        assert_eq!(before[..], after[..before.len()]);
+    }
+}
+
+/// The first request of a plain session (a fresh git workspace with a README, no AGENTS.md,
+/// skills, MCP or language servers, the measure): its size, counted as if the
+/// workspace's path were 24 characters (the temp dir's name varies), and the mock.
+pub(crate) async fn plain_first_request(config: &str) -> (usize, MockLlm) {
+    let sb = Sandbox::new()
+        .file("README.md", "# demo\n\nA small project.\n")
+        .config(config);
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(sb.workspace())
+        .status();
+    assert!(git.is_ok_and(|s| s.success()));
+    let llm = MockLlm::start(vec![Script::text("hi")]).await;
+    let run = sb.exec(&llm.url(), &["hello"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let raw = llm.recorded()[0].raw.len();
+    let path = sb.workspace().to_string_lossy().len();
+    (raw - path + 24, llm)
+}
+
+#[tokio::test]
+async fn a_plain_session_s_first_request_is_under_6_kb() {
+    let (bytes, llm) = plain_first_request("").await;
+    let body = llm.request(0);
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    // No skill exists, so `skill` takes no room; every other tool is there.
+    assert!(!names.contains(&"skill"), "{names:?}");
+    assert_eq!(names.len(), 12, "{names:?}");
+    assert!(bytes < 6_000, "the first request is {bytes} bytes");
+}
