@@ -2,7 +2,10 @@
 //! tools, permission gate, session (new or resumed). Shared by the TUI and `exec`.
 
 pub mod network;
+mod session_tools;
 use network::{command_network_env, network_stack, web_env};
+pub use session_tools::with_mcp;
+use session_tools::without_idle_skill;
 
 use crate::process;
 use std::sync::Arc;
@@ -211,45 +214,6 @@ pub fn load_hooks(
     )
     .map_err(|err| UsageError(err.to_string()))?;
     Ok(loaded)
-}
-
-/// The tools without `skill` when no skill exists at the session's start (it would only take
-/// room in every request; a skill added later is offered from the next session on).
-fn without_idle_skill(
-    mut tools: Vec<Box<dyn Tool>>,
-    workspace: &std::path::Path,
-    dirs: &Dirs,
-) -> Vec<Box<dyn Tool>> {
-    let sources = crate::skills::Sources::with_dirs(workspace, dirs);
-    if crate::skills::discover_skills(&sources).items.is_empty() {
-        tools.retain(|tool| tool.spec().name != crate::skills::SKILL_TOOL);
-    }
-    tools
-}
-
-/// The registry with the tools of the user's MCP servers, which start now in the background
-/// and join at the first request (a project's servers are not read here).
-pub fn with_mcp(registry: Registry, config: &Config, tools: &ToolEnv) -> Registry {
-    let servers: crate::config::McpServersFile = config
-        .mcp_servers
-        .iter()
-        .filter(|(_, file)| file.is_enabled())
-        .map(|(name, file)| (name.clone(), file.clone()))
-        .collect();
-    if servers.is_empty() {
-        return registry;
-    }
-    let hub = crate::mcp::McpHub::start(
-        &servers,
-        crate::mcp::McpRunSettings {
-            workspace: tools.workspace.clone(),
-            process: tools.bash.clone(),
-        },
-    );
-    registry.with_late(Arc::new(crate::mcp::late::HubTools {
-        hub,
-        window_tokens: config.context_window,
-    }))
 }
 
 /// The session's language servers (built-ins on `PATH`, `[lsp.NAME]`, the project's that are

@@ -420,7 +420,8 @@ pub(crate) async fn plain_first_request(config: &str) -> (usize, MockLlm) {
 
 #[tokio::test]
 async fn a_plain_session_s_first_request_is_under_6_kb() {
-    let (bytes, llm) = plain_first_request("").await;
+    // No language server: the machine's PATH may have one.
+    let (bytes, llm) = plain_first_request("[lsp]\nenabled = false\n").await;
     let body = llm.request(0);
     let names: Vec<&str> = body["tools"]
         .as_array()
