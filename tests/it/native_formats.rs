@@ -412,3 +412,23 @@ async fn anthropic_errors_show_the_provider_s_words_and_name_the_key_variable() 
     assert!(text.contains("ANTHROPIC_API_KEY"), "{text}");
     assert!(text.contains("invalid x-api-key"), "{text}");
 }
+
+#[test]
+fn chat_sends_reasoning_effort_only_when_set() {
+    let messages = WireMessages::from(vec![ChatMessage::User {
+        content: "hi".into(),
+    }]);
+    let request = ChatRequest {
+        messages: &messages,
+        tools: &[],
+    };
+    let plain = HttpModel::new(settings("http://127.0.0.1:9/v1".into())).unwrap();
+    let plain: Value = serde_json::from_slice(&plain.request_body(request).unwrap()).unwrap();
+    assert!(plain.get("reasoning_effort").is_none());
+    let mut effort = settings("http://127.0.0.1:9/v1".into());
+    effort.wire.reasoning_effort = Some("high".into());
+    let effort = HttpModel::new(effort).unwrap();
+    let effort: Value = serde_json::from_slice(&effort.request_body(request).unwrap()).unwrap();
+    assert_eq!(effort["reasoning_effort"], "high");
+    assert_eq!(effort["messages"], plain["messages"]);
+}
