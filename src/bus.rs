@@ -188,6 +188,8 @@ pub enum UserCommand {
     },
     /// Ask for `AgentEvent::CostReport` (the TUI's `/cost`).
     ShowCost,
+    /// Ask for `ReportEvent::LanguageServers` with the listing (the TUI's `/lsp`).
+    ShowLsp,
     /// Ask for `AgentEvent::RewindPoints` (the `/rewind` picker).
     ListRewindPoints,
     /// `/undo`, `/redo`, `/rewind`. With `apply` false only the plan is published

@@ -120,6 +120,9 @@ pub enum Command {
     /// The hooks: list them, run them on a sample input, trust a project's.
     #[command(subcommand)]
     Hooks(HooksCommand),
+    /// The language servers: which are configured or found on PATH, and their state.
+    #[command(subcommand)]
+    Lsp(LspCommand),
     /// Internal: run a command inside the Landlock sandbox.
     #[command(name = "__sandbox", hide = true, disable_help_flag = true)]
     Sandbox {
@@ -207,6 +210,13 @@ pub enum HooksCommand {
         #[arg(long, short = 'y')]
         yes: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LspCommand {
+    /// Show every language server of this directory: where it comes from, its files, its
+    /// state, and why one does not run.
+    List,
 }
 
 /// A mistake in how cairn was called (exit status 2), as opposed to a failure while running.

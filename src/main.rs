@@ -139,6 +139,11 @@ async fn dispatch(dirs: &Dirs, cli: Cli) -> Result<i32> {
             print_out(&text, false);
             Ok(code)
         }
+        Some(Command::Lsp(cairn::cli::LspCommand::List)) => {
+            let (text, code) = subcommands::lsp_list(dirs)?;
+            print_out(&text, false);
+            Ok(code)
+        }
         Some(Command::Sandbox { .. }) => Ok(status::USAGE),
     }
 }

@@ -24,8 +24,10 @@ use crate::{launch, policy_cmd, visible};
 use tokio_util::sync::CancellationToken;
 
 mod hooks;
+mod lsp;
 mod undo;
 pub use hooks::hooks;
+pub use lsp::lsp_list;
 pub use undo::undo;
 
 /// The full-screen UI on a new or resumed session. Without an API key it shows the setup

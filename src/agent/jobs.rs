@@ -47,6 +47,39 @@ impl Agent {
         {
             self.tell_model(text);
         }
+        self.publish_lsp();
+    }
+
+    /// The language servers' states for the status line, when they changed.
+    pub(super) fn publish_lsp(&self) {
+        let changed = self
+            .engine
+            .tool_env
+            .lsp
+            .as_ref()
+            .and_then(|l| l.indicator_changed());
+        if let Some(indicator) = changed {
+            self.emit(AgentEvent::Report(ReportEvent::LanguageServers {
+                indicator,
+                listing: None,
+            }));
+        }
+    }
+
+    /// `/lsp`: every server, its state, why one does not run, and the log path.
+    pub(super) fn show_lsp(&self) {
+        let log = self.settings.dirs.log_file();
+        let (indicator, listing) = match &self.engine.tool_env.lsp {
+            Some(lsp) => (lsp.indicator(), lsp.listing(&log)),
+            None => (
+                None,
+                "language servers are off ([lsp] enabled = false)\n".to_string(),
+            ),
+        };
+        self.emit(AgentEvent::Report(ReportEvent::LanguageServers {
+            indicator,
+            listing: Some(listing),
+        }));
     }
 
     /// After a resume's history: the cards of the jobs a restart ended say so, and the user

@@ -156,6 +156,7 @@ impl Agent {
                     let rows = self.cost_rows();
                     self.emit(AgentEvent::Report(ReportEvent::CostReport { rows }));
                 }
+                UserCommand::ShowLsp => self.show_lsp(),
                 // Handled in order, like a request: never while one runs.
                 UserCommand::ListRewindPoints => self.list_rewind_points(),
                 UserCommand::Restore { what, apply } => self.restore(what, apply).await,

@@ -191,6 +191,7 @@ impl Agent {
             return Some(EndReason::Completed);
         }
         let outcome = self.run_calls(&completion, cancel).await;
+        self.publish_lsp();
         self.show_seen_images();
         self.report_context();
         match outcome {

@@ -86,6 +86,13 @@ pub enum ReportEvent {
     CostReport {
         rows: Vec<CostRow>,
     },
+    /// The language servers' states for the status line (`indicator`: `rust-analyzer
+    /// ready`; none before any started), sent when they change; with `listing` (every
+    /// server, why one does not run, the log path) as the answer to `UserCommand::ShowLsp`.
+    LanguageServers {
+        indicator: Option<String>,
+        listing: Option<String>,
+    },
 }
 
 /// One saved session, as `cairn sessions` and the resume picker show it.

@@ -125,6 +125,8 @@ struct LspInner {
     late: std::sync::Mutex<Vec<Late>>,
     /// The latest write per file: a write's diagnostics are dropped once a newer one came.
     edits: std::sync::Mutex<HashMap<PathBuf, u64>>,
+    /// The status line's indicator as last published.
+    shown: std::sync::Mutex<Option<String>>,
 }
 
 /// The session's language servers.
@@ -143,6 +145,7 @@ impl Lsp {
                 slots: Default::default(),
                 late: Default::default(),
                 edits: Default::default(),
+                shown: Default::default(),
             }),
         })
     }
@@ -391,6 +394,71 @@ impl Lsp {
                 .collect()
         };
         futures_util::future::join_all(running.iter().map(|s| s.stop())).await;
+    }
+
+    /// The listing of `cairn lsp list` and `/lsp`: one line per server (name, state, files,
+    /// command), what the servers may do, and where their log lines go.
+    pub fn listing(&self, log: &Path) -> String {
+        let statuses = self.statuses();
+        if statuses.is_empty() {
+            return "no language server is configured or found on PATH (built-ins: rust-analyzer, pyright-langserver, pylsp, typescript-language-server, gopls, clangd; or [lsp.NAME] in the config)\n".into();
+        }
+        let mut out = String::new();
+        for status in &statuses {
+            let state = match &status.state {
+                LspState::Failed(why) => format!("failed: {why}"),
+                other => other.label().to_string(),
+            };
+            let files = if status.extensions.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " [{}]",
+                    status
+                        .extensions
+                        .iter()
+                        .map(|e| format!(".{e}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            };
+            let pid = status.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
+            let command = if status.command.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", status.command)
+            };
+            out.push_str(&format!("{}: {state}{pid}{files}{command}\n", status.name));
+        }
+        out.push_str(&format!(
+            "Servers start on the first file of their language; {}.\nlog: {}\n",
+            self.sandbox_note(),
+            log.display()
+        ));
+        out
+    }
+
+    /// One short text for the status line: every started server's state (none before any
+    /// started).
+    pub fn indicator(&self) -> Option<String> {
+        let started: Vec<String> = self
+            .statuses()
+            .into_iter()
+            .filter(|s| s.state != LspState::Idle && !(s.pid.is_none() && s.command.is_empty()))
+            .map(|s| format!("{} {}", s.name, s.state.label()))
+            .collect();
+        (!started.is_empty()).then(|| started.join(", "))
+    }
+
+    /// The indicator when it changed since last asked (`Some(None)`: it went away).
+    pub fn indicator_changed(&self) -> Option<Option<String>> {
+        let now = self.indicator();
+        let mut last = self.inner.shown.locked();
+        if *last == now {
+            return None;
+        }
+        last.clone_from(&now);
+        Some(now)
     }
 
     /// The log-facing description of the servers' sandbox: for `/lsp` and `cairn lsp list`.

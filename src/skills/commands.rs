@@ -19,7 +19,7 @@ use super::{Skill, SkillScope, discover_skills, one_line, shorten};
 /// commands never take these names.
 pub const BUILT_IN: &[&str] = &[
     "new", "resume", "mode", "model", "diff", "diffs", "compact", "continue", "undo", "redo",
-    "rewind", "cost", "help", "quit", "exit", "skills", "jobs", "init", "retry",
+    "rewind", "cost", "help", "quit", "exit", "skills", "jobs", "init", "retry", "lsp",
 ];
 
 /// Files per place at most.

@@ -502,3 +502,22 @@ pub(crate) fn real_lsp(root: &Path, program: &Path, wait_ms: u64) -> Lsp {
     })
     .unwrap()
 }
+
+/// `cairn lsp list`: the configured server with its files, one that is not installed and
+/// why, the sandbox, the log path.
+#[tokio::test]
+async fn lsp_list_names_each_server_its_state_and_why_one_does_not_run() {
+    let config = format!(
+        "[lsp.mock]\ncommand = '{MOCK}'\nlanguages = ['mk']\n[lsp.gone]\ncommand = 'no-such-language-server'\nlanguages = ['zz']\n"
+    );
+    let sb = Sandbox::new().config(&config);
+    let (code, out, err) = sb.exec_raw_sync(&["lsp", "list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("mock: idle [.mk] {MOCK}")), "{out}");
+    assert!(
+        out.contains("gone: failed: no-such-language-server is not installed (not on PATH); cairn never downloads one"),
+        "{out}"
+    );
+    assert!(out.contains("network off"), "{out}");
+    assert!(out.contains("log: "), "{out}");
+}

@@ -194,6 +194,12 @@ impl App {
                     crate::tui::panes::cost::compaction_text(*before, *after, *pruned, *summarized);
                 self.notice(&text, NoticeLevel::Info);
             }
+            ReportEvent::LanguageServers { indicator, listing } => {
+                self.status.lsp.clone_from(indicator);
+                if let Some(listing) = listing {
+                    self.notice(listing.trim_end(), NoticeLevel::Info);
+                }
+            }
             ReportEvent::CostReport { rows } => {
                 let text = crate::tui::panes::cost::report_text(rows, &self.status.model);
                 self.notice(&text, NoticeLevel::Info);

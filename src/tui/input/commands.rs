@@ -166,6 +166,7 @@ impl App {
                 focus: (!arg.is_empty()).then(|| arg.to_string()),
             }),
             SlashAction::Cost => self.commands.push(UserCommand::ShowCost),
+            SlashAction::Lsp => self.commands.push(UserCommand::ShowLsp),
             SlashAction::Diffs => self.set_focus(Focus::Diffs),
             SlashAction::Continue => self.send_message(crate::bus::CONTINUE_PROMPT.to_string()),
             SlashAction::Undo | SlashAction::Redo | SlashAction::Rewind if self.busy => self.notice(

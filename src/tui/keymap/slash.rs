@@ -17,6 +17,7 @@ pub enum SlashAction {
     Rewind,
     Skills,
     Jobs,
+    Lsp,
     Init,
     Retry,
     Help,
@@ -111,6 +112,12 @@ pub const SLASH_COMMANDS: &[Slash] = &[
         args: "",
         action: SlashAction::Jobs,
         help: "the background jobs: output, kill",
+    },
+    Slash {
+        names: &["/lsp"],
+        args: "",
+        action: SlashAction::Lsp,
+        help: "the language servers: state, why one does not run, the log path",
     },
     Slash {
         names: &["/init"],

@@ -48,6 +48,8 @@ pub struct Status {
     pub sandbox_off: Option<String>,
     /// Background jobs running now (`⚙ 2 jobs` before the activity).
     pub jobs_running: usize,
+    /// The language servers' states (`rust-analyzer ready`), once one started.
+    pub lsp: Option<String>,
     /// Model requests of the session: no cost is shown before the first.
     pub requests: u64,
 }
@@ -67,6 +69,7 @@ impl Status {
             read_only,
             sandbox_off: None,
             jobs_running: 0,
+            lsp: None,
             requests: 0,
         }
     }
@@ -132,6 +135,9 @@ impl Status {
         let mut right = vec![Span::styled(activity, activity_style)];
         if let Some(hint) = hint {
             right = vec![Span::styled(hint.to_string(), theme::warning())];
+        }
+        if let Some(lsp) = &self.lsp {
+            right.insert(0, Span::styled(format!("{lsp} · "), theme::accent()));
         }
         if let Some(jobs) = crate::tui::jobs::indicator(self.jobs_running) {
             right.insert(0, Span::styled(format!("{jobs} · "), theme::accent()));
