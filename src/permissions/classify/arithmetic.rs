@@ -55,26 +55,55 @@ impl Walker {
         }
     }
 
-    /// Why arithmetic reading `names` could run something, without recording it.
+    /// Why arithmetic reading `names` could run something, without recording it. A name
+    /// holding code anywhere among them decides, whatever comes before it (`i=y` with y code).
     pub(crate) fn arithmetic_concern(&self, names: &[String]) -> Option<(Class, String)> {
-        for name in names {
-            if self.code_vars.contains(name) {
-                return Some((
-                    Class::Dangerous,
-                    format!("evaluates {name} as arithmetic, and its value holds code"),
-                ));
-            }
-            if !self.harmless_number(name) {
-                return Some((
-                    Class::Mutating,
-                    format!(
-                        "evaluates {name} as arithmetic; a value from outside can run commands \
-                         (a[$(cmd)])"
-                    ),
-                ));
-            }
+        if let Some(name) = names.iter().find(|name| self.code_vars.contains(*name)) {
+            return Some((
+                Class::Dangerous,
+                format!("evaluates {name} as arithmetic, and its value holds code"),
+            ));
         }
-        None
+        let name = names.iter().find(|name| !self.harmless_number(name))?;
+        Some((
+            Class::Mutating,
+            format!(
+                "evaluates {name} as arithmetic; a value from outside can run commands \
+                 (a[$(cmd)])"
+            ),
+        ))
+    }
+
+    /// A variable name as a builtin takes it in a word (`unset 'a[i]'`, `test -v a[i]`,
+    /// `declare 'a[i]=1'`, `read a[i]`): bash evaluates the subscript of an indexed array as
+    /// arithmetic, so it is judged as every arithmetic context is.
+    /// Returns whether `word` is a whole array element (`a[i]`), which then names no other
+    /// variable than `a`.
+    pub(crate) fn named_subscript(&mut self, word: &str) -> bool {
+        let Some(open) = word.find('[') else {
+            return false;
+        };
+        let name = &word[..open];
+        let rest = &word[open..];
+        let Some(close) = closing_bracket(rest) else {
+            return false;
+        };
+        let index = &rest[1..close];
+        let whole = is_name(name) && close + 1 == rest.len();
+        if matches!(index, "@" | "*") || self.assoc_vars.iter().any(|v| v == name) {
+            return whole;
+        }
+        // Quoting does not keep the builtin from evaluating it: `unset 'a[$(id)]'` runs id.
+        if index.contains("$(") || index.contains('`') {
+            self.push(
+                Vec::new(),
+                Class::Dangerous,
+                format!("bash evaluates the subscript of {word}, and it holds code"),
+            );
+            return whole;
+        }
+        self.arithmetic_text(index);
+        whole
     }
 
     /// Whether arithmetic on `name` cannot run anything: digits, bash's numeric variables,
@@ -183,6 +212,11 @@ impl Walker {
     }
 }
 
+fn is_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// The index of the `]` that closes the `[` `text` starts with.
 fn closing_bracket(text: &str) -> Option<usize> {
     let mut depth = 0usize;
@@ -223,6 +257,17 @@ fn split_top_level(text: &str, sep: char) -> Vec<&str> {
 /// The variable names an arithmetic expression reads (assigned ones included: `x=y` reads y,
 /// and `x` as a target is harmless only when plain).
 pub(crate) fn identifiers(node: Node, src: &str, out: &mut Vec<String>) {
+    // `i = y` (not `i += y`) only writes its left side.
+    if node.kind() == "binary_expression"
+        && node.child_by_field_name("operator").map(|o| text(o, src)) == Some("=")
+        && let Some(left) = node.child_by_field_name("left")
+        && left.kind() == "variable_name"
+    {
+        if let Some(right) = node.child_by_field_name("right") {
+            identifiers(right, src, out);
+        }
+        return;
+    }
     match node.kind() {
         "variable_name" | "word" => scan_identifiers(text(node, src), out),
         "special_variable_name" | "number" | "command_substitution" => {}

@@ -24,6 +24,8 @@ impl Walker {
         }
         let by = if name == "printf" { "printf -v" } else { name };
         for target in &targets {
+            // A code-holding subscript (`read 'a[y]'`) is dangerous, not only mutating.
+            self.named_subscript(&target.text);
             if let Some(why) = self.assigned_at_run_time(target, by) {
                 return Some(Own(Class::Mutating, why));
             }

@@ -238,7 +238,10 @@ impl Walker {
             "arithmetic_expansion" => self.arithmetic(node, src),
             "compound_statement" if text(node, src).starts_with("((") => self.arithmetic(node, src),
             "c_style_for_statement" => {
+                // The initializer is arithmetic too (`i=y` evaluates y), then its targets
+                // are known.
                 if let Some(init) = node.child_by_field_name("initializer") {
+                    self.arithmetic(init, src);
                     self.visit_assignments(init, src);
                 }
                 for field in ["condition", "update"] {
@@ -266,7 +269,10 @@ impl Walker {
             "unset_command" => {
                 for arg in node.named_children(&mut node.walk()) {
                     let w = word(arg, src);
-                    if !(w.text.starts_with('-') || w.literal && is_identifier(&w.text)) {
+                    let element = self.named_subscript(&w.text);
+                    if !(w.text.starts_with('-')
+                        || w.literal && (is_identifier(&w.text) || element))
+                    {
                         self.push(
                             Vec::new(),
                             Class::Mutating,
@@ -309,7 +315,11 @@ impl Walker {
                     let op = n.child_by_field_name("operator").map(|o| text(o, src));
                     if op == Some("-v") {
                         let operand = n.named_children(&mut n.walk()).last().map(|o| word(o, src));
-                        if let Some(w) = operand.filter(|w| !(w.literal && is_identifier(&w.text)))
+                        let element = operand
+                            .as_ref()
+                            .is_some_and(|w| self.named_subscript(&w.text));
+                        if let Some(w) =
+                            operand.filter(|w| !(w.literal && (is_identifier(&w.text) || element)))
                         {
                             self.push(
                                 Vec::new(),
@@ -374,6 +384,8 @@ impl Walker {
                 }
                 _ => {
                     let w = word(child, src);
+                    let target = w.text.split_once('=').map_or(w.text.as_str(), |(t, _)| t);
+                    self.named_subscript(target.trim_end_matches('+'));
                     self.push(
                         Vec::new(),
                         Class::Mutating,
@@ -462,8 +474,9 @@ impl Walker {
             }
             "test" | "[" => {
                 let named = args.windows(2).find(|w| w[0].text == "-v").map(|w| &w[1]);
+                let element = named.is_some_and(|w| self.named_subscript(&w.text));
                 named
-                    .filter(|w| !(w.literal && is_identifier(&w.text)))
+                    .filter(|w| !(w.literal && (is_identifier(&w.text) || element)))
                     .map(|w| {
                         Own(
                             Class::Mutating,
