@@ -23,6 +23,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::sync::MutexExt;
 
+/// Progress notifications kept for calls whose sink is not registered yet.
+const EARLY_PROGRESS: usize = 64;
+
 /// What a progress notification says, for the call's card.
 pub type ProgressSink = Arc<dyn Fn(McpProgress) + Send + Sync>;
 
@@ -37,8 +40,11 @@ pub struct McpProgress {
 /// What the SDK tells cairn about a server outside the calls.
 #[derive(Default)]
 pub struct Signals {
-    /// McpProgress sinks by progress token (as JSON text).
+    /// Progress sinks by progress token (as JSON text).
     progress: Mutex<HashMap<String, ProgressSink>>,
+    /// Progress that came before its call's sink was registered (the request is out before
+    /// its token is known here), replayed on registration; bounded.
+    early: Mutex<Vec<(String, McpProgress)>>,
     /// The server said its tools changed.
     pub tools_changed: AtomicBool,
 }
@@ -62,13 +68,21 @@ impl rmcp::ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         let key = token_key(&params.progress_token);
+        let progress = McpProgress {
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        };
         let sink = self.signals.progress.locked().get(&key).cloned();
-        if let Some(sink) = sink {
-            sink(McpProgress {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            });
+        match sink {
+            Some(sink) => sink(progress),
+            None => {
+                let mut early = self.signals.early.locked();
+                if early.len() >= EARLY_PROGRESS {
+                    early.remove(0);
+                }
+                early.push((key, progress));
+            }
         }
     }
 
@@ -196,7 +210,16 @@ pub async fn call(
         .map_err(|_| CallError::Closed)?;
     let key = token_key(&handle.progress_token);
     if let Some(sink) = progress {
-        signals.progress.locked().insert(key.clone(), sink);
+        signals.progress.locked().insert(key.clone(), sink.clone());
+        let early: Vec<McpProgress> = {
+            let mut early = signals.early.locked();
+            let (mine, rest): (Vec<_>, Vec<_>) = early.drain(..).partition(|(k, _)| *k == key);
+            *early = rest;
+            mine.into_iter().map(|(_, p)| p).collect()
+        };
+        for progress in early {
+            sink(progress);
+        }
     }
     let outcome = tokio::select! {
         answer = &mut handle.rx => Some(answer),

@@ -30,6 +30,8 @@ use client::{CallError, ListedTool, McpConnection, ProgressSink, Signals};
 
 /// The longest the first request waits for servers still starting.
 pub const FIRST_REQUEST_WAIT: Duration = Duration::from_secs(3);
+/// The longest shutdown waits for calls under way to end.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
 /// How often a server that died is started again in one session.
 const RESTARTS: u32 = 1;
 
@@ -121,6 +123,24 @@ pub struct McpHub {
     settings: McpRunSettings,
     /// Cancelled at shutdown: servers still starting give up at once.
     closing: CancellationToken,
+    /// Calls under way (shutdown lets them say their cancellation first).
+    inflight: Arc<watch::Sender<usize>>,
+}
+
+/// One call under way, counted while it lives.
+struct InFlight(Arc<watch::Sender<usize>>);
+
+impl InFlight {
+    fn enter(count: &Arc<watch::Sender<usize>>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Self(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl McpHub {
@@ -147,6 +167,7 @@ impl McpHub {
             slots,
             settings,
             closing: CancellationToken::new(),
+            inflight: Arc::new(watch::channel(0).0),
         });
         for slot in &hub.slots {
             let (slot, settings) = (slot.clone(), hub.settings.clone());
@@ -297,7 +318,19 @@ impl McpHub {
         };
         let (peer, signals) = self.connection_of(slot).await?;
         let timeout = Duration::from_secs(slot.file.tool_timeout_secs.unwrap_or(TOOL_TIMEOUT_SECS));
-        match client::call(&peer, &signals, tool, arguments, timeout, cancel, progress).await {
+        // On its own task: an interrupted call's future is dropped by the runtime, and the
+        // task still tells the server (`notifications/cancelled`) when `cancel` fires.
+        let (cancel, name) = (cancel.clone(), tool.to_string());
+        let inflight = InFlight::enter(&self.inflight);
+        let task = tokio::spawn(async move {
+            let _inflight = inflight;
+            client::call(
+                &peer, &signals, &name, arguments, timeout, &cancel, progress,
+            )
+            .await
+        });
+        let outcome = task.await.unwrap_or(Err(CallError::Closed));
+        match outcome {
             Ok(result) => Ok(result),
             Err(CallError::Closed) => {
                 let why = self.bury(slot).await;
@@ -364,6 +397,9 @@ impl McpHub {
     /// Stops every server and its whole process group.
     pub async fn shutdown(&self) {
         self.closing.cancel();
+        // Interrupted calls send their `notifications/cancelled` before the servers stop.
+        let mut calls = self.inflight.subscribe();
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, calls.wait_for(|n| *n == 0)).await;
         for slot in &self.slots {
             if let Some(live) = slot.live.lock().await.take() {
                 stop_live(live).await;

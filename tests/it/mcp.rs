@@ -434,3 +434,68 @@ async fn a_plain_session_s_first_request_is_under_6_kb() {
     assert_eq!(names.len(), 12, "{names:?}");
     assert!(bytes < 6_000, "the first request is {bytes} bytes");
 }
+
+#[tokio::test]
+async fn progress_reaches_the_card_and_an_interrupt_sends_notifications_cancelled() {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut script = echo_tools();
+    script.tools.push(tool("slow", "Takes its time."));
+    let demo = Server::new(script);
+    let sb = Sandbox::new().config(&demo.table("demo", ""));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "mcp__demo__slow", json!({})),
+        Script::text("done"),
+    ])
+    .await;
+    let url = llm.url();
+    let mut child = sb
+        .command(
+            &["exec", "--json", "--base-url", &url, "--mode", "auto", "go"],
+            &[],
+        )
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // The server's progress notifications reach the call's live tail (its card).
+    let mut tails = String::new();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let event: Value = serde_json::from_str(&line).unwrap_or_default();
+            if let Some(chunk) = event["chunk"].as_str() {
+                tails.push_str(chunk);
+            }
+            // Both, in either order (the SDK handles notifications side by side).
+            if tails.contains("progress 1/4: step 1") && tails.contains("progress 2/4: step 2") {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "no progress reached the tail: {tails:?}");
+    // Ctrl+C (Esc in the TUI) interrupts the call: the server is told.
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id().unwrap()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!status.success() || status.code().is_some());
+    let received = demo.received();
+    let call_id = received
+        .iter()
+        .find(|m| m["method"] == "tools/call")
+        .map(|m| m["id"].clone())
+        .unwrap();
+    let cancelled = received
+        .iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .cloned();
+    let cancelled = cancelled.unwrap_or_else(|| panic!("no cancellation in {received:?}"));
+    assert_eq!(cancelled["params"]["requestId"], call_id);
+    for pid in demo.pids() {
+        assert!(!alive(pid), "server process {pid} survived");
+    }
+}
