@@ -9,6 +9,7 @@
 mod ansi;
 pub mod capture;
 mod cgroup;
+mod fds;
 mod group;
 pub mod limits;
 pub mod net_env;

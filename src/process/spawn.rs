@@ -161,8 +161,8 @@ fn scrub_env(command: &mut Command, settings: &Settings, grant: Grant) {
     }
 }
 
-/// What runs in the child between fork and exec: its own session, death with cairn, its
-/// limits, then its sandbox.
+/// What runs in the child between fork and exec: no inherited descriptor, its own session,
+/// death with cairn, its limits, then its sandbox.
 fn enter_on_exec(
     command: &mut Command,
     sandbox: Option<&PreparedSandbox>,
@@ -178,6 +178,8 @@ fn enter_on_exec(
     let parent = std::process::id();
     unsafe {
         command.pre_exec(move || {
+            // Nothing of cairn's but the standard three descriptors reaches the program.
+            super::fds::close_inherited_on_exec()?;
             nix::unistd::setsid()
                 .map(|_| ())
                 .map_err(std::io::Error::from)?;

@@ -220,3 +220,69 @@ async fn a_served_program_dropped_unstopped_is_killed_with_its_group() {
     drop(served);
     wait_all_dead(&all).await;
 }
+
+/// A descriptor cairn inherited without close-on-exec (a socket or pipe its parent left
+/// open) reaches no program: writing to it fails, sandboxed or not, and nothing arrives.
+#[tokio::test]
+async fn a_descriptor_cairn_inherited_reaches_no_program() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let dir = tempfile::tempdir().unwrap();
+    let settings = process::Settings::default();
+    let mut ends = [0i32; 2];
+    // SAFETY: pipe fills the two descriptors; plain `pipe` leaves them inheritable, as a
+    // parent's would be.
+    assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+    // A number no other test uses, far above what the test binary opens.
+    let leaked = 917;
+    // SAFETY: dup2 onto a descriptor number nothing else in this process uses.
+    assert_eq!(unsafe { libc::dup2(ends[1], leaked) }, leaked);
+    // SAFETY: these descriptors are ours alone from here on.
+    let (read, write, leaked_end) = unsafe {
+        (
+            OwnedFd::from_raw_fd(ends[0]),
+            OwnedFd::from_raw_fd(ends[1]),
+            OwnedFd::from_raw_fd(leaked),
+        )
+    };
+    let script = format!(
+        "ls /proc/self/fd | tr '\\n' ' '; echo; if echo leaked >&{leaked}; then echo WROTE; else echo REFUSED; fi"
+    );
+    for grant in [Grant::Unsandboxed, Grant::WorkspaceWrite] {
+        let program = Program::new(
+            ["bash", "-c", script.as_str()],
+            dir.path(),
+            &settings,
+            grant,
+        );
+        let finished = run(&program, Input::Null, Duration::from_secs(20))
+            .await
+            .unwrap();
+        let out = text(&finished, Which::Stdout);
+        assert!(
+            out.contains("REFUSED") && !out.contains("WROTE"),
+            "{grant:?}: {out}"
+        );
+        let listed: Vec<&str> = out
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        assert!(
+            !listed.contains(&leaked.to_string().as_str()),
+            "{grant:?}: the program holds {listed:?}"
+        );
+    }
+    drop((write, leaked_end));
+    let mut buf = [0u8; 64];
+    // Every writer is closed: a read returns at once, with what any program wrote.
+    // SAFETY: reading into a buffer of the size given.
+    let got = unsafe {
+        libc::read(
+            std::os::fd::AsRawFd::as_raw_fd(&read),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    assert_eq!(got, 0, "a program wrote into the inherited pipe");
+}

@@ -336,3 +336,46 @@ async fn a_background_job_refused_a_socket_says_so_in_its_report() {
     );
     assert_eq!(tmux.connections(), 0);
 }
+
+/// A Unix datagram socket reaches any path by `sendto`: none is made, however it is asked
+/// for (`SOCK_DGRAM`, or `SOCK_RAW`, which the kernel makes a datagram socket too), so a
+/// server's datagram socket outside the workspace receives nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_unix_datagram_socket_is_made_however_it_is_asked_for() {
+    let test = "no_unix_datagram_socket_is_made_however_it_is_asked_for";
+    if !landlock(test) {
+        return;
+    }
+    if Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .is_err()
+    {
+        eprintln!("SKIPPED {test}: python3 is not installed");
+        return;
+    }
+    let sb = Sandbox::new().file("src/.keep", "");
+    let outside = sb.workspace().join("../journal-dgram.sock");
+    let server = std::os::unix::net::UnixDatagram::bind(&outside).unwrap();
+    server.set_nonblocking(true).unwrap();
+    let send = |kind: &str| {
+        format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX, socket.{kind}); s.sendto(b'x', '{}'); print('sent-{kind}')\"",
+            outside.display()
+        )
+    };
+    let commands = [send("SOCK_DGRAM"), send("SOCK_RAW")];
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let llm = MockLlm::start(script(&commands)).await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    for (i, kind) in ["SOCK_DGRAM", "SOCK_RAW"].iter().enumerate() {
+        let result = llm.tool_result(i + 1, &format!("c{i}")).unwrap();
+        let sent = format!("sent-{kind}");
+        assert!(!result.lines().any(|l| l == sent), "{result}");
+        assert!(result.contains("[sandbox:"), "the model is told: {result}");
+    }
+    let mut buf = [0u8; 16];
+    assert!(server.recv(&mut buf).is_err(), "a datagram got through");
+}

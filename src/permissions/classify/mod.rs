@@ -145,6 +145,9 @@ pub(crate) struct Walker {
     nesting: usize,
     /// Files a download command wrote earlier in the command line.
     pub downloaded: Vec<String>,
+    /// Descriptors above 2 that `exec N>file` (and the like) opened earlier in the command
+    /// line: a later `>&N` writes where that said.
+    pub opened_fds: Vec<u32>,
     /// Protected paths written by the command being judged; the next part pushed carries them.
     pub protected: RefCell<Vec<String>>,
     /// Variables assigned plain literal values (digits, words) earlier in the command line:
@@ -175,6 +178,7 @@ impl Walker {
             functions: Vec::new(),
             nesting: 0,
             downloaded: Vec::new(),
+            opened_fds: Vec::new(),
             protected: RefCell::new(Vec::new()),
             plain_vars: Vec::new(),
             code_vars: Vec::new(),

@@ -33,6 +33,16 @@ impl Walker {
             }
             None if body.kind() == "command" => {
                 let findings = self.write_findings(&redirects, src);
+                // `exec 3>file` opens the descriptor for the rest of the command line.
+                if text(body, src).trim() == "exec" {
+                    let opened = redirects.iter().filter_map(|r| {
+                        let copies = r
+                            .child_by_field_name("destination")
+                            .and_then(|d| copied_descriptor(&operator(*r, src), d, src));
+                        copies.is_none().then(|| descriptor_of(*r, src)).flatten()
+                    });
+                    self.opened_fds.extend(opened.collect::<Vec<_>>());
+                }
                 self.command(body, src, findings, &redirects);
             }
             None => self.visit(body, src),
@@ -73,8 +83,11 @@ impl Walker {
     }
 
     /// What the output redirections among `redirects` write, outside the harmless devices.
+    /// A copy of a descriptor above 2 that nothing in the command line opened (`>&5`) writes
+    /// to whatever cairn's own parent left open there: an unknown place.
     pub(crate) fn write_findings(&self, redirects: &[Node], src: &str) -> Vec<(Class, String)> {
         let mut findings = Vec::new();
+        let mut open = self.opened_fds.clone();
         for redirect in redirects {
             match redirect.kind() {
                 "file_redirect" => {
@@ -82,8 +95,28 @@ impl Walker {
                     let Some(dest) = redirect.child_by_field_name("destination") else {
                         continue;
                     };
+                    let descriptor = descriptor_of(*redirect, src);
+                    if let Some(copied) = copied_descriptor(&op, dest, src) {
+                        // `N>&M` and `N<&M`: N is now what M is.
+                        let known = copied <= 2 || open.contains(&copied);
+                        if op.starts_with('>') && !known {
+                            findings.push((
+                                Class::Mutating,
+                                format!(
+                                    "writes to descriptor {copied}, which the command did not \
+                                     open (an unknown place)"
+                                ),
+                            ));
+                        }
+                        if let Some(n) = descriptor.filter(|_| known) {
+                            open.push(n);
+                        }
+                        continue;
+                    }
+                    if let Some(n) = descriptor {
+                        open.push(n);
+                    }
                     if op != "<"
-                        && dest.kind() != "number"
                         && !(op == ">&" && text(dest, src) == "-")
                         && let Some(target) = destination(*redirect, src)
                     {
@@ -214,6 +247,21 @@ fn destination(redirect: Node, src: &str) -> Option<Word> {
             _ => return Some(target),
         }
     }
+}
+
+/// The descriptor a redirection sets (`3>file`, `4<&0`), when it names one.
+fn descriptor_of(redirect: Node, src: &str) -> Option<u32> {
+    redirect
+        .child_by_field_name("descriptor")
+        .and_then(|d| text(d, src).parse().ok())
+}
+
+/// The descriptor `>&M` or `<&M` copies (`>&-` closes: none).
+fn copied_descriptor(op: &str, dest: Node, src: &str) -> Option<u32> {
+    if !matches!(op, ">&" | "<&") {
+        return None;
+    }
+    text(dest, src).trim().parse().ok()
 }
 
 /// Whether a path is one of bash's network pseudo-devices.

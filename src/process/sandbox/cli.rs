@@ -102,9 +102,13 @@ pub fn sandbox_main(args: Vec<String>, dirs: &crate::dirs::Dirs) -> i32 {
     command
         .args(&parsed.command[1..])
         .env("TMPDIR", prepared.temp_dir());
-    // SAFETY: `enter` makes only raw system calls, safe between fork and exec.
+    // SAFETY: `enter` and the descriptor marking make only raw system calls, safe between
+    // fork and exec.
     unsafe {
-        command.pre_exec(move || entry.enter());
+        command.pre_exec(move || {
+            crate::process::fds::close_inherited_on_exec()?;
+            entry.enter()
+        });
     }
     // A child, not exec: the temp dir is removed once the command ended.
     let status = match command.spawn().and_then(|mut child| {

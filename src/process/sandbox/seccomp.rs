@@ -77,6 +77,7 @@ enum Label {
     Notify,
     Kill,
     Socket,
+    NewUnixSocket,
     Socketpair,
     Connect,
 }
@@ -154,21 +155,32 @@ pub fn deny_sockets(unix: UnixSockets) -> Option<Filter> {
         JumpIfEq(libc::SYS_connect as u32, Connect),
         JumpIfEq(libc::SYS_io_uring_setup as u32, Deny),
         Return(RET_ALLOW),
+        // By allowlist: the Unix socket types whose every way out is a `connect` the
+        // supervisor sees (stream, seqpacket). Anything else is refused, datagram sockets
+        // included however they are asked for (`SOCK_RAW` makes one too), since a datagram
+        // socket reaches any path by `sendto`, with no `connect` to supervise.
         Here(Socket),
         Load(ARG0_LOW),
         JumpIfEq(libc::AF_NETLINK as u32, Allow),
         JumpIfNotEq(libc::AF_UNIX as u32, Deny),
         Load(ARG1_LOW),
         And(SOCK_TYPE_MASK),
-        // A datagram socket reaches any path by `sendto`, with no `connect` to supervise.
-        JumpIfEq(libc::SOCK_DGRAM as u32, Notify),
+        JumpIfEq(libc::SOCK_STREAM as u32, NewUnixSocket),
+        JumpIfEq(libc::SOCK_SEQPACKET as u32, NewUnixSocket),
+        // The supervisor refuses it and notes what was refused.
+        Return(RET_USER_NOTIF),
+        Here(NewUnixSocket),
         Return(ret(new_unix_socket)),
+        // A process's own pipes (libuv, Python): a pair of stream or seqpacket Unix sockets.
+        // A datagram pair could be re-connected, or sent from, to any path.
         Here(Socketpair),
+        Load(ARG0_LOW),
+        JumpIfNotEq(libc::AF_UNIX as u32, Deny),
         Load(ARG1_LOW),
         And(SOCK_TYPE_MASK),
-        // A datagram pair can be re-connected, or sent from, to any path.
-        JumpIfEq(libc::SOCK_DGRAM as u32, Deny),
-        Return(RET_ALLOW),
+        JumpIfEq(libc::SOCK_STREAM as u32, Allow),
+        JumpIfEq(libc::SOCK_SEQPACKET as u32, Allow),
+        Return(RET_ERRNO | libc::EACCES as u32),
         Here(Connect),
         Return(ret(on_connect)),
         Here(Deny),
@@ -297,6 +309,45 @@ mod tests {
         assert_eq!(call(Refused, libc::SYS_connect, [3, 0]), RET_ALLOW);
         assert_eq!(call(Supervised, socket, unix_stream), RET_ALLOW);
         assert_eq!(call(Supervised, libc::SYS_connect, [3, 0]), RET_USER_NOTIF);
+    }
+
+    /// Unix sockets by allowlist: every type but stream and seqpacket (SOCK_RAW, which the
+    /// kernel makes a datagram socket, SOCK_RDM, SOCK_PACKET, a type number not known yet)
+    /// never becomes a socket the command holds, made alone or as a pair, and a pair of
+    /// another family is refused.
+    #[test]
+    fn unix_sockets_are_made_only_of_the_types_the_supervisor_judges() {
+        if AUDIT_ARCH.is_none() {
+            return;
+        }
+        use UnixSockets::*;
+        let flags = libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+        for unix in [Refused, Supervised] {
+            for kind in [
+                libc::SOCK_DGRAM,
+                libc::SOCK_RAW,
+                libc::SOCK_RDM,
+                10, // SOCK_PACKET
+                7,
+                15,
+            ] {
+                let socket = call(unix, libc::SYS_socket, [libc::AF_UNIX, kind | flags]);
+                assert_eq!(socket, RET_USER_NOTIF, "socket type {kind}");
+                let pair = call(unix, libc::SYS_socketpair, [libc::AF_UNIX, kind | flags]);
+                assert_eq!(pair, DENY, "socketpair type {kind}");
+            }
+            for family in [libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK, 99] {
+                let pair = call(unix, libc::SYS_socketpair, [family, libc::SOCK_STREAM]);
+                assert_eq!(pair, DENY, "socketpair family {family}");
+            }
+            let seqpacket = [libc::AF_UNIX, libc::SOCK_SEQPACKET | flags];
+            let expected = if unix == Supervised {
+                RET_ALLOW
+            } else {
+                RET_USER_NOTIF
+            };
+            assert_eq!(call(unix, libc::SYS_socket, seqpacket), expected);
+        }
     }
 
     #[test]

@@ -249,10 +249,10 @@ fn decide(
     let nr = libc::c_long::from(notif.data.nr);
     if nr == libc::SYS_socket {
         let kind = notif.data.args[1] as i32 & 0xf;
-        let what = if kind == libc::SOCK_DGRAM {
-            "a Unix datagram socket"
-        } else {
-            "a new Unix socket"
+        let what = match kind {
+            libc::SOCK_STREAM | libc::SOCK_SEQPACKET => "a new Unix socket",
+            libc::SOCK_DGRAM | libc::SOCK_RAW => "a Unix datagram socket",
+            _ => "a Unix socket of an unknown type",
         };
         note(refused, what.into());
         return Err(libc::EACCES);
