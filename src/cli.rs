@@ -123,6 +123,9 @@ pub enum Command {
     /// The language servers: which are configured or found on PATH, and their state.
     #[command(subcommand)]
     Lsp(LspCommand),
+    /// The MCP servers: start each as a session would and show its state and tools.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Internal: run a command inside the Landlock sandbox.
     #[command(name = "__sandbox", hide = true, disable_help_flag = true)]
     Sandbox {
@@ -209,6 +212,17 @@ pub enum HooksCommand {
         /// Trust without asking (needed when standard input is not a terminal).
         #[arg(long, short = 'y')]
         yes: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server as a session would, show its state (ready, failed,
+    /// timed out) and the tools the model sees, then stop them.
+    List {
+        /// One JSON object: `servers` (name, transport, state, tools) and `disabled`.
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -144,6 +144,11 @@ async fn dispatch(dirs: &Dirs, cli: Cli) -> Result<i32> {
             print_out(&text, false);
             Ok(code)
         }
+        Some(Command::Mcp(cairn::cli::McpCommand::List { json })) => {
+            let (text, code) = subcommands::mcp_list(dirs, json).await?;
+            print_out(&text, false);
+            Ok(code)
+        }
         Some(Command::Sandbox { .. }) => Ok(status::USAGE),
     }
 }

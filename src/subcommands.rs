@@ -25,9 +25,11 @@ use tokio_util::sync::CancellationToken;
 
 mod hooks;
 mod lsp;
+mod mcp;
 mod undo;
 pub use hooks::hooks;
 pub use lsp::lsp_list;
+pub use mcp::mcp_list;
 pub use undo::undo;
 
 /// The full-screen UI on a new or resumed session. Without an API key it shows the setup

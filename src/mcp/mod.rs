@@ -30,6 +30,8 @@ use client::{CallError, ListedTool, McpConnection, ProgressSink, Signals};
 
 /// The longest the first request waits for servers still starting.
 pub const FIRST_REQUEST_WAIT: Duration = Duration::from_secs(3);
+/// How long a server whose stdin closed may take to leave before it is stopped.
+const LEAVE_WAIT: Duration = Duration::from_millis(300);
 /// The longest shutdown waits for calls under way to end.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
 /// How often a server that died is started again in one session.
@@ -217,12 +219,16 @@ impl McpHub {
                     "stdio"
                 },
                 state: slot.state.locked().clone(),
-                tools: slot
-                    .tools
-                    .locked()
-                    .iter()
-                    .map(|t| names::tool_name(&slot.name, &t.name))
-                    .collect(),
+                tools: {
+                    let mut names: Vec<String> = slot
+                        .tools
+                        .locked()
+                        .iter()
+                        .map(|t| names::tool_name(&slot.name, &t.name))
+                        .collect();
+                    names.sort();
+                    names
+                },
             })
             .collect()
     }
@@ -400,11 +406,12 @@ impl McpHub {
         // Interrupted calls send their `notifications/cancelled` before the servers stop.
         let mut calls = self.inflight.subscribe();
         let _ = tokio::time::timeout(SHUTDOWN_WAIT, calls.wait_for(|n| *n == 0)).await;
-        for slot in &self.slots {
+        let stops = self.slots.iter().map(|slot| async move {
             if let Some(live) = slot.live.lock().await.take() {
                 stop_live(live).await;
             }
-        }
+        });
+        futures_util::future::join_all(stops).await;
     }
 }
 
@@ -414,6 +421,9 @@ async fn stop_live(live: LiveServer) -> String {
     let Some(mut served) = live.served else {
         return "the connection closed".into();
     };
+    // Its stdin is closed now: a server that leaves on its own reads what was sent last
+    // (a cancellation) first; one that does not is stopped after a moment.
+    let _ = tokio::time::timeout(LEAVE_WAIT, served.exited()).await;
     let exited = served.try_exited().ok().flatten();
     if exited.is_some() {
         // What it said last before it went.

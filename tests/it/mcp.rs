@@ -499,3 +499,39 @@ async fn progress_reaches_the_card_and_an_interrupt_sends_notifications_cancelle
         assert!(!alive(pid), "server process {pid} survived");
     }
 }
+
+#[tokio::test]
+async fn mcp_list_shows_each_server_s_state_and_tools() {
+    let demo = Server::new(echo_tools());
+    let hung = Server::new(McpScript {
+        never_initialize: true,
+        ..McpScript::default()
+    });
+    let sb = Sandbox::new().config(&format!(
+        "{}{}[mcp_servers.off]\ncommand = 'true'\nenabled = false\n",
+        demo.table("demo", ""),
+        hung.table("hung", "startup_timeout_secs = 1")
+    ));
+    let run = sb.exec_raw(&["mcp", "list", "--json"], &[]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let listed: Value = serde_json::from_str(&run.stdout).unwrap();
+    let servers = listed["servers"].as_array().unwrap();
+    assert_eq!(servers[0]["name"], "demo");
+    assert_eq!(servers[0]["state"], "ready");
+    assert_eq!(
+        servers[0]["tools"],
+        json!(["mcp__demo__die", "mcp__demo__echo", "mcp__demo__peek"])
+    );
+    assert_eq!(servers[1]["name"], "hung");
+    assert_eq!(servers[1]["state"], "timed_out");
+    assert_eq!(listed["disabled"], json!(["off"]));
+    let text = sb.exec_raw(&["mcp", "list"], &[]).await;
+    assert!(
+        text.stdout.contains("demo (stdio): ready, 3 tools"),
+        "{text:?}"
+    );
+    assert!(text.stdout.contains("hung (stdio): timed out"), "{text:?}");
+    for pid in demo.pids().into_iter().chain(hung.pids()) {
+        assert!(!alive(pid), "server process {pid} survived");
+    }
+}
