@@ -75,24 +75,19 @@ impl DiagnoseJob {
         {
             let (version, since, _) = server.sync(&uri, &language, before).await;
             let budget = inner.settings.wait / 2;
-            if server.pulls() {
-                let _ = server.pull(&uri, version, budget).await;
-            } else {
-                wait_for(&server, &uri, version, since, Instant::now() + budget).await;
-            }
+            wait_for(&server, &uri, version, since, Instant::now() + budget).await;
         }
         let others_before = other_errors(&server, &uri);
         let (version, since, _) = server.sync(&uri, &language, &self.after).await;
-        if server.pulls() {
-            let server = server.clone();
-            let uri = uri.clone();
-            tokio::spawn(async move {
-                let _ = server.pull(&uri, version, LATE_LIMIT).await;
-            });
-        }
         let mut arrivals = store.subscribe();
         let deadline = started + LATE_LIMIT;
+        let mut pulled = false;
         let now = loop {
+            // A server may register pull diagnostics only after the document went out.
+            if !pulled && server.pulls() {
+                pulled = true;
+                pull_in_background(&server, &uri, version, LATE_LIMIT);
+            }
             if inner.latest_edit(&self.path) != self.edit {
                 return DiagOutcome::Superseded;
             }
@@ -252,7 +247,7 @@ pub fn line(display: &str, d: &Diag) -> String {
 
 /// Waits (at most until `deadline`) for `version`'s diagnostics of `uri`.
 async fn wait_for(
-    server: &super::LanguageServer,
+    server: &std::sync::Arc<super::LanguageServer>,
     uri: &str,
     version: i32,
     since: u64,
@@ -260,7 +255,17 @@ async fn wait_for(
 ) {
     let store = &server.shared.store;
     let mut arrivals = store.subscribe();
+    let mut pulled = false;
     loop {
+        if !pulled && server.pulls() {
+            pulled = true;
+            pull_in_background(
+                server,
+                uri,
+                version,
+                deadline.saturating_duration_since(Instant::now()),
+            );
+        }
         let wake = match store.current_for(uri, version, since) {
             Lookup::Current(_) => return,
             Lookup::Settling(_, at) => at.min(deadline),
@@ -271,6 +276,20 @@ async fn wait_for(
         }
         let _ = tokio::time::timeout_at(wake.into(), arrivals.changed()).await;
     }
+}
+
+/// Pulls `uri`'s diagnostics for `version` into the store, on its own task.
+fn pull_in_background(
+    server: &std::sync::Arc<super::LanguageServer>,
+    uri: &str,
+    version: i32,
+    limit: std::time::Duration,
+) {
+    let server = server.clone();
+    let uri = uri.to_string();
+    tokio::spawn(async move {
+        let _ = server.pull(&uri, version, limit).await;
+    });
 }
 
 /// The newest diagnostics of every other document of the server.

@@ -86,6 +86,8 @@ impl RpcHandler for Shared {
                         == Some("textDocument/diagnostic")
                     {
                         self.pull.store(true, Ordering::Relaxed);
+                        // Whoever waits for diagnostics looks again: it may pull now.
+                        self.store.poke();
                     }
                 }
                 Value::Null
@@ -187,7 +189,9 @@ impl LanguageServer {
                 shared.stopping.store(true, Ordering::Relaxed);
                 let tail = served.stderr_tail(600);
                 served.stop().await;
-                let tail = tail.trim();
+                // The first lines say why; a backtrace after them does not help the model.
+                let tail: String = tail.trim().lines().take(3).collect::<Vec<_>>().join(" ");
+                let tail = tail.chars().take(300).collect::<String>();
                 return Err(if tail.is_empty() {
                     format!("initialize failed: {err}")
                 } else {

@@ -227,7 +227,7 @@ pub fn find(
         } else {
             which(&command, path)
         };
-        let Some(program) = program.filter(|p| p.is_file()) else {
+        let Some(program) = program.filter(|p| p.is_file() && !idle_proxy(p)) else {
             // A built-in entry whose program is not there is simply not used.
             continue;
         };
@@ -301,6 +301,25 @@ fn add(
             .and_then(|v| serde_json::to_value(v).ok()),
         origin,
     }));
+}
+
+/// A rustup proxy (`~/.cargo/bin/rust-analyzer` links to rustup) whose toolchain lacks the
+/// component: it is on `PATH` but cannot run. Only a proxy is asked (`--version`), so a start
+/// pays for this check only where rustup is what `PATH` found.
+fn idle_proxy(program: &Path) -> bool {
+    let real = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+    let is_rustup = real
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("rustup"));
+    is_rustup
+        && !std::process::Command::new(program)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
 }
 
 /// A program's path on `PATH`.
@@ -387,6 +406,32 @@ mod tests {
         let found = find(&off, ws.path(), None, Some(path));
         let names: Vec<&str> = found.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["pylsp"]);
+    }
+
+    /// `~/.cargo/bin/rust-analyzer` is a link to rustup, which fails when the toolchain lacks
+    /// the component: such a proxy is not a server; one whose toolchain has it is.
+    #[test]
+    fn a_rustup_proxy_without_the_component_is_not_a_server() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let ws = tempfile::tempdir().unwrap();
+        for (body, expected) in [
+            ("exit 1", Vec::<&str>::new()),
+            ("exit 0", vec!["rust-analyzer"]),
+        ] {
+            let bin = tempfile::tempdir().unwrap();
+            let rustup = bin.path().join("rustup");
+            std::fs::write(&rustup, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&rustup, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::os::unix::fs::symlink("rustup", bin.path().join("rust-analyzer")).unwrap();
+            let found = find(
+                &LspFile::default(),
+                ws.path(),
+                None,
+                Some(bin.path().as_os_str()),
+            );
+            let names: Vec<&str> = found.servers.iter().map(|s| s.name.as_str()).collect();
+            assert_eq!(names, expected, "a proxy that says {body}");
+        }
     }
 
     #[test]

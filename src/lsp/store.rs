@@ -135,6 +135,11 @@ impl DiagStore {
         self.arrivals.send_replace(seq);
     }
 
+    /// Wakes the waiters without a report (the server changed how it reports).
+    pub fn poke(&self) {
+        self.arrivals.send_modify(|_| {});
+    }
+
     /// The arrival counter now (a change remembers it: unversioned reports after it count).
     pub fn seq(&self) -> u64 {
         *self.arrivals.borrow()
