@@ -42,6 +42,9 @@ pub struct MockLspScript {
     pub probe_report: Option<PathBuf>,
     /// Start a child that sleeps (a server's helper process) and write both pids here.
     pub pids_file: Option<PathBuf>,
+    /// Append a line per document sent (`didOpen 1 "text"`, `didChange 2 "text"`) and per
+    /// diagnostics published (`published 2`), as each happens.
+    pub messages_file: Option<PathBuf>,
 }
 
 /// A scripted location: a path relative to the root the client gave, 0-based line and column.
@@ -180,6 +183,8 @@ pub fn serve_stdio(script: MockLspScript) {
                 if method == "textDocument/didChange" && text.contains("CRASH") {
                     std::process::exit(101);
                 }
+                let short = method.trim_start_matches("textDocument/");
+                log(&st.script, &format!("{short} {version} {text:?}"));
                 let previous = st.docs.get(&uri).map(|d| d.1.clone()).unwrap_or_default();
                 st.docs
                     .insert(uri.clone(), (version, text.clone(), previous.clone()));
@@ -269,6 +274,7 @@ fn publish(script: &MockLspScript, out: &Out, uri: &str, version: i32, text: &st
     let current = message(version, text);
     let old = message(version - 1, previous);
     let out = out.clone();
+    let script = script.clone();
     std::thread::spawn(move || {
         if stale && !versioned {
             std::thread::sleep(delay / 4);
@@ -281,7 +287,20 @@ fn publish(script: &MockLspScript, out: &Out, uri: &str, version: i32, text: &st
         if stale && versioned {
             send(&out, &old);
         }
+        log(&script, &format!("published {version}"));
     });
+}
+
+/// One line of `messages_file`.
+fn log(script: &MockLspScript, line: &str) {
+    if let Some(path) = &script.messages_file
+        && let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    {
+        let _ = writeln!(file, "{line}");
+    }
 }
 
 fn probe(script: &MockLspScript) {

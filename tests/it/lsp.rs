@@ -1,33 +1,30 @@
 //! Language servers (SPEC §11.10) against the scripted server (`mock-lsp`): the diagnostics
 //! an edit introduced, never an older version's, "pending" and the late note, pre-existing
 //! errors counted, crashes restarted twice then reported, nothing left running, the sandbox,
-//! the `lsp` tool's locations; and `cairn exec` end to end. A real server (rust-analyzer)
-//! runs where it is installed, else the test says why it skipped.
+//! the `lsp` tool's locations, a command's changes sent to the server. `cairn exec` end to
+//! end is in `lsp_session`, real servers (where installed) in `lsp_real`.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-use serde_json::json;
 
 use crate::support::cairn_cmd::{Sandbox, alive, eventually};
 use cairn::lsp::ops::{Ask, LspOp};
 use cairn::lsp::{Lsp, LspSettings, LspState, ServerOrigin, ServerSpec};
 use cairn::process;
 use cairn::testing::mock_lsp::{MockLocation, MockLspScript};
-use cairn::testing::{MockLlm, Script};
 
-const MOCK: &str = env!("CARGO_BIN_EXE_mock-lsp");
+pub(crate) const MOCK: &str = env!("CARGO_BIN_EXE_mock-lsp");
 
-struct Setup {
+pub(crate) struct Setup {
     ws: tempfile::TempDir,
     _script: tempfile::TempDir,
-    lsp: Lsp,
+    pub(crate) lsp: Lsp,
 }
 
 impl Setup {
-    fn new(script: &MockLspScript, wait_ms: u64) -> Self {
+    pub(crate) fn new(script: &MockLspScript, wait_ms: u64) -> Self {
         Self::with_settings(script, wait_ms, process::Settings::default())
     }
 
@@ -71,7 +68,7 @@ impl Setup {
         }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         std::fs::canonicalize(self.ws.path()).unwrap().join(rel)
     }
 
@@ -371,138 +368,6 @@ async fn a_server_that_cannot_initialise_is_reported_and_left_off() {
     setup.lsp.shutdown().await;
 }
 
-/// `cairn exec` end to end: the `lsp` tool is offered, a write's result carries the error it
-/// introduced, the request after it begins with the one before byte for byte, and the server
-/// is gone when cairn exits.
-#[tokio::test]
-async fn exec_appends_diagnostics_to_a_write_and_stops_the_server() {
-    let pids = tempfile::tempdir().unwrap();
-    let script_path = pids.path().join("script.json");
-    let pids_file = pids.path().join("pids");
-    let script = MockLspScript {
-        pids_file: Some(pids_file.clone()),
-        ..MockLspScript::default()
-    };
-    std::fs::write(&script_path, serde_json::to_string(&script).unwrap()).unwrap();
-    let config = format!(
-        "[sandbox]\nenabled = false\n[lsp]\nwait_ms = 10000\n[lsp.mock]\ncommand = '{MOCK}'\nargs = ['{}']\nlanguages = ['mk']\n",
-        script_path.display()
-    );
-    let sb = Sandbox::new().config(&config);
-    let llm = MockLlm::start(vec![
-        Script::tool_call(
-            "c1",
-            "write_file",
-            json!({"path": "a.mk", "content": "ok\n  ERROR: boom\n"}),
-        ),
-        Script::text("done"),
-    ])
-    .await;
-    let run = sb.exec(&llm.url(), &["--mode", "auto", "go"]).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let requests = llm.requests();
-    assert_eq!(requests.len(), 2);
-    let tools: Vec<String> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-        .collect();
-    assert!(tools.contains(&"lsp".to_string()), "{tools:?}");
-    let messages = requests[1]["messages"].as_array().unwrap();
-    let result = messages.last().unwrap()["content"].as_str().unwrap();
-    assert!(result.contains("a.mk:2:3 error E1 boom"), "{result}");
-    let first = requests[0]["messages"].as_array().unwrap();
-    assert_eq!(
-        &messages[..first.len()],
-        &first[..],
-        "the earlier messages are unchanged"
-    );
-    let text = std::fs::read_to_string(&pids_file).unwrap();
-    for pid in text.split_whitespace() {
-        let pid: i32 = pid.parse().unwrap();
-        assert!(!alive(pid), "process {pid} of the server survived cairn");
-    }
-}
-
-/// A real server where one is installed: rust-analyzer on a small crate.
-#[tokio::test]
-async fn rust_analyzer_reports_the_type_error_an_edit_introduced() {
-    let Some(ra) = cairn::lsp::servers::which("rust-analyzer", std::env::var_os("PATH").as_deref())
-    else {
-        eprintln!(
-            "SKIPPED rust_analyzer_reports_the_type_error_an_edit_introduced: rust-analyzer is not on PATH"
-        );
-        return;
-    };
-    // rust-analyzer may be a rustup proxy without the component.
-    let works = std::process::Command::new(&ra)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !works {
-        eprintln!(
-            "SKIPPED rust_analyzer_reports_the_type_error_an_edit_introduced: rust-analyzer does not run here"
-        );
-        return;
-    }
-    let ws = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(ws.path()).unwrap();
-    std::fs::write(
-        root.join("Cargo.toml"),
-        "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\n",
-    )
-    .unwrap();
-    std::fs::create_dir(root.join("src")).unwrap();
-    let lib = root.join("src/lib.rs");
-    std::fs::write(&lib, "pub fn one() -> i32 {\n    1\n}\n").unwrap();
-    let lsp = real_lsp(&root, &ra, 60_000);
-    let first = lsp
-        .after_write(
-            &lib,
-            "src/lib.rs",
-            None,
-            "pub fn one() -> i32 {\n    1\n}\n".into(),
-        )
-        .await
-        .unwrap_or_default();
-    assert!(!first.contains("new error"), "{first}");
-    let broken = "pub fn one() -> i32 {\n    let x: i32 = \"text\";\n    x\n}\n";
-    std::fs::write(&lib, broken).unwrap();
-    let text = lsp
-        .after_write(
-            &lib,
-            "src/lib.rs",
-            Some("pub fn one() -> i32 {\n    1\n}\n".into()),
-            broken.into(),
-        )
-        .await
-        .unwrap_or_default();
-    assert!(text.contains("src/lib.rs:2:"), "{text}");
-    assert!(text.contains("error"), "{text}");
-    lsp.shutdown().await;
-}
-
-pub(crate) fn real_lsp(root: &Path, program: &Path, wait_ms: u64) -> Lsp {
-    Lsp::new(LspSettings {
-        workspace: root.to_path_buf(),
-        process: process::Settings::default(),
-        wait: Duration::from_millis(wait_ms),
-        warnings: false,
-        servers: vec![Arc::new(ServerSpec {
-            name: "rust-analyzer".into(),
-            command: program.display().to_string(),
-            args: Vec::new(),
-            extensions: vec!["rs".into()],
-            root_markers: vec!["Cargo.toml".into()],
-            init_options: None,
-            origin: ServerOrigin::BuiltIn,
-        })],
-        missing: Vec::new(),
-    })
-    .unwrap()
-}
-
 /// `cairn lsp list`: the configured server with its files, one that is not installed and
 /// why, the sandbox, the log path.
 #[tokio::test]
@@ -520,4 +385,31 @@ async fn lsp_list_names_each_server_its_state_and_why_one_does_not_run() {
     );
     assert!(out.contains("network off"), "{out}");
     assert!(out.contains("log: "), "{out}");
+}
+
+/// A command that changed an open file (a formatter): its new content reaches the server
+/// (`didChange`), and the server's diagnostics follow it, with no edit by the model.
+#[tokio::test]
+async fn a_file_a_command_changed_is_sent_to_the_server() {
+    let setup = Setup::new(&MockLspScript::default(), 5000);
+    setup.write("a.mk", "ok\n").await;
+    std::fs::write(setup.path("a.mk"), "ok\nERROR: from the formatter\n").unwrap();
+    setup.lsp.files_changed().await;
+    let all = Ask {
+        op: LspOp::Diagnostics,
+        path: None,
+        line: None,
+        column: None,
+        query: None,
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = setup.lsp.ask(&all).await.unwrap();
+        if text.contains("a.mk:2:1 error E1 from the formatter") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    setup.lsp.shutdown().await;
 }

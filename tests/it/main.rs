@@ -23,6 +23,8 @@ mod jobs_user;
 mod llm_client;
 mod llm_wire;
 mod lsp;
+mod lsp_real;
+mod lsp_session;
 mod mcp;
 mod mock_llm;
 mod model_errors;
