@@ -186,6 +186,9 @@ async fn typescript_language_server_reports_the_type_error_an_edit_introduced() 
     lsp.shutdown().await;
 }
 
+/// The text of edit N (0: the warm-up).
+type Text = dyn Fn(usize) -> String;
+
 /// One server's figures: 50 edits (every other one introduces an error) after a warm-up.
 struct Figures {
     server: String,
@@ -335,7 +338,7 @@ async fn lsp_figures() {
     } else {
         eprintln!("FIGURES rust-analyzer: not run here");
     }
-    let others: [(&str, &str, &str, &dyn Fn(usize) -> String); 2] = [
+    let others: [(&str, &str, &str, &Text); 2] = [
         ("pyright", "pyright-langserver", "py", &python),
         (
             "typescript",
