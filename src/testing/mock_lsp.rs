@@ -35,8 +35,9 @@ pub struct MockLspScript {
     /// Answers to `textDocument/definition` and `textDocument/references`.
     pub definition: Vec<MockLocation>,
     pub references: Vec<MockLocation>,
-    /// After `initialized`: try a TCP connection to this address and a write of this file,
-    /// and write what happened to `probe_report` (`connect: ok|refused ...`).
+    /// After `initialized`: try a TCP connection to this address, a write into its cache
+    /// (`XDG_CACHE_HOME`) and a write of this file, and write what happened to `probe_report`
+    /// (`connect: ok|refused ...`, `cache: ok DIR|refused ...`, `write: ...`).
     pub probe_connect: Option<String>,
     pub probe_write: Option<PathBuf>,
     pub probe_report: Option<PathBuf>,
@@ -314,6 +315,20 @@ fn probe(script: &MockLspScript) {
             Err(err) => format!("bad address {err}"),
         };
         report.push_str(&format!("connect: {outcome}\n"));
+    }
+    if script.probe_report.is_some() {
+        // Its private cache: named by XDG_CACHE_HOME, and writable.
+        let outcome = match std::env::var_os("XDG_CACHE_HOME") {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                match std::fs::write(dir.join("probe"), "cached") {
+                    Ok(()) => format!("ok {}", dir.display()),
+                    Err(err) => format!("refused {err} {}", dir.display()),
+                }
+            }
+            None => "unset".to_string(),
+        };
+        report.push_str(&format!("cache: {outcome}\n"));
     }
     if let Some(path) = &script.probe_write {
         let outcome = match std::fs::write(path, "written by a language server") {

@@ -5,7 +5,7 @@
 //! end is in `lsp_session`, real servers (where installed) in `lsp_real`.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -249,6 +249,8 @@ async fn no_server_process_survives_the_session() {
     .await;
 }
 
+/// The workspace-write sandbox with the network off, whatever the session's commands may do;
+/// its own cache (`XDG_CACHE_HOME`) it may write.
 #[tokio::test]
 async fn a_server_is_refused_the_network_and_writes_outside_the_workspace() {
     if !crate::sandbox::landlock("a_server_is_refused_the_network_and_writes_outside_the_workspace")
@@ -297,6 +299,16 @@ async fn a_server_is_refused_the_network_and_writes_outside_the_workspace() {
     assert!(text.contains("connect: refused"), "{text}");
     assert!(text.contains("write: refused"), "{text}");
     assert!(!target.exists());
+    // Its own cache, writable, neither in the workspace nor in the user's home.
+    let cache = text
+        .lines()
+        .find_map(|l| l.strip_prefix("cache: ok "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        cache.contains("cairn-lsp-") && !Path::new(cache).starts_with(&workspace),
+        "{text}"
+    );
+    assert!(Path::new(cache).join("probe").exists(), "{text}");
     assert!(
         listener.accept().is_err(),
         "no connection reached the listener"

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::lsp::Setup;
+use cairn::lsp::ops::{Ask, LspOp};
 use cairn::lsp::{Lsp, LspSettings, ServerOrigin, ServerSpec};
 use cairn::process;
 use cairn::testing::mock_lsp::MockLspScript;
@@ -131,6 +132,66 @@ async fn pyright_reports_the_type_error_an_edit_introduced() {
         .await
         .unwrap_or_default();
     assert!(text.contains("1 new error]\na.py:2:10 error"), "{text}");
+    lsp.shutdown().await;
+}
+
+/// The `lsp` tool against pyright: definition, references, hover and the document's
+/// symbols, as compact `path:line:col  context` lines.
+#[tokio::test]
+async fn pyright_answers_definition_references_hover_and_symbols() {
+    let Some(program) =
+        cairn::lsp::servers::which("pyright-langserver", std::env::var_os("PATH").as_deref())
+    else {
+        eprintln!(
+            "SKIPPED pyright_answers_definition_references_hover_and_symbols: pyright-langserver is not on PATH (npm install pyright)"
+        );
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(ws.path()).unwrap();
+    std::fs::write(
+        root.join("lib.py"),
+        "def greet(name: str) -> str:\n    return \"hi \" + name\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("main.py"),
+        "from lib import greet\n\nprint(greet(\"x\"))\n",
+    )
+    .unwrap();
+    let lsp = real_server(&root, "pyright", &program, &["--stdio"], "py", 30_000);
+    let ask = |op, file: &str, line, column| Ask {
+        op,
+        path: Some(root.join(file)),
+        line,
+        column,
+        query: None,
+    };
+    let definition = lsp
+        .ask(&ask(LspOp::Definition, "main.py", Some(3), Some(7)))
+        .await
+        .unwrap();
+    assert_eq!(definition, "lib.py:1:5  def greet(name: str) -> str:");
+    let references = lsp
+        .ask(&ask(LspOp::References, "lib.py", Some(1), Some(5)))
+        .await
+        .unwrap();
+    for place in [
+        "lib.py:1:5  def greet(name: str) -> str:",
+        "main.py:3:7  print(greet(\"x\"))",
+    ] {
+        assert!(references.contains(place), "{references}");
+    }
+    let hover = lsp
+        .ask(&ask(LspOp::Hover, "main.py", Some(3), Some(7)))
+        .await
+        .unwrap();
+    assert!(hover.contains("def greet(name: str) -> str"), "{hover}");
+    let symbols = lsp
+        .ask(&ask(LspOp::Symbols, "lib.py", None, None))
+        .await
+        .unwrap();
+    assert!(symbols.contains("greet"), "{symbols}");
     lsp.shutdown().await;
 }
 
@@ -367,4 +428,48 @@ async fn lsp_figures() {
         "FIGURES client RSS growth over the whole run (test process, servers excluded): {} kB",
         rss_kb().saturating_sub(rss_before)
     );
+}
+
+/// clangd, found on `PATH` as a built-in, in a whole `cairn exec` session in the
+/// workspace-write sandbox: the write's result carries the error it introduced, and no clangd
+/// of the workspace is left when cairn exits (clangd keeps running when its client merely
+/// goes away: cairn stops its group).
+#[tokio::test]
+async fn clangd_reports_an_error_in_a_session_and_does_not_outlive_it() {
+    const NAME: &str = "clangd_reports_an_error_in_a_session_and_does_not_outlive_it";
+    if cairn::lsp::servers::which("clangd", std::env::var_os("PATH").as_deref()).is_none() {
+        eprintln!("SKIPPED {NAME}: clangd is not on PATH (apt-get install clangd)");
+        return;
+    }
+    if !crate::sandbox::landlock(NAME) {
+        return;
+    }
+    let sb = crate::support::cairn_cmd::Sandbox::new().config("[lsp]\nwait_ms = 30000\n");
+    let llm = cairn::testing::MockLlm::start(vec![
+        cairn::testing::Script::tool_call(
+            "c1",
+            "write_file",
+            serde_json::json!({"path": "a.c", "content": "int main(void) { return x; }\n"}),
+        ),
+        cairn::testing::Script::text("done"),
+    ])
+    .await;
+    let run = sb.exec(&llm.url(), &["--mode", "auto", "go"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let result = llm.tool_result(1, "c1").unwrap();
+    assert!(
+        result.contains("[clangd, version 1: 1 new error]\na.c:1:25 error"),
+        "{result}"
+    );
+    let workspace = sb.workspace();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|e| {
+            std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&workspace))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
+        .collect();
+    assert!(left.is_empty(), "still running in the workspace: {left:?}");
 }
