@@ -101,6 +101,14 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     notices.extend(hooks.notices.iter().cloned());
     let lsp = session_lsp(dirs, &config, &workspace, &tools.bash, args.trust_project);
     notices.extend(lsp.notices.iter().cloned());
+    // The project's MCP servers: the untrusted ones wait for the user's trust.
+    let mut mcp_project = crate::mcp::project::ProjectServers::load(
+        &workspace,
+        &config.mcp_servers,
+        crate::trust::ProcessTrust::new(dirs.data(), &workspace).trusting_all(args.trust_project),
+    );
+    notices.append(&mut mcp_project.notices);
+    let mcp_untrusted = mcp_project.untrusted();
     let tools = match lsp.lsp.clone() {
         Some(servers) => match Arc::try_unwrap(tools) {
             Ok(env) => Arc::new(env.with_lsp(servers)),
@@ -118,9 +126,14 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
             .untrusted
             .iter()
             .chain(&lsp.untrusted)
+            .chain(&mcp_untrusted)
             .cloned()
             .collect(),
-        process_trust: hooks.hooks.trust.clone(),
+        process_trust: hooks
+            .hooks
+            .trust
+            .clone()
+            .or_else(|| Some(mcp_project.trust.clone())),
     };
     let pending_trust = if pending.is_empty() {
         None
@@ -134,6 +147,16 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
                 "{} (`cairn lsp list` lists them; `cairn hooks trust` trusts the project's processes)",
                 crate::trust::skipped_warning(&lsp.untrusted)
             ));
+        }
+        if !mcp_untrusted.is_empty() {
+            notices.push(format!(
+                "{} (`cairn mcp list` lists them)",
+                crate::trust::skipped_warning(&mcp_untrusted)
+            ));
+            // Headless: they cannot be trusted during this run.
+            mcp_project
+                .servers
+                .retain(|name, _| !mcp_untrusted.iter().any(|j| j.process.name == *name));
         }
         None
     };
@@ -149,6 +172,8 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
             }),
             &config,
             &tools,
+            &network,
+            Some(mcp_project),
         )),
         tool_env: tools,
         gate,
@@ -289,7 +314,12 @@ pub fn confined_tools(
     .map_err(|err| UsageError(err.to_string()))?;
     let sandbox = sandbox_policy(config, workspace, &secrets, notices);
     let bash = process::Settings {
-        hidden_env: config.key_env.iter().cloned().collect(),
+        hidden_env: config
+            .key_env
+            .iter()
+            .cloned()
+            .chain(crate::mcp::secret_names(&config.mcp_servers))
+            .collect(),
         allowed_env: config.pass_env.clone(),
         sandbox: sandbox.policy.clone(),
         limits: crate::process::limits::CommandLimits::configured(

@@ -1,5 +1,5 @@
 //! What of the session's tools depends on what exists at its start: `skill` only when a skill
-//! does, the user's MCP servers (started here, in the background) joining at the first request.
+//! does, the MCP servers (started here, in the background) joining at the first request.
 
 use std::sync::Arc;
 
@@ -21,23 +21,34 @@ pub(super) fn without_idle_skill(
     tools
 }
 
-/// The registry with the tools of the user's MCP servers, which start now in the background
-/// and join at the first request (a project's servers are not read here).
-pub fn with_mcp(registry: Registry, config: &Config, tools: &ToolEnv) -> Registry {
+/// The registry with the tools of the MCP servers (the user's, and the project's trusted in
+/// their current content: `project`), which start now in the background and join at the
+/// first request.
+pub fn with_mcp(
+    registry: Registry,
+    config: &Config,
+    tools: &ToolEnv,
+    network: &crate::net::Network,
+    project: Option<crate::mcp::project::ProjectServers>,
+) -> Registry {
     let servers: crate::config::McpServersFile = config
         .mcp_servers
         .iter()
         .filter(|(_, file)| file.is_enabled())
         .map(|(name, file)| (name.clone(), file.clone()))
         .collect();
-    if servers.is_empty() {
+    let project = project.filter(|p| !p.servers.is_empty());
+    if servers.is_empty() && project.is_none() {
         return registry;
     }
+    crate::mcp::remember_secrets(&servers);
     let hub = crate::mcp::McpHub::start(
         &servers,
+        project,
         crate::mcp::McpRunSettings {
             workspace: tools.workspace.clone(),
             process: tools.bash.clone(),
+            network: Some(network.clone()),
         },
     );
     registry.with_late(Arc::new(crate::mcp::late::HubTools {

@@ -137,6 +137,16 @@ impl McpConnection {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
+        Self::over((read, write)).await
+    }
+
+    /// Speaks MCP over `transport` (pipes, or the streamable-HTTP transport): negotiates the
+    /// revision and lists its tools.
+    pub async fn over<T, E, A>(transport: T) -> Result<(Self, Vec<ListedTool>), String>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let signals = Arc::new(Signals::default());
         let info = InitializeRequestParams::new(
             ClientCapabilities::default(),
@@ -152,7 +162,7 @@ impl McpConnection {
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         let service = handler
-            .serve_with_lifecycle((read, write), lifecycle)
+            .serve_with_lifecycle(transport, lifecycle)
             .await
             .map_err(|err| err.to_string())?;
         let info = service

@@ -8,25 +8,31 @@
 //! turns an answer into what the model reads.
 
 pub mod client;
+pub mod http;
 pub mod late;
 pub mod names;
+pub mod project;
 pub mod result;
 pub mod search;
+mod start;
 pub mod tool;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{McpServerFile, McpServersFile, STARTUP_TIMEOUT_SECS, TOOL_TIMEOUT_SECS};
-use crate::process::{self, Grant, Program, Served};
+use crate::config::{McpServerFile, McpServersFile, TOOL_TIMEOUT_SECS};
+use crate::process::{self, Served};
 use crate::sync::MutexExt;
+use crate::trust::{ProcessTrust, ProjectProcess, Standing};
 use client::{CallError, ListedTool, McpConnection, ProgressSink, Signals};
+use project::ProjectServers;
+use start::{connect, stop_live};
 
 /// The longest the first request waits for servers still starting.
 pub const FIRST_REQUEST_WAIT: Duration = Duration::from_secs(3);
@@ -38,11 +44,13 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
 const RESTARTS: u32 = 1;
 
 /// How servers run: in the workspace, with the process settings of commands (the scrubbed
-/// environment, limits).
+/// environment, limits); HTTP servers on the run's HTTP stack.
 #[derive(Debug, Clone)]
 pub struct McpRunSettings {
     pub workspace: PathBuf,
     pub process: process::Settings,
+    /// The run's HTTP stack, for streamable-HTTP servers.
+    pub network: Option<crate::net::Network>,
 }
 
 /// Where a server stands, for the status line and `cairn mcp list`.
@@ -64,6 +72,10 @@ pub enum ServerState {
     Exited {
         why: String,
     },
+    /// A project's server not trusted in its current content: not started (SPEC §11.3).
+    AwaitingTrust {
+        changed: bool,
+    },
 }
 
 impl ServerState {
@@ -74,6 +86,12 @@ impl ServerState {
             ServerState::Failed { why } => format!("failed: {why}"),
             ServerState::TimedOut { secs } => format!("timed out (no answer in {secs} s)"),
             ServerState::Exited { why } => format!("exited: {why}"),
+            ServerState::AwaitingTrust { changed: false } => {
+                "not started: the project's server is not trusted yet (trust it when cairn asks, or pass --trust-project)".into()
+            }
+            ServerState::AwaitingTrust { changed: true } => {
+                "not started: the project's server changed since you trusted it (trust it again when cairn asks, or pass --trust-project)".into()
+            }
         }
     }
 }
@@ -83,6 +101,8 @@ impl ServerState {
 pub struct ServerReport {
     pub name: String,
     pub transport: &'static str,
+    /// `user` (the user's own config) or `project` (the workspace's `.cairn/config.toml`).
+    pub origin: &'static str,
     #[serde(flatten)]
     pub state: ServerState,
     /// Its tools as the model sees them (offered ones only).
@@ -99,6 +119,8 @@ struct LiveServer {
 struct Slot {
     name: String,
     file: McpServerFile,
+    /// A project's server: what it is trusted as (judged right before each start).
+    project: Option<ProjectProcess>,
     state: Mutex<ServerState>,
     /// Its tools from the first listing (the session's; later changes are not offered).
     tools: Mutex<Vec<ListedTool>>,
@@ -117,12 +139,27 @@ impl Slot {
     fn set(&self, state: ServerState) {
         *self.state.locked() = state;
     }
+
+    /// Its tools as offered: `enabled_tools`/`disabled_tools`, and a project's server's
+    /// read-only hints dropped (trusted only for the user's own servers).
+    fn offered(&self, tools: Vec<ListedTool>) -> Vec<ListedTool> {
+        tools
+            .into_iter()
+            .filter(|t| self.file.offers(&t.name))
+            .map(|mut t| {
+                t.read_only &= self.project.is_none();
+                t
+            })
+            .collect()
+    }
 }
 
 /// The session's MCP servers.
 pub struct McpHub {
     slots: Vec<Arc<Slot>>,
     settings: McpRunSettings,
+    /// The trust a project's servers are judged by.
+    trust: Option<ProcessTrust>,
     /// Cancelled at shutdown: servers still starting give up at once.
     closing: CancellationToken,
     /// Calls under way (shutdown lets them say their cancellation first).
@@ -146,15 +183,33 @@ impl Drop for InFlight {
 }
 
 impl McpHub {
-    /// Starts every enabled server of `servers` in the background (needs a tokio runtime).
-    pub fn start(servers: &McpServersFile, settings: McpRunSettings) -> Arc<Self> {
-        let slots: Vec<Arc<Slot>> = servers
+    /// Starts every enabled server of `servers` (the user's) and of `project` (those trusted
+    /// in their current content) in the background (needs a tokio runtime).
+    pub fn start(
+        servers: &McpServersFile,
+        project: Option<ProjectServers>,
+        settings: McpRunSettings,
+    ) -> Arc<Self> {
+        let own = servers
             .iter()
             .filter(|(_, file)| file.is_enabled())
-            .map(|(name, file)| {
+            .map(|(name, file)| (name.clone(), file.clone(), None));
+        let theirs: Vec<(String, McpServerFile, Option<ProjectProcess>)> = project
+            .as_ref()
+            .map(|p| {
+                p.servers
+                    .iter()
+                    .map(|(name, file)| (name.clone(), file.clone(), Some(p.process(name, file))))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let slots: Vec<Arc<Slot>> = own
+            .chain(theirs)
+            .map(|(name, file, process)| {
                 Arc::new(Slot {
-                    name: name.clone(),
-                    file: file.clone(),
+                    name,
+                    file,
+                    project: process,
                     state: Mutex::new(ServerState::Starting),
                     tools: Mutex::default(),
                     catalog: Mutex::default(),
@@ -168,21 +223,24 @@ impl McpHub {
         let hub = Arc::new(Self {
             slots,
             settings,
+            trust: project.map(|p| p.trust),
             closing: CancellationToken::new(),
             inflight: Arc::new(watch::channel(0).0),
         });
         for slot in &hub.slots {
             let (slot, settings) = (slot.clone(), hub.settings.clone());
-            let closing = hub.closing.clone();
+            let (closing, trust) = (hub.closing.clone(), hub.trust.clone());
             tokio::spawn(async move {
                 let mut live = slot.live.lock().await;
-                let started = connect(&slot, &settings, &closing).await;
-                if let Ok((new, tools)) = started {
-                    slot.changes
-                        .store(new.connection.announces_changes, Ordering::SeqCst);
-                    *slot.catalog.locked() = tools.clone();
-                    *slot.tools.locked() = tools;
-                    *live = Some(new);
+                if trusted_now(&slot, trust.as_ref()) {
+                    let started = connect(&slot, &settings, &closing).await;
+                    if let Ok((new, tools)) = started {
+                        slot.changes
+                            .store(new.connection.announces_changes, Ordering::SeqCst);
+                        *slot.catalog.locked() = tools.clone();
+                        *slot.tools.locked() = tools;
+                        *live = Some(new);
+                    }
                 }
                 drop(live);
                 slot.started.send_replace(true);
@@ -217,6 +275,11 @@ impl McpHub {
                     "http"
                 } else {
                     "stdio"
+                },
+                origin: if slot.project.is_some() {
+                    "project"
+                } else {
+                    "user"
                 },
                 state: slot.state.locked().clone(),
                 tools: {
@@ -256,6 +319,15 @@ impl McpHub {
             .all(|slot| matches!(*slot.state.locked(), ServerState::Ready { .. }))
     }
 
+    /// The project's servers not trusted (yet) as they are now.
+    pub fn awaiting_trust(&self) -> Vec<String> {
+        self.slots
+            .iter()
+            .filter(|slot| matches!(*slot.state.locked(), ServerState::AwaitingTrust { .. }))
+            .map(|slot| slot.name.clone())
+            .collect()
+    }
+
     /// Whether a server announced that its tools change (`tools.listChanged`).
     pub fn announces_changes(&self) -> bool {
         self.slots
@@ -279,6 +351,13 @@ impl McpHub {
     pub async fn catalog(&self) -> Vec<(String, ListedTool)> {
         let mut all = Vec::new();
         for slot in &self.slots {
+            if matches!(*slot.state.locked(), ServerState::AwaitingTrust { .. }) {
+                // Trusted since the start (the session's trust prompt): it starts now.
+                let mut live = slot.live.lock().await;
+                if let Err(why) = self.start_once_trusted(slot, &mut live).await {
+                    tracing::debug!(server = %slot.name, %why, "MCP server not started");
+                }
+            }
             let live = slot.live.try_lock();
             if let Ok(live) = live
                 && let Some(up) = live.as_ref()
@@ -290,12 +369,7 @@ impl McpHub {
                     || up.connection.announces_changes)
             {
                 match client::list_tools(&up.connection.peer()).await {
-                    Ok(tools) => {
-                        *slot.catalog.locked() = tools
-                            .into_iter()
-                            .filter(|t| slot.file.offers(&t.name))
-                            .collect();
-                    }
+                    Ok(tools) => *slot.catalog.locked() = slot.offered(tools),
                     Err(why) => tracing::warn!(server = %slot.name, %why, "MCP list failed"),
                 }
             }
@@ -364,6 +438,12 @@ impl McpHub {
             let why = stop_live(dead).await;
             slot.set(ServerState::Exited { why });
         }
+        if matches!(*slot.state.locked(), ServerState::AwaitingTrust { .. }) {
+            self.start_once_trusted(slot, &mut live).await?;
+            if let Some(up) = live.as_ref() {
+                return Ok((up.connection.peer(), up.connection.signals.clone()));
+            }
+        }
         let state = slot.state.locked().clone();
         let may_restart = matches!(state, ServerState::Exited { .. })
             && slot.restarts.fetch_add(1, Ordering::SeqCst) < RESTARTS;
@@ -386,6 +466,28 @@ impl McpHub {
         let ends = (new.connection.peer(), new.connection.signals.clone());
         *live = Some(new);
         Ok(ends)
+    }
+
+    /// Starts a project's server that waited for trust, when it is trusted now (the user
+    /// trusted it during the session); its tools are reached through `mcp_search`/`mcp_call`.
+    async fn start_once_trusted(
+        &self,
+        slot: &Slot,
+        live: &mut Option<LiveServer>,
+    ) -> Result<(), String> {
+        if !trusted_now(slot, self.trust.as_ref()) {
+            return Err(format!(
+                "the MCP server `{}` is not available: {}",
+                slot.name,
+                slot.state.locked().describe()
+            ));
+        }
+        let (new, tools) = connect(slot, &self.settings, &self.closing).await?;
+        slot.changes
+            .store(new.connection.announces_changes, Ordering::SeqCst);
+        *slot.catalog.locked() = tools;
+        *live = Some(new);
+        Ok(())
     }
 
     /// Takes down the connection of `slot` after it closed; says why it ended.
@@ -415,153 +517,60 @@ impl McpHub {
     }
 }
 
-/// Ends a connection and its process; what the process said last on stderr, or how it ended.
-async fn stop_live(live: LiveServer) -> String {
-    live.connection.close().await;
-    let Some(mut served) = live.served else {
-        return "the connection closed".into();
+/// Whether `slot` may start: the user's own always; a project's only when it is trusted in
+/// its content as the files are now (else its state says it waits for trust).
+fn trusted_now(slot: &Slot, trust: Option<&ProcessTrust>) -> bool {
+    let Some(process) = &slot.project else {
+        return true;
     };
-    // Its stdin is closed now: a server that leaves on its own reads what was sent last
-    // (a cancellation) first; one that does not is stopped after a moment.
-    let _ = tokio::time::timeout(LEAVE_WAIT, served.exited()).await;
-    let exited = served.try_exited().ok().flatten();
-    if exited.is_some() {
-        // What it said last before it went.
-        served.stderr_drained(Duration::from_millis(500)).await;
-    }
-    let tail = served.stderr_tail(600);
-    let status = served.stop().await;
-    let mut why = match exited.or(status) {
-        Some(status) => format!("process {status}"),
-        None => "the connection closed".into(),
-    };
-    let tail = tail.trim();
-    if !tail.is_empty() {
-        tracing::info!(stderr = %tail, "MCP server stderr");
-        why.push_str(&format!("; its last words: {}", last_line(tail)));
-    }
-    why
-}
-
-fn last_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    line.chars().take(200).collect()
-}
-
-/// Starts `slot`'s server and opens the connection within its start-up timeout; the slot's
-/// state says how it went.
-async fn connect(
-    slot: &Slot,
-    settings: &McpRunSettings,
-    closing: &CancellationToken,
-) -> Result<(LiveServer, Vec<ListedTool>), String> {
-    let secs = slot
-        .file
-        .startup_timeout_secs
-        .unwrap_or(STARTUP_TIMEOUT_SECS);
-    let started = Instant::now();
-    let outcome = match (&slot.file.command, &slot.file.url) {
-        (Some(command), None) => start_stdio(command, &slot.file, settings, secs, closing).await,
-        (_, Some(_)) => Err(StartFailure::Failed(
-            "HTTP servers are not supported yet in this build".into(),
-        )),
-        (None, None) => Err(StartFailure::Failed(
-            slot.file.problem().unwrap_or("no command").into(),
-        )),
-    };
-    match outcome {
-        Ok((live, tools)) => {
-            let tools: Vec<ListedTool> = tools
-                .into_iter()
-                .filter(|t| slot.file.offers(&t.name))
-                .collect();
-            tracing::info!(
-                server = %slot.name,
-                tools = tools.len(),
-                ms = started.elapsed().as_millis() as u64,
-                "MCP server ready"
-            );
-            slot.set(ServerState::Ready {
-                tools: tools.len(),
-                protocol: live.connection.protocol.clone(),
+    let judged = match trust.map(|t| t.judge(process)) {
+        Some(Ok(judged)) => judged,
+        Some(Err(err)) => {
+            slot.set(ServerState::Failed {
+                why: err.to_string(),
             });
-            Ok((live, tools))
+            return false;
         }
-        Err(StartFailure::TimedOut) => {
-            tracing::warn!(server = %slot.name, secs, "MCP server timed out");
-            slot.set(ServerState::TimedOut { secs });
-            Err(format!("no answer in {secs} s"))
-        }
-        Err(StartFailure::Failed(why)) => {
-            tracing::warn!(server = %slot.name, %why, "MCP server failed");
-            slot.set(ServerState::Failed { why: why.clone() });
-            Err(why)
-        }
-    }
-}
-
-enum StartFailure {
-    TimedOut,
-    Failed(String),
-}
-
-/// A stdio server: its program on the process service (the user's own run as the user),
-/// JSON-RPC over its pipes.
-async fn start_stdio(
-    command: &str,
-    file: &McpServerFile,
-    settings: &McpRunSettings,
-    secs: u64,
-    closing: &CancellationToken,
-) -> Result<(LiveServer, Vec<ListedTool>), StartFailure> {
-    let argv = std::iter::once(command.to_string()).chain(file.args.iter().cloned());
-    let mut program = Program::new(
-        argv,
-        &settings.workspace,
-        &settings.process,
-        Grant::Unsandboxed,
-    );
-    for (name, value) in &file.env {
-        program = program.env(name, value);
-    }
-    let mut served = process::serve(&program)
-        .map_err(|err| StartFailure::Failed(format!("could not start `{command}`: {err}")))?;
-    let (Some(stdout), Some(stdin)) = (served.stdout.take(), served.stdin.take()) else {
-        served.stop().await;
-        return Err(StartFailure::Failed("its pipes could not be opened".into()));
-    };
-    let opened = tokio::select! {
-        opened = tokio::time::timeout(Duration::from_secs(secs), McpConnection::open(stdout, stdin)) => opened,
-        () = closing.cancelled() => {
-            served.stop().await;
-            return Err(StartFailure::Failed("the session ended before it was ready".into()));
+        None => {
+            slot.set(ServerState::AwaitingTrust { changed: false });
+            return false;
         }
     };
-    match opened {
-        Ok(Ok((connection, tools))) => Ok((
-            LiveServer {
-                connection,
-                served: Some(served),
-            },
-            tools,
-        )),
-        Ok(Err(why)) => {
-            let tail = served.stderr_tail(600);
-            served.stop().await;
-            let tail = tail.trim();
-            Err(StartFailure::Failed(if tail.is_empty() {
-                why
-            } else {
-                format!("{why}; its last words: {}", last_line(tail))
-            }))
-        }
-        Err(_) => {
-            served.stop().await;
-            Err(StartFailure::TimedOut)
+    if judged.trusted() {
+        return true;
+    }
+    slot.set(ServerState::AwaitingTrust {
+        changed: judged.standing == Standing::Changed,
+    });
+    false
+}
+
+/// The variables the servers' secrets are in (`bearer_token_env`, the names of `env`): kept
+/// out of commands' environment like the provider key, whatever their names look like.
+pub fn secret_names(servers: &McpServersFile) -> Vec<String> {
+    let mut names: Vec<String> = servers
+        .values()
+        .flat_map(|file| {
+            file.bearer_token_env
+                .iter()
+                .cloned()
+                .chain(file.env.keys().cloned())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Remembers the values of the servers' `env` that look secret (by name or value) as secrets:
+/// redacted by name wherever a tool's output shows them. (Bearer tokens are remembered when
+/// they are read, at the server's start.)
+pub fn remember_secrets(servers: &McpServersFile) {
+    for file in servers.values() {
+        for (name, value) in &file.env {
+            if crate::secrets::looks_secret(name, value) {
+                crate::secrets::remember(name, value);
+            }
         }
     }
 }

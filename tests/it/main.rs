@@ -26,6 +26,8 @@ mod lsp;
 mod lsp_real;
 mod lsp_session;
 mod mcp;
+mod mcp_http;
+mod mcp_project;
 mod mock_llm;
 mod model_errors;
 mod model_picker;
