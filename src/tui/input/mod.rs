@@ -30,7 +30,7 @@ impl App {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(*key),
             Event::Paste(text) => {
                 // A paste is text: a key waiting is text before it, a key right after it too.
-                self.settle_waiting_key();
+                self.settle_waiting_key(None);
                 self.keys.typed(self.now);
                 self.handle_paste(text);
             }
@@ -55,7 +55,7 @@ impl App {
 
     fn handle_key(&mut self, key: KeyEvent) {
         // A key waiting to see whether it stands alone is decided by this one's arrival.
-        self.settle_waiting_key();
+        self.settle_waiting_key(Some(&key));
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
             self.ctrl_c();

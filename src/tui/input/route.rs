@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use crate::tui::app::{App, Focus};
 use crate::tui::keymap::{self, Action, Scope};
 use crate::tui::modals::layers::Layer;
-use crate::tui::stand_alone::{Fate, KeyVerdict, is_printable};
+use crate::tui::stand_alone::{Fate, KeyKind, KeyVerdict, is_printable};
 
 /// What becomes of a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,9 +83,51 @@ impl App {
     }
 
     fn judge(&mut self, key: &KeyEvent) -> KeyRoute {
-        match self.keys.judge(*key, self.now) {
+        let kind = if self.moves(key) {
+            KeyKind::Moves
+        } else {
+            KeyKind::Answers
+        };
+        match self.keys.judge(*key, self.now, kind) {
             KeyVerdict::Text => KeyRoute::Text,
             KeyVerdict::Wait => KeyRoute::Wait,
+            KeyVerdict::Act => KeyRoute::Deliver,
+        }
+    }
+
+    /// Whether the key only moves (scrolls, selects) where it would act: such a key may be
+    /// held down (`stand_alone::REPEAT`). Answers, kills, opening and closing never repeat.
+    fn moves(&self, key: &KeyEvent) -> bool {
+        let moving = |action: Option<Action>| {
+            matches!(
+                action,
+                Some(
+                    Action::LineDown
+                        | Action::LineUp
+                        | Action::SelectPrev
+                        | Action::SelectNext
+                        | Action::NextHunk
+                        | Action::PrevHunk
+                        | Action::NextDiff
+                        | Action::PrevDiff
+                )
+            )
+        };
+        let scrolls = matches!(key.code, KeyCode::Char('j' | 'k'));
+        match self.layers.top() {
+            None => {
+                let scope = match self.focus {
+                    Focus::Transcript => Scope::Transcript,
+                    Focus::Todos => Scope::Todos,
+                    Focus::Diffs => Scope::Diffs,
+                    Focus::Input => Scope::Anywhere,
+                };
+                moving(keymap::action(scope, key)) || moving(keymap::action(Scope::Anywhere, key))
+            }
+            Some(Layer::Picker(_)) => moving(keymap::action(Scope::Picker, key)),
+            Some(Layer::Rewind(_)) => moving(keymap::action(Scope::Rewind, key)),
+            Some(Layer::Help { .. } | Layer::Revert(_)) => scrolls,
+            Some(_) => false,
         }
     }
 
@@ -111,8 +153,8 @@ impl App {
     }
 
     /// Another input arrived: a key waiting to see whether it stands alone is decided now.
-    pub(super) fn settle_waiting_key(&mut self) {
-        let waiting = self.keys.interrupt(self.now);
+    pub(super) fn settle_waiting_key(&mut self, next: Option<&KeyEvent>) {
+        let waiting = self.keys.interrupt(self.now, next);
         self.settle(waiting);
     }
 
@@ -211,12 +253,12 @@ impl App {
     /// A key pressed the way a person answers a prompt: after a pause (past any dead time
     /// and typing), with nothing after it; what it does is done when this returns.
     pub(crate) fn press_alone(&mut self, key: KeyEvent) {
-        use crate::tui::stand_alone::{AFTER, BEFORE, DEAD_TIME};
+        use crate::tui::stand_alone::{BEFORE, DEAD_TIME};
         let pause = DEAD_TIME.max(BEFORE) + std::time::Duration::from_millis(1);
         self.set_now(self.now + pause);
         self.release_waiting_key();
         self.handle_input(&crossterm::event::Event::Key(key));
-        self.set_now(self.now + AFTER);
+        self.set_now(self.now + self.keys.after());
         self.release_waiting_key();
     }
 }

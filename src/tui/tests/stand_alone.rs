@@ -125,3 +125,64 @@ fn esc_in_a_prompts_dead_time_neither_denies_nor_interrupts() {
     assert!(app.take_commands().is_empty());
     assert!(app.approval.is_open());
 }
+
+#[test]
+fn holding_j_in_the_diff_pane_scrolls_and_types_nothing() {
+    let mut app = scripted_session(Instant::now());
+    app.set_focus(Focus::Diffs);
+    // Pressed alone, then repeated by the terminal (500 ms delay, 33 ms apart).
+    let at = app.now + Duration::from_secs(1);
+    app.set_now(at);
+    app.handle_input(&key(KeyCode::Char('j')));
+    app.set_now(at + AFTER);
+    app.expire();
+    let mut repeat = at + ms(500);
+    for _ in 0..15 {
+        app.set_now(repeat);
+        app.handle_input(&key(KeyCode::Char('j')));
+        app.expire();
+        repeat += ms(33);
+    }
+    app.set_now(repeat + Duration::from_secs(1));
+    app.expire();
+    assert_eq!(app.focus(), Focus::Diffs, "the keys stayed with the pane");
+    assert_eq!(app.composer.text(), "");
+}
+
+#[test]
+fn a_slow_typists_message_started_after_the_dead_time_answers_nothing() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    // Their first message, at 150 ms a key: the rule learns the pace.
+    let mut at = t0;
+    for c in "fix the failing test".chars() {
+        app.set_now(at);
+        app.handle_input(&key(KeyCode::Char(c)));
+        at += ms(150);
+    }
+    app.set_now(at);
+    app.handle_input(&key(KeyCode::Enter));
+    app.take_commands();
+    app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
+        step: StepId(1),
+    }));
+    let shown = at + Duration::from_secs(5);
+    app.set_now(shown);
+    app.apply(&held_rm());
+    // Past the dead time, at the same pace, with every frame the loop would run.
+    let mut at = shown + DEAD_TIME + ms(100);
+    for c in "no wait, yes".chars() {
+        app.set_now(at);
+        app.handle_input(&key(KeyCode::Char(c)));
+        if let Some(due) = app.next_tick().filter(|due| *due < at + ms(150)) {
+            app.set_now(due);
+            app.expire();
+        }
+        at += ms(150);
+    }
+    app.set_now(at + Duration::from_secs(1));
+    app.expire();
+    assert!(app.take_commands().is_empty(), "the n denied");
+    assert!(app.approval.is_open());
+    assert_eq!(app.composer.text(), "no wait, yes");
+}

@@ -4,9 +4,9 @@
 //! arrives in the input in order (checked where it ends up: the message the model receives).
 //! A lone key after the prompt's dead time acts (`Tui::press` waits `harness::PAUSE`, the dead
 //! time plus 150 ms), and a lone `a` widens nothing without its confirmation.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -239,5 +239,74 @@ async fn tui_pty_typing_at_any_offset_after_a_revert_preview_reverts_nothing() {
     let sent = llm.request(3).to_string();
     assert!(sent.contains(typed.trim_end()), "seed {SEED}: {sent}");
     assert_eq!(sb.read("f.txt"), "one\nTWO\n");
+    tui.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_pty_a_lone_y_after_the_dead_time_acts_within_its_window_and_a_frame() {
+    const PRESSES: usize = 5;
+    let sb = Sandbox::new();
+    let mut script: Vec<Script> = (0..PRESSES)
+        .map(|i| {
+            Script::tool_call(
+                &format!("c{i}"),
+                "bash",
+                json!({"command": format!("touch lone-{i}")}),
+            )
+        })
+        .collect();
+    script.push(Script::text("All there."));
+    let llm = MockLlm::start(script).await;
+    let mut tui = Tui::start_args(
+        &sb,
+        &[
+            "--base-url",
+            &llm.url(),
+            "--mode",
+            "auto-edit",
+            "touch them",
+        ],
+        120,
+        40,
+    );
+    let mut delays = Vec::new();
+    for i in 0..PRESSES {
+        let shown = format!("touch lone-{i}");
+        tui.wait_for(&format!("the prompt for {shown}"), |s| {
+            s.contains("approve once") && s.contains(&shown)
+        })
+        .await;
+        tokio::time::sleep(PAUSE).await;
+        let sent = Instant::now();
+        tui.send("y");
+        // The prompt closes on the frame after the key acted; polled finely to measure it.
+        loop {
+            let screen = tui.contents();
+            if !(screen.contains("approve once") && screen.contains(&shown)) {
+                break;
+            }
+            assert!(sent.elapsed() < super::harness::DEADLINE, "{screen}");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        delays.push(sent.elapsed());
+    }
+    tui.wait_for_text("All there.").await;
+    for i in 0..PRESSES {
+        assert!(sb.path(&format!("lone-{i}")).exists(), "lone-{i}");
+    }
+    delays.sort();
+    let after = cairn::tui::stand_alone::AFTER;
+    eprintln!(
+        "lone-key delay (write to prompt closed): median {:?}, max {:?}; window {after:?}",
+        delays[PRESSES / 2],
+        delays[PRESSES - 1]
+    );
+    // The window, a frame, and room for a loaded machine: a deliberate press is not held
+    // back noticeably.
+    assert!(delays[PRESSES / 2] >= after, "{delays:?}");
+    assert!(
+        delays[PRESSES / 2] < after + Duration::from_millis(400),
+        "{delays:?}"
+    );
     tui.quit().await;
 }
