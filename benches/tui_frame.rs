@@ -31,7 +31,7 @@ fn rss_mib() -> Option<f64> {
 fn events(i: usize) -> Vec<AgentEvent> {
     let call = CallId::new(format!("c{i}"));
     match i % 4 {
-        0 => vec![AgentEvent::Conversation(ConversationEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests"), images: vec![], typed: None })],
+        0 => vec![AgentEvent::Conversation(ConversationEvent::UserMessage { text: format!("request {i}: please refactor the parser and run the tests"), images: vec![], files: vec![], typed: None })],
         1 => vec![AgentEvent::Conversation(ConversationEvent::AssistantMessage {
             step: StepId(i as u64),
             text: format!(

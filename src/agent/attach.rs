@@ -21,6 +21,52 @@ use crate::permissions::Verdict;
 use crate::tool_output::{ImageView, ToolOutput};
 use crate::tools::{Access, ToolCx, ToolError};
 
+/// How the part of an attached file or directory begins (`attached_files` reads it back).
+const ATTACHED: &str = "[cairn] The user attached ";
+const DIRECTORY: &str = "the directory ";
+const LINES: &str = " (lines ";
+const SHOWN: &str = ", shown below";
+
+/// The chips of the files and directories a message's parts attached, as the transcript
+/// shows them under it: `src/lib.rs`, `src/lib.rs (lines 10-20)`, `docs/ (directory)`.
+/// Read from the parts (what the log keeps), so a resumed session shows them too.
+pub(super) fn attached_files(parts: &[Part]) -> Vec<String> {
+    let unspell = |spelled: &str| {
+        let path = spelled.strip_prefix('@').unwrap_or(spelled);
+        path.strip_prefix('"')
+            .and_then(|p| p.strip_suffix('"'))
+            .unwrap_or(path)
+            .to_string()
+    };
+    parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text { text } => text.lines().next()?.strip_prefix(ATTACHED),
+            Part::Image(_) => None,
+        })
+        .filter_map(|head| {
+            if let Some(rest) = head.strip_prefix(DIRECTORY) {
+                let (spelled, _) = rest.split_once("; its entries")?;
+                return Some(format!(
+                    "{}/ (directory)",
+                    unspell(spelled).trim_end_matches('/')
+                ));
+            }
+            let (named, _) = head.split_once(SHOWN)?;
+            Some(match named.split_once(LINES) {
+                Some((spelled, range)) => {
+                    format!(
+                        "{} (lines {})",
+                        unspell(spelled),
+                        range.trim_end_matches(')')
+                    )
+                }
+                None => unspell(named),
+            })
+        })
+        .collect()
+}
+
 /// What a mention names.
 enum MentionTarget {
     File,
@@ -162,13 +208,19 @@ impl Agent {
         let shown = crate::secrets::redact_value(ToolResult::ok(output)).text;
         let header = match target {
             MentionTarget::Directory => format!(
-                "[cairn] The user attached the directory {spelled}; its entries, one level \
-                 deep, as list_dir shows them:"
+                "{ATTACHED}{DIRECTORY}{spelled}; its entries, one level deep, as list_dir shows \
+                 them:"
             ),
-            _ => format!(
-                "[cairn] The user attached {spelled}, shown below as read_file shows it. It \
-                 counts as read: it can be edited without reading it again."
-            ),
+            _ => {
+                let lines = mention
+                    .lines
+                    .map(|range| format!("{LINES}{}-{})", range.first, range.last))
+                    .unwrap_or_default();
+                format!(
+                    "{ATTACHED}{spelled}{lines}{SHOWN} as read_file shows it. It counts as read: \
+                     it can be edited without reading it again."
+                )
+            }
         };
         Ok(vec![Part::text(format!("{header}\n{shown}"))])
     }

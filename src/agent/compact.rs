@@ -152,7 +152,7 @@ impl Agent {
         }
         self.record(&Record::Compacted {
             stubs,
-            summary: summary_text,
+            summary: summary_text.clone(),
             summarized: outcome.summarized,
             before,
             after,
@@ -166,6 +166,7 @@ impl Agent {
             after,
             pruned: outcome.pruned,
             summarized: outcome.summarized,
+            summary: summary_text,
         }));
         // A loaded skill the compaction took out comes back (within a budget).
         self.reattach_skills();

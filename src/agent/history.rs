@@ -402,6 +402,7 @@ mod tests {
                     width: 800,
                     height: 600
                 }],
+                files: vec![],
                 typed: None,
             })]
         );

@@ -165,6 +165,7 @@ impl Agent {
         self.emit(AgentEvent::Conversation(ConversationEvent::UserMessage {
             text: text.to_string(),
             images: image_chips(&parts),
+            files: super::attach::attached_files(&parts),
             typed,
         }));
         self.session.request_text = text.to_string();

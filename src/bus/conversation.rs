@@ -23,6 +23,10 @@ pub enum ConversationEvent {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageChip>,
+        /// The files and directories `@` attached to it, for their chips: `src/lib.rs`,
+        /// `src/lib.rs (lines 10-20)`, `docs/ (directory)`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<String>,
         /// What the user typed, when `text` (what the model got) expands it: a `/name args`
         /// command or skill, `/init`. The transcript shows this.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -81,6 +81,10 @@ pub enum ReportEvent {
         after: u64,
         pruned: usize,
         summarized: usize,
+        /// The summary that took the older messages' place, when there is one (the user
+        /// can open it under the compaction's line).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
     },
     /// Answer to `UserCommand::ShowCost`: every model request of the session.
     CostReport {

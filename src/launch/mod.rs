@@ -392,8 +392,19 @@ pub fn load_rules(
         all.extend(hosts.iter().map(|host| web_hosts::host_rule(host)));
         all
     };
+    // A server listed in `[web] allow_private` is reachable *and* allowed: its host needs no
+    // approval (the egress policy still lets only the listed port of a private address).
+    let mut allowed = config.web.allow.clone();
+    allowed.extend(
+        config
+            .web
+            .allow_private
+            .iter()
+            .filter_map(|entry| crate::web::target::HostPort::parse(entry).ok())
+            .map(|listed| listed.host),
+    );
     let mut rules = RuleSet::from_config(
-        &with_hosts(permissions.allow.as_ref(), &config.web.allow),
+        &with_hosts(permissions.allow.as_ref(), &allowed),
         permissions.ask.as_deref().unwrap_or_default(),
         &with_hosts(permissions.deny.as_ref(), &config.web.deny),
     );

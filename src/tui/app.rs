@@ -476,6 +476,9 @@ impl App {
             ToolEvent::Requested { call, name, args } => {
                 self.transcript
                     .push_card(ToolCard::new(call.clone(), name.clone(), args, now));
+                if name == "todo_write" {
+                    self.todos.propose(call, args);
+                }
             }
             ToolEvent::AwaitingApproval {
                 call,
@@ -553,6 +556,7 @@ impl App {
                     }
                     _ => None,
                 };
+                self.todos.settle(call);
                 self.transcript.update_card(call, |card| {
                     card.diff_index = diff_index;
                     card.finish(result.clone(), now);

@@ -125,7 +125,7 @@ fn scripted_session(t0: Instant) -> App {
             context_window: 64_000,
             resumed: false,
         }),
-        AgentEvent::Conversation(ConversationEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into(), images: vec![], typed: None }),
+        AgentEvent::Conversation(ConversationEvent::UserMessage { text: "Add a greet function, then run the tests and build.".into(), images: vec![], files: vec![], typed: None }),
         AgentEvent::Conversation(ConversationEvent::StepStarted { step }),
         AgentEvent::Conversation(ConversationEvent::ReasoningDelta { step, text: "The user wants a greet function next to add.".into() }),
         AgentEvent::Conversation(ConversationEvent::TextDelta { step, text: "I'll add `greet` to **src/lib.rs**:\n\n```rust\npub fn greet(name: &str) -> String {\n".into() }),
@@ -211,6 +211,7 @@ fn streaming_text_with_an_open_code_block() {
     app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "show me a loop".into(),
         images: vec![],
+        files: vec![],
         typed: None,
     }));
     app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {
@@ -533,6 +534,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
         after: 12_300,
         pruned: 14,
         summarized: 40,
+        summary: None,
     }));
     app.apply(&AgentEvent::Report(ReportEvent::CostReport {
         rows: vec![crate::bus::CostRow {

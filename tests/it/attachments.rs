@@ -158,10 +158,30 @@ async fn ranges_directories_and_quoted_paths_attach_what_they_name() {
     let run = sb
         .exec(
             &llm.url(),
-            &[r#"fix @"dir with space/f.txt" and see @src and @many"#],
+            &[
+                "--json",
+                r#"fix @"dir with space/f.txt" and see @src and @many, @src/long.rs#L3-4"#,
+            ],
         )
         .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    // What was attached is told with the message, for its chips.
+    let user = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "user_message")
+        .unwrap();
+    assert_eq!(
+        user["files"],
+        json!([
+            "dir with space/f.txt",
+            "src/ (directory)",
+            "many/ (directory)",
+            "src/long.rs (lines 3-4)"
+        ]),
+        "{user}"
+    );
     let prompt = first_prompt(&llm);
     assert!(prompt.contains("1\tspaced out"), "{prompt}");
     assert!(

@@ -455,6 +455,33 @@ async fn tool_run_fetches_a_local_page_listed_in_allow_private() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_listed_in_allow_private_is_fetched_without_asking_in_auto_edit() {
+    let site = MockSite::start().await;
+    site.route("/post", Page::html(ARTICLE));
+    let other = MockSite::start().await;
+    let sb = Sandbox::new().config(&format!(
+        "[web]\nallow_private = [\"{}\"]\n",
+        site.host_port()
+    ));
+    let llm = MockLlm::start(vec![
+        Script::tool_call("c1", "web_fetch", json!({"url": site.url("/post")})),
+        Script::tool_call("c2", "web_fetch", json!({"url": other.url("/")})),
+        Script::text("done"),
+    ])
+    .await;
+    // Headless, so a fetch that asked would be denied.
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto-edit", "read the page"])
+        .await;
+    let page = llm.tool_result(1, "c1").unwrap();
+    assert!(page.contains("## Example"), "{page} {run:?}");
+    // Another port of the same address is still unreachable: listed means that port.
+    let refused = llm.tool_result(2, "c2").unwrap();
+    assert!(refused.contains("allow_private"), "{refused}");
+    assert_eq!(other.connections(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_never_mode_the_egress_policy_still_refuses_a_redirect_to_another_port() {
     let site = MockSite::start().await;
     let other = MockSite::start().await;

@@ -63,6 +63,7 @@ impl<'a> Replay<'a> {
                     .push(AgentEvent::Conversation(ConversationEvent::UserMessage {
                         text: text.clone(),
                         images: image_chips(parts),
+                        files: crate::agent::attach::attached_files(parts),
                         typed: typed.clone(),
                     }));
             }
@@ -100,6 +101,7 @@ impl<'a> Replay<'a> {
                         after: *after,
                         pruned: stubs.len(),
                         summarized: *summarized,
+                        summary: summary.clone(),
                     }));
             }
             Record::ImageRemoved { hash, note } => {

@@ -63,12 +63,18 @@ impl App {
             ConversationEvent::UserMessage {
                 text,
                 images,
+                files,
                 typed,
             } => {
                 self.unconfirmed = None;
                 // The user's words as typed; a command's expansion is what the model read.
                 self.transcript
-                    .push_user(typed.as_deref().unwrap_or(text), images);
+                    .push_user(typed.as_deref().unwrap_or(text), images, files);
+                // What the model read instead opens under it.
+                if typed.as_ref().is_some_and(|typed| typed != text) {
+                    self.transcript
+                        .set_details("what the model was sent", text.clone());
+                }
             }
             ConversationEvent::RequestStarted | ConversationEvent::StepEnded { .. } => {}
             ConversationEvent::StepStarted { .. } => {
@@ -189,10 +195,14 @@ impl App {
                 after,
                 pruned,
                 summarized,
+                summary,
             } => {
                 let text =
                     crate::tui::panes::cost::compaction_text(*before, *after, *pruned, *summarized);
                 self.notice(&text, NoticeLevel::Info);
+                if let Some(summary) = summary {
+                    self.transcript.set_details("the summary", summary.clone());
+                }
             }
             ReportEvent::LanguageServers { indicator, listing } => {
                 self.status.lsp.clone_from(indicator);
@@ -222,6 +232,10 @@ impl App {
             }
             TimeTravelEvent::RewindPoints { .. } | TimeTravelEvent::RestorePlan { .. } => {}
             TimeTravelEvent::Restored { what, done } => {
+                // What it put back shows (and counts) in the diff pane, as no edit.
+                for change in &done.files {
+                    self.diffs.push_restore(change.clone());
+                }
                 let text = crate::tui::modals::rewind::restored_text(what, done);
                 let level = if done.conflicts.is_empty() {
                     NoticeLevel::Info

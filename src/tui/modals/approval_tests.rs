@@ -548,3 +548,28 @@ fn the_sandboxed_line_says_when_a_command_gets_unix_sockets() {
     let screen = draw_checked(&prompt, 80, 16);
     assert!(!screen.contains("it may"), "{screen}");
 }
+
+#[test]
+fn at_80_columns_the_keys_wrap_at_spaces_and_no_word_is_cut() {
+    let command = "python3 -m unittest discover --start-directory tests --pattern 'test_*.py'";
+    let mut prompt = ApprovalPrompt::default();
+    prompt.hold(offered(Held {
+        subject: command.into(),
+        why: "runs a program".into(),
+        prefix: "python3 -m unittest discover --start-directory tests".into(),
+        dangers: Vec::new(),
+        ..held("c1")
+    }));
+    for (w, h) in [(80, 16), (160, 16)] {
+        let screen = draw(&prompt, w, h);
+        // Whole words, wrapped at a space when the line is full (`in this` / `project`).
+        for words in ["for this session", "always allow", "in this", "project"] {
+            assert!(screen.contains(words), "{w}: {words}\n{screen}");
+        }
+        assert!(
+            !screen.contains("proj\n") && !screen.contains("projec "),
+            "{w}:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("long_rule_keys_{w}"), screen);
+    }
+}

@@ -296,7 +296,8 @@ mod in_the_app {
             shown.contains("reverted hunk 1 of 1 of the edit of src/f.txt"),
             "{shown}"
         );
-        assert!(shown.contains("2 edits · 1 file"), "{shown}");
+        // The revert is a revert, not a second edit.
+        assert!(shown.contains("1 edit · 1 revert · 1 file"), "{shown}");
         // The revert's own entry is selected and can be reverted in turn.
         press(&mut app, 'R');
         let commands = app.take_commands();

@@ -72,13 +72,20 @@ impl ToolCard {
         }
     }
 
-    /// Whether Enter opens the card to its whole content: a fetched page or a search.
+    /// Whether Enter opens the card to its whole content: a fetched page, a search, a
+    /// command with more output than the card shows.
     pub fn is_expandable(&self) -> bool {
-        matches!(
-            &self.state,
-            CardState::Finished { result, .. }
-                if matches!(result.output, Some(ToolOutput::WebPage(_) | ToolOutput::WebSearch(_)))
-        )
+        let CardState::Finished { result, .. } = &self.state else {
+            return false;
+        };
+        match &result.output {
+            Some(ToolOutput::WebPage(_) | ToolOutput::WebSearch(_)) => true,
+            Some(ToolOutput::Command(run)) => {
+                run.truncated
+                    || run.stdout.lines().count() + run.stderr.lines().count() > OUTPUT_LINES
+            }
+            _ => false,
+        }
     }
 
     pub fn is_running(&self) -> bool {
@@ -232,7 +239,9 @@ impl ToolCard {
             out.push(clip(&bar, text, theme::warning(), width));
         }
         match &result.output {
-            Some(ToolOutput::Command(run)) => command_lines(run, self.job.as_ref(), width, out),
+            Some(ToolOutput::Command(run)) => {
+                command_lines(run, self.job.as_ref(), width, self.expanded, out)
+            }
             Some(ToolOutput::FileChanged(change)) => self.change_lines(change, width, out),
             Some(ToolOutput::WebPage(page)) => {
                 crate::tui::panes::web_cards::page_lines(page, width, self.expanded, out)
@@ -310,20 +319,26 @@ fn diff_line(bar: &Span<'static>, line: &str, lang: &str, width: usize) -> Line<
     lines.pop().unwrap_or_default()
 }
 
+/// A command's card: its last lines (all it kept, `expanded`), then its facts.
 fn command_lines(
     run: &CommandRun,
     job: Option<&crate::bus::JobLine>,
     width: usize,
+    expanded: bool,
     out: &mut Vec<Line<'static>>,
 ) {
     let bar = [Span::styled("  │ ", theme::dim())];
     let mut lines: Vec<(&str, Style)> = run.stdout.lines().map(|l| (l, theme::base())).collect();
     lines.extend(run.stderr.lines().map(|l| (l, theme::error())));
-    let skipped = lines.len().saturating_sub(OUTPUT_LINES);
+    let skipped = if expanded {
+        0
+    } else {
+        lines.len().saturating_sub(OUTPUT_LINES)
+    };
     if skipped > 0 {
         out.push(clip(
             &bar,
-            &format!("… {skipped} earlier lines"),
+            &format!("… {skipped} earlier lines (select the card, Enter shows them)"),
             theme::dim(),
             width,
         ));
@@ -358,7 +373,12 @@ fn command_lines(
         facts.push(("cancelled".to_string(), theme::warning()));
     }
     if run.truncated {
-        facts.push(("output truncated".to_string(), theme::warning()));
+        // Its middle was cut: the whole of it is in the spill file, when it was spilled.
+        let fact = match &run.spill_path {
+            Some(path) => format!("output truncated; all of it: {}", path.display()),
+            None => "output truncated".to_string(),
+        };
+        facts.push((fact, theme::warning()));
     }
     facts.extend(crate::tui::panes::job_cards::facts(run, job));
     if run.sandboxed {

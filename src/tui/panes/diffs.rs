@@ -35,11 +35,23 @@ struct Drawn {
     too_narrow: bool,
 }
 
+/// What made a change the pane shows: only edits count as edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    /// A tool call (or a change of unknown origin).
+    Edit,
+    /// A revert from this pane.
+    Revert,
+    /// `/undo`, `/redo` or `/rewind` putting files back.
+    Restore,
+}
+
 #[derive(Debug)]
 pub struct DiffPane {
     changes: Vec<FileChange>,
     /// Where each change comes from: the call (or revert) and the file's index in it.
     origins: Vec<(ChangeSource, usize)>,
+    made: Vec<Made>,
     selected: usize,
     /// The selected hunk of the selected change, if any.
     hunk: Option<usize>,
@@ -63,6 +75,7 @@ impl DiffPane {
         Self {
             changes: Vec::new(),
             origins: Vec::new(),
+            made: Vec::new(),
             selected: 0,
             hunk: None,
             view: DiffView::Unified,
@@ -93,9 +106,31 @@ impl DiffPane {
     /// Adds file `file` of the change `source` made and returns its index. The view follows
     /// new edits unless the user is looking at an older one.
     pub fn push_from(&mut self, change: FileChange, source: ChangeSource, file: usize) -> usize {
+        let made = match source {
+            ChangeSource::Call(_) => Made::Edit,
+            ChangeSource::Revert(_) => Made::Revert,
+        };
+        self.push_made(change, source, file, made)
+    }
+
+    /// Adds what `/undo`, `/redo` or `/rewind` did to a file: the counts follow the files,
+    /// and it is no edit (nor revertable here: `/redo` and `/undo` are the way back).
+    pub fn push_restore(&mut self, change: FileChange) -> usize {
+        let source = ChangeSource::Revert(String::new());
+        self.push_made(change, source, 0, Made::Restore)
+    }
+
+    fn push_made(
+        &mut self,
+        change: FileChange,
+        source: ChangeSource,
+        file: usize,
+        made: Made,
+    ) -> usize {
         let follow = self.changes.is_empty() || self.selected + 1 == self.changes.len();
         self.changes.push(change);
         self.origins.push((source, file));
+        self.made.push(made);
         if follow {
             self.select(self.changes.len() - 1);
         }
@@ -182,6 +217,7 @@ impl DiffPane {
         let (source, file) = self.origins.get(self.selected)?.clone();
         match &source {
             ChangeSource::Call(call) if call.as_str().is_empty() => None,
+            ChangeSource::Revert(id) if id.is_empty() => None,
             _ => Some((source, file)),
         }
     }
@@ -224,20 +260,27 @@ impl DiffPane {
         Some(format!("--- {0}\n+++ {0}\n{1}", change.path, change.diff))
     }
 
-    /// Net changes per file over the session: (path, added, removed, edits), first-touched order.
+    /// Net changes per file over the session: (path, added, removed, edits), first-touched
+    /// order. Reverts and restores change the counts of lines, not of edits.
     pub fn summary(&self) -> Vec<(String, usize, usize, usize)> {
         let mut out: Vec<(String, usize, usize, usize)> = Vec::new();
-        for change in &self.changes {
+        for (change, made) in self.changes.iter().zip(&self.made) {
+            let edit = usize::from(*made == Made::Edit);
             match out.iter_mut().find(|(p, ..)| *p == change.path) {
                 Some(row) => {
                     row.1 += change.added;
                     row.2 += change.removed;
-                    row.3 += 1;
+                    row.3 += edit;
                 }
-                None => out.push((change.path.clone(), change.added, change.removed, 1)),
+                None => out.push((change.path.clone(), change.added, change.removed, edit)),
             }
         }
         out
+    }
+
+    /// How many changes `made` made.
+    fn count(&self, made: Made) -> usize {
+        self.made.iter().filter(|m| **m == made).count()
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, focused: bool) {
@@ -344,11 +387,17 @@ impl DiffPane {
         let (added, removed) = summary.iter().fold((0, 0), |(a, r), s| (a + s.1, r + s.2));
         let mut lines = vec![Line::from(vec![
             Span::styled(
-                format!(
-                    "{} · {} · ",
-                    plural(self.changes.len(), "edit"),
-                    plural(summary.len(), "file")
-                ),
+                {
+                    let mut counts = vec![plural(self.count(Made::Edit), "edit")];
+                    for (made, what) in [(Made::Revert, "revert"), (Made::Restore, "restore")] {
+                        let n = self.count(made);
+                        if n > 0 {
+                            counts.push(plural(n, what));
+                        }
+                    }
+                    counts.push(plural(summary.len(), "file"));
+                    format!("{} · ", counts.join(" · "))
+                },
                 theme::dim(),
             ),
             Span::styled(format!("+{added}"), theme::added()),

@@ -13,11 +13,42 @@ use crate::tui::{theme, wrap};
 pub struct TodoPane {
     items: Vec<TodoItem>,
     scroll: usize,
+    /// A `todo_write` shown before its result (calls run after every approval of their
+    /// step): its call, and the list it replaced, back if the call fails.
+    proposed: Option<(crate::bus::CallId, Vec<TodoItem>)>,
 }
 
 impl TodoPane {
     pub fn set(&mut self, items: Vec<TodoItem>) {
         self.items = items;
+        self.proposed = None;
+    }
+
+    /// A `todo_write` call was made: its list shows now, not once the step's other calls
+    /// were approved and run (the pane lagged behind an approval prompt). A list the tool
+    /// would refuse (none, or an empty item) is not shown.
+    pub fn propose(&mut self, call: &crate::bus::CallId, args: &serde_json::Value) {
+        let Ok(mut items) = serde_json::from_value::<Vec<TodoItem>>(args["todos"].clone()) else {
+            return;
+        };
+        for item in &mut items {
+            item.content = item.content.trim().to_string();
+        }
+        if items.is_empty() || items.iter().any(|item| item.content.is_empty()) {
+            return;
+        }
+        let before = std::mem::replace(&mut self.items, items);
+        self.proposed = Some((call.clone(), before));
+    }
+
+    /// `call` finished without setting the list (`set` came first when it did): a list it
+    /// proposed gives way to the one before.
+    pub fn settle(&mut self, call: &crate::bus::CallId) {
+        if self.proposed.as_ref().is_some_and(|(id, _)| id == call)
+            && let Some((_, before)) = self.proposed.take()
+        {
+            self.items = before;
+        }
     }
 
     pub fn clear(&mut self) {

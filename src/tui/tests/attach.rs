@@ -244,10 +244,37 @@ fn a_sent_image_shows_as_a_chip_under_its_message_in_the_transcript() {
             width: 2048,
             height: 1536,
         }],
+        files: vec![],
         typed: None,
     }));
     insta::assert_snapshot!(draw(&app, 70, 12));
     assert!(screen_text(&app, 70, 12).contains("[image] clipboard.png (1.2 MB, 2048×1536)"));
+}
+
+#[test]
+fn attached_files_show_as_chips_under_their_message() {
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
+        text: "compare @src/long.rs#L10-20 with @docs and @\"dir with space/f.txt\"".into(),
+        images: vec![],
+        files: vec![
+            "src/long.rs (lines 10-20)".into(),
+            "docs/ (directory)".into(),
+            "dir with space/f.txt".into(),
+        ],
+        typed: None,
+    }));
+    for (width, height) in [(80, 14), (160, 14)] {
+        let screen = screen_text(&app, width, height);
+        for chip in [
+            "[file] src/long.rs (lines 10-20)",
+            "[file] docs/ (directory)",
+            "[file] dir with space/f.txt",
+        ] {
+            assert!(screen.contains(chip), "{width} columns: {screen}");
+        }
+        insta::assert_snapshot!(format!("file_chips_{width}"), draw(&app, width, height));
+    }
 }
 
 #[test]
@@ -281,6 +308,7 @@ fn a_message_refused_before_it_was_sent_comes_back_into_the_input_with_its_image
     app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "second".into(),
         images: vec![],
+        files: vec![],
         typed: None,
     }));
     app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {

@@ -22,6 +22,7 @@ fn answered() -> crate::tui::app::App {
     app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "Show me the config in TypeScript and TOML".into(),
         images: vec![],
+        files: vec![],
         typed: None,
     }));
     app.apply(&AgentEvent::Conversation(ConversationEvent::StepStarted {

@@ -61,6 +61,7 @@ fn a_failed_message_is_sent_again_by_retry_whole_and_once() {
     app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "second".into(),
         images: vec![],
+        files: vec![],
         typed: None,
     }));
     app.apply(&AgentEvent::Conversation(ConversationEvent::RequestEnded {
@@ -90,6 +91,7 @@ fn a_command_is_shown_as_typed_not_as_its_expansion() {
     app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "You are asked to write AGENTS.md for this repository. Read the build files…".into(),
         images: vec![],
+        files: vec![],
         typed: Some("/init keep it short".into()),
     }));
     let screen = screen_text(&app, 100, 24);

@@ -375,6 +375,7 @@ fn replay_is_read_only_and_says_so() {
     app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "old question".into(),
         images: vec![],
+        files: vec![],
         typed: None,
     }));
     app.apply(&AgentEvent::Conversation(

@@ -156,3 +156,181 @@ fn a_long_rewind_title_ends_with_an_ellipsis() {
         insta::assert_snapshot!(format!("rewind_title_{w}"), screen);
     }
 }
+
+#[test]
+fn what_a_command_sent_and_a_compactions_summary_open_from_the_transcript() {
+    let mut app = app(Instant::now());
+    app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
+        text: "You are asked to write AGENTS.md for this repository.\nRead the build files first.\nKeep it short."
+            .into(),
+        images: vec![],
+        files: vec![],
+        typed: Some("/init keep it short".into()),
+    }));
+    app.apply(&AgentEvent::Report(crate::bus::ReportEvent::Compacted {
+        before: 51_200,
+        after: 12_300,
+        pruned: 3,
+        summarized: 12,
+        summary: Some("[summary] The user asked for AGENTS.md; it was written.".into()),
+    }));
+    let folded = screen_text(&app, 80, 24);
+    assert!(folded.contains("/init keep it short"), "{folded}");
+    assert!(!folded.contains("Read the build files"), "{folded}");
+    assert!(
+        folded.contains("▸ what the model was sent: 3 lines"),
+        "{folded}"
+    );
+    assert!(folded.contains("▸ the summary: 1 line"), "{folded}");
+    // The transcript, the compaction's line (the last entry), Enter: the summary opens.
+    app.set_focus(crate::tui::app::Focus::Transcript);
+    app.handle_input(&key(KeyCode::Up));
+    app.handle_input(&key(KeyCode::Enter));
+    // The message before it, Enter: what /init sent opens too.
+    app.handle_input(&key(KeyCode::Up));
+    app.handle_input(&key(KeyCode::Enter));
+    let open = screen_text(&app, 80, 24);
+    assert!(open.contains("Read the build files first."), "{open}");
+    assert!(open.contains("The user asked for AGENTS.md"), "{open}");
+    insta::assert_snapshot!("details_open_80x24", draw(&app, 80, 24));
+    insta::assert_snapshot!("details_open_160x30", draw(&app, 160, 30));
+    // Enter again folds it.
+    app.handle_input(&key(KeyCode::Enter));
+    assert!(!screen_text(&app, 80, 24).contains("Read the build files first."));
+}
+
+#[test]
+fn the_todo_pane_shows_a_new_list_while_the_steps_approval_is_open() {
+    let mut app = app(Instant::now());
+    let list = serde_json::json!({"todos": [
+        {"content": "Read the failing test", "status": "completed"},
+        {"content": "Fix the parser", "status": "in_progress"},
+        {"content": "Run the suite", "status": "pending"},
+    ]});
+    app.apply(&tool(ToolEvent::Requested {
+        call: CallId::new("t1"),
+        name: "todo_write".into(),
+        args: list,
+    }));
+    // The step's other call waits for its approval; todo_write has not run yet.
+    app.apply(&super::held_rm());
+    for (width, height) in [(80, 24), (160, 30)] {
+        let screen = screen_text(&app, width, height);
+        assert!(screen.contains("Fix the parser"), "{width}: {screen}");
+        insta::assert_snapshot!(
+            format!("todos_with_approval_{width}"),
+            draw(&app, width, height)
+        );
+    }
+    // A list the call then fails to set gives way to the one before (none).
+    app.apply(&tool(ToolEvent::Finished {
+        call: CallId::new("t1"),
+        name: "todo_write".into(),
+        result: crate::bus::ToolResult::error("item 2: `content` is empty"),
+    }));
+    assert!(!screen_text(&app, 160, 30).contains("Fix the parser"));
+}
+
+#[test]
+fn undo_and_a_revert_update_the_diff_panes_counts_and_are_no_edits() {
+    use crate::bus::{ChangeSource, Restore, RestorePlan, RevertTarget, TimeTravelEvent};
+    let mut app = app(Instant::now());
+    let edit = super::lib_change();
+    app.apply(&tool(ToolEvent::Requested {
+        call: CallId::new("e1"),
+        name: "edit_file".into(),
+        args: serde_json::json!({"path": "src/lib.rs"}),
+    }));
+    app.apply(&tool(ToolEvent::Finished {
+        call: CallId::new("e1"),
+        name: "edit_file".into(),
+        result: crate::bus::ToolResult::ok(crate::tool_output::ToolOutput::FileChanged(
+            edit.clone(),
+        )),
+    }));
+    app.set_focus(crate::tui::app::Focus::Diffs);
+    assert!(screen_text(&app, 160, 30).contains("1 edit · 1 file · +4 -0"));
+    // /undo took the edit back: the counts follow the file, and no edit was added.
+    let back = crate::tool_output::FileChange {
+        added: 0,
+        removed: 4,
+        ..edit.clone()
+    };
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::Restored {
+        what: Restore::Undo,
+        done: RestorePlan {
+            files: vec![back.clone()],
+            ..RestorePlan::default()
+        },
+    }));
+    let screen = screen_text(&app, 160, 30);
+    assert!(
+        screen.contains("1 edit · 1 restore · 1 file · +4 -4"),
+        "{screen}"
+    );
+    // A revert from the pane is a revert, not an edit.
+    app.apply(&AgentEvent::TimeTravel(TimeTravelEvent::Reverted {
+        id: "r1".into(),
+        target: RevertTarget {
+            source: ChangeSource::Call(CallId::new("e1")),
+            file: None,
+            hunk: None,
+            shown: None,
+        },
+        what: "the edit of src/lib.rs".into(),
+        changes: vec![back],
+    }));
+    for (width, height) in [(80, 24), (160, 30)] {
+        let screen = screen_text(&app, width, height);
+        assert!(
+            width < 160 || screen.contains("1 edit · 1 revert · 1 restore"),
+            "{width}: {screen}"
+        );
+        insta::assert_snapshot!(format!("diff_counts_{width}"), draw(&app, width, height));
+    }
+}
+
+#[test]
+fn a_commands_earlier_lines_open_from_its_card_and_a_truncated_one_names_its_whole_output() {
+    let mut app = app(Instant::now());
+    let call = CallId::new("c1");
+    app.apply(&tool(ToolEvent::Requested {
+        call: call.clone(),
+        name: "bash".into(),
+        args: serde_json::json!({"command": "cargo test"}),
+    }));
+    let stdout: String = (1..=12)
+        .map(|i| format!("test case_{i:02} ... ok\n"))
+        .collect();
+    let crate::bus::ToolResult {
+        output: Some(crate::tool_output::ToolOutput::Command(mut run)),
+        ..
+    } = command("cargo test", &stdout, 0, 900)
+    else {
+        panic!("a command");
+    };
+    run.truncated = true;
+    run.spill_path = Some("/tmp/cairn-spill/c1.stdout".into());
+    app.apply(&tool(ToolEvent::Finished {
+        call,
+        name: "bash".into(),
+        result: crate::bus::ToolResult::ok(crate::tool_output::ToolOutput::Command(run)),
+    }));
+    let folded = screen_text(&app, 160, 30);
+    assert!(!folded.contains("case_01"), "{folded}");
+    assert!(folded.contains("6 earlier lines"), "{folded}");
+    assert!(
+        folded.contains("all of it: /tmp/cairn-spill/c1.stdout"),
+        "{folded}"
+    );
+    app.set_focus(crate::tui::app::Focus::Transcript);
+    app.handle_input(&key(KeyCode::Up));
+    app.handle_input(&key(KeyCode::Enter));
+    let open = screen_text(&app, 160, 30);
+    assert!(
+        open.contains("case_01") && open.contains("case_12"),
+        "{open}"
+    );
+    insta::assert_snapshot!("command_opened_80x24", draw(&app, 80, 24));
+    insta::assert_snapshot!("command_opened_160x30", draw(&app, 160, 30));
+}

@@ -160,6 +160,7 @@ fn the_scroll_marker_sits_on_the_border_and_never_covers_the_last_line() {
         app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
             text: format!("message number {i}"),
             images: Vec::new(),
+            files: vec![],
             typed: None,
         }));
     }

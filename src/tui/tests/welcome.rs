@@ -117,6 +117,7 @@ fn notices_before_the_first_message_show_below_the_welcome_and_a_message_replace
     app.apply(&AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "hello".into(),
         images: vec![],
+        files: vec![],
         typed: None,
     }));
     let screen = screen_text(&app, 80, 24);

@@ -95,8 +95,8 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
         edited().replace("line twenty\n", "line 20\n"),
         "only the middle hunk went back"
     );
-    // The revert is a change of its own in the pane.
-    tui.wait_for_text("2 edits · 1 file").await;
+    // The revert is a change of its own in the pane, counted as a revert, not an edit.
+    tui.wait_for_text("1 edit · 1 revert · 1 file").await;
 
     // The next request tells the model what the user reverted, with the reverse diff.
     // Tab moves the focus from the diff pane back to the input.
@@ -120,7 +120,7 @@ async fn tui_pty_revert_one_hunk_of_a_multi_hunk_edit_and_the_model_is_told() {
     replay
         .wait_for("the revert in the replay", |s| {
             s.contains("reverted hunk 2 of 3 of the rewrite of f.txt")
-                && s.contains("2 edits · 1 file")
+                && s.contains("1 edit · 1 revert · 1 file")
         })
         .await;
     replay.quit().await;

@@ -371,7 +371,8 @@ fn confirm_lines(rule: &Decision, held: &Held, width: usize) -> Vec<Line<'static
     lines
 }
 
-/// Key items on as few lines as the width allows.
+/// Key items on as few lines as the width allows. An item wider than the width (a long
+/// rule at 80 columns) is wrapped at its spaces under its own words, never cut mid-word.
 fn lay_out(items: Vec<Vec<Span<'static>>>, width: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let mut line: Vec<Span<'static>> = Vec::new();
@@ -380,6 +381,17 @@ fn lay_out(items: Vec<Vec<Span<'static>>>, width: usize) -> Vec<Line<'static>> {
         let used: usize = line.iter().map(|s| wrap::width(&s.content)).sum();
         if !line.is_empty() && used + 3 + w > width {
             lines.push(Line::from(std::mem::take(&mut line)));
+        }
+        if w > width {
+            let (key, words) = item.split_at(item.len().min(1));
+            let indent = key.iter().map(|s| wrap::width(&s.content)).sum::<usize>();
+            lines.extend(wrap::wrap(
+                words,
+                width,
+                key,
+                &[Span::raw(" ".repeat(indent))],
+            ));
+            continue;
         }
         if !line.is_empty() {
             line.push(Span::raw("   "));

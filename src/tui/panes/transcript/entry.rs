@@ -28,6 +28,8 @@ pub enum EntryKind {
         text: String,
         /// Chips of the images sent with it: `shot.png (1.2 MB, 2048×1536)`.
         images: Vec<String>,
+        /// Chips of the files `@` attached: `src/lib.rs (lines 10-20)`.
+        files: Vec<String>,
     },
     Assistant {
         step: StepId,
@@ -65,9 +67,20 @@ struct Cached {
     lines: Vec<Line<'static>>,
 }
 
+/// More of an entry than its lines show, opened and folded with Enter on it: what a
+/// `/name args` or `/init` sent to the model, a compaction's summary.
+#[derive(Debug)]
+pub struct Details {
+    /// What it is: `sent to the model`, `the summary`.
+    pub label: &'static str,
+    pub text: String,
+    pub open: bool,
+}
+
 #[derive(Debug)]
 pub struct Entry {
     pub kind: EntryKind,
+    details: Option<Details>,
     /// Bumped on every change; a cached layout of an older revision is stale.
     rev: u64,
     cache: RefCell<Option<Cached>>,
@@ -77,9 +90,56 @@ impl Entry {
     pub fn new(kind: EntryKind) -> Self {
         Self {
             kind,
+            details: None,
             rev: 0,
             cache: RefCell::new(None),
         }
+    }
+
+    /// Gives the entry more to open (see `Details`), folded.
+    pub fn set_details(&mut self, label: &'static str, text: String) {
+        self.rev += 1;
+        self.details = Some(Details {
+            label,
+            text,
+            open: false,
+        });
+    }
+
+    /// Opens or folds the entry's details; false when it has none.
+    pub fn toggle_details(&mut self) -> bool {
+        let Some(details) = &mut self.details else {
+            return false;
+        };
+        details.open = !details.open;
+        self.rev += 1;
+        true
+    }
+
+    /// The details' lines: one line saying what there is, folded; all of it, open.
+    fn details_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let Some(details) = &self.details else {
+            return Vec::new();
+        };
+        let n = details.text.lines().count();
+        let lines = if n == 1 { "line" } else { "lines" };
+        if !details.open {
+            return render::plain(
+                &format!(
+                    "▸ {}: {n} {lines} (in the transcript, ↑/↓ to it and Enter opens)",
+                    details.label
+                ),
+                width,
+                theme::dim(),
+            );
+        }
+        let mut out = render::plain(
+            &format!("▾ {} ({n} {lines}; Enter folds):", details.label),
+            width,
+            theme::dim(),
+        );
+        out.extend(render::plain(&details.text, width, theme::dim()));
+        out
     }
 
     /// Mutable access to the content; invalidates the cached layout.
@@ -124,16 +184,28 @@ impl Entry {
     /// Lines of the entry other than a streamed answer's body (which `StreamText` caches by
     /// block): the whole entry for most kinds, the reasoning part for assistant messages.
     fn head_lines(&self, key: LayoutKey, now: Instant) -> Vec<Line<'static>> {
+        let mut lines = self.kind_lines(key, now);
+        lines.extend(self.details_lines(key.width));
+        lines
+    }
+
+    fn kind_lines(&self, key: LayoutKey, now: Instant) -> Vec<Line<'static>> {
         let width = key.width;
         match &self.kind {
-            EntryKind::User { text, images } => {
+            EntryKind::User {
+                text,
+                images,
+                files,
+            } => {
                 let mut lines = render::plain(text, width, theme::user());
-                lines.extend(images.iter().map(|label| {
+                let chip = |kind: &'static str, label: &String| {
                     Line::from(vec![
-                        Span::styled("[image]", theme::bold()),
+                        Span::styled(kind, theme::bold()),
                         Span::styled(format!(" {label}"), theme::user()),
                     ])
-                }));
+                };
+                lines.extend(images.iter().map(|label| chip("[image]", label)));
+                lines.extend(files.iter().map(|label| chip("[file]", label)));
                 lines
             }
             EntryKind::Assistant {

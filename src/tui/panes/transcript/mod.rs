@@ -105,14 +105,15 @@ impl Transcript {
         }
     }
 
-    /// A user message, with a chip for each image sent with it.
-    pub fn push_user(&mut self, text: &str, images: &[crate::bus::ImageChip]) {
+    /// A user message, with a chip for each image and each file sent with it.
+    pub fn push_user(&mut self, text: &str, images: &[crate::bus::ImageChip], files: &[String]) {
         self.push(EntryKind::User {
             text: text.to_string(),
             images: images
                 .iter()
                 .map(|i| crate::content::image_label(&i.name, i.bytes, i.width, i.height))
                 .collect(),
+            files: files.to_vec(),
         });
     }
 
@@ -469,11 +470,22 @@ impl Transcript {
         }
     }
 
-    /// Opens or folds the selected web card; false when the selection is no such card.
+    /// Gives the last entry more to open with Enter (see `entry::Details`).
+    pub fn set_details(&mut self, label: &'static str, text: String) {
+        if let Some(entry) = self.entries.last_mut() {
+            entry.set_details(label, text);
+        }
+    }
+
+    /// Opens or folds the selected web card or entry details; false when the selection has
+    /// nothing to open.
     pub fn toggle_selected_card(&mut self) -> bool {
         let Some(entry) = self.selected.and_then(|i| self.entries.get_mut(i)) else {
             return false;
         };
+        if entry.toggle_details() {
+            return true;
+        }
         if !matches!(&entry.kind, EntryKind::Tool(card) if card.is_expandable()) {
             return false;
         }

@@ -25,7 +25,7 @@ fn screen(t: &Transcript, w: u16, h: u16, now: Instant) -> Vec<String> {
 fn numbered(n: usize) -> Transcript {
     let mut t = Transcript::new();
     for i in 0..n {
-        t.push_user(&format!("message {i}"), &[]);
+        t.push_user(&format!("message {i}"), &[], &[]);
     }
     t
 }
@@ -116,7 +116,7 @@ fn resize_reflows_without_losing_or_duplicating_lines() {
     let now = Instant::now();
     let mut t = Transcript::new();
     let words: Vec<String> = (0..60).map(|i| format!("w{i}")).collect();
-    t.push_user(&words.join(" "), &[]);
+    t.push_user(&words.join(" "), &[], &[]);
     let read = |t: &Transcript, w: u16| -> String { screen(t, w, 40, now).join(" ") };
     let wide = read(&t, 80);
     let narrow = read(&t, 30);
