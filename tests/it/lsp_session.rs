@@ -49,8 +49,8 @@ fn tool_names(request: &Value) -> Vec<String> {
         .collect()
 }
 /// `cairn exec` end to end: the `lsp` tool is offered, a write's result carries the error it
-/// introduced, the request after it begins with the one before byte for byte, and the server
-/// is gone when cairn exits.
+/// introduced, the request after it begins with the one before byte for byte, the server's
+/// state is published for the status line, and the server is gone when cairn exits.
 #[tokio::test]
 async fn exec_appends_diagnostics_to_a_write_and_stops_the_server() {
     let dir = tempfile::tempdir().unwrap();
@@ -69,11 +69,22 @@ async fn exec_appends_diagnostics_to_a_write_and_stops_the_server() {
         Script::text("done"),
     ])
     .await;
-    let run = sb.exec(&llm.url(), &["--mode", "auto", "go"]).await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto", "--json", "go"])
+        .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = llm.requests();
     assert_eq!(requests.len(), 2);
     assert!(tool_names(&requests[0]).contains(&"lsp".to_string()));
+    // The status line's indicator: the server's state once it started.
+    let states: Vec<Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "language_servers")
+        .map(|e| e["indicator"].clone())
+        .collect();
+    assert_eq!(states, [json!("mock ready")], "{}", run.stdout);
     let result = llm.tool_result(1, "c1").unwrap();
     assert!(result.contains("a.mk:2:3 error E1 boom"), "{result}");
     assert_append_only(&requests);

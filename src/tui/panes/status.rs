@@ -334,6 +334,23 @@ mod tests {
         assert!(!text(&replay.left_spans(ALL)).contains("sandbox"));
     }
 
+    /// The language servers' states (issue 35) stand on the right, before the activity.
+    #[test]
+    fn the_language_servers_states_show_on_the_right() {
+        let mut s = Status::new("p".into(), "m".into(), Mode::Auto, false);
+        s.lsp = Some("rust-analyzer indexing, pyright ready".into());
+        let area = Rect::new(0, 0, 160, 1);
+        let mut buf = Buffer::empty(area);
+        s.render(area, &mut buf, Instant::now(), None);
+        let line: String = (0..area.width)
+            .map(|x| buf[(x, 0)].symbol().to_string())
+            .collect();
+        assert!(
+            line.contains("rust-analyzer indexing, pyright ready · "),
+            "{line}"
+        );
+    }
+
     #[test]
     fn no_cost_before_a_request_then_dollars_or_unknown_and_never_negative() {
         let mut s = Status::new("p".into(), "m".into(), Mode::Auto, false);
