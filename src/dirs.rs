@@ -12,6 +12,67 @@ use std::path::{Path, PathBuf};
 /// password entry): inside the current directory.
 const NO_HOME: &str = ".cairn";
 
+/// The workspace's top-level directories whose contents an agent obeys later (cairn's project
+/// rules, skills, commands, settings and hooks of `.agents/` and `.claude/`): what the
+/// repository or the model puts there could grant. The one list the sandbox's after-check
+/// (process/protect), Landlock's workspace rules and the gate (fs/places, the classifier)
+/// share: every write below them asks or is put back, like a write into `.git/`.
+pub const PROJECT_SETTINGS: &[&str] = &[".cairn", ".agents", ".claude"];
+
+/// Whether a path component names one of `PROJECT_SETTINGS`.
+pub fn is_project_settings(name: &std::ffi::OsStr) -> bool {
+    PROJECT_SETTINGS.iter().any(|p| name == *p)
+}
+
+/// Where the workspace's project settings lead through symlinks, as real paths: a
+/// `PROJECT_SETTINGS` entry that is a link (`.claude -> config/claude`), or a link in one two
+/// levels down at most (`.claude/skills -> ../tools/skills`, `.agents/skills/x -> ...`).
+/// Skills and settings are read through them, so writes there count as writes to the settings.
+pub fn linked_project_settings(workspace: &Path) -> Vec<PathBuf> {
+    fn visit(path: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        if meta.file_type().is_symlink() {
+            if let Ok(real) = std::fs::canonicalize(path) {
+                if !out.contains(&real) {
+                    out.push(real);
+                }
+            }
+            return;
+        }
+        if !meta.is_dir() || depth == 2 {
+            return;
+        }
+        let Ok(children) = std::fs::read_dir(path) else {
+            return;
+        };
+        // A settings directory is small; a huge one is looked at this far.
+        for child in children.flatten().take(1000) {
+            visit(&child.path(), depth + 1, out);
+        }
+    }
+    let mut out = Vec::new();
+    for name in PROJECT_SETTINGS {
+        visit(&workspace.join(name), 0, &mut out);
+    }
+    out
+}
+
+/// Whether the real path `real` lies in the project settings of `workspace` (a real path too):
+/// below one of `PROJECT_SETTINGS` at its top, or where one leads through a link.
+pub fn in_project_settings(workspace: &Path, real: &Path) -> bool {
+    let direct = real.strip_prefix(workspace).is_ok_and(|rest| {
+        rest.components()
+            .next()
+            .is_some_and(|c| is_project_settings(c.as_os_str()))
+    });
+    direct
+        || linked_project_settings(workspace)
+            .iter()
+            .any(|target| real.starts_with(target))
+}
+
 /// cairn's directories for one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dirs {

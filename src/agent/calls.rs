@@ -38,6 +38,8 @@ struct Ready {
     call: PassedCall,
     /// The dangerous parts of a command, in case a later question holds it.
     dangers: Vec<String>,
+    /// The gate let it run without a question (a rule, the mode, a skill's grant).
+    unasked: bool,
 }
 
 impl AsRef<PassedCall> for Ready {
@@ -136,6 +138,7 @@ impl Agent {
             note.push_str(&hooked.context);
         }
         let mode = self.shared.mode();
+        self.recheck_skill_grants();
         let answer = match self.ask_gate(call, &access, mode, &hooked) {
             Ok(answer) => answer,
             Err(panic) => return done(ToolResult::error(panic)),
@@ -147,6 +150,7 @@ impl Agent {
         if let Some(result) = self.answer_before_gate(call, &args, mode, cancel).await {
             return done(result);
         }
+        let unasked = answer.verdict == Verdict::Run;
         let grant = match answer.verdict {
             Verdict::Run => {
                 self.warn_runs_later(&call.id, &access);
@@ -184,6 +188,7 @@ impl Agent {
                 grant,
             },
             dangers: answer.dangers,
+            unasked,
         })
     }
 
@@ -261,10 +266,39 @@ impl Agent {
     async fn execute(&mut self, plans: Vec<CallPlan>, cancel: &CancellationToken) {
         for step in runtime::in_batches(plans) {
             match step {
-                Step::Batch(batch) => self.run_batch(batch, cancel).await,
+                Step::Batch(batch) => {
+                    let batch = self.still_granted(batch);
+                    self.run_batch(batch, cancel).await
+                }
                 Step::Answered(Done { call, name, result }) => self.finish(call, name, *result),
             }
         }
+    }
+
+    /// Every call of a reply is judged before any runs, so an earlier call of the same reply
+    /// (an edit of a skill's helper) can change a skill whose grant let a later one through:
+    /// before each batch the granting skills are checked again, and when one changed, a call
+    /// the gate let through unasked that it would not let through now is not run.
+    fn still_granted(&mut self, batch: Vec<Ready>) -> Vec<Ready> {
+        if !self.recheck_skill_grants() {
+            return batch;
+        }
+        let mode = self.shared.mode();
+        let mut kept = Vec::with_capacity(batch.len());
+        for ready in batch {
+            let call = &ready.call;
+            if ready.unasked
+                && self.engine.gate.check(&call.name, &call.access, mode) != Verdict::Run
+            {
+                let result = ToolResult::error(
+                    "not run: the skill whose allowed-tools let this call through changed before it ran, so its grant ended. Ask again (the user will be asked)",
+                );
+                self.finish(call.id.clone(), call.name.clone(), result);
+            } else {
+                kept.push(ready);
+            }
+        }
+        kept
     }
 
     /// Runs a batch of one lane together; results are recorded in call order.
@@ -311,7 +345,7 @@ impl Agent {
             {
                 self.emit(AgentEvent::Report(ReportEvent::Warning {
                     message: format!(
-                        "a sandboxed command changed git config, hooks or .cairn/; cairn put back {}",
+                        "a sandboxed command changed git config, hooks or the agent settings (.cairn/, .agents/, .claude/); cairn put back {}",
                         run.put_back.items().join(", ")
                     ),
                 }));

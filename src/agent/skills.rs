@@ -28,15 +28,36 @@ use crate::tool_output::ToolOutput;
 pub struct SkillSettings {
     pub sources: Sources,
     pub trust_project: bool,
+    /// With `trust_project`: each project skill's directory and its fingerprint as the
+    /// checkout held them when the run started. `--trust-project` trusts these, never a skill
+    /// the model writes or changes later in the run.
+    pub project_at_start: std::collections::BTreeMap<std::path::PathBuf, String>,
 }
 
 impl SkillSettings {
+    /// The settings for a run; with `trust_project` the project skills on disk now are what
+    /// it trusts.
+    pub fn new(sources: Sources, trust_project: bool) -> Self {
+        let project_at_start = if trust_project {
+            crate::skills::discover_skills(&sources)
+                .items
+                .iter()
+                .filter(|s| s.scope == SkillScope::Project)
+                .filter_map(|s| Some((s.dir.clone(), s.fingerprint()?)))
+                .collect()
+        } else {
+            Default::default()
+        };
+        Self {
+            sources,
+            trust_project,
+            project_at_start,
+        }
+    }
+
     /// The workspace's own places only (tests and benches).
     pub fn workspace_only(workspace: &std::path::Path) -> Self {
-        Self {
-            sources: Sources::workspace_only(workspace),
-            trust_project: false,
-        }
+        Self::new(Sources::workspace_only(workspace), false)
     }
 }
 
@@ -53,6 +74,13 @@ pub(super) struct SessionSkills {
     pub listing: SkillListing,
     /// Skills loaded so far (from the log on resume), oldest first.
     pub loaded: Vec<LoadedSkill>,
+    /// The project skills whose `allowed-tools` grant this turn: name, directory and the
+    /// fingerprint they were trusted in. Checked again before every call, so a file changed
+    /// while the grant stands (a helper linked from outside the protected places) ends it.
+    pub granting: Vec<(String, std::path::PathBuf, String)>,
+    /// The project settings as the last turn left them: what changes during a turn is
+    /// remembered for a later `--trust-project` run to name (`trust::written`).
+    pub settings_seen: crate::trust::written::SettingsSnapshot,
 }
 
 /// Finds the skills and computes the list for a window of `window` tokens; the warnings are
@@ -74,6 +102,10 @@ pub(super) fn discover(settings: &SkillSettings, window: u64) -> (SessionSkills,
             found: found.items,
             listing,
             loaded: Vec::new(),
+            granting: Vec::new(),
+            settings_seen: crate::trust::written::SettingsSnapshot::take(
+                &settings.sources.workspace,
+            ),
         },
         warnings,
     )
@@ -139,7 +171,7 @@ impl Agent {
         if skill.allowed_tools.is_empty() {
             return;
         }
-        if !self.skill_trusted(skill) {
+        let Some(trusted) = self.skill_trusted(skill) else {
             self.emit(AgentEvent::Report(ReportEvent::Warning {
                 message: format!(
                     "the project skill {} lists allowed-tools ({}), which grant nothing: its content is not trusted (trust it with /skills trust {}, or run with --trust-project)",
@@ -149,7 +181,7 @@ impl Agent {
                 ),
             }));
             return;
-        }
+        };
         let grants = crate::skills::grants::map(&skill.allowed_tools, &self.settings.workspace);
         for note in &grants.notes {
             self.emit(AgentEvent::Report(ReportEvent::Warning {
@@ -157,8 +189,34 @@ impl Agent {
             }));
         }
         if !grants.prefixes.is_empty() {
+            if let Some(fingerprint) = trusted {
+                self.session.skills.granting.push((
+                    skill.name.clone(),
+                    skill.dir.clone(),
+                    fingerprint,
+                ));
+            }
             self.engine.gate.grant_for_skill(&grants.prefixes);
         }
+    }
+
+    /// Before a call is judged and before it runs: a granting project skill whose directory
+    /// changed since it was trusted ends every skill grant of the turn (and the user is told).
+    /// Whether it did.
+    pub(super) fn recheck_skill_grants(&mut self) -> bool {
+        let granting = &self.session.skills.granting;
+        let Some((name, _, _)) = granting.iter().find(|(_, dir, trusted)| {
+            crate::skills::fingerprint::skill_dir_hash(dir).as_ref() != Some(trusted)
+        }) else {
+            return false;
+        };
+        let message = format!(
+            "the project skill {name} changed while its allowed-tools applied: they grant nothing from here on"
+        );
+        self.session.skills.granting.clear();
+        self.engine.gate.end_skill_grants();
+        self.emit(AgentEvent::Report(ReportEvent::Warning { message }));
+        true
     }
 
     /// Reads under a loaded skill's directory run without asking for the rest of the session
@@ -194,14 +252,19 @@ impl Agent {
         }
     }
 
-    /// The user's own skills are trusted; a project's only when its `SKILL.md` as it is now
-    /// was trusted (or the run trusts the project).
-    fn skill_trusted(&self, skill: &Skill) -> bool {
+    /// The user's own skills are trusted (Some(None)); a project's only when its directory as
+    /// it is now (every file's name and content) was trusted, or is what the checkout held
+    /// when a run that trusts the project started: Some(the fingerprint it is trusted in).
+    fn skill_trusted(&self, skill: &Skill) -> Option<Option<String>> {
         match skill.scope {
-            SkillScope::User => true,
+            SkillScope::User => Some(None),
             SkillScope::Project => {
-                self.settings.skills.trust_project
-                    || self.trust_store().is_trusted(&skill.dir, &skill.hash)
+                let now = skill.fingerprint()?;
+                let settings = &self.settings.skills;
+                let trusted = (settings.trust_project
+                    && settings.project_at_start.get(&skill.dir) == Some(&now))
+                    || self.trust_store().is_trusted(&skill.dir, &now);
+                trusted.then_some(Some(now))
             }
         }
     }
@@ -218,20 +281,39 @@ impl Agent {
             Some(skill) if skill.scope == SkillScope::User => {
                 format!("{name} is your own skill: its allowed-tools apply already")
             }
-            Some(skill) => match self.trust_store().trust(&skill.dir, &skill.hash) {
-                Ok(()) => format!(
-                    "trusted the project skill {name} as it is now ({}); its allowed-tools apply while it is active, until the file changes",
-                    skill.file.display()
+            Some(skill) => match skill.fingerprint() {
+                None => format!(
+                    "cannot trust the project skill {name}: {}",
+                    crate::skills::fingerprint::TOO_LARGE
                 ),
-                Err(err) => format!("could not remember the trust for {name}: {err}"),
+                Some(now) => match self.trust_store().trust(&skill.dir, &now) {
+                    Ok(()) => format!(
+                        "trusted the project skill {name} as it is now ({}); its allowed-tools apply while it is active, until a file of its directory changes",
+                        skill.dir.display()
+                    ),
+                    Err(err) => format!("could not remember the trust for {name}: {err}"),
+                },
             },
         };
         self.emit(AgentEvent::Report(ReportEvent::Warning { message }));
     }
 
     /// The skill grants end with the user turn that loaded the skill.
-    pub(super) fn end_skill_turn(&self) {
+    /// Also the project settings files the turn changed are remembered (`trust::written`).
+    pub(super) fn end_skill_turn(&mut self) {
+        self.session.skills.granting.clear();
         self.engine.gate.end_skill_grants();
+        let now = crate::trust::written::SettingsSnapshot::take(&self.settings.workspace);
+        let changed = now.changed_since(&self.session.skills.settings_seen);
+        self.session.skills.settings_seen = now;
+        let ledger = crate::trust::written::WrittenLedger::in_data_dir(self.settings.dirs.data());
+        if let Err(err) = ledger.record(
+            &self.settings.workspace,
+            &changed,
+            &self.session_id().to_string(),
+        ) {
+            tracing::warn!("could not remember the project settings this turn changed: {err}");
+        }
     }
 
     /// `/name args`: the text the model gets instead, when `text` invokes a command or a

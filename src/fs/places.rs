@@ -1,7 +1,8 @@
 //! Places on disk that need the user's word even where the mode runs file tools unasked.
 //! Reading: secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, credential files), cairn's own config and
 //! data (the session logs), and other processes' `/proc` entries. Writing: files that make
-//! programs run code later (`.git/` — config and hooks —, `.cairn/`, shell start-up files).
+//! programs run code later (`.git/` — config and hooks —, `.cairn/`, `.agents/`, `.claude/`,
+//! shell start-up files).
 //! Also the readable roots the user opened for reads outside the workspace (toolchains).
 
 use std::path::{Component, Path, PathBuf};
@@ -37,6 +38,9 @@ pub(crate) const HOME_PROTECTED: &[&str] = &[
     ".config/fish",
     ".config/git",
     ".config/cairn",
+    // The user's own skills, commands and settings (hooks): trusted without asking.
+    ".claude",
+    ".agents",
     ".config/environment.d",
     ".config/autostart",
     ".config/systemd",
@@ -65,7 +69,8 @@ pub struct FilePolicy {
     pub readable: Vec<PathBuf>,
     /// Reads of these always ask (in every mode but `never`): the one list of secret stores.
     pub secrets: SecretStores,
-    /// Writes at or under these always ask (besides `.git/` and `.cairn/` anywhere).
+    /// Writes at or under these always ask (besides `.git/` and `crate::dirs::PROJECT_SETTINGS`
+    /// anywhere).
     pub protected: Vec<PathBuf>,
 }
 
@@ -153,6 +158,21 @@ impl FilePolicy {
         below
     }
 
+    /// Why writing `real` in `workspace` always asks, if it does: `protected_write`, or a place
+    /// the workspace's project settings lead to through a link (`.claude -> config/claude`).
+    pub fn protected_write_in(&self, workspace: &Path, real: &Path) -> Option<String> {
+        self.protected_write(real).or_else(|| {
+            let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+            crate::dirs::in_project_settings(&root, real).then(|| {
+                format!(
+                    "changes cairn's project settings ({}, which a link there leads to): \
+                     rules, skills, commands and hooks there decide what runs unasked",
+                    real.display()
+                )
+            })
+        })
+    }
+
     /// Why writing `real` always asks, if it does.
     pub fn protected_write(&self, real: &Path) -> Option<String> {
         let names: Vec<&std::ffi::OsStr> = real
@@ -177,9 +197,11 @@ impl FilePolicy {
                 real.display()
             ));
         }
-        if names.contains(&std::ffi::OsStr::new(".cairn")) {
+        if let Some(dir) = names.iter().find(|n| crate::dirs::is_project_settings(n)) {
             return Some(format!(
-                "changes cairn's project settings ({}): rules there decide what runs unasked",
+                "changes cairn's project settings in {} ({}): rules, skills, commands and \
+                 hooks there decide what runs unasked",
+                dir.to_string_lossy(),
                 real.display()
             ));
         }
@@ -299,6 +321,9 @@ mod tests {
             "/w/.git/hooks/pre-commit",
             "/w/sub/.git/config",
             "/w/.cairn/config.toml",
+            "/w/.claude/settings.json",
+            "/w/.agents/skills/x/SKILL.md",
+            "/w/.claude/commands/x.md",
             "/home/u/.bashrc",
             "/home/u/.zshenv",
             "/home/u/.config/fish/config.fish",
@@ -306,7 +331,13 @@ mod tests {
         ] {
             assert!(policy.protected_write(Path::new(path)).is_some(), "{path}");
         }
-        for path in ["/w/src/git/config", "/w/.gitignore", "/home/u/notes.bashrc"] {
+        for path in [
+            "/w/src/git/config",
+            "/w/.gitignore",
+            "/home/u/notes.bashrc",
+            "/w/docs/claude/x.md",
+            "/w/.claudeignore",
+        ] {
             assert!(policy.protected_write(Path::new(path)).is_none(), "{path}");
         }
     }

@@ -81,6 +81,12 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     let (tools, sandbox, secrets) = (confined.env, confined.sandbox, confined.secrets);
     let store = TrustStore::in_data_dir(dirs.data());
     let (rules, untrusted) = load_rules(&config, &workspace, args.trust_project, &store)?;
+    if args.trust_project {
+        let ledger = crate::trust::written::WrittenLedger::in_data_dir(dirs.data());
+        notices.extend(crate::trust::written::trust_project_warning(
+            &ledger, &workspace,
+        ));
+    }
     let gate = Arc::new(
         PolicyGate::new(PolicySettings {
             rules,
@@ -189,10 +195,10 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
         dirs: dirs.clone(),
         vision: config.vision,
         checkpoints: crate::agent::CheckpointSettings::from_config(&config.checkpoints),
-        skills: crate::agent::SkillSettings {
-            sources: crate::skills::Sources::with_dirs(&workspace, dirs),
-            trust_project: args.trust_project,
-        },
+        skills: crate::agent::SkillSettings::new(
+            crate::skills::Sources::with_dirs(&workspace, dirs),
+            args.trust_project,
+        ),
         untrusted_rules: pending_trust.clone(),
         hooks: Arc::new(hooks.hooks),
     };

@@ -119,7 +119,7 @@ impl Answer {
 }
 
 /// Why a command the sandbox refused before asks this time.
-const REFUSED_BEFORE: &str = "the sandbox refused this command (or cairn put back what it changed in git config, hooks or .cairn/) when it ran before; `u` runs it without the sandbox";
+const REFUSED_BEFORE: &str = "the sandbox refused this command (or cairn put back what it changed in git config, hooks or the agent settings .cairn/, .agents/, .claude/) when it ran before; `u` runs it without the sandbox";
 
 /// A command the sandbox refused before asks this time, so the user can let it out (`u`).
 fn ask_again(verdict: Verdict) -> Verdict {

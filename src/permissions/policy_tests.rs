@@ -226,6 +226,12 @@ fn protected_writes_ask_in_every_mode_but_never() {
         "cp hook .git/hooks/pre-commit",
         "echo x > .cairn/config.toml",
         "git config core.fsmonitor ./x",
+        "echo '{}' > .claude/settings.json",
+        "cp x .agents/skills/x/SKILL.md",
+        "mv x .claude/commands/x.md",
+        "ln -s ../x .claude/commands/x.md",
+        "tee .claude/x < y",
+        "sed -i s/a/b/ .agents/skills/x/run.sh",
     ] {
         for mode in [Mode::Ask, Mode::AutoEdit, Mode::Auto] {
             let verdict = gate.check("bash", &command(text), mode);

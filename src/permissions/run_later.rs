@@ -1,7 +1,8 @@
 //! Files the user's own tools run later: direnv's `.envrc`, an editor's tasks and settings
 //! (`.vscode/`, `.idea/`), git hooks managers (`.husky/`, `.pre-commit-config.yaml`), cargo's
 //! `config` (`[alias]`, runners, rustc wrappers), CI workflows, `.gitattributes` (filters and
-//! encodings git applies), and the `config` of any directory that is a git repository
+//! encodings git applies), other coding agents' project settings (`.mcp.json`, `.cursor/`,
+//! `.gemini/`, ...: the servers they start), and the `config` of any directory that is a git repository
 //! (`evil.git/config`: its `core.fsmonitor` runs on the next `git status` there). A file-tool
 //! write to one asks in `ask` and `auto-edit`; `auto` runs it with a warning.
 //!
@@ -47,6 +48,19 @@ pub const DEFAULT_RUN_LATER: &[&str] = &[
     ".mise.toml",
     "mise.toml",
     ".nvmrc",
+    // Other coding agents' project settings: the MCP servers and hooks they start, the rules
+    // they obey (cairn's own, `.cairn/`, `.agents/`, `.claude/`, are protected outright).
+    ".mcp.json",
+    ".cursor/",
+    ".gemini/",
+    ".codex/",
+    ".continue/",
+    ".windsurf/",
+    ".roo/",
+    ".zed/",
+    ".opencode/",
+    "opencode.json",
+    ".aider.conf.yml",
 ];
 
 /// Why writing `path` (a real path inside `root`) makes a tool run something later.
@@ -146,6 +160,13 @@ mod tests {
             ".gitattributes",
             "sub/.gitattributes",
             ".pre-commit-config.yaml",
+            ".mcp.json",
+            ".cursor/mcp.json",
+            ".cursor/rules/x.mdc",
+            ".gemini/settings.json",
+            ".codex/config.toml",
+            "apps/web/.zed/settings.json",
+            "opencode.json",
         ] {
             assert!(runs_later(&root.join(hit), &root, &list).is_some(), "{hit}");
         }

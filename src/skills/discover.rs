@@ -417,7 +417,6 @@ fn read_skill(dir: &Path, place: &Place, bound: &Bound) -> Result<(Skill, Vec<St
             model_invocable: !front.disable_model_invocation.unwrap_or(false),
             user_invocable: front.user_invocable.unwrap_or(true),
             allowed_tools: front.allowed_tools.map(|a| a.entries()).unwrap_or_default(),
-            hash: crate::content::content_hash(&bytes),
         },
         notes,
     ))

@@ -10,6 +10,7 @@
 
 pub mod commands;
 pub mod discover;
+pub mod fingerprint;
 pub mod front_matter;
 pub mod grants;
 pub mod init;
@@ -64,14 +65,19 @@ pub struct Skill {
     pub user_invocable: bool,
     /// `allowed-tools` as written (see `grants` for what they become).
     pub allowed_tools: Vec<String>,
-    /// SHA-256 of the `SKILL.md` bytes: what trusting a project skill remembers.
-    pub hash: String,
 }
 
 /// Longest description kept (the Agent Skills limit).
 pub const MAX_DESCRIPTION: usize = 1024;
 
 impl Skill {
+    /// What trusting a project skill remembers: a hash over its whole directory as it is now
+    /// (names and contents of every file, what links lead to), so any change voids the trust.
+    /// None: the directory is past the caps (`fingerprint::TOO_LARGE`), never trusted.
+    pub fn fingerprint(&self) -> Option<String> {
+        fingerprint::skill_dir_hash(&self.dir)
+    }
+
     /// The files of the skill besides `SKILL.md`, by real path, sorted; at most `limit`.
     pub fn files(&self, limit: usize) -> Vec<PathBuf> {
         let mut out = Vec::new();

@@ -305,7 +305,6 @@ fn fake(name: &str, description: &str) -> Skill {
         model_invocable: true,
         user_invocable: true,
         allowed_tools: Vec::new(),
-        hash: String::new(),
     }
 }
 

@@ -47,7 +47,7 @@ impl FileToRevert {
             Beneath::new(std::path::Path::new("/"), real.as_path())
         }
         .ok_or_else(|| crate::fs::changed(&display))?;
-        let warning = match env.files.protected_write(real.as_path()) {
+        let warning = match env.files.protected_write_in(&env.workspace, real.as_path()) {
             Some(why) => Some(why),
             None if !inside => Some(format!(
                 "{} is outside the workspace",

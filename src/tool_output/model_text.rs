@@ -148,7 +148,7 @@ fn push_streams(out: &mut String, stdout: &str, stderr: &str) {
 /// The text of a command's result about what was put back.
 fn put_back_marker(put_back: &[String]) -> String {
     format!(
-        "[cairn put back {}: sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]",
+        "[cairn put back {}: sandboxed commands may not change git config, hooks or the agent settings (.cairn/, .agents/, .claude/); ask the user to run it without the sandbox]",
         put_back.join(", ")
     )
 }
@@ -460,7 +460,7 @@ mod tests {
         let text = put_back_marker(&[".git/config (changed)".into()]);
         assert_eq!(
             text,
-            "[cairn put back .git/config (changed): sandboxed commands may not change git config or hooks or .cairn/; ask the user to run it without the sandbox]"
+            "[cairn put back .git/config (changed): sandboxed commands may not change git config, hooks or the agent settings (.cairn/, .agents/, .claude/); ask the user to run it without the sandbox]"
         );
     }
 

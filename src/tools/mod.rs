@@ -298,10 +298,16 @@ impl ToolCx {
     pub fn write_access(&self, raw: &str) -> Result<Access, ToolError> {
         let path = self.resolve(raw)?;
         let display = path.display_in(self.workspace());
-        Ok(match self.env.files.protected_write(path.as_path()) {
-            Some(why) => Access::WriteProtected { path, display, why },
-            None => Access::Write { path, display },
-        })
+        Ok(
+            match self
+                .env
+                .files
+                .protected_write_in(self.workspace(), path.as_path())
+            {
+                Some(why) => Access::WriteProtected { path, display, why },
+                None => Access::Write { path, display },
+            },
+        )
     }
 
     /// The access of a call that reads `raw` (a file, or the root of a walk).

@@ -14,7 +14,9 @@
 
 pub mod scripts;
 mod store;
+pub mod written;
 
+use crate::sync::MutexExt as _;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
@@ -139,6 +141,10 @@ pub struct ProcessTrust {
     store: Store,
     workspace: PathBuf,
     trust_all: bool,
+    /// With `trust_all`: each process's fingerprint when this run first judged it (at its
+    /// start), shared by the clones. `--trust-project` trusts that content, not what a
+    /// script becomes later in the run.
+    first_seen: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 impl ProcessTrust {
@@ -149,10 +155,12 @@ impl ProcessTrust {
             store: Store::new(data_dir.join(TRUST_FILE)),
             workspace: workspace.to_path_buf(),
             trust_all: false,
+            first_seen: Default::default(),
         }
     }
 
-    /// `--trust-project`: every process of this run counts as trusted.
+    /// `--trust-project`: every process of this run counts as trusted in the content it had
+    /// when the run first judged it (at the start); one changed later is `Changed`.
     pub fn trusting_all(mut self, yes: bool) -> Self {
         self.trust_all = yes;
         self
@@ -167,7 +175,15 @@ impl ProcessTrust {
     pub fn judge(&self, process: &ProjectProcess) -> Result<Judged, TrustError> {
         let fingerprint = fingerprint(&self.workspace, process)?;
         let standing = if self.trust_all {
-            Standing::Trusted
+            let mut seen = self.first_seen.locked();
+            match seen.get(&self.key(process)) {
+                Some(hash) if *hash == fingerprint.hash => Standing::Trusted,
+                Some(_) => Standing::Changed,
+                None => {
+                    seen.insert(self.key(process), fingerprint.hash.clone());
+                    Standing::Trusted
+                }
+            }
         } else {
             match self.store.hash_for(&self.key(process)) {
                 Some(hash) if hash == fingerprint.hash => Standing::Trusted,

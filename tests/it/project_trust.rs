@@ -214,3 +214,72 @@ async fn without_the_users_trust_the_shipped_rules_do_not_apply() {
     assert!(!store.current_trusted(&root));
     agent.shutdown().await;
 }
+
+/// Issue 32 item 3: what a model wrote into the project's agent settings in one run (here
+/// unasked, in `never`) is named by a later `--trust-project` run's warning, file by file,
+/// with the session that left it; a file since put back as it was is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_project_names_the_settings_an_earlier_session_wrote() {
+    let sb = Sandbox::new()
+        .file("src/lib.rs", "// code\n")
+        .file(".claude/settings.json", "{}\n");
+    let planted =
+        "---\nname: planted\ndescription: tidy up\nallowed-tools: Bash(python3:*)\n---\nrun it\n";
+    let llm = MockLlm::start(vec![
+        Script::tool_call(
+            "w1",
+            "write_file",
+            json!({"path": ".agents/skills/planted/SKILL.md", "content": planted}),
+        ),
+        Script::tool_call(
+            "w2",
+            "write_file",
+            json!({"path": ".claude/commands/review.md", "content": "review $ARGUMENTS\n"}),
+        ),
+        Script::tool_call(
+            "w3",
+            "write_file",
+            json!({"path": ".claude/settings.json", "content": "{\"hooks\": {}}\n"}),
+        ),
+        Script::text("done"),
+    ])
+    .await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "never", "set things up"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(sb.path(".agents/skills/planted/SKILL.md").exists());
+    // The settings put back as the checkout had them: no longer the session's.
+    std::fs::write(sb.path(".claude/settings.json"), "{}\n").unwrap();
+
+    let llm = MockLlm::start(vec![Script::text("hello")]).await;
+    let run = sb
+        .exec(
+            &llm.url(),
+            &["--mode", "auto-edit", "--trust-project", "hi"],
+        )
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("--trust-project trusts"))
+        .unwrap_or_else(|| panic!("no warning: {}", run.stderr));
+    assert!(
+        warning.contains(".agents/skills/planted/SKILL.md (session "),
+        "{warning}"
+    );
+    assert!(
+        warning.contains(".claude/commands/review.md (session "),
+        "{warning}"
+    );
+    assert!(!warning.contains("settings.json"), "{warning}");
+    // Without the flag nothing is trusted, and nothing is said about it.
+    let llm = MockLlm::start(vec![Script::text("hello")]).await;
+    let run = sb.exec(&llm.url(), &["--mode", "auto-edit", "hi"]).await;
+    assert!(
+        !run.stderr.contains("--trust-project trusts"),
+        "{}",
+        run.stderr
+    );
+}

@@ -615,6 +615,33 @@ const PROTECTED: &[&str] = &[
     "echo x >> ~/.profile",
     concat!("echo x > /dev/fd/../", "root/home/u/.bashrc"),
     "rm .git/hooks/pre-commit",
+    // What an agent obeys later: skills, commands, settings and hooks (issue 32).
+    "echo x > .claude/settings.json",
+    "echo x > .claude/x",
+    "echo x > .agents/skills/x/SKILL.md",
+    "cp evil .claude/commands/x.md",
+    "mv evil .agents/skills/x/run.sh",
+    "ln -s ../evil .claude/commands/x.md",
+    "tee .claude/settings.json < x",
+    "sed -i s/a/b/ .agents/skills/x/SKILL.md",
+    "mkdir -p .agents/skills/x",
+    "cp -r evil .claude",
+    "cp -r evil/.agents .",
+    // Their other spellings.
+    "echo x > ./.claude/settings.json",
+    "echo x > sub/../.claude/settings.json",
+    "echo x > .claude//settings.json",
+    "echo x > \"$PWD\"/.agents/skills/x/SKILL.md",
+    "cd .claude && echo x > settings.json",
+    "cd .agents/skills/x; printf x > run.sh",
+    "dd of=.agents/skills/x/SKILL.md < x",
+    "install -D evil .claude/hooks/x.sh",
+    "rsync -a evil/ .claude/",
+    "tar -xf evil.tar -C .agents",
+    "unzip evil.zip -d .claude",
+    "git clone evil .agents",
+    "echo x > ~/.claude/settings.json",
+    "cp evil ~/.agents/skills/x/SKILL.md",
 ];
 
 #[test]
@@ -636,6 +663,30 @@ fn writes_to_protected_paths_are_flagged() {
         "cp a b",
         "git commit -m x",
     ] {
+        assert_eq!(ws.classify(plain).protected, None, "{plain}");
+    }
+}
+
+#[test]
+fn writes_where_the_agent_settings_lead_through_links_are_flagged() {
+    let ws = Fixture::new();
+    let root = ws.path();
+    for dir in ["config/claude", "tools/x", ".agents"] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    std::os::unix::fs::symlink("config/claude", root.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../tools", root.join(".agents/skills")).unwrap();
+    for command in [
+        "echo x > config/claude/settings.json",
+        "echo x > .claude/settings.json",
+        "mv evil config/claude/commands/x.md",
+        "cp evil tools/x/run.sh",
+        "sed -i s/a/b/ tools/x/SKILL.md",
+        "echo x > ./tools/../tools/x/run.sh",
+    ] {
+        assert!(ws.classify(command).protected.is_some(), "{command}");
+    }
+    for plain in ["echo x > config/other.toml", "echo x > toolsx"] {
         assert_eq!(ws.classify(plain).protected, None, "{plain}");
     }
 }

@@ -121,6 +121,10 @@ impl Walker {
             None => {
                 let text = target.text.trim_end_matches('"');
                 is_protected(Path::new(text), Path::new("/nonexistent-workspace"), None)
+                    // `"$PWD"/.claude/x`, `$DIR/.agents/skills/x`: named, wherever it is.
+                    || Path::new(text)
+                        .components()
+                        .any(|c| crate::dirs::is_project_settings(c.as_os_str()))
                     || text.contains("/.ssh/")
                     || text.contains("/.config/fish/")
             }
@@ -274,9 +278,7 @@ fn is_protected(real: &Path, workspace: &Path, home: Option<&Path>) -> bool {
     let in_git_or_cairn = real
         .components()
         .any(|c| matches!(c, Component::Normal(n) if n == ".git"))
-        || real
-            .strip_prefix(workspace)
-            .is_ok_and(|rest| rest.starts_with(".cairn"));
+        || crate::dirs::in_project_settings(workspace, real);
     let startup_name = real
         .file_name()
         .is_some_and(|n| STARTUP_NAMES.iter().any(|s| n == *s));

@@ -17,12 +17,17 @@ pub(crate) fn mentions_protected(text: &str) -> Option<&'static str> {
     if let Some(m) = PROTECTED_MENTIONS.iter().find(|m| text.contains(**m)) {
         return Some(m);
     }
-    // A `.git` or `.cairn` directory as a whole (`cp -r evil/.git .`, `unzip x -d .cairn`).
+    // A `.git` or project settings directory as a whole (`cp -r evil/.git .`, `unzip x -d
+    // .cairn`, `cp -r x .claude`).
     let component = text
         .split(|c: char| c == '/' || c.is_whitespace() || "'\"=(),;<>|&:`".contains(c))
-        .find(|c| matches!(*c, ".git" | ".cairn"));
-    if let Some(c) = component {
-        return Some(if c == ".git" { ".git" } else { ".cairn" });
+        .find_map(|c| {
+            std::iter::once(".git")
+                .chain(crate::dirs::PROJECT_SETTINGS.iter().copied())
+                .find(|p| c == *p)
+        });
+    if component.is_some() {
+        return component;
     }
     crate::fs::places::HOME_PROTECTED
         .iter()

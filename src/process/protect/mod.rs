@@ -9,7 +9,8 @@
 //! - every git dir of the workspace (`.git`, `.git/worktrees/*`, `.git/modules/**`, nested): its
 //!   `config*` files (`config`, `config.worktree`, …), its `commondir` (it names the dir whose
 //!   config applies) and its `hooks/` tree (but `*.sample` files, which git never runs);
-//! - the whole `.cairn/` tree;
+//! - the whole `.cairn/`, `.agents/` and `.claude/` trees (`crate::dirs::PROJECT_SETTINGS`:
+//!   project rules, skills, commands, settings and hooks an agent obeys later);
 //! - `.git` itself: moved away and replaced, it is moved back; a `.git` file or symlink that
 //!   was not there is removed (it would name any directory as the repository); a git dir below
 //!   it swapped for a symlink loses the symlink.
@@ -74,7 +75,8 @@ enum Node {
 struct Item {
     node: Node,
     stamp: Stamp,
-    /// The git dir it belongs to (an index into `ProtectedSet::owners`); None for `.cairn/`.
+    /// The git dir it belongs to (an index into `ProtectedSet::owners`); None for the
+    /// project settings trees (`.cairn/`, `.agents/`, `.claude/`).
     owner: Option<usize>,
 }
 
@@ -126,7 +128,19 @@ impl ProtectedSet {
             owner: None,
             cut: false,
         };
-        record.tree(Path::new(".cairn"));
+        for dir in crate::dirs::PROJECT_SETTINGS {
+            record.tree(Path::new(dir));
+        }
+        // Where they lead through links inside the workspace (`.claude/skills -> ../tools/x`):
+        // skills and settings are read there, so it is kept the same way.
+        let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        for target in crate::dirs::linked_project_settings(&root) {
+            if let Ok(rel) = target.strip_prefix(&root) {
+                if !rel.as_os_str().is_empty() {
+                    record.tree(rel);
+                }
+            }
+        }
         let git = Path::new(".git");
         match std::fs::symlink_metadata(workspace.join(git)) {
             Err(_) => {}
@@ -279,7 +293,7 @@ impl ProtectedSet {
         self.remove_new(&mut done);
         if self.cut {
             done.push(format!(
-                "(only the first {MAX_ENTRIES} entries of .git and .cairn were checked)"
+                "(only the first {MAX_ENTRIES} entries of .git, .cairn, .agents and .claude were checked)"
             ));
         }
         done
@@ -460,17 +474,18 @@ impl ProtectedSet {
     /// repository the command created.
     fn remove_new(&self, done: &mut Vec<PutBack>) {
         // Inside recorded directories (hooks, .cairn): anything not recorded is new.
-        let dirs: Vec<&Path> = self
+        let dirs: Vec<(&Path, bool)> = self
             .items
             .iter()
             .filter(|(_, item)| matches!(item.node, Node::Dir { .. }))
-            .map(|(rel, _)| Path::new(rel))
+            .map(|(rel, item)| (Path::new(rel), item.owner.is_some()))
             .collect();
-        for dir in dirs {
+        for (dir, in_git) in dirs {
             if !is_real_dir(&self.workspace, dir) {
                 continue;
             }
-            let in_hooks = dir.components().any(|c| c.as_os_str() == "hooks");
+            // Only git skips `*.sample` hooks; `.claude/hooks/x.sample` runs if settings say so.
+            let in_hooks = in_git && dir.components().any(|c| c.as_os_str() == "hooks");
             for (name, kind) in children(&self.abs(dir)) {
                 let rel = dir.join(&name);
                 if self.items.contains_key(rel.as_os_str()) {
@@ -484,13 +499,15 @@ impl ProtectedSet {
                 }
             }
         }
-        // A `.cairn` the command made.
-        let cairn = Path::new(".cairn");
-        if !self.items.contains_key(cairn.as_os_str())
-            && std::fs::symlink_metadata(self.abs(cairn)).is_ok()
-            && remove_any(&self.abs(cairn))
-        {
-            done.push(".cairn (removed: new)".into());
+        // A `.cairn`, `.agents` or `.claude` the command made.
+        for dir in crate::dirs::PROJECT_SETTINGS {
+            let dir = Path::new(dir);
+            if !self.items.contains_key(dir.as_os_str())
+                && std::fs::symlink_metadata(self.abs(dir)).is_ok()
+                && remove_any(&self.abs(dir))
+            {
+                done.push(format!("{} (removed: new)", dir.display()));
+            }
         }
         // The top level of each git dir, recorded or new.
         if !is_real_dir(&self.workspace, Path::new(".git")) {

@@ -203,6 +203,110 @@ fn project_rules_cannot_be_written_added_or_removed() {
 }
 
 #[test]
+fn agent_skills_commands_settings_and_hooks_are_put_back() {
+    // A project with a trusted skill and settings: whatever a command does to them is undone.
+    let skill = ".agents/skills/x/SKILL.md";
+    let helper = ".agents/skills/x/run.sh";
+    let settings = ".claude/settings.json";
+    for script in [
+        "echo evil > .agents/skills/x/run.sh",
+        "echo evil > .agents/skills/x/new.sh",
+        "echo '{}' > .claude/settings.json",
+        "mkdir -p .claude/commands && echo x > .claude/commands/review.md",
+        "echo x > .claude/hooks/x.sample",
+        "cp .claude/settings.json .agents/skills/x/run.sh",
+        "mv .agents/skills/x/run.sh .agents/skills/x/moved.sh",
+        "ln -s ../../../src/lib.rs .agents/skills/x/link.sh",
+        "echo evil | tee .agents/skills/x/SKILL.md",
+        "sed -i s/ok/evil/ .agents/skills/x/run.sh",
+        "rm -rf .claude && mkdir -p .claude/commands && echo x > .claude/commands/x.md",
+    ] {
+        let ws = workspace();
+        let put = |rel: &str, text: &str| {
+            fs::create_dir_all(ws.path().join(rel).parent().unwrap()).unwrap();
+            fs::write(ws.path().join(rel), text).unwrap();
+        };
+        put(skill, "---\nname: x\n---\nok\n");
+        put(helper, "echo ok\n");
+        put(settings, "{\"hooks\": {}}\n");
+        fs::create_dir_all(ws.path().join(".claude/hooks")).unwrap();
+        let done = attack(ws.path(), script);
+        assert!(!done.is_empty(), "{script}: nothing put back");
+        assert_eq!(read(ws.path(), helper), "echo ok\n", "{script}");
+        assert_eq!(
+            read(ws.path(), skill),
+            "---\nname: x\n---\nok\n",
+            "{script}"
+        );
+        assert_eq!(read(ws.path(), settings), "{\"hooks\": {}}\n", "{script}");
+        for planted in [
+            ".agents/skills/x/new.sh",
+            ".agents/skills/x/moved.sh",
+            ".agents/skills/x/link.sh",
+            ".claude/commands",
+            ".claude/hooks/x.sample",
+        ] {
+            assert!(
+                fs::symlink_metadata(ws.path().join(planted)).is_err(),
+                "{script}: {planted} stayed"
+            );
+        }
+    }
+    // Neither directory before: the ones a command makes go.
+    let ws = workspace();
+    let done = attack(
+        ws.path(),
+        "mkdir -p .agents/skills/x .claude && echo x > .agents/skills/x/SKILL.md && echo x > .claude/settings.json",
+    );
+    assert_eq!(done, [".agents (removed: new)", ".claude (removed: new)"]);
+    assert!(!ws.path().join(".agents").exists());
+    assert!(!ws.path().join(".claude").exists());
+}
+
+#[test]
+fn where_the_settings_lead_through_a_link_is_put_back_too() {
+    // `.claude/skills` and `.agents` are links into ordinary workspace directories.
+    for script in [
+        "echo evil > tools/skills/x/run.sh",
+        "echo evil > .claude/skills/x/run.sh",
+        "echo x > tools/skills/x/new.sh",
+        "echo changed > config/agents/settings.json",
+        "echo x > .agents/skills/y/SKILL.md || (mkdir -p .agents/skills/y && echo x > .agents/skills/y/SKILL.md)",
+        "rm -rf tools/skills/x",
+    ] {
+        let ws = workspace();
+        let put = |rel: &str, text: &str| {
+            fs::create_dir_all(ws.path().join(rel).parent().unwrap()).unwrap();
+            fs::write(ws.path().join(rel), text).unwrap();
+        };
+        put("tools/skills/x/SKILL.md", "---\nname: x\n---\nok\n");
+        put("tools/skills/x/run.sh", "echo ok\n");
+        put("config/agents/settings.json", "{}\n");
+        fs::create_dir_all(ws.path().join(".claude")).unwrap();
+        std::os::unix::fs::symlink("../tools/skills", ws.path().join(".claude/skills")).unwrap();
+        std::os::unix::fs::symlink("config/agents", ws.path().join(".agents")).unwrap();
+        let done = attack(ws.path(), script);
+        assert!(!done.is_empty(), "{script}: nothing put back");
+        assert_eq!(
+            read(ws.path(), "tools/skills/x/run.sh"),
+            "echo ok\n",
+            "{script}"
+        );
+        assert_eq!(
+            read(ws.path(), "config/agents/settings.json"),
+            "{}\n",
+            "{script}"
+        );
+        for planted in ["tools/skills/x/new.sh", "config/agents/skills"] {
+            assert!(
+                fs::symlink_metadata(ws.path().join(planted)).is_err(),
+                "{script}: {planted} stayed"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_repository_moved_away_and_replaced_comes_back() {
     let ws = workspace();
     let done = attack(

@@ -10,15 +10,16 @@
 //! the memory or environment of any process outside its own sandbox (Landlock scopes and its
 //! ptrace rule), cairn included.
 //!
-//! What git and cairn run or obey later (`.git` config and hooks, `.cairn/`) must not change.
+//! What git and the agents run or obey later (`.git` config and hooks, `.cairn/`, `.agents/`,
+//! `.claude/`) must not change.
 //! Landlock grants by hierarchy and cannot subtract, so there are two ways to keep them, chosen
 //! by how long the command lives (`WorkspaceReach`):
 //! - A **foreground** command gets the workspace root itself (new top-level entries, `git
 //!   commit`, `git init` work); `protect` records the protected set before it and puts back
 //!   whatever it changed once it and all its descendants are gone.
 //! - A **background job** outlives any such check (it runs on while the model works), so it
-//!   gets the workspace entry by entry: every top-level entry but `.git` and `.cairn` with full
-//!   rights, the workspace directory itself none. It cannot create, delete or rename top-level
+//!   gets the workspace entry by entry: every top-level entry but `.git` and the project
+//!   settings (`.cairn`, `.agents`, `.claude`, and what links there lead to) with full rights, the workspace directory itself none. It cannot create, delete or rename top-level
 //!   entries, and git commands that write `.git` fail in it.
 
 pub mod cli;
@@ -118,9 +119,12 @@ const SINKS: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 /// Python's multiprocessing).
 const DEVICE_DIRS: &[&str] = &["/dev/pts", "/dev/shm", "/dev/ptmx"];
 
-/// Workspace entries that stay read-only in every profile: what git and cairn execute or obey
-/// later, outside any sandbox (`core.fsmonitor`, hooks, project rules).
-pub const PROTECTED: &[&str] = &[".git", ".cairn"];
+/// Whether a top-level workspace entry stays read-only in every profile: what git and the
+/// agents execute or obey later, outside any sandbox (`core.fsmonitor`, hooks, project rules,
+/// skills and settings: `.git` and `crate::dirs::PROJECT_SETTINGS`).
+pub fn protected_entry(name: &std::ffi::OsStr) -> bool {
+    name == ".git" || crate::dirs::is_project_settings(name)
+}
 
 /// Whether this kernel can sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -431,16 +435,20 @@ fn grant_path(
 }
 
 /// The workspace's top-level entries a workspace-write command may change: all but the
-/// protected ones and symlinks (which could point anywhere).
+/// protected ones, symlinks (which could point anywhere) and those holding a place the
+/// project settings lead to through a link (`.claude/skills -> ../tools/skills` keeps `tools`).
 fn workspace_entries(workspace: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(workspace) else {
         return Vec::new();
     };
+    let linked = crate::dirs::linked_project_settings(workspace);
     entries
         .flatten()
         .filter(|entry| {
-            !PROTECTED.iter().any(|p| entry.file_name() == *p)
+            !protected_entry(&entry.file_name())
                 && entry.file_type().is_ok_and(|t| !t.is_symlink())
+                && !std::fs::canonicalize(entry.path())
+                    .is_ok_and(|real| linked.iter().any(|l| l.starts_with(&real)))
         })
         .map(|entry| entry.path())
         .collect()
@@ -477,7 +485,7 @@ mod tests {
     #[test]
     fn protected_entries_and_symlinks_are_not_granted() {
         let ws = tempfile::tempdir().unwrap();
-        for dir in [".git", ".cairn", "src"] {
+        for dir in [".git", ".cairn", ".agents", ".claude", "src"] {
             std::fs::create_dir(ws.path().join(dir)).unwrap();
         }
         std::fs::write(ws.path().join("README.md"), "hi").unwrap();
@@ -488,5 +496,18 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["README.md", "src"]);
+        // Where the settings lead through links stays out too: the entry that holds it.
+        for dir in ["tools/skills", "config/agents", "docs"] {
+            std::fs::create_dir_all(ws.path().join(dir)).unwrap();
+        }
+        std::os::unix::fs::symlink("../tools/skills", ws.path().join(".claude/skills")).unwrap();
+        std::fs::remove_dir(ws.path().join(".agents")).unwrap();
+        std::os::unix::fs::symlink("config/agents", ws.path().join(".agents")).unwrap();
+        let mut names: Vec<String> = workspace_entries(&std::fs::canonicalize(ws.path()).unwrap())
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["README.md", "docs", "src"]);
     }
 }

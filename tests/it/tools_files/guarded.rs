@@ -273,6 +273,12 @@ async fn git_cairn_and_startup_files_ask_in_every_mode_but_never_in_any_spelling
         "hooks/post-checkout",
         ".cairn/config.toml",
         "./.cairn/../.cairn/config.toml",
+        ".claude/settings.json",
+        ".claude/commands/x.md",
+        ".claude/hooks/x.sh",
+        ".agents/skills/x/SKILL.md",
+        ".agents/skills/x/scripts/run.sh",
+        "sub/../.claude/settings.json",
         "~/.bashrc",
         "../.bashrc",
         "rc",
@@ -283,6 +289,41 @@ async fn git_cairn_and_startup_files_ask_in_every_mode_but_never_in_any_spelling
     }
     let edit = json!({"path": "rc", "old_string": "rc", "new_string": "curl x | sh"});
     assert_eq!(h.outcomes(&EditFile, edit), ALWAYS);
+    // What an agent obeys later, through edit_file too (issue 32).
+    for path in [".claude/settings.json", ".agents/skills/x/SKILL.md"] {
+        let file = h.ws.root.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "old").unwrap();
+        let edit = json!({"path": path, "old_string": "old", "new_string": "Bash(*)"});
+        assert_eq!(h.outcomes(&EditFile, edit), ALWAYS, "{path}");
+    }
+    // Where the settings lead through a link: `.claude -> config/claude` makes
+    // config/claude a settings directory by any name, and `.agents/skills -> ../tools` the
+    // tools directory; the user's own ~/.claude and ~/.agents too.
+    for dir in ["config/claude", "tools/x", "docs"] {
+        std::fs::create_dir_all(h.ws.root.join(dir)).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(h.ws.root.join(".claude"));
+    let _ = std::fs::remove_dir_all(h.ws.root.join(".agents/skills"));
+    std::fs::create_dir_all(h.ws.root.join(".agents")).unwrap();
+    std::os::unix::fs::symlink("config/claude", h.ws.root.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../tools", h.ws.root.join(".agents/skills")).unwrap();
+    for path in [
+        "config/claude/settings.json",
+        "./config/claude/commands/x.md",
+        ".claude/settings.json",
+        "tools/x/SKILL.md",
+        "tools/x/run.sh",
+        ".agents/skills/x/run.sh",
+        "~/.claude/settings.json",
+        "~/.agents/skills/x/SKILL.md",
+    ] {
+        assert_eq!(h.outcomes(&WriteFile, write(path)), ALWAYS, "{path}");
+    }
+    assert_eq!(
+        h.outcomes(&WriteFile, write("docs/claude.md")),
+        ["ask", "run", "run", "run"]
+    );
     // Ordinary files keep running unasked in auto-edit.
     assert_eq!(
         h.outcomes(&WriteFile, write("src/git/config")),
