@@ -104,6 +104,9 @@ impl SearchFile {
                 ));
             }
         };
+        // A user name and password in the user's own URL are basic auth (never shown).
+        let (url, basic_auth) = crate::web::search::split_credentials(&url)
+            .map_err(|err| format!("[web.search] url: {err}"))?;
         crate::web::target::Target::parse(&url)
             .map_err(|err| format!("[web.search] url: {err}"))?;
         let key_env = self
@@ -119,11 +122,17 @@ impl SearchFile {
                 backend.name()
             ));
         }
+        if basic_auth.is_some() && api_key.is_some() && backend == Backend::Tavily {
+            return Err(
+                "[web.search] url has a user name and password, and Tavily's API key goes in the same Authorization header: use one".into(),
+            );
+        }
         Ok(Some(SearchSettings {
             backend,
             url,
             key_env,
             api_key,
+            basic_auth,
         }))
     }
 }
@@ -184,5 +193,18 @@ mod tests {
                 .search
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_backend_url_with_credentials_is_basic_auth() {
+        let searx = parse("[search]\nbackend = \"searxng\"\nurl = \"https://me:pw@searx.example\"");
+        let settings = searx.resolve(&|_| None).unwrap().search.unwrap();
+        assert_eq!(settings.url, "https://searx.example/");
+        assert_eq!(settings.basic_auth, Some(("me".into(), "pw".into())));
+        let key = |name: &str| (name == "TAVILY_API_KEY").then(|| "k".to_string());
+        let both =
+            parse("[search]\nbackend = \"tavily\"\nurl = \"https://me:pw@api.tavily.com/search\"");
+        let err = both.resolve(&key).unwrap_err();
+        assert!(err.contains("use one") && !err.contains("pw"), "{err}");
     }
 }

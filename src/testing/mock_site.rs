@@ -90,6 +90,8 @@ struct MockSiteShared {
     pages: Mutex<HashMap<String, Page>>,
     /// Request targets (path and query) in arrival order.
     requests: Mutex<Vec<String>>,
+    /// The whole request heads (request line and headers), in arrival order.
+    heads: Mutex<Vec<String>>,
     connections: AtomicUsize,
     large_ends: Mutex<HashMap<String, LargeEnd>>,
     changed: Option<watch::Sender<usize>>,
@@ -158,6 +160,10 @@ impl MockSite {
     /// Every request target received so far (path and query).
     pub fn requests(&self) -> Vec<String> {
         self.shared.requests.locked().clone()
+    }
+    /// Every request head received so far (request line and headers, as sent).
+    pub fn heads(&self) -> Vec<String> {
+        self.shared.heads.locked().clone()
     }
     /// Requests of `path` (the query ignored).
     pub fn hits(&self, path: &str) -> usize {
@@ -237,6 +243,7 @@ async fn serve(mut stream: TcpStream, shared: &MockSiteShared) {
         .and_then(|line| line.split_whitespace().nth(1))
         .unwrap_or("/")
         .to_string();
+    shared.heads.locked().push(text.to_string());
     shared.requests.locked().push(target.clone());
     notify(shared);
     let path = target.split('?').next().unwrap_or("/").to_string();

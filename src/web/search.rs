@@ -60,13 +60,17 @@ impl Backend {
     }
 }
 
-/// `[web.search]` resolved. The key is held here and never printed (`Debug` hides it).
+/// `[web.search]` resolved. The key and the password are held here and never printed
+/// (`Debug` hides them); `url` is without the user name and password the config gave it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SearchSettings {
     pub backend: Backend,
     pub url: String,
     pub key_env: Option<String>,
     pub api_key: Option<String>,
+    /// The user name and password of the configured URL (an instance behind basic auth),
+    /// sent as `Authorization: Basic` to that origin only.
+    pub basic_auth: Option<(String, String)>,
 }
 
 impl std::fmt::Debug for SearchSettings {
@@ -76,8 +80,67 @@ impl std::fmt::Debug for SearchSettings {
             .field("url", &self.url)
             .field("key_env", &self.key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "[hidden]"))
+            .field(
+                "basic_auth",
+                &self.basic_auth.as_ref().map(|(user, _)| (user, "[hidden]")),
+            )
             .finish()
     }
+}
+
+/// Splits the user name and password out of a backend URL the user configured: the URL
+/// without them, and them percent-decoded. Only the user's own config gets this; a URL the
+/// model sends with credentials is still refused (`EgressError::Credentials`).
+pub fn split_credentials(raw: &str) -> Result<(String, Option<(String, String)>), String> {
+    let mut url = url::Url::parse(raw).map_err(|err| err.to_string())?;
+    if url.username().is_empty() && url.password().is_none() {
+        return Ok((raw.to_string(), None));
+    }
+    let decode = |text: &str| {
+        String::from_utf8(percent_decode(text))
+            .map_err(|_| "the user name or password is not UTF-8 once decoded".to_string())
+    };
+    let user = decode(url.username())?;
+    let password = decode(url.password().unwrap_or(""))?;
+    if user.contains(':') {
+        return Err("a user name for basic auth cannot hold ':'".into());
+    }
+    // Both always succeed on a URL with a host (http and https, checked after).
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    Ok((url.to_string(), Some((user, password))))
+}
+
+/// `%XX` undone (the URL parser leaves the user name and password encoded).
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = bytes
+            .get(at + 1..at + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[at], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                at += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The `Authorization` value of basic auth (RFC 7617, UTF-8).
+fn basic_header(user: &str, password: &str) -> String {
+    use base64::Engine as _;
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    format!("Basic {token}")
 }
 
 /// What the model asked for.
@@ -171,6 +234,9 @@ fn request_for(settings: &SearchSettings, query: &Query) -> Result<EgressRequest
     })?;
     let count = asked_count(query).to_string();
     let mut headers: Vec<(&'static str, String)> = vec![("Accept", "application/json".into())];
+    if let Some((user, password)) = &settings.basic_auth {
+        headers.push(("Authorization", basic_header(user, password)));
+    }
     let mut json_body = None;
     match settings.backend {
         Backend::Searxng => {
@@ -196,7 +262,8 @@ fn request_for(settings: &SearchSettings, query: &Query) -> Result<EgressRequest
                     .to_string()
                     .into_bytes(),
             );
-            if let Some(key) = &settings.api_key {
+            // A configured basic auth keeps its header (the config refuses both).
+            if let (Some(key), None) = (&settings.api_key, &settings.basic_auth) {
                 headers.push(("Authorization", format!("Bearer {key}")));
             }
         }

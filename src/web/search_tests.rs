@@ -64,6 +64,7 @@ fn the_key_goes_only_into_the_header_and_never_into_debug_output() {
         url: "https://api.search.brave.com/res/v1/web/search".into(),
         key_env: Some("BRAVE_API_KEY".into()),
         api_key: Some("sekrit-key-123".into()),
+        basic_auth: None,
     };
     assert!(!format!("{settings:?}").contains("sekrit"));
     let query = Query {
@@ -89,6 +90,7 @@ fn searxng_gets_its_json_api_path() {
         url: "http://127.0.0.1:8888".into(),
         key_env: None,
         api_key: None,
+        basic_auth: None,
     };
     let query = Query {
         query: "a b".into(),
@@ -100,4 +102,39 @@ fn searxng_gets_its_json_api_path() {
         url.as_str(),
         "http://127.0.0.1:8888/search?q=a+b&format=json"
     );
+}
+
+#[test]
+fn credentials_in_the_configured_url_become_basic_auth_and_leave_the_url() {
+    assert_eq!(
+        split_credentials("http://127.0.0.1:8888").unwrap(),
+        ("http://127.0.0.1:8888".into(), None)
+    );
+    let (url, auth) = split_credentials("https://bob:p%20w%25@searx.example/base?x=1").unwrap();
+    assert_eq!(url, "https://searx.example/base?x=1");
+    assert_eq!(auth, Some(("bob".into(), "p w%".into())));
+    let (url, auth) = split_credentials("http://only-user@h:81/").unwrap();
+    assert_eq!(url, "http://h:81/");
+    assert_eq!(auth, Some(("only-user".into(), String::new())));
+    // A user name holding ':' would change where the password starts.
+    assert!(split_credentials("http://a%3Ab:c@h/").is_err());
+    assert!(split_credentials("http://%ff:c@h/").is_err());
+    let settings = SearchSettings {
+        backend: Backend::Tavily,
+        url: url.clone(),
+        key_env: Some("TAVILY_API_KEY".into()),
+        api_key: Some("tvly-key".into()),
+        basic_auth: Some(("bob".into(), "hunter2".into())),
+    };
+    assert!(!format!("{settings:?}").contains("hunter2"));
+    let request = request_for(&settings, &Query::default()).unwrap();
+    let authorization: Vec<&String> = request
+        .headers
+        .iter()
+        .filter(|(name, _)| *name == "Authorization")
+        .map(|(_, value)| value)
+        .collect();
+    // bob:hunter2, once; never the key beside it.
+    assert_eq!(authorization, ["Basic Ym9iOmh1bnRlcjI="]);
+    assert!(!request.target.url.as_str().contains("hunter2"));
 }

@@ -373,6 +373,7 @@ async fn a_searxng_backend_gives_numbered_results_and_blocked_domains_go() {
                 url: format!("http://{}", searx.host_port()),
                 key_env: None,
                 api_key: None,
+                basic_auth: None,
             }),
             ..WebSettings::default()
         },
@@ -397,6 +398,65 @@ async fn a_searxng_backend_gives_numbered_results_and_blocked_domains_go() {
 }
 
 #[tokio::test]
+async fn a_backend_behind_basic_auth_gets_its_header_and_a_redirect_elsewhere_does_not() {
+    // Issue 32 item 12: the user's own backend URL may carry a user name and password.
+    let other = MockSite::start().await;
+    other.route("/search", Page::json(&searxng_answer()));
+    let searx = MockSite::start().await;
+    searx.route("/search", Page::json(&searxng_answer()));
+    searx.route("/moved/search", Page::redirect(302, &other.url("/search")));
+    let configured = format!("http://alice:s%40cret%3Apw@{}", searx.host_port());
+    let (url, basic_auth) = cairn::web::search::split_credentials(&configured).unwrap();
+    assert!(!url.contains("alice") && !url.contains("cret"), "{url}");
+    assert_eq!(basic_auth, Some(("alice".into(), "s@cret:pw".into())));
+    for base in ["", "/moved"] {
+        let settings = SearchSettings {
+            backend: Backend::Searxng,
+            url: format!("{}{base}", url.trim_end_matches('/')),
+            key_env: None,
+            api_key: None,
+            basic_auth: basic_auth.clone(),
+        };
+        assert!(!format!("{settings:?}").contains("cret"), "{settings:?}");
+        let web = web(
+            WebSettings {
+                allow_private: vec![other.host_port()],
+                search: Some(settings),
+                ..WebSettings::default()
+            },
+            MapResolver::new(),
+        );
+        let text = WebSearchTool
+            .run(json!({"query": "rust toml"}), &web.cx(None))
+            .await
+            .unwrap()
+            .model_text();
+        assert!(text.contains("[1] toml - Rust"), "{base}: {text}");
+        assert!(!text.contains("cret") && !text.contains("YWxp"), "{text}");
+    }
+    // alice:s@cret:pw, to the configured origin only (both hops there), never to the other.
+    let token = "basic ywxpy2u6c0bjcmv0onb3";
+    let heads = searx.heads();
+    assert_eq!(heads.len(), 2);
+    for head in &heads {
+        assert!(head.to_ascii_lowercase().contains(token), "{head}");
+    }
+    let away = other.heads();
+    assert_eq!(away.len(), 1);
+    assert!(
+        !away[0].to_ascii_lowercase().contains("authorization"),
+        "{away:?}"
+    );
+    // The model still never fetches a URL with credentials, the backend's included.
+    let err = web(settings(&[&searx]), MapResolver::new())
+        .fetch(json!({"url": configured}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("user name or password"), "{err}");
+}
+
+#[tokio::test]
 async fn backend_failures_come_back_as_clear_results() {
     let searx = MockSite::start().await;
     searx.route(
@@ -417,6 +477,7 @@ async fn backend_failures_come_back_as_clear_results() {
                     url: searx.url(base),
                     key_env: None,
                     api_key: None,
+                    basic_auth: None,
                 }),
                 ..WebSettings::default()
             },
