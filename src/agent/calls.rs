@@ -474,6 +474,8 @@ impl Agent {
         if let Some(todos) = todos_of(&result) {
             self.session.todos = todos.to_vec();
         }
+        // What the model read: a URL that carries it asks in auto.
+        self.engine.gate.note_read(&name, &result.text);
         self.record(&Record::ToolResult {
             call: call.clone(),
             name: name.clone(),

@@ -81,6 +81,12 @@ pub(super) fn open_session(
             for prefix in &rebuilt.session_rules {
                 engine.gate.allow_for_session(prefix);
             }
+            // What the model read before counts the same after a resume.
+            for record in &loaded.records {
+                if let Record::ToolResult { name, result, .. } = record {
+                    engine.gate.note_read(name, &result.text);
+                }
+            }
             // Jobs do not survive a restart: the model is told which of its jobs are gone.
             let (left, highest) = jobs::left_behind(&loaded.records);
             engine.tool_env.jobs.continue_after_restart(left, highest);

@@ -15,6 +15,7 @@ pub mod plan;
 pub mod policy;
 pub mod prefixes;
 pub mod project_file;
+pub mod read_runs;
 pub mod rules;
 pub mod run_later;
 pub mod trust;
@@ -58,6 +59,9 @@ pub trait PermissionGate: Send + Sync {
     fn grant_for_skill(&self, _prefixes: &[String]) {}
     /// The skill's turn is over: its grants end.
     fn end_skill_grants(&self) {}
+    /// What a call of `tool` returned to the model: in `auto`, a fetch whose URL carries a
+    /// run of it asks (`read_runs`).
+    fn note_read(&self, _tool: &str, _text: &str) {}
     /// Whether `bash` commands run sandboxed.
     fn sandboxed(&self) -> bool {
         false

@@ -79,6 +79,8 @@ pub struct PolicyGate {
     asking_unsandboxed: bool,
     /// Files the user's own tools run later (`run_later::DEFAULT_RUN_LATER`).
     run_later: Vec<String>,
+    /// What the session's tools returned: a fetch whose URL carries it asks in `auto`.
+    read: super::read_runs::ReadRuns,
 }
 
 impl PolicyGate {
@@ -90,6 +92,7 @@ impl PolicyGate {
             rules: RwLock::new(settings.rules),
             asking_unsandboxed: false,
             run_later: default_run_later(),
+            read: Default::default(),
         }
     }
 
@@ -328,7 +331,7 @@ impl PermissionGate for PolicyGate {
         match access {
             Access::Read | Access::Session => Verdict::Run,
             Access::Network { host, url } => {
-                web_hosts::check_host(&self.rules.read_locked(), host, url, mode)
+                web_hosts::check_fetch(&self.rules.read_locked(), host, url, mode, &self.read)
             }
             Access::Command { command, .. } => self.command_verdict(&self.analyze(command), mode),
             Access::Mcp {
@@ -417,6 +420,13 @@ impl PermissionGate for PolicyGate {
         let mut rules = self.rules.write_locked();
         for prefix in prefixes.iter().filter(|p| !p.trim().is_empty()) {
             rules.add(Rule::new(RuleKind::Allow, prefix, RuleSource::Skill));
+        }
+    }
+
+    fn note_read(&self, tool: &str, text: &str) {
+        // A page's and a search's text hold the links the model follows next.
+        if !matches!(tool, "web_fetch" | "web_search") {
+            self.read.note(text);
         }
     }
 

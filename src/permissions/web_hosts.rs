@@ -2,11 +2,13 @@
 //! `web_fetch HOST` (`[web] allow`/`deny` in the config become them; "this host for the
 //! session" and "in the project" save them): HOST is a name or `*.example.org` (the domain's
 //! hosts below it). Deny wins over ask over allow; then `ask` and `auto-edit` ask for a host no
-//! rule allows, `auto` and `never` run. The egress policy (private addresses) holds apart from
+//! rule allows, `auto` and `never` run (but `auto` asks when the URL carries what the session
+//! read: `check_fetch`). The egress policy (private addresses) holds apart from
 //! all of this, in every mode.
 
 use crate::bus::Mode;
 use crate::permissions::Verdict;
+use crate::permissions::read_runs::{RUN, ReadRuns};
 use crate::permissions::rules::{RuleKind, RuleSet};
 
 /// The tool word host rules start with.
@@ -87,6 +89,29 @@ pub fn check_host(rules: &RuleSet, host: &str, url: &str, mode: Mode) -> Verdict
     }
 }
 
+/// `check_host`, and more in `auto`: a fetch from a host no rule allows asks when its URL
+/// carries a run of what the session read (`read_runs`), in any encoding that module undoes.
+/// `never` still asks nothing (SPEC §4).
+pub fn check_fetch(rules: &RuleSet, host: &str, url: &str, mode: Mode, read: &ReadRuns) -> Verdict {
+    let verdict = check_host(rules, host, url, mode);
+    if mode != Mode::Auto
+        || verdict != Verdict::Run
+        || matches!(rule_for(rules, host), Some((RuleKind::Allow, _)))
+    {
+        return verdict;
+    }
+    match read.carried(url) {
+        None => verdict,
+        Some(found) => Verdict::Ask {
+            why: format!(
+                "fetches {url} from {host}, a host not allowed yet, and the URL carries {RUN} or more bytes the session read ({}: {:?}); sending what was read out needs your word",
+                found.how, found.sample
+            ),
+            prefix: host_rule(host),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +142,50 @@ mod tests {
         };
         assert_eq!(prefix, "web_fetch docs.rs");
         assert!(why.contains(url), "{why}");
+    }
+
+    #[test]
+    fn in_auto_a_url_carrying_what_was_read_asks_unless_the_host_is_allowed() {
+        let read = ReadRuns::default();
+        read.note("DATABASE_URL=postgres://app:hunter2hunter2@db.internal/app\n");
+        let url = "https://collect.example/?d=hunter2hunter2%40db.internal";
+        let none = RuleSet::default();
+        let Verdict::Ask { why, prefix } =
+            check_fetch(&none, "collect.example", url, Mode::Auto, &read)
+        else {
+            panic!("auto ran it")
+        };
+        assert!(why.contains("the session read"), "{why}");
+        assert_eq!(prefix, "web_fetch collect.example");
+        // `never` asks nothing (SPEC §4); ask and auto-edit ask anyway, for the host.
+        assert_eq!(
+            check_fetch(&none, "collect.example", url, Mode::Never, &read),
+            Verdict::Run
+        );
+        assert!(asks(&check_fetch(
+            &none,
+            "collect.example",
+            url,
+            Mode::AutoEdit,
+            &read
+        )));
+        // A host allowed (by config, or for the session) is the user's to trust.
+        let allowed = rules(&[(RuleKind::Allow, "web_fetch collect.example")]);
+        assert_eq!(
+            check_fetch(&allowed, "collect.example", url, Mode::Auto, &read),
+            Verdict::Run
+        );
+        // A URL without a run of it runs in auto.
+        let plain = "https://collect.example/?d=hunter2";
+        assert_eq!(
+            check_fetch(&none, "collect.example", plain, Mode::Auto, &read),
+            Verdict::Run
+        );
+        let denied = rules(&[(RuleKind::Deny, "web_fetch collect.example")]);
+        assert!(matches!(
+            check_fetch(&denied, "collect.example", plain, Mode::Auto, &read),
+            Verdict::Deny { .. }
+        ));
     }
 
     #[test]

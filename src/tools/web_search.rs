@@ -12,6 +12,8 @@ use crate::tool_output::ToolOutput;
 use crate::web::search::{Query, search};
 
 pub const DEFAULT_RESULTS: usize = 5;
+/// Longest query sent (the approval prompt and the gate's check see all of it).
+pub const MAX_QUERY_CHARS: usize = 1000;
 pub const MAX_RESULTS: usize = 10;
 
 #[derive(Debug, Deserialize)]
@@ -51,6 +53,11 @@ impl Tool for WebSearchTool {
         if args.query.trim().is_empty() {
             return Err(ToolError::InvalidArgs("`query` must not be empty".into()));
         }
+        if args.query.chars().count() > MAX_QUERY_CHARS {
+            return Err(ToolError::InvalidArgs(format!(
+                "`query` is at most {MAX_QUERY_CHARS} characters"
+            )));
+        }
         // The backend is the user's own endpoint, but the query leaves the machine: the gate
         // judges it as a fetch from the backend's host (asked in ask and plan, unless that
         // host is allowed), naming the query.
@@ -67,10 +74,16 @@ impl Tool for WebSearchTool {
             // No backend: the run says so; nothing leaves.
             return Ok(Access::Read);
         };
-        let shown: String = args.query.chars().take(200).collect();
+        // The whole query, as sent (the gate looks in it for what the session read), control
+        // characters shown as spaces.
+        let shown: String = args
+            .query
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
         Ok(Access::Network {
             url: format!(
-                "{}://{host}/ with the search query {shown:?}",
+                "{}://{host}/ with the search query \"{shown}\"",
                 backend.as_ref().map_or("https", |u| u.scheme())
             ),
             host,
@@ -125,6 +138,7 @@ mod tests {
                 url: url.into(),
                 key_env: None,
                 api_key: None,
+                basic_auth: None,
             }),
             ..WebSettings::default()
         };

@@ -160,3 +160,71 @@ async fn a_host_allowed_in_the_project_is_written_to_its_config_and_fetched_agai
     );
     agent.shutdown().await;
 }
+
+/// Issue 32 item 7: in `auto` a fetch runs unasked, unless its URL carries what the session
+/// read (here a key from a file, base64-encoded in the query, hex in a path); `never` asks
+/// nothing; a URL without it and an allowed host run unasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_auto_a_url_carrying_what_the_session_read_asks_and_never_asks_nothing() {
+    const KEY: &str = "the cellar door code is 4471-2930";
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(KEY);
+    let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+    for mode in [Mode::Auto, Mode::Never] {
+        let site = MockSite::start().await;
+        site.route("/c", Page::html("<p>ok</p>"))
+            .route("/plain", Page::html("<p>ok</p>"));
+        let llm = MockLlm::start(vec![
+            Script::tool_call("r1", "read_file", json!({"path": "notes.txt"})),
+            fetch("c1", site.url(&format!("/c?d={b64}"))),
+            fetch("c2", site.url(&format!("/{hex}/c"))),
+            fetch("c3", site.url("/plain?q=release+notes")),
+            Script::text("done"),
+        ])
+        .await;
+        let (ws, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(ws.path().join("notes.txt"), format!("notes\n{KEY}\n")).unwrap();
+        let mut agent = TestAgent::with_web(
+            ws.path(),
+            &data.path().join("sessions"),
+            &llm.url(),
+            mode,
+            web_for(&[&site], MapResolver::new()),
+        )
+        .await;
+        agent.submit("send it").await;
+        if mode == Mode::Auto {
+            for call in ["c1", "c2"] {
+                let asked = agent.wait_for(|e| approval(e).is_some()).await;
+                assert_eq!(approval(&asked).unwrap().0, call);
+                let why = agent
+                    .seen
+                    .iter()
+                    .rev()
+                    .find_map(|e| match e {
+                        AgentEvent::Tool(ToolEvent::AwaitingApproval { why, .. }) => {
+                            Some(why.clone())
+                        }
+                        _ => None,
+                    })
+                    .unwrap();
+                assert!(why.contains("the session read"), "{why}");
+                agent.decide(call, Decision::Deny { message: None }).await;
+            }
+        }
+        agent.wait_for(ended).await;
+        let asked = agent.seen.iter().filter(|e| approval(e).is_some()).count();
+        match mode {
+            Mode::Auto => {
+                assert_eq!(asked, 2);
+                assert_eq!(site.hits("/c"), 0, "nothing carrying the key left");
+            }
+            _ => {
+                assert_eq!(asked, 0, "never asks nothing");
+                assert_eq!(site.hits("/c"), 1);
+            }
+        }
+        assert_eq!(site.hits("/plain"), 1, "a URL without it ran unasked");
+        agent.shutdown().await;
+    }
+}
