@@ -379,3 +379,45 @@ async fn no_unix_datagram_socket_is_made_however_it_is_asked_for() {
     let mut buf = [0u8; 16];
     assert!(server.recv(&mut buf).is_err(), "a datagram got through");
 }
+
+/// Netlink by allowlist (issue 32, the filter's audit): a sandboxed command still reads the
+/// routing tables (`getaddrinfo`, `ip`), but the protocol that carries messages between
+/// unprivileged processes (NETLINK_USERSOCK) and generic netlink are never made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_netlink_protocols_allowed_are_made() {
+    let test = "only_the_netlink_protocols_allowed_are_made";
+    if !landlock(test) {
+        return;
+    }
+    if Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .is_err()
+    {
+        eprintln!("SKIPPED {test}: python3 is not installed");
+        return;
+    }
+    let sb = Sandbox::new().file("src/.keep", "");
+    let make = |protocol: u32, name: &str| {
+        format!(
+            "python3 -c \"import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, {protocol}); print('made-{name}')\""
+        )
+    };
+    let commands = [make(0, "route"), make(2, "usersock"), make(16, "generic")];
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let llm = MockLlm::start(script(&commands)).await;
+    let run = run(&sb, &llm, "never", &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = |i: usize| llm.tool_result(i + 1, &format!("c{i}")).unwrap();
+    assert!(
+        result(0).lines().any(|l| l == "made-route"),
+        "{}",
+        result(0)
+    );
+    for (i, name) in [(1, "usersock"), (2, "generic")] {
+        let made = format!("made-{name}");
+        assert!(!result(i).lines().any(|l| l == made), "{}", result(i));
+        assert!(result(i).contains("PermissionError"), "{}", result(i));
+    }
+}

@@ -1,6 +1,8 @@
 //! "Network off" for sandboxed commands, as a seccomp filter: no socket but Unix (local IPC)
-//! and netlink (the kernel's own, which needs privileges to change anything) ones, so TCP,
-//! UDP, raw, packet and vsock sockets all fail with EACCES (Landlock alone only covers TCP).
+//! and netlink (the kernel's own: routing, socket listings and device events only, see
+//! `NETLINK_ALLOWED`) ones, so TCP, UDP, raw, packet and vsock sockets all fail with EACCES
+//! (Landlock alone only covers TCP). Every check is an allowlist: families, Unix socket types,
+//! netlink protocols, the architecture; what is not named is refused.
 //! Unix sockets are the doors to the user's own servers (tmux, Docker, the session bus): the
 //! filter hands them to a supervisor in cairn (seccomp user notification, `unix_supervisor`),
 //! which either refuses every new Unix socket (`UnixSockets::Refused`) or connects the command's
@@ -23,6 +25,19 @@ const NR: u32 = 0;
 const ARCH: u32 = 4;
 const ARG0_LOW: u32 = 16;
 const ARG1_LOW: u32 = 24;
+const ARG2_LOW: u32 = 32;
+
+/// The netlink protocols a command may open, by allowlist: the routing tables and addresses
+/// (`getaddrinfo`, `getifaddrs`, `ip`), socket listings (`ss`) and device events (udev
+/// monitors), all read-only without privileges. Every other protocol is refused: some carry
+/// messages between unprivileged processes (`NETLINK_USERSOCK`, a door to a listener outside
+/// the sandbox), generic netlink's families answer about other processes (taskstats), and a
+/// protocol the kernel adds later is not judged yet.
+const NETLINK_ALLOWED: &[u32] = &[
+    libc::NETLINK_ROUTE as u32,
+    libc::NETLINK_SOCK_DIAG as u32,
+    libc::NETLINK_KOBJECT_UEVENT as u32,
+];
 
 // Classic BPF opcodes.
 // BPF_LD | BPF_W | BPF_ABS (the first two are zero).
@@ -80,6 +95,7 @@ enum Label {
     NewUnixSocket,
     Socketpair,
     Connect,
+    Netlink,
 }
 
 enum Op {
@@ -161,7 +177,7 @@ pub fn deny_sockets(unix: UnixSockets) -> Option<Filter> {
         // socket reaches any path by `sendto`, with no `connect` to supervise.
         Here(Socket),
         Load(ARG0_LOW),
-        JumpIfEq(libc::AF_NETLINK as u32, Allow),
+        JumpIfEq(libc::AF_NETLINK as u32, Netlink),
         JumpIfNotEq(libc::AF_UNIX as u32, Deny),
         Load(ARG1_LOW),
         And(SOCK_TYPE_MASK),
@@ -183,6 +199,13 @@ pub fn deny_sockets(unix: UnixSockets) -> Option<Filter> {
         Return(RET_ERRNO | libc::EACCES as u32),
         Here(Connect),
         Return(ret(on_connect)),
+        // Netlink by protocol (the third argument), by allowlist.
+        Here(Netlink),
+        Load(ARG2_LOW),
+        JumpIfEq(NETLINK_ALLOWED[0], Allow),
+        JumpIfEq(NETLINK_ALLOWED[1], Allow),
+        JumpIfEq(NETLINK_ALLOWED[2], Allow),
+        Return(RET_ERRNO | libc::EACCES as u32),
         Here(Deny),
         Return(RET_ERRNO | libc::EACCES as u32),
         Here(Notify),
@@ -233,7 +256,7 @@ mod tests {
     use super::*;
 
     /// Runs a classic BPF program on one system call, as the kernel would.
-    fn verdict(program: &[libc::sock_filter], arch: u32, nr: u32, args: [u32; 2]) -> u32 {
+    fn verdict(program: &[libc::sock_filter], arch: u32, nr: u32, args: [u32; 3]) -> u32 {
         let mut acc = 0u32;
         let mut pc = 0usize;
         loop {
@@ -246,6 +269,7 @@ mod tests {
                         ARCH => arch,
                         ARG0_LOW => args[0],
                         ARG1_LOW => args[1],
+                        ARG2_LOW => args[2],
                         other => panic!("load of offset {other}"),
                     }
                 }
@@ -268,6 +292,10 @@ mod tests {
     const DENY: u32 = RET_ERRNO | libc::EACCES as u32;
 
     fn call(unix: UnixSockets, nr: libc::c_long, args: [i32; 2]) -> u32 {
+        call3(unix, nr, [args[0], args[1], 0])
+    }
+
+    fn call3(unix: UnixSockets, nr: libc::c_long, args: [i32; 3]) -> u32 {
         let Some(filter) = deny_sockets(unix) else {
             return RET_ALLOW;
         };
@@ -292,7 +320,11 @@ mod tests {
             ] {
                 assert_eq!(call(unix, socket, [family, stream]), DENY, "{family}");
             }
-            assert_eq!(call(unix, socket, [libc::AF_NETLINK, 3]), RET_ALLOW);
+            assert_eq!(
+                call(unix, socket, [libc::AF_NETLINK, 3]),
+                RET_ALLOW,
+                "NETLINK_ROUTE"
+            );
             let dgram = libc::SOCK_DGRAM | libc::SOCK_CLOEXEC;
             assert_eq!(call(unix, socket, [libc::AF_UNIX, dgram]), RET_USER_NOTIF);
             // The pipes a process makes for itself stay; a datagram pair could send anywhere.
@@ -350,16 +382,66 @@ mod tests {
         }
     }
 
+    /// Netlink by allowlist of protocols: routing, socket diagnostics and device events; the
+    /// protocol that carries messages between unprivileged processes (USERSOCK), generic
+    /// netlink, audit, netfilter, the proc connector and a number not known yet are refused,
+    /// for every socket type and flag.
+    #[test]
+    fn netlink_sockets_are_made_only_of_the_protocols_allowed() {
+        if AUDIT_ARCH.is_none() {
+            return;
+        }
+        let flags = libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+        for unix in [UnixSockets::Refused, UnixSockets::Supervised] {
+            for kind in [libc::SOCK_RAW, libc::SOCK_DGRAM] {
+                for protocol in [
+                    libc::NETLINK_ROUTE,
+                    libc::NETLINK_SOCK_DIAG,
+                    libc::NETLINK_KOBJECT_UEVENT,
+                ] {
+                    let made = call3(
+                        unix,
+                        libc::SYS_socket,
+                        [libc::AF_NETLINK, kind | flags, protocol],
+                    );
+                    assert_eq!(made, RET_ALLOW, "protocol {protocol}");
+                }
+                for protocol in [
+                    libc::NETLINK_USERSOCK,
+                    libc::NETLINK_GENERIC,
+                    libc::NETLINK_AUDIT,
+                    libc::NETLINK_NETFILTER,
+                    libc::NETLINK_CONNECTOR,
+                    libc::NETLINK_XFRM,
+                    libc::NETLINK_CRYPTO,
+                    libc::NETLINK_RDMA,
+                    31,
+                    -1,
+                ] {
+                    let made = call3(
+                        unix,
+                        libc::SYS_socket,
+                        [libc::AF_NETLINK, kind | flags, protocol],
+                    );
+                    assert_eq!(made, DENY, "protocol {protocol}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn another_architecture_or_system_call_table_is_refused() {
         let (Some(arch), Some(filter)) = (AUDIT_ARCH, deny_sockets(UnixSockets::Refused)) else {
             return;
         };
         let i386 = 0x4000_0003;
-        assert_eq!(verdict(&filter.program, i386, 1, [0, 0]), RET_KILL_PROCESS);
+        assert_eq!(
+            verdict(&filter.program, i386, 1, [0, 0, 0]),
+            RET_KILL_PROCESS
+        );
         if X32_BIT != u32::MAX {
             let x32_socket = X32_BIT | libc::SYS_socket as u32;
-            assert_eq!(verdict(&filter.program, arch, x32_socket, [2, 1]), DENY);
+            assert_eq!(verdict(&filter.program, arch, x32_socket, [2, 1, 0]), DENY);
         }
     }
 }
