@@ -90,7 +90,7 @@ impl Walker {
         };
         let index = &rest[1..close];
         let whole = is_name(name) && close + 1 == rest.len();
-        if matches!(index, "@" | "*") || self.assoc_vars.iter().any(|v| v == name) {
+        if matches!(index, "@" | "*") || self.assoc_vars.contains(name) {
             return whole;
         }
         // Quoting does not keep the builtin from evaluating it: `unset 'a[$(id)]'` runs id.
@@ -109,7 +109,7 @@ impl Walker {
     /// Whether arithmetic on `name` cannot run anything: digits, bash's numeric variables,
     /// names assigned plain literals earlier in the command line.
     fn harmless_number(&self, name: &str) -> bool {
-        self.plain_vars.iter().any(|v| v == name)
+        self.plain_vars.contains(name)
             || NUMERIC_SPECIALS.contains(&name)
             || name.chars().all(|c| c.is_ascii_digit())
     }
@@ -161,7 +161,7 @@ impl Walker {
 
     /// `${!x}`: the value of x names the variable to expand, subscript and all.
     fn indirect(&mut self, name: &str) {
-        if self.code_vars.iter().any(|v| v == name) {
+        if self.code_vars.contains(name) {
             self.push(
                 Vec::new(),
                 Class::Dangerous,
@@ -190,7 +190,7 @@ impl Walker {
         let Some(index) = node.child_by_field_name("index") else {
             return;
         };
-        if matches!(text(index, src), "@" | "*") || self.assoc_vars.iter().any(|v| v == name) {
+        if matches!(text(index, src), "@" | "*") || self.assoc_vars.contains(name) {
             return;
         }
         self.arithmetic(index, src);
@@ -198,7 +198,7 @@ impl Walker {
 
     /// The `[index]=value` elements of a compound array assignment (`a=([y]=1)`).
     pub(crate) fn array_elements(&mut self, name: &str, array: Node, src: &str) {
-        if self.assoc_vars.iter().any(|v| v == name) {
+        if self.assoc_vars.contains(name) {
             return;
         }
         for element in array.named_children(&mut array.walk()) {
@@ -212,7 +212,7 @@ impl Walker {
     }
 }
 
-fn is_name(name: &str) -> bool {
+pub(crate) fn is_name(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

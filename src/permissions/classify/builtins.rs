@@ -6,7 +6,7 @@
 
 use tree_sitter::Node;
 
-use crate::permissions::classify::arithmetic::{identifiers, scan_identifiers};
+use crate::permissions::classify::arithmetic::{identifiers, is_name, scan_identifiers};
 use crate::permissions::classify::commands::CommandJudged;
 use crate::permissions::classify::{Class, Walker, Word, text, word};
 
@@ -116,7 +116,7 @@ impl Walker {
     pub(crate) fn variable(&mut self, name: &str, value: &Word) {
         let name = self.referenced(name);
         let name = name.as_str();
-        if self.integer_vars.iter().any(|v| v == name) {
+        if self.integer_vars.contains(name) {
             // `declare -i n; n=$v`: the value is evaluated as arithmetic.
             if value.literal {
                 self.arithmetic_text(&value.text);
@@ -124,19 +124,20 @@ impl Walker {
                 self.arithmetic_names(std::slice::from_ref(&value.text));
             }
         }
-        // A number computed from harmless numbers (`i=$((i+1))` after `i=0`) is data too.
-        let number = self.harmless_arithmetic(&value.text);
+        // A number computed from harmless numbers (`i=$((i+1))` after `i=0`) is data too, and
+        // so is a count (`n=$(ls | wc -l)`).
+        let number = self.harmless_arithmetic(&value.text) || numeric_substitution(&value.text);
         if (value.literal && is_plain(&value.text)) || number {
-            self.plain_vars.push(name.to_string());
+            self.plain_vars.insert(name.to_string());
         } else {
-            self.plain_vars.retain(|v| v != name);
+            self.plain_vars.remove(name);
         }
         let code =
             value.text.contains("$(") || value.text.contains('`') || value.text.contains('[');
         if code && !number {
-            self.code_vars.push(name.to_string());
+            self.code_vars.insert(name.to_string());
         } else {
-            self.code_vars.retain(|v| v != name);
+            self.code_vars.remove(name);
         }
         let Some(why) = sensitive_variable(name) else {
             return;
@@ -153,14 +154,60 @@ impl Walker {
         self.push(vec![format!("{name}=")], Class::Mutating, why);
     }
 
-    /// Whether `value` is one arithmetic expansion of names and operators only (`$((i+1))`):
-    /// its result is a number, never code. (What evaluating the names may run is judged where
-    /// the expansion is visited.)
+    /// Whether `value` is one arithmetic expansion (`$((i+1))`, `$(( ($i+1)*2 ))`, `$[i+1]`) of
+    /// names, `$name`/`${name}` references, numbers, operators and balanced parentheses: its
+    /// result is a number, never code. (What evaluating the names may run is judged where the
+    /// expansion is visited.) Parentheses that close before they open (`$((id)|(id))`) make
+    /// bash read a command substitution instead: never a number.
     fn harmless_arithmetic(&self, value: &str) -> bool {
-        value
+        let value = unquoted(value);
+        let Some(inner) = value
             .strip_prefix("$((")
             .and_then(|rest| rest.strip_suffix("))"))
-            .is_some_and(|inner| !inner.contains(['$', '`', '[', '(', ')', '\'', '"', '\\']))
+            .or_else(|| {
+                value
+                    .strip_prefix("$[")
+                    .and_then(|rest| rest.strip_suffix(']'))
+            })
+        else {
+            return false;
+        };
+        let bytes = inner.as_bytes();
+        let mut depth = 0usize;
+        let mut at = 0;
+        while at < bytes.len() {
+            match bytes[at] {
+                b'(' => depth += 1,
+                b')' => match depth.checked_sub(1) {
+                    Some(d) => depth = d,
+                    None => return false,
+                },
+                b'$' => {
+                    // `$name` or `${name}` only.
+                    let rest = &inner[at + 1..];
+                    let (name, used) = match rest.strip_prefix('{') {
+                        Some(braced) => match braced.find('}') {
+                            Some(end) => (&braced[..end], end + 2),
+                            None => return false,
+                        },
+                        None => {
+                            let end = rest
+                                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                                .unwrap_or(rest.len());
+                            (&rest[..end], end)
+                        }
+                    };
+                    if !is_name(name) {
+                        return false;
+                    }
+                    at += used;
+                }
+                b if b.is_ascii_alphanumeric() || b" \t_+-*/%<>=!&|^~?:,#".contains(&b) => {}
+                _ => return false,
+            }
+            at += 1;
+        }
+        depth == 0
     }
 
     /// The variable an assignment to `name` sets: the target of a name reference
@@ -193,15 +240,15 @@ impl Walker {
             return Some(format!("assigns to an odd variable name ({by} {shown})"));
         }
         let evaluated = index
-            .filter(|_| !self.assoc_vars.iter().any(|v| v == name))
+            .filter(|_| !self.assoc_vars.contains(name))
             .and_then(|index| {
                 let mut names = Vec::new();
                 scan_identifiers(index, &mut names);
                 self.arithmetic_concern(&names)
             });
         let name = self.referenced(name);
-        self.plain_vars.retain(|v| *v != name);
-        self.code_vars.retain(|v| *v != name);
+        self.plain_vars.remove(&name);
+        self.code_vars.remove(&name);
         if let Some(why) = sensitive_variable(&name) {
             return Some(format!("{why} ({by} {shown})"));
         }
@@ -395,10 +442,10 @@ impl Walker {
                 }
             };
             if flags.contains('i') {
-                self.integer_vars.push(name.clone());
+                self.integer_vars.insert(name.clone());
             }
             if flags.contains('A') {
-                self.assoc_vars.push(name.clone());
+                self.assoc_vars.insert(name.clone());
             }
             if flags.contains('n') {
                 self.name_reference(&keyword, &name, value.as_ref());
@@ -505,4 +552,63 @@ fn is_plain(value: &str) -> bool {
     value.chars().all(|c| {
         c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ',' | ':' | '/' | ' ' | '+')
     })
+}
+
+/// `"…"` around a whole word taken off (a quoted expansion is the same value).
+fn unquoted(value: &str) -> &str {
+    value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .filter(|v| !v.contains('"'))
+        .unwrap_or(value)
+}
+
+/// Whether `value` is one command substitution whose output is counts only: a pipeline that
+/// ends in `wc` with counting options and no file operand (`$(ls | wc -l)`, `$(wc -c < f)`).
+/// What the pipeline runs is judged where it is visited; this is only about its output.
+fn numeric_substitution(value: &str) -> bool {
+    let value = unquoted(value);
+    let Some(inner) = value.strip_prefix("$(").and_then(|r| r.strip_suffix(')')) else {
+        return false;
+    };
+    // One pipeline, its output only: no list, no second command, no stderr in the output.
+    if inner.starts_with('(') || inner.contains([';', '&', '\n', '`', '>']) || inner.contains("||")
+    {
+        return false;
+    }
+    let Some(last) = inner.rsplit('|').next() else {
+        return false;
+    };
+    let mut words = last.split_whitespace();
+    if words.next() != Some("wc") {
+        return false;
+    }
+    let mut redirect_target = false;
+    for word in words {
+        if redirect_target {
+            redirect_target = false;
+        } else if word == "<" {
+            redirect_target = true;
+        } else if word.starts_with('<') {
+            // `<file` (a here-string's words would not pass as options).
+            if word.starts_with("<<") {
+                return false;
+            }
+        } else if !counting_option(word) {
+            return false;
+        }
+    }
+    !redirect_target
+}
+
+fn counting_option(word: &str) -> bool {
+    match word.strip_prefix("--") {
+        Some(long) => matches!(
+            long,
+            "lines" | "bytes" | "chars" | "words" | "max-line-length"
+        ),
+        None => word
+            .strip_prefix('-')
+            .is_some_and(|short| !short.is_empty() && short.chars().all(|c| "lcwmL".contains(c))),
+    }
 }

@@ -85,6 +85,7 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
+/// Parses `source` within `PARSE_BUDGET`; None when it cannot, or not in time.
 fn parse(source: &str) -> Option<Tree> {
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -95,8 +96,50 @@ fn parse(source: &str) -> Option<Tree> {
                 .ok()?;
             *slot = Some(parser);
         }
-        slot.as_mut()?.parse(source, None)
+        let parser = slot.as_mut()?;
+        let started = std::time::Instant::now();
+        let mut in_time = |_: &tree_sitter::ParseState| {
+            if started.elapsed() > PARSE_BUDGET {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        };
+        let bytes = source.as_bytes();
+        let tree = parser.parse_with_options(
+            &mut |at, _| bytes.get(at..).unwrap_or_default(),
+            None,
+            Some(tree_sitter::ParseOptions::new().progress_callback(&mut in_time)),
+        );
+        if tree.is_none() {
+            // A parse stopped part way would resume with the next source otherwise.
+            parser.reset();
+        }
+        tree
     })
+}
+
+/// The depth of the tree below `root`, counted without recursion (the tree of a hostile
+/// command line is as deep as it likes; the walk and its helpers recurse).
+fn tree_depth(root: Node) -> usize {
+    let mut cursor = root.walk();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            deepest = deepest.max(depth);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return deepest;
+            }
+            depth -= 1;
+        }
+    }
 }
 
 /// Nested `bash -c` strings deeper than this are refused rather than followed.
@@ -107,6 +150,17 @@ const TOO_DEEP: &str = "nests too deeply to examine";
 /// Syntax nested deeper than this (`$($($(...)))`) is refused rather than walked, so a
 /// hostile command cannot exhaust the stack of the thread that classifies it.
 const MAX_NESTING: usize = 150;
+
+/// A parse tree deeper than this is refused before anything walks it: every helper that
+/// follows the tree (arithmetic, words, redirections) recurses at most this deep.
+const MAX_TREE_DEPTH: usize = 1000;
+
+/// Longest shell source examined (a command line, a `bash -c` string): a longer one is held
+/// as dangerous unread, so the parse and the walk are bounded in time whatever it holds.
+pub const MAX_SOURCE: usize = 256 * 1024;
+
+/// Time a parse may take; a source the parser needs longer for is held as dangerous.
+const PARSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Where a command's standard input comes from, as far as it matters for interpreters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,13 +206,13 @@ pub(crate) struct Walker {
     pub protected: RefCell<Vec<String>>,
     /// Variables assigned plain literal values (digits, words) earlier in the command line:
     /// arithmetic on them cannot run anything.
-    pub plain_vars: Vec<String>,
+    pub plain_vars: std::collections::HashSet<String>,
     /// Variables assigned literal text that looks like code (`$(`, backticks, subscripts).
-    pub code_vars: Vec<String>,
+    pub code_vars: std::collections::HashSet<String>,
     /// Variables declared integer (`declare -i`): assignments to them are arithmetic.
-    pub integer_vars: Vec<String>,
+    pub integer_vars: std::collections::HashSet<String>,
     /// Associative arrays (`declare -A`): their subscripts are strings, not arithmetic.
-    pub assoc_vars: Vec<String>,
+    pub assoc_vars: std::collections::HashSet<String>,
     /// Name references (`declare -n NAME=TARGET`) and their targets.
     pub namerefs: Vec<(String, String)>,
     /// Set while judging the payload of `xargs`, `find -exec`, `parallel`: its paths come
@@ -180,10 +234,10 @@ impl Walker {
             downloaded: Vec::new(),
             opened_fds: Vec::new(),
             protected: RefCell::new(Vec::new()),
-            plain_vars: Vec::new(),
-            code_vars: Vec::new(),
-            integer_vars: Vec::new(),
-            assoc_vars: Vec::new(),
+            plain_vars: Default::default(),
+            code_vars: Default::default(),
+            integer_vars: Default::default(),
+            assoc_vars: Default::default(),
             namerefs: Vec::new(),
             mass: None,
         }
@@ -227,6 +281,18 @@ impl Walker {
             );
             return;
         }
+        if source.len() > MAX_SOURCE {
+            self.push(
+                Vec::new(),
+                Class::Dangerous,
+                format!(
+                    "is too long to examine ({} KiB; at most {} KiB)",
+                    source.len() / 1024,
+                    MAX_SOURCE / 1024
+                ),
+            );
+            return;
+        }
         // Bash drops a backslash-newline before it splits words (`r\⏎m` is `rm`); the grammar
         // does not, so the join happens here.
         let joined = join_continued_lines(source);
@@ -236,6 +302,10 @@ impl Walker {
             return;
         };
         let root = tree.root_node();
+        if tree_depth(root) > MAX_TREE_DEPTH {
+            self.push(Vec::new(), Class::Dangerous, TOO_DEEP);
+            return;
+        }
         if root.has_error() {
             self.push(Vec::new(), Class::Dangerous, "could not parse the command");
         }
@@ -515,3 +585,6 @@ mod families_tests;
 
 #[cfg(test)]
 mod secrets_tests;
+
+#[cfg(test)]
+mod worst_case_tests;
