@@ -34,10 +34,10 @@ pub fn linked_project_settings(workspace: &Path) -> Vec<PathBuf> {
             return;
         };
         if meta.file_type().is_symlink() {
-            if let Ok(real) = std::fs::canonicalize(path) {
-                if !out.contains(&real) {
-                    out.push(real);
-                }
+            if let Ok(real) = std::fs::canonicalize(path)
+                && !out.contains(&real)
+            {
+                out.push(real);
             }
             return;
         }

@@ -135,10 +135,10 @@ impl ProtectedSet {
         // skills and settings are read there, so it is kept the same way.
         let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
         for target in crate::dirs::linked_project_settings(&root) {
-            if let Ok(rel) = target.strip_prefix(&root) {
-                if !rel.as_os_str().is_empty() {
-                    record.tree(rel);
-                }
+            if let Ok(rel) = target.strip_prefix(&root)
+                && !rel.as_os_str().is_empty()
+            {
+                record.tree(rel);
             }
         }
         let git = Path::new(".git");
