@@ -38,6 +38,14 @@ pub fn token_for_path(path: &str) -> &str {
         .unwrap_or("")
 }
 
+/// Lines longer than this are shown plain (minified code, a model's runaway line): syntect's
+/// cost grows with a line's length and the grammar, several seconds for one 1 MiB line, and a
+/// colour on such a line helps no reader. delta draws the same line at 512 columns.
+const MAX_HIGHLIGHTED_LINE: usize = 4096;
+/// Past this much code in one call the rest is shown plain, so the worst a reply or a file can
+/// cost the frame that renders it is bounded (a few hundred milliseconds in release).
+const MAX_HIGHLIGHTED_BYTES: usize = 256 * 1024;
+
 /// Highlights `code` line by line. Unknown languages come back unstyled; a line syntect
 /// cannot highlight falls back to plain text instead of failing the render.
 pub fn highlight(code: &str, lang: &str) -> Vec<Vec<Span<'static>>> {
@@ -49,7 +57,14 @@ pub fn highlight(code: &str, lang: &str) -> Vec<Vec<Span<'static>>> {
     };
     let mut lines = HighlightLines::new(syntax, &THEME);
     let mut out = Vec::new();
+    let mut highlighted = 0;
     for line in LinesWithEndings::from(code) {
+        let plain = || vec![Span::raw(line.trim_end_matches(['\n', '\r']).to_string())];
+        if line.len() > MAX_HIGHLIGHTED_LINE || highlighted > MAX_HIGHLIGHTED_BYTES {
+            out.push(plain());
+            continue;
+        }
+        highlighted += line.len();
         let spans = match lines.highlight_line(line, &SYNTAXES) {
             Ok(regions) => regions
                 .into_iter()
@@ -58,7 +73,7 @@ pub fn highlight(code: &str, lang: &str) -> Vec<Vec<Span<'static>>> {
                     (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(style)))
                 })
                 .collect(),
-            Err(_) => vec![Span::raw(line.trim_end_matches(['\n', '\r']).to_string())],
+            Err(_) => plain(),
         };
         out.push(spans);
     }
@@ -84,5 +99,25 @@ mod tests {
         let plain = highlight("x\ny", "no-such-language");
         assert_eq!(plain.len(), 2);
         assert_eq!(plain[0][0].style, Style::default());
+    }
+
+    #[test]
+    fn a_very_long_line_and_code_past_the_budget_stay_plain() {
+        let long = format!("let x = {};\nfn main() {{}}\n", "1 + ".repeat(2000));
+        let lines = highlight(&long, "rust");
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].len(), 1, "the long line is one plain span");
+        assert_eq!(lines[0][0].style, Style::default());
+        assert!(
+            lines[1].iter().any(|s| s.style.fg.is_some()),
+            "the next line has colours"
+        );
+
+        let many = "fn main() {}\n".repeat(MAX_HIGHLIGHTED_BYTES / 13 + 100);
+        let lines = highlight(&many, "rust");
+        assert!(lines[0].iter().any(|s| s.style.fg.is_some()));
+        let last = lines.last().map(Vec::as_slice).unwrap_or_default();
+        assert_eq!(last.len(), 1, "past the budget a line is one plain span");
+        assert_eq!(last[0].content, "fn main() {}");
     }
 }

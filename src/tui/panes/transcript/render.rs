@@ -97,10 +97,15 @@ impl Writer {
         self.lists.len().saturating_sub(1) * 2
     }
 
-    /// The first-line and continuation prefixes for the current nesting.
+    /// The first-line and continuation prefixes for the current nesting. Nesting deeper than
+    /// half the width is drawn flat at that depth: a reply of 500,000 `>` would otherwise give
+    /// every wrapped character a line with a prefix wider than the screen (gigabytes of lines).
     fn prefixes(&mut self) -> (Vec<Span<'static>>, Vec<Span<'static>>) {
-        let mut lead = " ".repeat(self.indent());
-        let quote: String = "│ ".repeat(self.quote_depth);
+        let budget = self.width / 2;
+        let quotes = self.quote_depth.min(budget / 4);
+        let indent = self.indent().min(budget - quotes * 2);
+        let mut lead = " ".repeat(indent);
+        let quote: String = "│ ".repeat(quotes);
         lead.insert_str(0, &quote);
         let marker = self.item_marker.take();
         let cont = if self.lists.is_empty() {
@@ -351,6 +356,10 @@ impl Writer {
         self.out.push(Line::from(bottom));
     }
 }
+
+#[cfg(test)]
+#[path = "render_worst_tests.rs"]
+mod worst_tests;
 
 #[cfg(test)]
 mod tests {
