@@ -70,6 +70,7 @@ fn worst_cases() -> Vec<(&'static str, String)> {
 }
 
 #[test]
+#[allow(clippy::print_stderr)] // the figures, shown with --nocapture
 fn a_whole_reply_of_the_worst_markdown_renders_bounded() {
     for (name, input) in worst_cases() {
         let start = Instant::now();
