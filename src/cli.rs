@@ -224,6 +224,15 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Log in to an HTTP server that asks for OAuth: opens the authorization page in the
+    /// browser (or prints its URL) and keeps the token in cairn's data directory.
+    Login {
+        /// The server's name (`[mcp_servers.NAME]` in your config).
+        name: String,
+        /// Only print the URL; do not open a browser.
+        #[arg(long)]
+        no_browser: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

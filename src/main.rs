@@ -149,6 +149,11 @@ async fn dispatch(dirs: &Dirs, cli: Cli) -> Result<i32> {
             print_out(&text, false);
             Ok(code)
         }
+        Some(Command::Mcp(cairn::cli::McpCommand::Login { name, no_browser })) => {
+            let (text, code) = subcommands::mcp_login(dirs, &name, !no_browser).await?;
+            print_out(&text, false);
+            Ok(code)
+        }
         Some(Command::Sandbox { .. }) => Ok(status::USAGE),
     }
 }

@@ -26,10 +26,12 @@ use tokio_util::sync::CancellationToken;
 mod hooks;
 mod lsp;
 mod mcp;
+mod mcp_login;
 mod undo;
 pub use hooks::hooks;
 pub use lsp::lsp_list;
 pub use mcp::mcp_list;
+pub use mcp_login::mcp_login;
 pub use undo::undo;
 
 /// The full-screen UI on a new or resumed session. Without an API key it shows the setup

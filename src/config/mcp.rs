@@ -38,6 +38,23 @@ pub struct McpServerFile {
     /// These tools are never offered.
     #[serde(default)]
     pub disabled_tools: Vec<String>,
+    /// How `cairn mcp login` logs in to an HTTP server that asks for OAuth (all optional:
+    /// discovery and dynamic registration find the rest).
+    pub oauth: Option<McpOAuthFile>,
+}
+
+/// `[mcp_servers.NAME.oauth]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct McpOAuthFile {
+    /// A client registered beforehand, for an authorization server without dynamic client
+    /// registration.
+    pub client_id: Option<String>,
+    /// The scopes to ask for (else those the server names).
+    pub scopes: Option<Vec<String>>,
+    /// The loopback redirect's port, for a client registered with a fixed redirect URI
+    /// (`http://127.0.0.1:PORT/callback`); else a free port is picked.
+    pub callback_port: Option<u16>,
 }
 
 /// The `[mcp_servers]` table: servers by name.

@@ -22,7 +22,9 @@ use std::time::Duration;
 pub use hooks::{HookEntry, HooksFile, OnError};
 pub use layer::ConfigFile;
 pub use lsp::{LspFile, LspServerEntry};
-pub use mcp::{McpServerFile, McpServersFile, STARTUP_TIMEOUT_SECS, TOOL_TIMEOUT_SECS};
+pub use mcp::{
+    McpOAuthFile, McpServerFile, McpServersFile, STARTUP_TIMEOUT_SECS, TOOL_TIMEOUT_SECS,
+};
 pub use presets::{CUSTOM_KEY_ENV, DEFAULT_PROVIDER, PRESETS, Preset};
 pub use prices::{PriceFile, PricesFile};
 pub use tables::{BashFile, CheckpointsFile, PermissionsFile, SandboxFile};

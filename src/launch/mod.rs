@@ -179,6 +179,7 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
             &config,
             &tools,
             &network,
+            dirs.data(),
             Some(mcp_project),
         )),
         tool_env: tools,

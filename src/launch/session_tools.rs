@@ -23,12 +23,13 @@ pub(super) fn without_idle_skill(
 
 /// The registry with the tools of the MCP servers (the user's, and the project's trusted in
 /// their current content: `project`), which start now in the background and join at the
-/// first request.
+/// first request. OAuth logins (`cairn mcp login`) are read from the data directory `data`.
 pub fn with_mcp(
     registry: Registry,
     config: &Config,
     tools: &ToolEnv,
     network: &crate::net::Network,
+    data: &std::path::Path,
     project: Option<crate::mcp::project::ProjectServers>,
 ) -> Registry {
     let servers: crate::config::McpServersFile = config
@@ -49,6 +50,7 @@ pub fn with_mcp(
             workspace: tools.workspace.clone(),
             process: tools.bash.clone(),
             network: Some(network.clone()),
+            data: Some(data.to_path_buf()),
         },
     );
     registry.with_late(Arc::new(crate::mcp::late::HubTools {

@@ -4,10 +4,14 @@
 //! asks for go out here, on the run's one `reqwest` client (`net::Network`: its proxies, its
 //! private CAs, its connect timeout), not on a second stack. The bearer token is sent in the
 //! `Authorization` header and never logged; what reaches the log of a failure is the status.
+//! A server logged in to with `cairn mcp login` gets its OAuth access token (`oauth::bearer`),
+//! refreshed when it expired and, once, when the server answers 401; a 401 that no token
+//! answers marks the server as needing a login.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
@@ -23,11 +27,104 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Sse, SseStream};
 
+use super::oauth::OAuthError;
+use super::oauth::bearer::OAuthBearer;
+
 /// The run's HTTP client as `rmcp`'s streamable-HTTP client.
 #[derive(Clone)]
-pub struct CairnHttp(pub reqwest::Client);
+pub struct CairnHttp {
+    client: reqwest::Client,
+    /// The server's OAuth login (`cairn mcp login`), when it has one and no configured token.
+    oauth: Option<Arc<OAuthBearer>>,
+    /// Set when the server refused the request for want of authorization and no token (or
+    /// no refreshed one) answered it: it needs `cairn mcp login`.
+    login_needed: Arc<AtomicBool>,
+}
 
 type HttpError = StreamableHttpError<reqwest::Error>;
+
+impl CairnHttp {
+    pub fn new(client: reqwest::Client) -> Self {
+        Self {
+            client,
+            oauth: None,
+            login_needed: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Sends the access token of `login` (when no token is configured).
+    pub fn with_oauth(self, login: Arc<OAuthBearer>) -> Self {
+        Self {
+            oauth: Some(login),
+            ..self
+        }
+    }
+
+    /// Whether the server asked for a login that no token answered.
+    pub fn login_needed(&self) -> bool {
+        self.login_needed.load(Ordering::SeqCst)
+    }
+
+    /// Sends the request `build` makes with its authorization: the configured token (`auth`),
+    /// else the OAuth access token, refreshed and sent again once when the server refuses it.
+    async fn send(
+        &self,
+        auth: Option<String>,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, HttpError> {
+        if let Some(token) = auth {
+            return build()
+                .bearer_auth(token)
+                .send()
+                .await
+                .map_err(StreamableHttpError::Client);
+        }
+        let Some(oauth) = &self.oauth else {
+            let response = build().send().await.map_err(StreamableHttpError::Client)?;
+            self.note_refusal(&response);
+            return Ok(response);
+        };
+        let token = oauth.token().await.map_err(|err| self.oauth_failed(err))?;
+        let response = build()
+            .bearer_auth(&token)
+            .send()
+            .await
+            .map_err(StreamableHttpError::Client)?;
+        if response.status() != StatusCode::UNAUTHORIZED {
+            return Ok(response);
+        }
+        let token = oauth
+            .after_refusal(&token)
+            .await
+            .map_err(|err| self.oauth_failed(err))?;
+        let response = build()
+            .bearer_auth(&token)
+            .send()
+            .await
+            .map_err(StreamableHttpError::Client)?;
+        self.note_refusal(&response);
+        Ok(response)
+    }
+
+    fn note_refusal(&self, response: &reqwest::Response) {
+        if response.status() == StatusCode::UNAUTHORIZED {
+            self.login_needed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// A token that could not be had: the login expired (a new one is needed), or the
+    /// authorization server could not be reached.
+    fn oauth_failed(&self, err: OAuthError) -> HttpError {
+        if matches!(err, OAuthError::LoginExpired) {
+            self.login_needed.store(true, Ordering::SeqCst);
+        }
+        let why = err.to_string();
+        StreamableHttpError::UnexpectedServerResponse(Cow::Owned(format!(
+            "OAuth: {}",
+            crate::secrets::redact(&why)
+        )))
+    }
+}
 
 fn media_type_is(value: Option<&HeaderValue>, expected: &str) -> bool {
     value
@@ -39,12 +136,8 @@ fn media_type_is(value: Option<&HeaderValue>, expected: &str) -> bool {
 fn with_headers(
     mut request: reqwest::RequestBuilder,
     session: Option<&str>,
-    auth: Option<String>,
-    custom: HashMap<HeaderName, HeaderValue>,
+    custom: &HashMap<HeaderName, HeaderValue>,
 ) -> reqwest::RequestBuilder {
-    if let Some(token) = auth {
-        request = request.bearer_auth(token);
-    }
     for (name, value) in custom {
         request = request.header(name, value);
     }
@@ -130,15 +223,17 @@ impl StreamableHttpClient for CairnHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
-        let mut request = self.0.get(uri.as_ref()).header(
-            ACCEPT,
-            format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
-        );
-        if let Some(id) = last_event_id {
-            request = request.header(HEADER_LAST_EVENT_ID, id);
-        }
-        let request = with_headers(request, session_id.as_deref(), auth_header, custom_headers);
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let build = || {
+            let mut request = self.client.get(uri.as_ref()).header(
+                ACCEPT,
+                format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
+            );
+            if let Some(id) = &last_event_id {
+                request = request.header(HEADER_LAST_EVENT_ID, id);
+            }
+            with_headers(request, session_id.as_deref(), &custom_headers)
+        };
+        let response = self.send(auth_header, build).await?;
         if response.status() == StatusCode::METHOD_NOT_ALLOWED {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }
@@ -164,13 +259,14 @@ impl StreamableHttpClient for CairnHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        let request = with_headers(
-            self.0.delete(uri.as_ref()),
-            Some(&session_id),
-            auth_header,
-            custom_headers,
-        );
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let build = || {
+            with_headers(
+                self.client.delete(uri.as_ref()),
+                Some(&session_id),
+                &custom_headers,
+            )
+        };
+        let response = self.send(auth_header, build).await?;
         if response.status() == StatusCode::METHOD_NOT_ALLOWED {
             return Ok(());
         }
@@ -209,18 +305,20 @@ impl StreamableHttpClient for CairnHttp {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let body = serde_json::to_vec(&message)?;
-        let request = self
-            .0
-            .post(uri.as_ref())
-            .header(
-                ACCEPT,
-                format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
-            )
-            .header(CONTENT_TYPE, JSON_MIME_TYPE)
-            .body(body);
+        let build = || {
+            let request = self
+                .client
+                .post(uri.as_ref())
+                .header(
+                    ACCEPT,
+                    format!("{EVENT_STREAM_MIME_TYPE}, {JSON_MIME_TYPE}"),
+                )
+                .header(CONTENT_TYPE, JSON_MIME_TYPE)
+                .body(body.clone());
+            with_headers(request, session_id.as_deref(), &custom_headers)
+        };
         let had_session = session_id.is_some();
-        let request = with_headers(request, session_id.as_deref(), auth_header, custom_headers);
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
+        let response = self.send(auth_header, build).await?;
         if let Some(err) = auth_failure(&response) {
             return Err(err);
         }

@@ -11,6 +11,7 @@ pub mod client;
 pub mod http;
 pub mod late;
 pub mod names;
+pub mod oauth;
 pub mod project;
 pub mod result;
 pub mod search;
@@ -51,6 +52,8 @@ pub struct McpRunSettings {
     pub process: process::Settings,
     /// The run's HTTP stack, for streamable-HTTP servers.
     pub network: Option<crate::net::Network>,
+    /// The data directory: where `cairn mcp login` keeps the OAuth tokens (none: no OAuth).
+    pub data: Option<PathBuf>,
 }
 
 /// Where a server stands, for the status line and `cairn mcp list`.
@@ -76,6 +79,10 @@ pub enum ServerState {
     AwaitingTrust {
         changed: bool,
     },
+    /// An HTTP server that asks for authorization and has no (valid) login: `command` logs in.
+    NeedsLogin {
+        command: String,
+    },
 }
 
 impl ServerState {
@@ -89,6 +96,7 @@ impl ServerState {
             ServerState::AwaitingTrust { changed: false } => {
                 "not started: the project's server is not trusted yet (trust it when cairn asks, or pass --trust-project)".into()
             }
+            ServerState::NeedsLogin { command } => format!("needs login: run `{command}`"),
             ServerState::AwaitingTrust { changed: true } => {
                 "not started: the project's server changed since you trusted it (trust it again when cairn asks, or pass --trust-project)".into()
             }

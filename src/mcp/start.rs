@@ -71,7 +71,7 @@ pub(super) async fn connect(
             };
             start_stdio(command, &slot.file, settings, grant, secs, closing).await
         }
-        (None, Some(url)) => start_http(url, &slot.file, settings, secs, closing).await,
+        (None, Some(url)) => start_http(slot, url, settings, secs, closing).await,
         (Some(_), Some(_)) => Err(StartFailure::Failed(
             slot.file
                 .problem()
@@ -102,6 +102,14 @@ pub(super) async fn connect(
             slot.set(ServerState::TimedOut { secs });
             Err(format!("no answer in {secs} s"))
         }
+        Err(StartFailure::NeedsLogin) => {
+            let command = super::oauth::login_command(&slot.name);
+            tracing::warn!(server = %slot.name, "MCP server needs a login");
+            slot.set(ServerState::NeedsLogin {
+                command: command.clone(),
+            });
+            Err(format!("it needs a login: run `{command}`"))
+        }
         Err(StartFailure::Failed(why)) => {
             tracing::warn!(server = %slot.name, %why, "MCP server failed");
             slot.set(ServerState::Failed { why: why.clone() });
@@ -112,6 +120,8 @@ pub(super) async fn connect(
 
 enum StartFailure {
     TimedOut,
+    /// It asked for authorization that no login (or none at all) answers.
+    NeedsLogin,
     Failed(String),
 }
 
@@ -170,17 +180,19 @@ async fn start_stdio(
 
 /// A streamable-HTTP server: `rmcp`'s transport on the run's own HTTP stack (its proxies, CAs
 /// and connect timeout; redirects only to the same origin keeping the method), the bearer
-/// token from `bearer_token_env` (remembered as a secret: redacted wherever it would show) and
-/// the configured headers on every request.
+/// token from `bearer_token_env` (remembered as a secret: redacted wherever it would show),
+/// else the OAuth login `cairn mcp login` kept for one of the user's own servers, and the
+/// configured headers on every request.
 async fn start_http(
+    slot: &Slot,
     url: &str,
-    file: &McpServerFile,
     settings: &McpRunSettings,
     secs: u64,
     closing: &CancellationToken,
 ) -> Result<(LiveServer, Vec<ListedTool>), StartFailure> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let file = &slot.file;
     let Some(network) = &settings.network else {
         return Err(StartFailure::Failed("no HTTP stack in this run".into()));
     };
@@ -215,8 +227,19 @@ async fn start_http(
         headers.insert(name, value);
     }
     config = config.custom_headers(headers);
-    let transport =
-        StreamableHttpClientTransport::with_client(super::http::CairnHttp(client), config);
+    let mut http = super::http::CairnHttp::new(client);
+    if file.bearer_token_env.is_none()
+        && slot.project.is_none()
+        && let Some(data) = &settings.data
+    {
+        match super::oauth::bearer::OAuthBearer::load(network, data, &slot.name, url) {
+            Ok(Some(login)) => http = http.with_oauth(std::sync::Arc::new(login)),
+            Ok(None) => {}
+            Err(err) => tracing::warn!(server = %slot.name, %err, "MCP OAuth login unreadable"),
+        }
+    }
+    let asked = http.clone();
+    let transport = StreamableHttpClientTransport::with_client(http, config);
     let opened = tokio::select! {
         opened = tokio::time::timeout(Duration::from_secs(secs), McpConnection::over(transport)) => opened,
         () = closing.cancelled() => {
@@ -231,6 +254,13 @@ async fn start_http(
             },
             tools,
         )),
+        Ok(Err(_)) if asked.login_needed() && slot.project.is_none() => {
+            Err(StartFailure::NeedsLogin)
+        }
+        Ok(Err(why)) if asked.login_needed() => Err(StartFailure::Failed(format!(
+            "it asks for authorization, and OAuth logins are for the servers of your own config ({})",
+            crate::secrets::redact(&why)
+        ))),
         Ok(Err(why)) => Err(StartFailure::Failed(
             crate::secrets::redact(&why).into_owned(),
         )),

@@ -50,6 +50,7 @@ pub async fn mcp_list(dirs: &Dirs, json: bool) -> Result<(String, i32)> {
             workspace,
             process: settings,
             network: Some(network),
+            data: Some(dirs.data().to_path_buf()),
         },
     );
     // Every start ends by its own timeout; a second more for the process to be stopped.

@@ -7,6 +7,7 @@ pub mod mock_llm;
 pub mod mock_lsp;
 pub mod mock_mcp;
 pub mod mock_mcp_http;
+pub mod mock_oauth;
 pub mod mock_script;
 pub mod mock_site;
 pub mod privileges;

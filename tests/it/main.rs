@@ -27,6 +27,7 @@ mod lsp_real;
 mod lsp_session;
 mod mcp;
 mod mcp_http;
+mod mcp_oauth;
 mod mcp_project;
 mod mock_llm;
 mod model_errors;
