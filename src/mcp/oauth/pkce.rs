@@ -54,6 +54,7 @@ pub fn random_text(bytes: usize) -> Result<String, OAuthError> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

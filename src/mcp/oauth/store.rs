@@ -157,6 +157,7 @@ pub fn save(path: &Path, login: &StoredLogin) -> Result<(), OAuthError> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn login() -> StoredLogin {
