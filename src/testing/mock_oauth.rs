@@ -147,6 +147,12 @@ impl MockOAuth {
     pub fn expire_access_tokens(&self) {
         self.state.ledger.locked().live.clear();
     }
+
+    /// Every refresh token issued so far is refused (the grant was revoked): only a new login
+    /// gets tokens again.
+    pub fn revoke_refresh_tokens(&self) {
+        self.state.ledger.locked().refreshable.clear();
+    }
 }
 
 /// One request as received.

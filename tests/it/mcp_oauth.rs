@@ -5,7 +5,8 @@
 //! browser: it follows the URL, which redirects to cairn's loopback with the code) and keeps
 //! the tokens in a file only the user reads. A session's calls then carry the token; when
 //! the server stops taking it (a 401) and when it has expired by the clock, it is refreshed
-//! and the call succeeds. No token shows in any output, log or request to the model.
+//! and the call succeeds; when the refresh is refused, it needs a login again. No token shows
+//! in any output, log or request to the model.
 #![allow(clippy::unwrap_used)]
 
 use std::os::unix::fs::PermissionsExt as _;
@@ -223,6 +224,18 @@ async fn an_oauth_login_is_stored_used_and_refreshed_and_its_tokens_show_nowhere
     assert_eq!(mode, 0o600);
     shown.push(run);
     to_model.push_str(&sent);
+
+    // The grant revoked and the access token refused: the refresh is refused, and the server
+    // needs a login again.
+    auth.expire_access_tokens();
+    auth.revoke_refresh_tokens();
+    let list = sb.exec_raw(&["mcp", "list"], &[]).await;
+    assert!(
+        list.stdout
+            .contains("vault (http): needs login: run `cairn mcp login vault`"),
+        "{list:?}"
+    );
+    shown.push(list);
 
     // No token in any output, any request to the model, or anything cairn wrote but the
     // token file.

@@ -130,3 +130,61 @@ async fn answer(socket: &mut TcpStream, status: &str, text: &str) {
     let _ = socket.write_all(body.as_bytes()).await;
     let _ = socket.shutdown().await;
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Sends `GET target` to the loopback and returns the status line of its answer.
+    async fn visit(port: u16, target: &str) -> String {
+        let mut socket = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let request = format!("GET {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+        socket.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        socket.read_to_string(&mut answer).await.unwrap();
+        answer.lines().next().unwrap_or("").to_string()
+    }
+
+    #[tokio::test]
+    async fn the_code_comes_back_with_its_state_and_nothing_else_is_taken_for_it() {
+        let loopback = Loopback::bind(0).await.unwrap();
+        let port = loopback.port;
+        assert_eq!(
+            loopback.redirect_uri(),
+            format!("http://127.0.0.1:{port}/callback")
+        );
+        let browser = tokio::spawn(async move {
+            let favicon = visit(port, "/favicon.ico").await;
+            let code = visit(port, "/callback?code=abc&state=s1").await;
+            (favicon, code)
+        });
+        let code = loopback.code("s1", Duration::from_secs(10)).await.unwrap();
+        assert_eq!(code, "abc");
+        let (favicon, back) = browser.await.unwrap();
+        assert!(favicon.contains("404"), "{favicon}");
+        assert!(back.contains("200"), "{back}");
+
+        // Another login's state is refused, and so is the user's "deny".
+        let loopback = Loopback::bind(0).await.unwrap();
+        let port = loopback.port;
+        tokio::spawn(async move { visit(port, "/callback?code=abc&state=other").await });
+        assert!(matches!(
+            loopback.code("s1", Duration::from_secs(10)).await,
+            Err(OAuthError::Refused(_))
+        ));
+        let loopback = Loopback::bind(0).await.unwrap();
+        let port = loopback.port;
+        tokio::spawn(async move {
+            visit(
+                port,
+                "/callback?error=access_denied&error_description=no%20thanks",
+            )
+            .await
+        });
+        match loopback.code("s1", Duration::from_secs(10)).await {
+            Err(OAuthError::Refused(why)) => assert_eq!(why, "access_denied (no thanks)"),
+            _ => panic!("a denial is a refusal"),
+        }
+    }
+}
