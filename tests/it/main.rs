@@ -26,6 +26,7 @@ mod lsp;
 mod lsp_real;
 mod lsp_session;
 mod mcp;
+mod mcp_figures;
 mod mcp_http;
 mod mcp_oauth;
 mod mcp_project;
