@@ -360,6 +360,7 @@ async fn run_session(checkpoints: bool, place: &Place) -> (Duration, Duration) {
             sandbox: None,
             places: cairn::permissions::classify::Places::from_env(),
         })),
+        mcp: None,
     };
     let settings = AgentSettings {
         skills: cairn::agent::SkillSettings::workspace_only(&workspace),

@@ -23,7 +23,9 @@ pub use conversation::{ConversationEvent, QueueEvent};
 pub use end_reason::EndReason;
 pub use jobs::{JobEnd, JobEvent, JobKiller, JobLine, JobListEvent};
 pub use mode::Mode;
-pub use report::{ReportEvent, SessionSummary, SkillLine, SkillStatus};
+pub use report::{
+    McpPromptLine, McpResourceLine, ReportEvent, SessionSummary, SkillLine, SkillStatus,
+};
 pub use restore::{
     ChangeSource, FileConflict, Restore, RestorePlan, RevertConflict, RevertFile, RevertMismatch,
     RevertPlan, RevertTarget, RewindPoint, TimeTravelEvent, diff_fingerprint,

@@ -140,7 +140,11 @@ fn check_command(dirs: &crate::dirs::Dirs, prompt: &str) -> Result<()> {
     let Some((name, _)) = parse_invocation(prompt) else {
         return Ok(());
     };
-    if prompt.trim_end().contains('\n') || matches!(name, "continue" | "init") {
+    // An MCP server's prompt: the servers say whether it exists once they started.
+    if prompt.trim_end().contains('\n')
+        || matches!(name, "continue" | "init")
+        || name.starts_with(crate::mcp::offerings::COMMAND_PREFIX)
+    {
         return Ok(());
     }
     let workspace = std::env::current_dir()

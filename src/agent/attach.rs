@@ -22,10 +22,10 @@ use crate::tool_output::{ImageView, ToolOutput};
 use crate::tools::{Access, ToolCx, ToolError};
 
 /// How the part of an attached file or directory begins (`attached_files` reads it back).
-const ATTACHED: &str = "[cairn] The user attached ";
+pub(super) const ATTACHED: &str = "[cairn] The user attached ";
 const DIRECTORY: &str = "the directory ";
 const LINES: &str = " (lines ";
-const SHOWN: &str = ", shown below";
+pub(super) const SHOWN: &str = ", shown below";
 
 /// The chips of the files and directories a message's parts attached, as the transcript
 /// shows them under it: `src/lib.rs`, `src/lib.rs (lines 10-20)`, `docs/ (directory)`.
@@ -128,6 +128,12 @@ impl Agent {
         mention: &Mention,
         cancel: &CancellationToken,
     ) -> Result<Vec<Part>, EndReason> {
+        // `@server:uri`: a resource of an MCP server.
+        if mention.lines.is_none()
+            && let Some(parts) = self.attach_resource(&mention.path, cancel).await
+        {
+            return parts;
+        }
         let cx = ToolCx::new(Arc::clone(&self.engine.tool_env));
         // A word that names nothing on disk (`@types/node`) is just text, and the user is
         // told, so a mistyped file name is not taken for an attachment.

@@ -16,6 +16,7 @@ mod hooks;
 mod inbox;
 mod jobs;
 mod local_time;
+mod mcp;
 mod overflow;
 mod plan;
 pub mod prompt;
@@ -163,6 +164,9 @@ pub struct Engine {
     /// What the tools share: the workspace, bash settings, jobs, read stamps, write queue.
     pub tool_env: Arc<ToolEnv>,
     pub gate: Arc<dyn PermissionGate>,
+    /// The session's MCP servers, for their prompts and resources (their tools are the
+    /// registry's).
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
 }
 
 /// State the router task shares with the agent.
@@ -305,6 +309,7 @@ impl Agent {
             late_hook_runs: Arc::default(),
         };
         agent.publish_jobs();
+        agent.publish_mcp_offerings();
         agent.announce(matches!(from, StartFrom::Resume(_)), history);
         for message in skill_warnings {
             agent.warn(&message);

@@ -103,7 +103,15 @@ impl Agent {
         attach: Vec<Attachment>,
         cancel: &CancellationToken,
     ) -> bool {
-        let expanded = self.expand_command(&text);
+        let expanded = match self.expand_mcp_prompt(&text, cancel).await {
+            Some(Ok(turn)) => turn,
+            Some(Err(_)) => {
+                // Said why already; the message goes back to the user.
+                self.return_messages([(id, text)]);
+                return false;
+            }
+            None => self.expand_command(&text),
+        };
         let typed = (expanded != text).then_some(text);
         let text = expanded;
         match self.attach(&text, &attach, cancel).await {

@@ -30,9 +30,19 @@ impl Agent {
         } = request;
         let mut last_step = StepId(self.step_counter);
         self.emit(AgentEvent::Conversation(ConversationEvent::RequestStarted));
-        // `/name args` becomes the command's text (a skill's, which it also loads); what the
-        // user typed is kept to show.
-        let expanded = self.expand_command(&text);
+        // `/name args` becomes the command's text (a skill's, which it also loads; an MCP
+        // prompt's messages); what the user typed is kept to show.
+        let expanded = match self.expand_mcp_prompt(&text, cancel).await {
+            Some(Ok(turn)) => turn,
+            Some(Err(reason)) => {
+                self.emit(AgentEvent::Conversation(ConversationEvent::RequestEnded {
+                    last_step,
+                    reason: reason.clone(),
+                }));
+                return reason;
+            }
+            None => self.expand_command(&text),
+        };
         let typed = (expanded != text).then_some(text);
         let text = expanded;
         // Attachments are resolved (and asked for) before anything is logged or sent: a

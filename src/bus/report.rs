@@ -97,6 +97,31 @@ pub enum ReportEvent {
         indicator: Option<String>,
         listing: Option<String>,
     },
+    /// The MCP servers' prompts (the `/` palette's `/mcp:server:name`) and resources (the
+    /// `@` finder's `@server:uri`), sent once every server's start ended, when there are any.
+    McpOfferings {
+        prompts: Vec<McpPromptLine>,
+        resources: Vec<McpResourceLine>,
+    },
+}
+
+/// An MCP server's prompt as the `/` palette offers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpPromptLine {
+    /// The command, with its `/`: `/mcp:server:name`.
+    pub command: String,
+    /// Its arguments: `<required> [optional]`.
+    pub args: String,
+    pub description: String,
+    pub server: String,
+}
+
+/// An MCP server's resource as the `@` finder offers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpResourceLine {
+    /// How it is mentioned, without the `@`: `server:uri`.
+    pub mention: String,
+    pub name: String,
 }
 
 /// One saved session, as `cairn sessions` and the resume picker show it.

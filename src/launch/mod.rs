@@ -166,24 +166,26 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
         }
         None
     };
+    let (registry, mcp) = with_mcp(
+        Registry::with_tools({
+            let mut list = without_idle_skill(session_tools(&config), &workspace, dirs);
+            list.extend(crate::tools::registry::lsp_tools(
+                tools.lsp.as_ref().is_some_and(crate::lsp::Lsp::offered),
+            ));
+            list
+        }),
+        &config,
+        &tools,
+        &network,
+        dirs.data(),
+        Some(mcp_project),
+    );
     let engine = Engine {
         model: Arc::new(model),
-        registry: Arc::new(with_mcp(
-            Registry::with_tools({
-                let mut list = without_idle_skill(session_tools(&config), &workspace, dirs);
-                list.extend(crate::tools::registry::lsp_tools(
-                    tools.lsp.as_ref().is_some_and(crate::lsp::Lsp::offered),
-                ));
-                list
-            }),
-            &config,
-            &tools,
-            &network,
-            dirs.data(),
-            Some(mcp_project),
-        )),
+        registry: Arc::new(registry),
         tool_env: tools,
         gate,
+        mcp,
     };
     let settings = AgentSettings {
         workspace: workspace.clone(),

@@ -23,7 +23,8 @@ pub(super) fn without_idle_skill(
 
 /// The registry with the tools of the MCP servers (the user's, and the project's trusted in
 /// their current content: `project`), which start now in the background and join at the
-/// first request. OAuth logins (`cairn mcp login`) are read from the data directory `data`.
+/// first request; and the servers (none configured: `None`), for their prompts and resources.
+/// OAuth logins (`cairn mcp login`) are read from the data directory `data`.
 pub fn with_mcp(
     registry: Registry,
     config: &Config,
@@ -31,7 +32,7 @@ pub fn with_mcp(
     network: &crate::net::Network,
     data: &std::path::Path,
     project: Option<crate::mcp::project::ProjectServers>,
-) -> Registry {
+) -> (Registry, Option<Arc<crate::mcp::McpHub>>) {
     let servers: crate::config::McpServersFile = config
         .mcp_servers
         .iter()
@@ -40,7 +41,7 @@ pub fn with_mcp(
         .collect();
     let project = project.filter(|p| !p.servers.is_empty());
     if servers.is_empty() && project.is_none() {
-        return registry;
+        return (registry, None);
     }
     crate::mcp::remember_secrets(&servers);
     let hub = crate::mcp::McpHub::start(
@@ -53,8 +54,9 @@ pub fn with_mcp(
             data: Some(data.to_path_buf()),
         },
     );
-    registry.with_late(Arc::new(crate::mcp::late::HubTools {
-        hub,
+    let registry = registry.with_late(Arc::new(crate::mcp::late::HubTools {
+        hub: hub.clone(),
         window_tokens: config.context_window,
-    }))
+    }));
+    (registry, Some(hub))
 }

@@ -114,6 +114,10 @@ pub struct McpConnection {
     pub protocol: String,
     /// The server announced `tools.listChanged`.
     pub announces_changes: bool,
+    /// The server announced prompts (`capabilities.prompts`).
+    pub announces_prompts: bool,
+    /// The server announced resources (`capabilities.resources`).
+    pub announces_resources: bool,
 }
 
 /// Why a call did not give a result.
@@ -172,6 +176,8 @@ impl McpConnection {
             .unwrap_or_default();
         let protocol = info["protocolVersion"].as_str().unwrap_or("").to_string();
         let announces_changes = info["capabilities"]["tools"]["listChanged"] == true;
+        let announces_prompts = info["capabilities"]["prompts"].is_object();
+        let announces_resources = info["capabilities"]["resources"].is_object();
         let tools = list_tools(service.peer()).await?;
         Ok((
             Self {
@@ -179,6 +185,8 @@ impl McpConnection {
                 signals,
                 protocol,
                 announces_changes,
+                announces_prompts,
+                announces_resources,
             },
             tools,
         ))

@@ -12,6 +12,7 @@ pub mod http;
 pub mod late;
 pub mod names;
 pub mod oauth;
+pub mod offerings;
 pub mod project;
 pub mod result;
 pub mod search;
@@ -172,6 +173,8 @@ pub struct McpHub {
     closing: CancellationToken,
     /// Calls under way (shutdown lets them say their cancellation first).
     inflight: Arc<watch::Sender<usize>>,
+    /// The servers' prompts and resources, listed once (`offerings`).
+    offerings: tokio::sync::OnceCell<offerings::Offerings>,
 }
 
 /// One call under way, counted while it lives.
@@ -234,6 +237,7 @@ impl McpHub {
             trust: project.map(|p| p.trust),
             closing: CancellationToken::new(),
             inflight: Arc::new(watch::channel(0).0),
+            offerings: tokio::sync::OnceCell::new(),
         });
         for slot in &hub.slots {
             let (slot, settings) = (slot.clone(), hub.settings.clone());

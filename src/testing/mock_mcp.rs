@@ -4,6 +4,10 @@
 //! `McpScript`; every message it receives is appended to `log` as a JSON line, so a test can
 //! assert what cairn sent (arguments, `notifications/cancelled`).
 //!
+//! Prompts (`prompts/get`) answer a user message `PROMPT NAME with ARGS` (the arguments as
+//! JSON) and an assistant message `ok`; resources (`resources/read`) answer the `text` their
+//! script entry holds (left out of the listing).
+//!
 //! Tools behave by name: `echo` answers `echo: ARGS` with the arguments as structured content,
 //! `slow` sends two progress notifications and waits (at most 30 s) for the call to be
 //! cancelled, `die` exits at once, `fail` answers with `isError`, `big` answers `size` bytes;
@@ -36,8 +40,28 @@ pub struct McpScript {
     /// (`added_later`) and send `notifications/tools/list_changed`.
     #[serde(default)]
     pub list_changed: bool,
+    /// Prompts as listed (`name`, `description`, `arguments`).
+    #[serde(default)]
+    pub prompts: Vec<Value>,
+    /// Resources as listed (`uri`, `name`, …), each with the `text` `resources/read` gives.
+    #[serde(default)]
+    pub resources: Vec<Value>,
     /// Where every received message (and `{"pid": N}` at start) is appended.
     pub log: Option<PathBuf>,
+}
+
+/// A prompt entry with its arguments (`(name, required)`).
+pub fn prompt(name: &str, description: &str, arguments: &[(&str, bool)]) -> Value {
+    let arguments: Vec<Value> = arguments
+        .iter()
+        .map(|(name, required)| json!({"name": name, "description": format!("the {name}"), "required": required}))
+        .collect();
+    json!({"name": name, "description": description, "arguments": arguments})
+}
+
+/// A resource entry and the text reading it gives.
+pub fn resource(uri: &str, name: &str, text: &str) -> Value {
+    json!({"uri": uri, "name": name, "mimeType": "text/plain", "text": text})
 }
 
 /// A tool entry with a small object schema.
@@ -154,7 +178,7 @@ fn handle(server: &Arc<Server>, message: Value) {
                 &id,
                 json!({
                     "protocolVersion": version,
-                    "capabilities": {"tools": {"listChanged": server.script.list_changed}},
+                    "capabilities": capabilities(&server.script),
                     "serverInfo": {"name": "mock-mcp", "version": "1.0.0"}
                 }),
             );
@@ -174,12 +198,72 @@ fn handle(server: &Arc<Server>, message: Value) {
             }
             server.answer(&id, result);
         }
+        ("prompts/list", Some(id)) => {
+            server.answer(&id, json!({"prompts": server.script.prompts}));
+        }
+        ("prompts/get", Some(id)) => get_prompt(server, &id, &message["params"]),
+        ("resources/list", Some(id)) => {
+            let listed: Vec<Value> = server
+                .script
+                .resources
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    if let Some(entry) = r.as_object_mut() {
+                        entry.remove("text");
+                    }
+                    r
+                })
+                .collect();
+            server.answer(&id, json!({"resources": listed}));
+        }
+        ("resources/read", Some(id)) => {
+            let uri = message["params"]["uri"].as_str().unwrap_or("");
+            match server.script.resources.iter().find(|r| r["uri"] == uri) {
+                Some(found) => server.answer(
+                    &id,
+                    json!({"contents": [{"uri": uri, "mimeType": found["mimeType"], "text": found["text"]}]}),
+                ),
+                None => server.error(&id, -32002, &format!("resource not found: {uri}")),
+            }
+        }
         ("tools/call", Some(id)) => {
             let server = server.clone();
             std::thread::spawn(move || call(&server, &id, &message["params"]));
         }
         (_, Some(id)) => server.error(&id, -32601, &format!("method not found: {method}")),
     }
+}
+
+/// What the server announces: tools (and whether they change), prompts and resources when
+/// it has some.
+fn capabilities(script: &McpScript) -> Value {
+    let mut capabilities = json!({"tools": {"listChanged": script.list_changed}});
+    if !script.prompts.is_empty() {
+        capabilities["prompts"] = json!({});
+    }
+    if !script.resources.is_empty() {
+        capabilities["resources"] = json!({});
+    }
+    capabilities
+}
+
+fn get_prompt(server: &Server, id: &Value, params: &Value) {
+    let name = params["name"].as_str().unwrap_or("");
+    if !server.script.prompts.iter().any(|p| p["name"] == name) {
+        return server.error(id, -32602, &format!("no prompt {name}"));
+    }
+    let args = params.get("arguments").cloned().unwrap_or(json!({}));
+    server.answer(
+        id,
+        json!({
+            "description": format!("the {name} prompt"),
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": format!("PROMPT {name} with {args}")}},
+                {"role": "assistant", "content": {"type": "text", "text": "ok"}}
+            ]
+        }),
+    );
 }
 
 fn call(server: &Arc<Server>, id: &Value, params: &Value) {

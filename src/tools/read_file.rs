@@ -30,7 +30,7 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// Bytes kept of one line: enough for `MAX_LINE_CHARS` characters of any width.
 const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
 /// The window also ends once this much text is shown; the marker says where to continue.
-const MAX_WINDOW_BYTES: usize = 256 * 1024;
+pub const MAX_WINDOW_BYTES: usize = 256 * 1024;
 const CHUNK: usize = 256 * 1024;
 
 #[derive(Debug, Deserialize)]

@@ -561,6 +561,7 @@ mod drafts;
 mod hook_cards;
 mod jobs;
 mod keys;
+mod mcp_offerings;
 mod mention_finder;
 mod model_errors;
 mod pickers;

@@ -29,6 +29,7 @@ mod mcp;
 mod mcp_figures;
 mod mcp_http;
 mod mcp_oauth;
+mod mcp_offerings;
 mod mcp_project;
 mod mock_llm;
 mod model_errors;

@@ -80,6 +80,7 @@ async fn mcp_figures() {
             workspace: ws.path().to_path_buf(),
             process: cairn::process::Settings::default(),
             network: None,
+            data: None,
         },
     );
     let started = Instant::now();

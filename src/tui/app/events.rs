@@ -210,6 +210,10 @@ impl App {
                     self.notice(listing.trim_end(), NoticeLevel::Info);
                 }
             }
+            ReportEvent::McpOfferings { prompts, resources } => {
+                self.palette.set_mcp(prompts);
+                self.mention_finder.set_resources(resources);
+            }
             ReportEvent::CostReport { rows } => {
                 let text = crate::tui::panes::cost::report_text(rows, &self.status.model);
                 self.notice(&text, NoticeLevel::Info);

@@ -27,7 +27,12 @@ pub struct MentionFinder {
     /// `None` until the first `@`: most sessions never need the walk.
     index: Option<FileIndex>,
     open: Option<Open>,
+    /// The MCP servers' resources, as mentioned (`server:uri`), once the servers said.
+    resources: Vec<String>,
 }
+
+/// Resources listed at most, before the files.
+const SHOWN_RESOURCES: usize = 4;
 
 #[derive(Debug)]
 struct Open {
@@ -54,7 +59,29 @@ impl MentionFinder {
         Self {
             index: Some(index),
             open: None,
+            resources: Vec::new(),
         }
+    }
+
+    /// The MCP servers' resources join the files (`@server:uri`).
+    pub fn set_resources(&mut self, resources: &[crate::bus::McpResourceLine]) {
+        self.resources = resources.iter().map(|r| r.mention.clone()).collect();
+    }
+
+    /// The resources matching `query` (its characters in order, any case), best first.
+    fn resource_matches(&self, query: &str) -> Vec<String> {
+        let query = query.to_lowercase();
+        let mut found: Vec<(usize, &String)> = self
+            .resources
+            .iter()
+            .filter_map(|r| subsequence_gaps(&query, &r.to_lowercase()).map(|gaps| (gaps, r)))
+            .collect();
+        found.sort_by_key(|(gaps, _)| *gaps);
+        found
+            .into_iter()
+            .take(SHOWN_RESOURCES)
+            .map(|(_, r)| r.clone())
+            .collect()
     }
 
     pub fn is_open(&self) -> bool {
@@ -78,7 +105,10 @@ impl MentionFinder {
             index.refresh();
         }
         let generation = index.generation();
-        let matches = index.matches(&query, SHOWN);
+        let files = index.matches(&query, SHOWN);
+        let mut matches = self.resource_matches(&query);
+        let room = SHOWN - matches.len();
+        matches.extend(files.into_iter().take(room));
         let selected = self
             .open
             .as_ref()
@@ -125,10 +155,10 @@ impl MentionFinder {
             KeyCode::Tab | KeyCode::Enter => {
                 let path = open.matches.get(open.selected)?.clone();
                 let range = open.word.clone();
-                let file = self
-                    .index
-                    .as_ref()
-                    .map_or_else(|| PathBuf::from(&path), |index| index.root().join(&path));
+                let file = match &self.index {
+                    Some(index) if !self.resources.contains(&path) => index.root().join(&path),
+                    _ => PathBuf::from(&path),
+                };
                 self.open = None;
                 let spelled = crate::content::mentions::spelling(&path);
                 // Enter finishes the mention; Tab leaves the cursor on it for a `#L` range.
@@ -160,7 +190,12 @@ impl MentionFinder {
             height,
         };
         Clear.render(area, buf);
-        let block = Block::bordered().title(" @ files · Enter picks · Tab completes ");
+        let title = if self.resources.is_empty() {
+            " @ files · Enter picks · Tab completes "
+        } else {
+            " @ files and MCP resources · Enter picks · Tab completes "
+        };
+        let block = Block::bordered().title(title);
         let inner = block.inner(area);
         block.render(area, buf);
         for (row, path) in open.matches.iter().enumerate().take(inner.height as usize) {
@@ -179,6 +214,26 @@ impl MentionFinder {
             );
         }
     }
+}
+
+/// How many characters of `name` lie between those of `query` (which appear in it in
+/// order); `None` when they do not.
+fn subsequence_gaps(query: &str, name: &str) -> Option<usize> {
+    if name.contains(query) {
+        return Some(0);
+    }
+    let mut gaps = 0;
+    let mut rest = name.chars();
+    for c in query.chars() {
+        loop {
+            match rest.next() {
+                Some(x) if x == c => break,
+                Some(_) => gaps += 1,
+                None => return None,
+            }
+        }
+    }
+    Some(gaps + 1)
 }
 
 /// The `@word` that ends at `cursor`, when the word starts with `@` at a word boundary.

@@ -123,6 +123,8 @@ pub struct Palette {
     entries: Vec<PaletteEntry>,
     selection: Selection,
     sources: Option<crate::skills::Sources>,
+    /// The MCP servers' prompts (`/mcp:server:name`), once the servers said.
+    mcp: Vec<PaletteEntry>,
 }
 
 /// What a key did to the palette.
@@ -145,6 +147,7 @@ impl Palette {
             entries: builtin_entries(),
             selection: Selection::default(),
             sources,
+            mcp: Vec::new(),
         }
     }
 
@@ -153,7 +156,23 @@ impl Palette {
     pub fn refresh(&mut self) {
         if let Some(sources) = &self.sources {
             self.entries = entries_with(sources);
+            self.entries.extend(self.mcp.iter().cloned());
         }
+    }
+
+    /// The MCP servers' prompts join the commands (`/mcp:server:name` with their arguments).
+    pub fn set_mcp(&mut self, prompts: &[crate::bus::McpPromptLine]) {
+        self.mcp = prompts
+            .iter()
+            .map(|p| PaletteEntry {
+                name: p.command.clone(),
+                description: p.description.clone(),
+                args: p.args.clone(),
+                origin: Origin::Found(format!("MCP server {}", p.server)),
+            })
+            .collect();
+        self.entries.retain(|e| !e.name.starts_with("/mcp:"));
+        self.entries.extend(self.mcp.iter().cloned());
     }
 
     pub fn entries(&self) -> &[PaletteEntry] {
@@ -163,6 +182,9 @@ impl Palette {
     /// Whether `/name` is one of the user's or the project's commands or skills, as on disk
     /// now.
     pub fn knows_user_command(&self, name: &str) -> bool {
+        if self.mcp.iter().any(|e| e.name == name) {
+            return true;
+        }
         let bare = name.trim_start_matches('/');
         self.sources.as_ref().is_some_and(|sources| {
             crate::skills::commands::discover_commands(sources)

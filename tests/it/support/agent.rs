@@ -286,6 +286,7 @@ impl TestAgent {
                 sandbox,
                 places: cairn::permissions::classify::Places::from_env(),
             })),
+            mcp: None,
         };
         let mut settings = AgentSettings {
             provider: "custom".into(),
