@@ -31,6 +31,7 @@ mod mcp_http;
 mod mcp_oauth;
 mod mcp_offerings;
 mod mcp_project;
+mod mcp_reference;
 mod mock_llm;
 mod model_errors;
 mod model_picker;

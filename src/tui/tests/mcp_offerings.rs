@@ -1,7 +1,8 @@
-//! An MCP server's prompts in the `/` palette and its resources in the `@` finder, once the
-//! agent said what the servers offer: `/mcp:server:name` with its arguments, Enter waiting for
-//! a required argument, then the line going to the agent (which runs the prompt); the
-//! resource picked as `@server:uri`.
+//! MCP in the UI: an MCP call's card with the server's progress while it runs and its server,
+//! tool and time when it is done; a server's prompts in the `/` palette and its resources in
+//! the `@` finder, once the agent said what the servers offer: `/mcp:server:name` with its
+//! arguments, Enter waiting for a required argument, then the line going to the agent (which
+//! runs the prompt); the resource picked as `@server:uri`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -9,8 +10,49 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 
-use super::{app, key, screen_text, type_text};
-use crate::bus::{AgentEvent, McpPromptLine, McpResourceLine, ReportEvent, UserCommand};
+use super::{app, key, screen_text, tool, type_text};
+use crate::bus::{
+    AgentEvent, CallId, McpPromptLine, McpResourceLine, ReportEvent, ToolEvent, ToolResult,
+    UserCommand,
+};
+use crate::tool_output::{McpCall, ToolOutput};
+
+#[test]
+fn an_mcp_call_s_card_shows_its_progress_then_its_server_tool_and_time() {
+    let t0 = Instant::now();
+    let mut app = app(t0);
+    let call = CallId::new("m1");
+    app.apply(&tool(ToolEvent::Requested {
+        call: call.clone(),
+        name: "mcp__demo__slow".into(),
+        args: serde_json::json!({"text": "hi"}),
+    }));
+    app.apply(&tool(ToolEvent::Started { call: call.clone() }));
+    // What `mcp::tool` makes of the server's progress notifications.
+    for line in ["progress 1/4: step 1\n", "progress 2/4: step 2\n"] {
+        app.apply(&tool(ToolEvent::OutputTail {
+            call: call.clone(),
+            chunk: line.into(),
+        }));
+    }
+    app.set_now(t0 + Duration::from_millis(2_300));
+    let screen = screen_text(&app, 80, 20);
+    assert!(screen.contains("mcp__demo__slow"), "{screen}");
+    assert!(screen.contains("progress 2/4: step 2"), "{screen}");
+    app.apply(&tool(ToolEvent::Finished {
+        call,
+        name: "mcp__demo__slow".into(),
+        result: ToolResult::ok(ToolOutput::Mcp(McpCall {
+            server: "demo".into(),
+            tool: "slow".into(),
+            text: "slow done".into(),
+            duration_ms: 2_412,
+            ..McpCall::default()
+        })),
+    }));
+    let screen = screen_text(&app, 80, 20);
+    assert!(screen.contains("demo · slow (2412 ms)"), "{screen}");
+}
 
 fn offerings() -> AgentEvent {
     AgentEvent::Report(ReportEvent::McpOfferings {
