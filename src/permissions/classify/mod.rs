@@ -25,6 +25,7 @@ pub(super) mod ps;
 pub(super) mod redirects;
 pub(super) mod text_tools;
 pub(super) mod tree_commands;
+pub(super) mod values;
 pub(super) mod words;
 pub(super) mod wrappers;
 
