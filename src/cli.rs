@@ -90,6 +90,8 @@ fn parse_api(value: &str) -> Result<crate::llm::Api, String> {
 pub enum Command {
     /// Run headless: print the final answer (or JSON events) and exit.
     Exec(ExecArgs),
+    /// Serve an editor (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdio.
+    Acp(AcpArgs),
     /// List saved sessions, newest first.
     Sessions {
         #[arg(long)]
@@ -144,6 +146,12 @@ pub struct ExecArgs {
     /// Attach an image (PNG, JPEG, GIF or WebP) to the prompt; repeatable.
     #[arg(long = "image", value_name = "PATH")]
     pub images: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Subcommand)]

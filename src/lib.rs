@@ -15,6 +15,7 @@
 //! the modules, their layers, the service order and what each may use: docs/architecture.md
 //! (checked by tests/it/architecture.rs).
 
+pub mod acp;
 pub mod agent;
 pub mod bus;
 pub mod checkpoint;

@@ -93,6 +93,7 @@ async fn dispatch(dirs: &Dirs, cli: Cli) -> Result<i32> {
             Ok(code)
         }
         Some(Command::Exec(args)) => exec::run(dirs, args).await,
+        Some(Command::Acp(args)) => cairn::acp::run(dirs, args.run).await,
         Some(Command::Sessions { json }) => {
             print_out(&subcommands::sessions_text(dirs, json), json);
             Ok(status::OK)

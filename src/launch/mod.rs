@@ -55,6 +55,36 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     let workspace = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .wrap_err("finding the current directory")?;
+    start_in(
+        dirs,
+        args,
+        Front {
+            interactive,
+            asks_trust: interactive,
+        },
+        workspace,
+    )
+}
+
+/// How the front end an engine is started for talks to the user.
+#[derive(Debug, Clone, Copy)]
+pub struct Front {
+    /// Held calls are put to the user (otherwise they are refused, as in `exec`).
+    pub interactive: bool,
+    /// The user can be asked to trust the project's rules and processes (the TUI's start-up
+    /// prompt); otherwise they are left out and a warning says so, as in `exec`.
+    pub asks_trust: bool,
+}
+
+/// `start` for a workspace other than the current directory (`cairn acp`: the editor names
+/// it per session); `workspace` must be canonical.
+pub fn start_in(
+    dirs: &Dirs,
+    args: &RunArgs,
+    front: Front,
+    workspace: std::path::PathBuf,
+) -> Result<Launched> {
+    let interactive = front.interactive;
     let (config, notice) = load_config(dirs, &args.flags())?;
     // Setup notices reach the user as warnings, through the same bus as everything else.
     let mut notices: Vec<String> = notice.into_iter().collect();
@@ -143,7 +173,7 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
     };
     let pending_trust = if pending.is_empty() {
         None
-    } else if interactive {
+    } else if front.asks_trust {
         Some(pending)
     } else {
         notices.extend(pending.project.as_ref().map(trust::ignored_warning));

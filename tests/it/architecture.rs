@@ -44,6 +44,7 @@ const LAYERS: &[(&str, u8)] = &[
     // 3: the front ends and the wiring (the binary, subcommands, test doubles).
     ("tui", 3),
     ("exec", 3),
+    ("acp", 3),
     ("launch", 3),
     ("cli", 3),
     ("subcommands", 3),
@@ -142,6 +143,15 @@ const FORBIDDEN: &[(&str, &str, &str, &str)] = &[
         "crate::agent",
         "",
         "exec talks to the agent over the bus",
+    ),
+    ("acp", "crate::net", "", "acp does not reach the network"),
+    ("acp", "crate::tools", "", "acp runs no tool"),
+    ("acp", "crate::llm", "", "acp does not reach the network"),
+    (
+        "acp",
+        "crate::agent",
+        "",
+        "acp talks to the agent over the bus",
     ),
 ];
 

@@ -1,5 +1,6 @@
 //! The one integration-test binary: each module drives cairn the way a user or a model would.
 
+mod acp;
 mod agent_turns;
 mod architecture;
 mod architecture_files;
