@@ -30,6 +30,7 @@ fn streamed_text_is_not_sent_twice_and_replayed_text_is_sent_whole() {
     let user = AgentEvent::Conversation(ConversationEvent::UserMessage {
         text: "do it".into(),
         images: Vec::new(),
+        files: Vec::new(),
         typed: None,
     });
     // Replayed (before the first Idle): the user's message and the whole reply.
