@@ -5,18 +5,18 @@
 //! `session/request_permission` (`permission`), and the editor's requests `UserCommand`s
 //! (`prompt`, `session`). The engine learns nothing of ACP.
 //!
-//! Nothing but protocol frames reaches stdout: the frames are written to a copy of the
-//! descriptor taken at start, and descriptor 1 then points at stderr, so a stray print (or a
-//! child that inherited it) cannot corrupt the stream. Logs go to the log file.
+//! Nothing but protocol frames reaches stdout (`stdout`); logs go to the log file.
 
+mod files;
 mod permission;
 mod prompt;
 mod session;
+mod stdout;
+mod terminal;
 mod tool_calls;
 mod updates;
 
 use std::collections::HashMap;
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -48,17 +48,15 @@ struct AcpServer {
 /// Serves the editor on stdin/stdout until it closes the connection; every session's engine
 /// is shut down before returning.
 pub async fn run(dirs: &Dirs, args: RunArgs) -> Result<i32> {
-    let frames = protocol_stdout()?;
+    let frames = stdout::Frames::take()?;
+    let hung_up = frames.hung_up();
     let server = AcpServer {
         dirs: dirs.clone(),
         args,
         sessions: Arc::default(),
         client: Arc::default(),
     };
-    let transport = ByteStreams::new(
-        tokio::fs::File::from_std(std::fs::File::from(frames)).compat_write(),
-        tokio::io::stdin().compat(),
-    );
+    let transport = ByteStreams::new(frames.compat_write(), tokio::io::stdin().compat());
     tracing::info!("acp: serving ACP protocol version {}", ProtocolVersion::V1);
     let served = server.serve(transport).await;
     let sessions: Vec<Arc<AcpSession>> = server.sessions.locked().drain().map(|(_, s)| s).collect();
@@ -67,30 +65,13 @@ pub async fn run(dirs: &Dirs, args: RunArgs) -> Result<i32> {
     }
     match served {
         Ok(()) => Ok(crate::exec::status::OK),
+        // The editor went away while something was still on its way to it: its hanging up
+        // is how a connection ends, not a failure.
+        Err(err) if hung_up.load(std::sync::atomic::Ordering::Relaxed) => {
+            tracing::info!("acp: the editor hung up ({err})");
+            Ok(crate::exec::status::OK)
+        }
         Err(err) => Err(eyre!("the ACP connection failed: {err}")),
-    }
-}
-
-/// Takes stdout for the protocol: a close-on-exec copy of descriptor 1 carries the frames,
-/// and descriptor 1 itself is pointed at stderr.
-fn protocol_stdout() -> Result<OwnedFd> {
-    // SAFETY: plain descriptor calls on descriptors this process owns; the copy is owned by
-    // the returned OwnedFd alone.
-    unsafe {
-        let copy = libc::fcntl(libc::STDOUT_FILENO, libc::F_DUPFD_CLOEXEC, 3);
-        if copy < 0 {
-            return Err(eyre!(
-                "cannot take stdout for the protocol: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        if libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) < 0 {
-            tracing::warn!(
-                "acp: stdout still reaches the editor: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-        Ok(OwnedFd::from_raw_fd(copy))
     }
 }
 
@@ -135,6 +116,7 @@ impl AcpServer {
         &self,
         cwd: &std::path::Path,
         resume: Option<String>,
+        cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
     ) -> Result<crate::launch::Launched, Error> {
         if !cwd.is_absolute() {
             return Err(Error::invalid_params().data(serde_json::json!("cwd must be absolute")));
@@ -144,14 +126,21 @@ impl AcpServer {
         let mut args = self.args.clone();
         args.r#continue = false;
         args.resume = resume;
+        let files = files::EditorFiles::offered(&self.client.locked(), cx);
         let front = crate::launch::Front {
             interactive: true,
             // The editor has no trust prompt: untrusted project rules and processes are left
             // out and a warning says so, as in `exec` (`--trust-project` trusts them).
             asks_trust: false,
+            buffers: files.as_ref().map(|(buffers, _)| Arc::clone(buffers)),
         };
-        crate::launch::start_in(&self.dirs, &args, front, workspace)
-            .map_err(|err| failed(format!("{err:#}")))
+        let launched = crate::launch::start_in(&self.dirs, &args, front, workspace)
+            .map_err(|err| failed(format!("{err:#}")))?;
+        if let Some((_, session)) = files {
+            let id = launched.agent.session_id().0.clone();
+            let _ = session.set(agent_client_protocol::v1::schema::SessionId::new(id));
+        }
+        Ok(launched)
     }
 
     /// Serves the connection until the editor closes it.
@@ -198,8 +187,9 @@ impl AcpServer {
                 async move |request: NewSessionRequest, responder, cx| {
                     let server = new.clone();
                     let started = guarded("session/new", async {
-                        let launched = server.launch(&request.cwd, None)?;
-                        Ok(AcpSession::start(launched, cx.clone()))
+                        let launched = server.launch(&request.cwd, None, &cx)?;
+                        let mirror = terminal::offered(&server.client.locked());
+                        Ok(AcpSession::start(launched, cx.clone(), mirror))
                     })
                     .await;
                     let (session, _ready) = match started {
@@ -223,8 +213,9 @@ impl AcpServer {
                     let server = load.clone();
                     let id = request.session_id.0.to_string();
                     let started = guarded("session/load", async {
-                        let launched = server.launch(&request.cwd, Some(id))?;
-                        Ok(AcpSession::start(launched, cx.clone()))
+                        let launched = server.launch(&request.cwd, Some(id), &cx)?;
+                        let mirror = terminal::offered(&server.client.locked());
+                        Ok(AcpSession::start(launched, cx.clone(), mirror))
                     })
                     .await;
                     let (session, ready) = match started {

@@ -88,11 +88,13 @@ pub fn modes(current: Mode) -> SessionModeState {
 }
 
 impl AcpSession {
-    /// Starts the engine of `launched` and the task that speaks for it to the editor. The
-    /// returned receiver fires once the agent is idle (a resumed session's history is out).
+    /// Starts the engine of `launched` and the task that speaks for it to the editor (with
+    /// commands' output mirrored to its terminal view when `mirror_commands`). The returned
+    /// receiver fires once the agent is idle (a resumed session's history is out).
     pub fn start(
         launched: crate::launch::Launched,
         cx: ConnectionTo<Client>,
+        mirror_commands: bool,
     ) -> (Arc<AcpSession>, oneshot::Receiver<()>) {
         let id = launched.agent.session_id().0.clone();
         let workspace = launched.workspace.clone();
@@ -115,7 +117,7 @@ impl AcpSession {
             id,
             workspace: workspace.clone(),
             cx,
-            translator: Translator::new(workspace.clone()),
+            translator: Translator::new(workspace.clone()).mirroring_commands(mirror_commands),
             commands: launched.front.commands,
             state,
         };
@@ -321,6 +323,8 @@ impl Pump {
         tokio::spawn(async move {
             let options = permission::options(&held.decisions, &held.prefix);
             let mut shown: ToolCallUpdate = held.tool_call.into();
+            // The prompt shows what the call would do; a command's terminal opens when it runs.
+            shown.meta = None;
             let mut content = Vec::new();
             if let Some(change) = &held.diff {
                 content.extend(super::tool_calls::change_diffs(change, &workspace));

@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
     ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
 };
 
-use super::tool_calls;
+use super::{terminal, tool_calls};
 use crate::bus::{
     AgentEvent, ConversationEvent, ReportEvent, TimeTravelEvent, ToolEvent, ToolResult,
 };
@@ -35,6 +35,10 @@ pub struct Translator {
     streamed_text: bool,
     streamed_reasoning: bool,
     calls: HashMap<String, (String, serde_json::Value)>,
+    /// The editor shows commands in its terminal view (`terminal`).
+    terminal: bool,
+    /// Commands whose output was mirrored while they ran.
+    tailed: std::collections::HashSet<String>,
 }
 
 impl Translator {
@@ -45,7 +49,18 @@ impl Translator {
             streamed_text: false,
             streamed_reasoning: false,
             calls: HashMap::new(),
+            terminal: false,
+            tailed: std::collections::HashSet::new(),
         }
+    }
+
+    /// Commands' output mirrored to the editor's terminal view.
+    pub fn mirroring_commands(self, terminal: bool) -> Self {
+        Self { terminal, ..self }
+    }
+
+    fn mirrored(&self, name: &str) -> bool {
+        self.terminal && name == "bash"
     }
 
     pub fn is_live(&self) -> bool {
@@ -149,6 +164,13 @@ impl Translator {
                     ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
                 ))]
             }
+            ToolEvent::OutputTail { call, chunk } if self.terminal => {
+                self.tailed.insert(call.0.clone());
+                vec![SessionUpdate::ToolCallUpdate(
+                    ToolCallUpdate::new(call.0.clone(), ToolCallUpdateFields::new())
+                        .meta(terminal::output(&call.0, chunk)),
+                )]
+            }
             ToolEvent::Finished { call, name, result } => {
                 let mut out = vec![SessionUpdate::ToolCallUpdate(
                     self.finished(&call.0, name, result),
@@ -172,12 +194,17 @@ impl Translator {
 
     /// A new call, as it is requested (pending).
     pub fn tool_call(&self, id: &str, name: &str, args: &serde_json::Value) -> ToolCall {
-        ToolCall::new(id.to_string(), tool_calls::title(name, args))
+        let call = ToolCall::new(id.to_string(), tool_calls::title(name, args))
             .kind(tool_calls::kind(name))
             .status(ToolCallStatus::Pending)
             .locations(tool_calls::locations(name, args, &self.workspace))
-            .content(tool_calls::requested_diff(name, args, &self.workspace))
-            .raw_input(Some(args.clone()))
+            .raw_input(Some(args.clone()));
+        if self.mirrored(name) {
+            call.content(vec![terminal::view(id)])
+                .meta(terminal::opened(id, &self.workspace))
+        } else {
+            call.content(tool_calls::requested_diff(name, args, &self.workspace))
+        }
     }
 
     fn finished(&mut self, id: &str, name: &str, result: &ToolResult) -> ToolCallUpdate {
@@ -188,6 +215,24 @@ impl Translator {
             ToolCallStatus::Completed
         };
         let mut fields = ToolCallUpdateFields::new().status(status);
+        if self.mirrored(name) {
+            // The terminal view shows the output; the update ends it.
+            let run = match &result.output {
+                Some(ToolOutput::Command(run)) => Some(run),
+                _ => None,
+            };
+            let whole = !self.tailed.remove(id);
+            let end = terminal::exited(id, run, status == ToolCallStatus::Failed, whole);
+            if self.calls.remove(id).is_none() {
+                fields = fields.title(name.to_string()).kind(tool_calls::kind(name));
+            }
+            // A command that never ran (denied, refused) has only the model's words to show.
+            let content = match run {
+                Some(_) => terminal::view(id),
+                None => ToolCallContent::from(text(result.text.clone())),
+            };
+            return ToolCallUpdate::new(id.to_string(), fields.content(vec![content])).meta(end);
+        }
         let content: Vec<ToolCallContent> = match &result.output {
             Some(ToolOutput::FileChanged(change)) => {
                 let mut locations = vec![agent_client_protocol::v1::schema::ToolCallLocation::new(

@@ -3,11 +3,18 @@
 //! new content atomically (temp file in the same directory + rename, both relative to the
 //! directory's handle opened beneath the workspace — see `confined` —, permissions kept),
 //! record the new stamp (so the model's next edit needs no re-read) and diff the change.
+//!
+//! When a front end holds the files' text (`buffers`: an editor's open buffers), `load_text`
+//! and `store_text` take the text from it and give the new text to it; the disk still says
+//! what the file is (confinement, kind, existence), and the stamps are of the text the model
+//! saw. Both block on the front end's answer, so they run on a blocking thread, as `load` and
+//! `store` do.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::Metadata;
 use std::io::{ErrorKind, Read, Write};
 
+use super::buffers::Buffers;
 use super::confined::{Beneath, DirHandle, OpenError};
 use super::diff::diff_files;
 use super::paths::RealPath;
@@ -60,6 +67,67 @@ pub fn load(place: &Beneath, display: &str) -> Result<Current, FileError> {
         bytes,
         meta: Some(meta),
     })
+}
+
+/// `load`, with the front end's text of an existing file in place of its bytes on disk (the
+/// buffer, unsaved changes included). Runs on a blocking thread of the runtime: it waits for
+/// the front end's answer there.
+pub fn load_text(
+    buffers: Option<&dyn Buffers>,
+    place: &Beneath,
+    display: &str,
+    real: &RealPath,
+) -> Result<Current, FileError> {
+    let mut current = load(place, display)?;
+    if let Some(buffers) = buffers
+        && current.meta.is_some()
+    {
+        let text = tokio::runtime::Handle::current()
+            .block_on(buffers.read(real.as_path()))
+            .map_err(|err| {
+                FileError::Failed(format!("{display}: the editor could not read it: {err}"))
+            })?;
+        current.bytes = text.into_bytes();
+    }
+    Ok(current)
+}
+
+/// `store`, through the front end when one holds the files' text: it is handed the new text
+/// (missing parent directories are created beneath the place's root first) and stores it
+/// itself; the stamp recorded is of that text. Runs on a blocking thread, as `load_text`.
+#[allow(clippy::too_many_arguments)]
+pub fn store_text(
+    buffers: Option<&dyn Buffers>,
+    reads: &ReadTracker,
+    real: &RealPath,
+    place: &Beneath,
+    display: &str,
+    current: &Current,
+    after: &[u8],
+    replacements: usize,
+) -> Result<FileChange, FileError> {
+    let Some(buffers) = buffers else {
+        return store(reads, real, place, display, current, after, replacements);
+    };
+    if current.meta.is_none() {
+        place
+            .create_parent()
+            .map_err(|err| open_error(display, "creating the directories of", err))?;
+    }
+    if current.meta.is_none() || current.bytes != after {
+        let text = std::str::from_utf8(after).map_err(|_| {
+            FileError::Failed(format!(
+                "{display}: the new content is not UTF-8 text, which the editor cannot take; nothing was written"
+            ))
+        })?;
+        tokio::runtime::Handle::current()
+            .block_on(buffers.write(real.as_path(), text))
+            .map_err(|err| {
+                FileError::Failed(format!("{display}: the editor did not write it: {err}"))
+            })?;
+    }
+    reads.record(real, FileStamp::of_content(after, None));
+    Ok(change_of(current, after, display, replacements))
 }
 
 /// Refuses to change an existing file the model has not read, or that changed since.

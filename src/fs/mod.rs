@@ -1,9 +1,11 @@
 //! The file-system layer the tools and the checkpoint store stand on: confinement (opening
 //! beneath a root by handle, never by path string), real paths, confined walks with ignore
 //! rules, loading and writing files (the file store), what was read (read state), the write
-//! queue, text encodings, line caps, line helpers and diffs. Nothing here is a tool: the tools
-//! in `tools/` decide what to touch, this layer touches it safely.
+//! queue, the seam to a front end's buffers, text encodings, line caps, line helpers and
+//! diffs. Nothing here is a tool: the tools in `tools/` decide what to touch, this layer
+//! touches it safely.
 
+pub mod buffers;
 pub mod confined;
 pub mod confined_walk;
 pub mod diff;

@@ -23,9 +23,13 @@ pub struct FileStamp {
 impl FileStamp {
     /// The stamp of `bytes`, the whole content of the file `meta` describes.
     pub fn of_bytes(bytes: &[u8], meta: &std::fs::Metadata) -> Self {
+        Self::of_content(bytes, meta.modified().ok())
+    }
+    /// The stamp of `bytes`, a whole content not read from disk (an editor's buffer).
+    pub fn of_content(bytes: &[u8], modified: Option<SystemTime>) -> Self {
         let mut hasher = StampHasher::default();
         hasher.update(bytes);
-        hasher.finish(meta.modified().ok())
+        hasher.finish(modified)
     }
     /// Same content as when `self` was taken (the modification time is not compared).
     pub fn same_content(&self, other: &FileStamp) -> bool {

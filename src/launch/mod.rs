@@ -61,19 +61,23 @@ pub fn start(dirs: &Dirs, args: &RunArgs, interactive: bool) -> Result<Launched>
         Front {
             interactive,
             asks_trust: interactive,
+            buffers: None,
         },
         workspace,
     )
 }
 
 /// How the front end an engine is started for talks to the user.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct Front {
     /// Held calls are put to the user (otherwise they are refused, as in `exec`).
     pub interactive: bool,
     /// The user can be asked to trust the project's rules and processes (the TUI's start-up
     /// prompt); otherwise they are left out and a warning says so, as in `exec`.
     pub asks_trust: bool,
+    /// The front end holds the files' text (an editor's buffers): the file tools read and
+    /// write through it.
+    pub buffers: Option<Arc<dyn crate::fs::buffers::Buffers>>,
 }
 
 /// `start` for a workspace other than the current directory (`cairn acp`: the editor names
@@ -149,6 +153,17 @@ pub fn start_in(
         Some(servers) => match Arc::try_unwrap(tools) {
             Ok(env) => Arc::new(env.with_lsp(servers)),
             Err(shared) => shared,
+        },
+        None => tools,
+    };
+    // An editor that holds the files' text: the file tools go through it.
+    let tools = match front.buffers.clone() {
+        Some(buffers) => match Arc::try_unwrap(tools) {
+            Ok(env) => Arc::new(env.with_buffers(Some(buffers))),
+            Err(shared) => {
+                tracing::warn!("the editor's buffers could not be given to the file tools");
+                shared
+            }
         },
         None => tools,
     };

@@ -16,7 +16,7 @@ use super::read_file::missing_file;
 use super::write_file::text_change;
 use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 use crate::fs::encoding::{self, TextEncoding};
-use crate::fs::file_store::{Current, change_of, check_fresh, load, store};
+use crate::fs::file_store::{Current, change_of, check_fresh, load, load_text, store_text};
 use crate::fs::text::{to_crlf, uses_crlf};
 use crate::tool_output::{FileChange, ToolOutput};
 
@@ -123,13 +123,15 @@ impl Tool for EditFile {
         };
         let env = cx.env.clone();
         let change = super::blocking("editing", move || {
-            let current = load(&place, &display)?;
+            let buffers = env.buffers.as_deref();
+            let current = load_text(buffers, &place, &display, &real)?;
             if current.meta.is_none() {
                 return Err(missing_file(real.as_path(), &display));
             }
             check_fresh(&env.reads, &real, &display, &current)?;
             let edited = edit_in_encoding(&current.bytes, &edits, &display)?;
-            let change = store(
+            let change = store_text(
+                buffers,
                 &env.reads,
                 &real,
                 &place,

@@ -194,6 +194,9 @@ pub struct ToolEnv {
     pub skills: crate::skills::Sources,
     /// The session's language servers (none: no diagnostics after writes, no `lsp` tool).
     pub lsp: Option<crate::lsp::Lsp>,
+    /// A front end that holds the files' text (an editor's buffers): the file tools read and
+    /// write the text through it (none: the disk alone).
+    pub buffers: Option<Arc<dyn crate::fs::buffers::Buffers>>,
 }
 
 impl ToolEnv {
@@ -212,7 +215,13 @@ impl ToolEnv {
             web: None,
             skills,
             lsp: None,
+            buffers: None,
         }
+    }
+
+    /// With a front end's buffers, through which the file tools read and write the text.
+    pub fn with_buffers(self, buffers: Option<Arc<dyn crate::fs::buffers::Buffers>>) -> Self {
+        Self { buffers, ..self }
     }
 
     /// With the session's language servers.
@@ -237,7 +246,8 @@ impl ToolEnv {
     }
 
     /// The environment of a new session in the same place: fresh read stamps, jobs and
-    /// refusals and a new page cache; the settings, file policy and skill sources stay.
+    /// refusals and a new page cache; the settings, file policy, skill sources and the front
+    /// end's buffers stay.
     pub fn fresh(&self) -> Self {
         Self {
             workspace: self.workspace.clone(),
@@ -250,6 +260,7 @@ impl ToolEnv {
             web: self.web.as_ref().map(|web| web.fresh()),
             skills: self.skills.clone(),
             lsp: self.lsp.clone(),
+            buffers: self.buffers.clone(),
         }
     }
 }

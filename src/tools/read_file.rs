@@ -83,8 +83,24 @@ impl Tool for ReadFile {
         let Some(_turn) = cx.write_turn(&real).await else {
             return Err(ToolError::Cancelled);
         };
+        let buffers = cx.env.buffers.clone();
         let (slice, stamp) = super::blocking("reading", move || {
-            read_window(&place, &path, &display, offset, limit, &cancel)
+            let read = read_window(&place, &path, &display, offset, limit, &cancel)?;
+            match buffers {
+                // The disk said what the file is (a text file, beneath the workspace); the
+                // editor's buffer says what it holds now.
+                Some(buffers) => {
+                    let text = tokio::runtime::Handle::current()
+                        .block_on(buffers.read(&path))
+                        .map_err(|err| {
+                            ToolError::Failed(format!(
+                                "{display}: the editor could not read it: {err}"
+                            ))
+                        })?;
+                    text_window(&text, &display, offset, limit)
+                }
+                None => Ok(read),
+            }
         })
         .await?;
         cx.env.reads.record(&real, stamp);
@@ -189,23 +205,22 @@ pub fn read_window(
         window.feed(decoder.decode(&[], true).as_bytes());
     }
     let stamp = hasher.finish(meta.modified().ok());
-    let total_lines = window.finish();
-    if offset > total_lines.max(1) {
-        return Err(ToolError::InvalidArgs(format!(
-            "offset {offset} is past the end of {display}, which has {total_lines} lines; use an \
-             offset from 1 to {}",
-            total_lines.max(1)
-        )));
-    }
-    let slice = FileSlice {
-        path: display.to_string(),
-        offset,
-        lines: window.lines,
-        total_lines,
-        long_lines_cut: window.long_lines_cut,
-        encoding: decoder.map(|(encoding, _)| encoding.name().to_owned()),
-    };
-    Ok((slice, stamp))
+    let encoding = decoder.map(|(encoding, _)| encoding.name().to_owned());
+    Ok((window.slice(display, encoding)?, stamp))
+}
+
+/// Lines `offset..offset + limit` of a whole text held elsewhere than on disk (an editor's
+/// buffer), and the stamp of that text.
+pub fn text_window(
+    text: &str,
+    display: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<(FileSlice, FileStamp), ToolError> {
+    let mut window = Window::new(offset, limit);
+    window.feed(text.as_bytes());
+    let stamp = FileStamp::of_content(text.as_bytes(), None);
+    Ok((window.slice(display, None)?, stamp))
 }
 
 /// Fills `buf` unless the file ends first; returns the bytes read.
@@ -255,6 +270,27 @@ impl Window {
             closed: false,
             long_lines_cut: 0,
         }
+    }
+
+    /// The window's lines as the tool's output; an offset past the end is the model's error.
+    fn slice(mut self, display: &str, encoding: Option<String>) -> Result<FileSlice, ToolError> {
+        let total_lines = self.finish();
+        let offset = self.offset;
+        if offset > total_lines.max(1) {
+            return Err(ToolError::InvalidArgs(format!(
+                "offset {offset} is past the end of {display}, which has {total_lines} lines; use \
+                 an offset from 1 to {}",
+                total_lines.max(1)
+            )));
+        }
+        Ok(FileSlice {
+            path: display.to_string(),
+            offset,
+            lines: self.lines,
+            total_lines,
+            long_lines_cut: self.long_lines_cut,
+            encoding,
+        })
     }
 
     fn in_window(&self) -> bool {

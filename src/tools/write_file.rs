@@ -18,7 +18,7 @@ use serde_json::json;
 use super::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 
 use crate::fs::encoding::{self, TextEncoding};
-use crate::fs::file_store::{Current, change_of, check_fresh, load, store};
+use crate::fs::file_store::{Current, change_of, check_fresh, load, load_text, store_text};
 use crate::fs::text::{LineEnding, dominant_ending, to_crlf, uses_crlf};
 use crate::tool_output::{FileChange, ToolOutput};
 
@@ -64,14 +64,17 @@ impl Tool for WriteFile {
         };
         let env = cx.env.clone();
         let change = super::blocking("writing", move || {
-            let current = load(&place, &display)?;
+            let buffers = env.buffers.as_deref();
+            let current = load_text(buffers, &place, &display, &real)?;
             check_fresh(&env.reads, &real, &display, &current)?;
             let (encoding, before) = decoded(&current);
             let after = new_content(args.content, &before);
             let bytes = encoding::encode(&after, encoding).map_err(|err| {
                 ToolError::Failed(format!("{display}: {err}; nothing was written"))
             })?;
-            let change = store(&env.reads, &real, &place, &display, &current, &bytes, 1)?;
+            let change = store_text(
+                buffers, &env.reads, &real, &place, &display, &current, &bytes, 1,
+            )?;
             Ok(text_change(
                 change,
                 &current,

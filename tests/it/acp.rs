@@ -17,10 +17,10 @@ use agent_client_protocol::{Agent, Error};
 use serde_json::json;
 
 use crate::support::cairn_cmd::Sandbox;
-use crate::support::editor::{Editor, message_text};
+use crate::support::editor::{Editor, Raw, message_text};
 use cairn::testing::{MockLlm, Script};
 
-async fn init(cx: &ConnectionTo<Agent>) -> Result<InitializeResponse, Error> {
+pub(crate) async fn init(cx: &ConnectionTo<Agent>) -> Result<InitializeResponse, Error> {
     cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
         .block_task()
         .await
@@ -35,7 +35,7 @@ async fn new_session(cx: &ConnectionTo<Agent>, ws: &Path) -> Result<SessionId, E
     Ok(session.session_id)
 }
 
-async fn prompt(
+pub(crate) async fn prompt(
     cx: &ConnectionTo<Agent>,
     session: &SessionId,
     text: &str,
@@ -457,76 +457,6 @@ async fn cancel_mid_command_ends_with_cancelled_and_leaves_no_process() {
     .await;
     // The model was not asked again after the cancel.
     assert_eq!(llm.requests().len(), 1);
-}
-
-/// A raw editor: JSON lines on cairn's stdin and stdout, no SDK in between.
-struct Raw {
-    child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
-    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-}
-
-impl Raw {
-    fn start(sb: &Sandbox, args: &[&str]) -> Raw {
-        let mut full = vec!["acp"];
-        full.extend_from_slice(args);
-        let mut child = sb
-            .command(&full, &[])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        use tokio::io::AsyncBufReadExt as _;
-        let stdin = child.stdin.take().unwrap();
-        let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        Raw {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    async fn send(&mut self, line: &str) {
-        use tokio::io::AsyncWriteExt as _;
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        self.stdin.write_all(b"\n").await.unwrap();
-        self.stdin.flush().await.unwrap();
-    }
-
-    /// The next frame; every line on stdout must be one JSON-RPC message.
-    async fn next(&mut self) -> serde_json::Value {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(30), self.lines.next_line())
-            .await
-            .expect("no frame from cairn acp")
-            .unwrap()
-            .expect("cairn acp closed stdout");
-        let frame: serde_json::Value = serde_json::from_str(&line)
-            .unwrap_or_else(|err| panic!("not a JSON frame ({err}): {:.200}", line));
-        assert_eq!(frame["jsonrpc"], "2.0", "{:.200}", line);
-        frame
-    }
-
-    /// Frames until the response to request `id`, which is returned with what came before.
-    async fn until_response(&mut self, id: i64) -> (serde_json::Value, Vec<serde_json::Value>) {
-        let mut before = Vec::new();
-        loop {
-            let frame = self.next().await;
-            if frame["id"] == id && frame.get("method").is_none() {
-                return (frame, before);
-            }
-            before.push(frame);
-        }
-    }
-
-    async fn close(mut self) {
-        drop(self.stdin);
-        let status = tokio::time::timeout(std::time::Duration::from_secs(20), self.child.wait())
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(status.success(), "{status}");
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,8 @@
 //! The one integration-test binary: each module drives cairn the way a user or a model would.
 
 mod acp;
+mod acp_editor;
+mod acp_figures;
 mod agent_turns;
 mod architecture;
 mod architecture_files;

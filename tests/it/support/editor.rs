@@ -1,7 +1,7 @@
 //! An editor for `cairn acp` tests, written on the client side of the same ACP crate: it
 //! starts `cairn acp` in a sandbox, keeps every `session/update`, answers
 //! `session/request_permission` from a script, and serves `fs/*` from its own buffers when it
-//! offers them.
+//! offers them. `Raw` is an editor without the SDK: JSON lines on cairn's stdin and stdout.
 #![allow(clippy::unwrap_used, dead_code)]
 
 use std::collections::{HashMap, VecDeque};
@@ -31,6 +31,8 @@ pub struct Editor {
     pub buffers: Arc<Mutex<HashMap<PathBuf, String>>>,
     pub writes: Arc<Mutex<Vec<(PathBuf, String)>>>,
     pub reads: Arc<Mutex<Vec<PathBuf>>>,
+    /// A write is saved to disk too (as Zed does), not only kept in the buffer.
+    pub saves: bool,
 }
 
 impl Editor {
@@ -50,6 +52,16 @@ impl Editor {
             .into_iter()
             .map(|n| n.update)
             .collect()
+    }
+
+    /// The editor holds `text` for `path`, unsaved.
+    pub fn buffer(self, path: PathBuf, text: &str) -> Self {
+        self.buffers.lock().unwrap().insert(path, text.to_string());
+        self
+    }
+
+    pub fn writes(&self) -> Vec<(PathBuf, String)> {
+        self.writes.lock().unwrap().clone()
     }
 
     pub fn asked(&self) -> Vec<RequestPermissionRequest> {
@@ -87,6 +99,8 @@ impl Editor {
             Arc::clone(&self.reads),
             Arc::clone(&self.writes),
         );
+        let written = Arc::clone(&self.buffers);
+        let saves = self.saves;
         let result = Client
             .v1()
             .name("test-editor")
@@ -136,6 +150,13 @@ impl Editor {
                         .lock()
                         .unwrap()
                         .push((request.path.clone(), request.content.clone()));
+                    written
+                        .lock()
+                        .unwrap()
+                        .insert(request.path.clone(), request.content.clone());
+                    if saves {
+                        std::fs::write(&request.path, &request.content).unwrap();
+                    }
                     responder.respond(WriteTextFileResponse::new())
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -164,4 +185,78 @@ pub fn message_text(updates: &[SessionUpdate]) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// A raw editor: JSON lines on cairn's stdin and stdout, no SDK in between.
+pub struct Raw {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl Raw {
+    pub fn start(sb: &Sandbox, args: &[&str]) -> Raw {
+        let mut full = vec!["acp"];
+        full.extend_from_slice(args);
+        let mut child = sb
+            .command(&full, &[])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        use tokio::io::AsyncBufReadExt as _;
+        let stdin = child.stdin.take().unwrap();
+        let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        Raw {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    pub async fn send(&mut self, line: &str) {
+        use tokio::io::AsyncWriteExt as _;
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The next frame; every line on stdout must be one JSON-RPC message.
+    pub async fn next(&mut self) -> serde_json::Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("no frame from cairn acp")
+            .unwrap()
+            .expect("cairn acp closed stdout");
+        let frame: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|err| panic!("not a JSON frame ({err}): {:.200}", line));
+        assert_eq!(frame["jsonrpc"], "2.0", "{:.200}", line);
+        frame
+    }
+
+    /// Frames until the response to request `id`, which is returned with what came before.
+    pub async fn until_response(&mut self, id: i64) -> (serde_json::Value, Vec<serde_json::Value>) {
+        let mut before = Vec::new();
+        loop {
+            let frame = self.next().await;
+            if frame["id"] == id && frame.get("method").is_none() {
+                return (frame, before);
+            }
+            before.push(frame);
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    pub async fn close(mut self) {
+        drop(self.stdin);
+        let status = tokio::time::timeout(std::time::Duration::from_secs(20), self.child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "{status}");
+    }
 }
