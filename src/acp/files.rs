@@ -19,11 +19,14 @@ use crate::fs::buffers::{BufferError, Buffers};
 /// must not hold the path's write queue (and the turn) forever.
 const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Where the session's id goes once the engine is started.
+pub type SessionCell = Arc<OnceLock<SessionId>>;
+
 /// One session's way to the editor's files.
 pub struct EditorFiles {
     cx: ConnectionTo<Client>,
     /// Known once the engine is started (the session's id is the engine's).
-    session: Arc<OnceLock<SessionId>>,
+    session: SessionCell,
 }
 
 impl EditorFiles {
@@ -33,7 +36,7 @@ impl EditorFiles {
     pub fn offered(
         client: &ClientCapabilities,
         cx: &ConnectionTo<Client>,
-    ) -> Option<(Arc<dyn Buffers>, Arc<OnceLock<SessionId>>)> {
+    ) -> Option<(Arc<dyn Buffers>, SessionCell)> {
         if !(client.fs.read_text_file && client.fs.write_text_file) {
             return None;
         }
