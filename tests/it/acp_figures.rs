@@ -1,7 +1,7 @@
 //! The figures of `cairn acp` (issue 36's note): the time from `session/prompt` to the first
 //! `session/update` against the mock model (median of several prompts in one session), and the
 //! resident memory of an idle `cairn acp` (initialized, one session open, nothing running).
-//! Printed for the note; the bounds asserted are loose, only catching a gross regression.
+//! Printed (stderr) for the note; the bounds asserted are loose, only catching a gross regression.
 #![allow(clippy::unwrap_used)]
 
 use std::time::{Duration, Instant};
@@ -97,7 +97,7 @@ async fn figures_first_update_after_a_prompt_and_idle_memory() {
     kinds.dedup();
     let median = firsts[PROMPTS / 2];
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
+    eprintln!(
         "acp figures: first update after session/prompt ({kinds:?}): median {:.1} ms (min {:.1}, \
          max {:.1}, n={PROMPTS}); first message chunk: median {:.1} ms; \
          idle RSS: {initialized_kib} KiB initialized, {idle_kib} KiB with a session open, \
