@@ -97,6 +97,7 @@ async fn figures_first_update_after_a_prompt_and_idle_memory() {
     kinds.dedup();
     let median = firsts[PROMPTS / 2];
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    #[allow(clippy::print_stderr)] // the figures are the point of this test
     eprintln!(
         "acp figures: first update after session/prompt ({kinds:?}): median {:.1} ms (min {:.1}, \
          max {:.1}, n={PROMPTS}); first message chunk: median {:.1} ms; \
