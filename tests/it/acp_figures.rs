@@ -2,7 +2,7 @@
 //! `session/update` against the mock model (median of several prompts in one session), and the
 //! resident memory of an idle `cairn acp` (initialized, one session open, nothing running).
 //! Printed (stderr) for the note; the bounds asserted are loose, only catching a gross regression.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)] // printing the figures is its point
 
 use std::time::{Duration, Instant};
 
@@ -97,7 +97,6 @@ async fn figures_first_update_after_a_prompt_and_idle_memory() {
     kinds.dedup();
     let median = firsts[PROMPTS / 2];
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    #[allow(clippy::print_stderr)] // the figures are the point of this test
     eprintln!(
         "acp figures: first update after session/prompt ({kinds:?}): median {:.1} ms (min {:.1}, \
          max {:.1}, n={PROMPTS}); first message chunk: median {:.1} ms; \
