@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::store::{Diag, Lookup, Severity};
+use super::store::{Diag, Lookup, Severity, Since};
 use super::{LATE_LIMIT, Lsp, ServerSpec, file_uri, servers};
 
 /// Diagnostics listed in one result at most.
@@ -250,7 +250,7 @@ async fn wait_for(
     server: &std::sync::Arc<super::LanguageServer>,
     uri: &str,
     version: i32,
-    since: u64,
+    since: Since,
     deadline: Instant,
 ) {
     let store = &server.shared.store;

@@ -188,7 +188,7 @@ impl Lsp {
                 let deadline = Instant::now() + self.settings().wait;
                 let mut arrivals = store.subscribe();
                 let report = loop {
-                    match store.current_for(&uri, version, 0) {
+                    match store.current_for(&uri, version, super::store::Since::ANY) {
                         super::store::Lookup::Current(r) => break Some(r),
                         _ if Instant::now() >= deadline => break store.latest(&uri),
                         _ => {}

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::ServerSpec;
 use super::rpc::{RpcConnection, RpcError, RpcHandler};
-use super::store::{Diag, DiagStore};
+use super::store::{Diag, DiagStore, Since};
 use crate::process::{self, Grant, Program, Served};
 use crate::sync::MutexExt;
 
@@ -241,10 +241,10 @@ impl LanguageServer {
 
     /// Sends `text` as the document's new content: `didOpen` (version 1) the first time,
     /// `didChange` with the next version after. Returns the version the server now has, and
-    /// the arrival counter just before it was sent. Unchanged text sends nothing.
-    pub async fn sync(&self, uri: &str, language: &str, text: &str) -> (i32, u64, bool) {
+    /// the mark of the moment just before it was sent. Unchanged text sends nothing.
+    pub async fn sync(&self, uri: &str, language: &str, text: &str) -> (i32, Since, bool) {
         let mut docs = self.docs.lock().await;
-        let since = self.shared.store.seq();
+        let since = self.shared.store.mark();
         match docs.get_mut(uri) {
             Some(doc) if doc.text == text => (doc.version, since, false),
             Some(doc) => {

@@ -19,6 +19,27 @@ const KEPT: usize = 8;
 /// change: the late ones from opening a file can come first.
 pub const SETTLE: Duration = Duration::from_millis(300);
 
+/// How long after the change unversioned diagnostics that came within `SETTLE` of it must
+/// wait before they count: such early ones are the version before's (typescript-language-
+/// server asks tsserver only after 300 ms without a change, so what it publishes sooner is
+/// what it was computing before; measured: the opening's errors 2 to 44 ms after the change,
+/// the change's own about 360 ms after it, more than `SETTLE` later). A server that answers
+/// quickly and once still gets its answer taken, a little later.
+pub const EARLY: Duration = Duration::from_secs(1);
+
+/// When a document's content went to the server: the arrival counter just before, and the
+/// instant (none: any report after `seq` counts, as soon as it settled).
+#[derive(Debug, Clone, Copy)]
+pub struct Since {
+    pub seq: u64,
+    pub at: Option<Instant>,
+}
+
+impl Since {
+    /// Every report counts (what the `lsp diagnostics` op asks for).
+    pub const ANY: Since = Since { seq: 0, at: None };
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
     Error,
@@ -145,6 +166,14 @@ impl DiagStore {
         *self.arrivals.borrow()
     }
 
+    /// The mark of a change sent now.
+    pub fn mark(&self) -> Since {
+        Since {
+            seq: self.seq(),
+            at: Some(Instant::now()),
+        }
+    }
+
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.arrivals.subscribe()
     }
@@ -152,6 +181,15 @@ impl DiagStore {
     /// The newest report of `uri`, whatever its version.
     pub fn latest(&self, uri: &str) -> Option<Report> {
         self.docs.locked().get(uri)?.back().cloned()
+    }
+
+    /// Every report kept for `uri`, oldest first (what a test shows of the order of arrival).
+    pub fn history(&self, uri: &str) -> Vec<Report> {
+        self.docs
+            .locked()
+            .get(uri)
+            .map(|reports| reports.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Every document's newest report.
@@ -163,11 +201,12 @@ impl DiagStore {
             .collect()
     }
 
-    /// The diagnostics of `version` of `uri`, changed when the arrival counter was `since`: a
-    /// report that names that version, or (for a server that names none) the newest report
-    /// that arrived after the change once nothing newer came for `SETTLE`. A report naming an
-    /// older version is never the answer.
-    pub fn current_for(&self, uri: &str, version: i32, since: u64) -> Lookup {
+    /// The diagnostics of `version` of `uri`, changed at `since`: a report that names that
+    /// version, or (for a server that names none) the newest report that arrived after the
+    /// change once nothing newer came for `SETTLE` (and, when it came within `SETTLE` of the
+    /// change, until `EARLY` after the change). A report naming an older version is never
+    /// the answer.
+    pub fn current_for(&self, uri: &str, version: i32, since: Since) -> Lookup {
         let docs = self.docs.locked();
         let Some(reports) = docs.get(uri) else {
             return Lookup::Nothing;
@@ -176,8 +215,11 @@ impl DiagStore {
             return Lookup::Current(report.clone());
         }
         match reports.back() {
-            Some(report) if report.version.is_none() && report.seq > since => {
-                let settled = report.at + SETTLE;
+            Some(report) if report.version.is_none() && report.seq > since.seq => {
+                let settled = match since.at {
+                    Some(sent) if report.at < sent + SETTLE => sent + EARLY,
+                    _ => report.at + SETTLE,
+                };
                 if Instant::now() >= settled {
                     Lookup::Current(report.clone())
                 } else {
@@ -188,9 +230,9 @@ impl DiagStore {
         }
     }
 
-    /// What `uri` had before the change to `version` (made at arrival counter `since`): the
-    /// report of the version before, else the newest that arrived before the change.
-    pub fn before(&self, uri: &str, version: i32, since: u64) -> Option<Report> {
+    /// What `uri` had before the change to `version` (made at `since`): the report of the
+    /// version before, else the newest that arrived before the change.
+    pub fn before(&self, uri: &str, version: i32, since: Since) -> Option<Report> {
         let docs = self.docs.locked();
         let reports = docs.get(uri)?;
         if let Some(report) = reports
@@ -203,7 +245,7 @@ impl DiagStore {
         reports
             .iter()
             .rev()
-            .find(|r| r.seq <= since && r.version.is_none_or(|v| v < version))
+            .find(|r| r.seq <= since.seq && r.version.is_none_or(|v| v < version))
             .cloned()
     }
 }
@@ -228,7 +270,7 @@ mod tests {
     fn an_older_version_is_never_current_and_serves_as_before() {
         let store = DiagStore::default();
         store.add("f", Some(1), vec![diag("old")]);
-        let since = store.seq();
+        let since = store.mark();
         assert!(matches!(store.current_for("f", 2, since), Lookup::Nothing));
         store.add("f", Some(2), vec![diag("new")]);
         // A late report for version 1 after version 2's.
@@ -247,16 +289,45 @@ mod tests {
     fn unversioned_reports_count_only_after_the_change_and_once_settled() {
         let store = DiagStore::default();
         store.add("f", None, vec![diag("open")]);
-        let since = store.seq();
+        let now = store.mark();
+        // The change as if sent a while ago: a report now is not early.
+        let since = Since {
+            seq: now.seq,
+            at: now.at.and_then(|at| at.checked_sub(EARLY)),
+        };
         assert!(matches!(store.current_for("f", 2, since), Lookup::Nothing));
         store.add("f", None, vec![diag("after")]);
-        assert!(matches!(
-            store.current_for("f", 2, since),
-            Lookup::Settling(..)
-        ));
+        let Lookup::Settling(report, settled) = store.current_for("f", 2, since) else {
+            panic!("a report after the change settles");
+        };
+        assert_eq!(settled, report.at + SETTLE);
         assert_eq!(
             store.before("f", 2, since).unwrap().items,
             vec![diag("open")]
         );
+    }
+
+    #[test]
+    fn an_unversioned_report_right_after_the_change_waits_until_early_passed() {
+        let store = DiagStore::default();
+        let since = store.mark();
+        // Published within SETTLE of the change: likely the version before's.
+        store.add("f", None, vec![diag("late from opening")]);
+        let Lookup::Settling(_, settled) = store.current_for("f", 2, since) else {
+            panic!("it settles");
+        };
+        assert_eq!(Some(settled), since.at.map(|at| at + EARLY));
+        // What comes later replaces it (and settles SETTLE after its own arrival, when that
+        // is more than SETTLE after the change).
+        store.add("f", None, vec![diag("the change's")]);
+        let Lookup::Settling(report, _) = store.current_for("f", 2, since) else {
+            panic!("it settles");
+        };
+        assert_eq!(report.items, vec![diag("the change's")]);
+        // Any report counts for `ANY`, once settled.
+        assert!(matches!(
+            store.current_for("f", 2, Since::ANY),
+            Lookup::Settling(..)
+        ));
     }
 }

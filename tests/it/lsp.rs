@@ -115,11 +115,13 @@ async fn a_diagnostic_of_the_previous_version_is_never_shown_as_current() {
     assert!(!text.contains("old problem"), "{text}");
     setup.lsp.shutdown().await;
 
-    // Unversioned (as typescript-language-server): the late ones from opening come first.
+    // Unversioned (as typescript-language-server): the late ones from opening come first,
+    // soon after the change (150 ms), and the change's own more than the settling time
+    // later (600 ms), as measured on the real server.
     let script = MockLspScript {
         stale: true,
         unversioned: true,
-        delays_ms: vec![0, 400],
+        delays_ms: vec![0, 600],
         ..MockLspScript::default()
     };
     let setup = Setup::new(&script, 5000);
