@@ -361,14 +361,17 @@ struct Figures {
     waits_ms: Vec<f64>,
     pending: usize,
     blocks: Vec<usize>,
+    /// The block as the next request carries it (a JSON string: newlines and quotes escaped).
+    json: Vec<usize>,
 }
 
 impl Figures {
     fn print(mut self) {
         self.waits_ms.sort_by(f64::total_cmp);
         self.blocks.sort();
+        self.json.sort();
         eprintln!(
-            "FIGURES {}: 50 edits: wait median {:.0} ms, p95 {:.0} ms, max {:.0} ms; {} pending; block bytes min {} median {} max {}",
+            "FIGURES {}: 50 edits: wait median {:.0} ms, p95 {:.0} ms, max {:.0} ms; {} pending; block bytes min {} median {} max {}; in the request (JSON) min {} median {} max {}",
             self.server,
             self.waits_ms[24],
             self.waits_ms[47],
@@ -377,6 +380,9 @@ impl Figures {
             self.blocks[0],
             self.blocks[25],
             self.blocks[49],
+            self.json[0],
+            self.json[25],
+            self.json[49],
         );
     }
 }
@@ -401,6 +407,7 @@ async fn measure(
         waits_ms: Vec::new(),
         pending: 0,
         blocks: Vec::new(),
+        json: Vec::new(),
     };
     for i in 1..=50 {
         let now = text(i);
@@ -422,6 +429,9 @@ async fn measure(
             eprintln!("{server} BLOCK {i}:{block}");
         }
         figures.blocks.push(block.len());
+        figures
+            .json
+            .push(serde_json::to_string(&block).unwrap().len() - 2);
         before = now;
     }
     figures
@@ -538,9 +548,10 @@ async fn lsp_figures() {
     for figures in all {
         figures.print();
     }
+    let rss_after = rss_kb();
     eprintln!(
-        "FIGURES client RSS growth over the whole run (test process, servers excluded): {} kB",
-        rss_kb().saturating_sub(rss_before)
+        "FIGURES client RSS (test process, servers excluded): {rss_before} kB before, {rss_after} kB after, growth {} kB",
+        rss_after.saturating_sub(rss_before)
     );
 }
 
