@@ -101,3 +101,63 @@ impl OAuthBearer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::mcp::oauth::grant::OAuthClient;
+    use crate::mcp::oauth::store::save;
+    use crate::net::NetworkSettings;
+
+    const URL: &str = "https://mcp.example.com/mcp";
+
+    fn login(access: &str, expires_at: u64, refresh: Option<&str>) -> StoredLogin {
+        StoredLogin {
+            server_url: URL.into(),
+            resource: URL.into(),
+            // Nothing listens there: a refresh attempted would fail.
+            token_endpoint: "http://127.0.0.1:1/token".into(),
+            client: OAuthClient {
+                id: "c1".into(),
+                secret: None,
+                auth_method: None,
+            },
+            access_token: access.into(),
+            refresh_token: refresh.map(str::to_string),
+            expires_at: Some(expires_at),
+            scope: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_token_another_cairn_refreshed_is_taken_from_the_file_and_a_spent_login_needs_a_new_one()
+     {
+        let data = tempfile::tempdir().unwrap();
+        let network = Network::new(NetworkSettings::default()).unwrap();
+        let at = path(data.path(), "vault");
+        let later = now_secs() + 3600;
+        save(&at, &login("access-old-0001", later, Some("refresh-0001"))).unwrap();
+        // Another URL: not this server's login.
+        assert!(
+            OAuthBearer::load(&network, data.path(), "vault", "https://other.example/mcp")
+                .unwrap()
+                .is_none()
+        );
+        let bearer = OAuthBearer::load(&network, data.path(), "vault", URL)
+            .unwrap()
+            .unwrap();
+        assert_eq!(bearer.token().await.unwrap(), "access-old-0001");
+        // Another session refreshed (and rotated the refresh token) meanwhile.
+        save(&at, &login("access-new-0002", later, Some("refresh-0002"))).unwrap();
+        let again = bearer.after_refusal("access-old-0001").await.unwrap();
+        assert_eq!(again, "access-new-0002");
+
+        // Expired, with no refresh token: only a new login helps.
+        save(&at, &login("access-dead-0003", 1, None)).unwrap();
+        let spent = OAuthBearer::load(&network, data.path(), "vault", URL)
+            .unwrap()
+            .unwrap();
+        assert!(matches!(spent.token().await, Err(OAuthError::LoginExpired)));
+    }
+}
