@@ -31,7 +31,7 @@ pub use restore::{
     RevertPlan, RevertTarget, RewindPoint, TimeTravelEvent, diff_fingerprint,
 };
 pub use shell::ShellEvent;
-pub use tool_event::{HookAct, HookNote, ToolEvent};
+pub use tool_event::{HookAct, HookNote, SubagentStatus, ToolEvent};
 pub use tool_result::ToolResult;
 pub use usage::{CostRow, Usage};
 

@@ -6,7 +6,7 @@ pub mod images;
 mod record;
 mod sessions;
 
-pub use record::{LoggedCall, Record, ToldState};
+pub use record::{LoggedCall, ParentRef, Record, ToldState};
 pub use sessions::{
     find_session, find_session_in, latest_in, list_sessions, list_sessions_for, prompt_history,
     usage_by_model,
@@ -189,6 +189,7 @@ mod tests {
             model: "m".into(),
             version: "0".into(),
             started: "2026-01-01T00:00:00Z".into(),
+            parent: None,
         }
     }
 
@@ -278,6 +279,7 @@ mod tests {
                 model,
                 version,
                 started,
+                parent: None,
             })
             .unwrap();
             log.append(&Record::user(prompt)).unwrap();

@@ -123,6 +123,7 @@ pub async fn replay(dirs: &Dirs, id: &str) -> Result<i32> {
         id,
         provider,
         model,
+        parent,
         ..
     }) = loaded.records.first().cloned()
     else {
@@ -146,6 +147,18 @@ pub async fn replay(dirs: &Dirs, id: &str) -> Result<i32> {
             resumed: true,
         },
     ));
+    if let Some(parent) = parent {
+        // A subagent's transcript says whose it is, and how to get back there.
+        let message = format!(
+            "subagent {} ({}) of session {} (call {}): `cairn replay {}` shows the parent",
+            visible::name(&parent.agent),
+            visible::name(&parent.description),
+            parent.session,
+            parent.call,
+            parent.session
+        );
+        send(AgentEvent::Report(ReportEvent::Warning { message }));
+    }
     loaded
         .warnings
         .into_iter()
@@ -181,7 +194,7 @@ pub fn sessions_text(dirs: &Dirs, json: bool) -> String {
         .ok()
         .and_then(|file| file.prices.map(|p| (p, file.model.unwrap_or_default())))
         .unwrap_or_default();
-    for session in session_log::list_sessions(dir) {
+    for (session, child) in with_children_under_parents(session_log::list_sessions(dir)) {
         if json {
             let mut row = serde_json::to_value(&session).unwrap_or_default();
             let usage = session_log::usage_by_model(&dir.join(format!("{}.jsonl", session.id)));
@@ -192,14 +205,40 @@ pub fn sessions_text(dirs: &Dirs, json: bool) -> String {
             }
         } else {
             // Each field on its own: a prompt or directory holding a newline cannot start a line.
+            // A subagent's session is indented under its parent's.
             out.push_str(&format!(
-                "{}  {}  {}  {}\n",
+                "{}{}  {}  {}  {}\n",
+                if child { "  └ " } else { "" },
                 visible::name(&session.id.to_string()),
                 visible::name(&session.started),
                 visible::name(&session.cwd),
                 visible::name(&session.first_prompt)
             ));
         }
+    }
+    out
+}
+
+/// The sessions in their order, each subagent's right after its parent (`true`: a child);
+/// a child whose parent is gone keeps its own place.
+fn with_children_under_parents(
+    sessions: Vec<crate::bus::SessionSummary>,
+) -> Vec<(crate::bus::SessionSummary, bool)> {
+    let ids: std::collections::HashSet<String> = sessions.iter().map(|s| s.id.0.clone()).collect();
+    let (children, tops): (Vec<_>, Vec<_>) = sessions
+        .into_iter()
+        .partition(|s| s.parent.as_ref().is_some_and(|p| ids.contains(&p.0)));
+    let mut out = Vec::with_capacity(tops.len() + children.len());
+    for top in tops {
+        let id = top.id.clone();
+        out.push((top, false));
+        out.extend(
+            children
+                .iter()
+                .filter(|c| c.parent.as_ref() == Some(&id))
+                .rev()
+                .map(|c| (c.clone(), true)),
+        );
     }
     out
 }

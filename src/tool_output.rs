@@ -265,6 +265,28 @@ pub enum ToolOutput {
     Mcp(McpCall),
     /// A tool's plain answer (the `lsp` tool's locations, hover text, symbols).
     Answer(ToolAnswer),
+    /// What a subagent did: its answer and figures (`text` is what the model reads).
+    Subagent(SubagentRun),
+}
+
+/// A subagent's run as its parent sees it: the child's final text with one line of figures
+/// (`text`), how it ended, and the figures on their own for the card, the status line and
+/// the parent's cost.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubagentRun {
+    pub agent: String,
+    pub description: String,
+    /// The child's own session (its log, openable with `cairn replay`).
+    pub session: String,
+    /// `completed`, or how it did not finish (`step limit`, `stalled`, `cancelled`, ...).
+    pub ended: String,
+    pub finished: bool,
+    pub steps: u64,
+    pub usage: crate::bus::Usage,
+    pub requests: u64,
+    pub files_changed: u64,
+    pub duration_ms: u64,
+    pub text: String,
 }
 
 /// What an MCP server's tool answered: `text` is what the model reads (capped head and tail,

@@ -67,6 +67,7 @@ pub(super) fn subject_of(call: &AssembledCall, access: &Access) -> ApprovalSubje
             arguments,
             ..
         } => format!("MCP {server} · {tool} {arguments}"),
+        Access::Delegate { agent, description } => format!("subagent {agent}: {description}"),
         Access::Read | Access::Session => call.name.clone(),
     };
     ApprovalSubject {

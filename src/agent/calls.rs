@@ -173,7 +173,9 @@ impl Agent {
                 match asked.await {
                     Ok(grant) => grant,
                     Err(Refusal { result, headless }) => {
-                        *denied_headless |= headless;
+                        // A subagent goes on: the denial is its call's result, and its parent
+                        // decides what to do with the answer.
+                        *denied_headless |= headless && self.settings.child.is_none();
                         return done(result);
                     }
                 }
@@ -324,6 +326,9 @@ impl Agent {
             batch
         };
         let mut commands = 0;
+        let delegates = batch
+            .iter()
+            .any(|r| matches!(r.call.access, Access::Delegate { .. }));
         // What the batch's file tools write: looked at directly by the checkpoint after it.
         let written: Vec<PathBuf> = batch
             .iter()
@@ -359,7 +364,11 @@ impl Agent {
             self.post_tool_hooks(&call, &mut result, cancel).await;
             self.finish(call.id, call.name, result);
         }
-        if before.is_some() && commands == 0 {
+        if before.is_some() && delegates {
+            // Children change what they change anywhere in the workspace: the checkpoint
+            // after them looks at all of it, so undo of this turn takes their changes back.
+            self.checkpoint_after().await;
+        } else if before.is_some() && commands == 0 {
             self.checkpoint_after_in_background(written).await;
         }
     }
@@ -476,6 +485,7 @@ impl Agent {
         }
         // What the model read: a URL that carries it asks in auto.
         self.engine.gate.note_read(&name, &result.text);
+        self.count_child_usage(&result);
         self.record(&Record::ToolResult {
             call: call.clone(),
             name: name.clone(),

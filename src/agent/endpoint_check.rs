@@ -17,7 +17,8 @@ impl Agent {
     /// Starts the check when a user is there to read its warning (the TUI; `exec` finds out
     /// from its one request and says so itself).
     pub(super) fn check_endpoint_in_background(&self) {
-        if !self.settings.interactive {
+        // A subagent's parent checked the endpoint already.
+        if !self.settings.interactive || self.settings.child.is_some() {
             return;
         }
         let model = Arc::clone(&self.engine.model);

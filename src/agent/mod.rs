@@ -28,6 +28,7 @@ mod run_loop;
 mod session_open;
 mod skills;
 mod steering;
+pub mod subagent;
 mod turn;
 pub mod user_shell;
 
@@ -85,6 +86,16 @@ pub struct AgentSettings {
     pub untrusted_rules: Option<crate::permissions::trust::PendingTrust>,
     /// The session's hooks (`crate::hooks`); `Hooks::none()` for none.
     pub hooks: Arc<crate::hooks::Hooks>,
+    /// Set for a subagent's session: whose child it is, and its own system prompt.
+    pub child: Option<ChildOf>,
+}
+
+/// A subagent's session: linked to its parent's (`Record::Meta::parent`), with the system
+/// prompt of its agent definition (None: the standard one, told it is a subagent).
+#[derive(Debug, Clone)]
+pub struct ChildOf {
+    pub parent: session_log::ParentRef,
+    pub prompt: Option<String>,
 }
 
 /// How the session's checkpoints are kept (`[checkpoints]`).
@@ -167,6 +178,8 @@ pub struct Engine {
     /// The session's MCP servers, for their prompts and resources (their tools are the
     /// registry's).
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    /// What the `subagent` tool runs children with (None: the session offers no subagents).
+    pub subagents: Option<Arc<subagent::SubagentHost>>,
 }
 
 /// State the router task shares with the agent.
@@ -308,6 +321,7 @@ impl Agent {
             hook_notes: HashMap::new(),
             late_hook_runs: Arc::default(),
         };
+        agent.link_subagents();
         agent.publish_jobs();
         agent.publish_mcp_offerings();
         agent.announce(matches!(from, StartFrom::Resume(_)), history);
@@ -319,6 +333,22 @@ impl Agent {
 
     pub fn session_id(&self) -> &SessionId {
         &self.session.id
+    }
+
+    /// Tells the `subagent` tool which session its children belong to, and what they inherit.
+    fn link_subagents(&self) {
+        let Some(host) = &self.engine.subagents else {
+            return;
+        };
+        host.link(subagent::ParentLink {
+            settings: self.settings.clone(),
+            model: Arc::clone(&self.engine.model),
+            gate: Arc::clone(&self.engine.gate),
+            late: self.engine.registry.late(),
+            events: self.events.clone(),
+            shared: Arc::clone(&self.shared),
+            session: self.session.id.clone(),
+        });
     }
 
     /// Tells the front end something it should know (setup notices, before `run`).
@@ -382,6 +412,7 @@ impl Agent {
             Ok((session, history)) => {
                 self.session = session;
                 self.step_counter = 0;
+                self.link_subagents();
                 self.emit(AgentEvent::Conversation(ConversationEvent::Reset));
                 self.announce(matches!(from, StartFrom::Resume(_)), history);
                 for message in skill_warnings {

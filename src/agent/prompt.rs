@@ -91,8 +91,36 @@ pub fn git_branch(root: &Path) -> Option<String> {
 }
 
 pub fn system_prompt(facts: &WorkspaceFacts, told: &ToldState) -> String {
+    with_role(ROLE, facts, told)
+}
+
+/// What a subagent without a prompt of its own is told besides cairn's role.
+const SUBAGENT_NOTE: &str = "# You are a subagent\nAnother agent gave you one task: its \
+prompt is your first message, and you see nothing of its conversation. Nobody answers \
+questions here: work the task through with your tools. Your last message is handed back as \
+your whole answer, so make it complete and short: what you found or did, with the paths and \
+line numbers that matter.";
+
+/// A subagent's system prompt: its agent's own (`prompt`) or cairn's role told it is a
+/// subagent, with the same workspace facts as its parent's.
+pub fn child_system_prompt(
+    prompt: Option<&str>,
+    facts: &WorkspaceFacts,
+    told: &ToldState,
+) -> String {
+    match prompt {
+        Some(own) => with_role(own, facts, told),
+        None => with_role(
+            &format!("{}\n\n{SUBAGENT_NOTE}", ROLE.trim_end()),
+            facts,
+            told,
+        ),
+    }
+}
+
+fn with_role(role: &str, facts: &WorkspaceFacts, told: &ToldState) -> String {
     let mut out = String::with_capacity(1024);
-    out.push_str(ROLE.trim_end());
+    out.push_str(role.trim_end());
     out.push_str("\n\n# Workspace\n");
     out.push_str(&format!(
         "Directory: {}\nPlatform: {}\n",

@@ -34,8 +34,14 @@ pub(super) fn open_session(
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 started: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
                     .to_string(),
+                parent: settings.child.as_ref().map(|child| child.parent.clone()),
             })?;
-            let system = prompt::system_prompt(facts, &told_now);
+            let system = match &settings.child {
+                Some(child) => {
+                    prompt::child_system_prompt(child.prompt.as_deref(), facts, &told_now)
+                }
+                None => prompt::system_prompt(facts, &told_now),
+            };
             log.append(&Record::System {
                 prompt: system.clone(),
                 told: told_now.clone(),

@@ -132,6 +132,9 @@ pub struct SessionSummary {
     pub started: String,
     pub cwd: String,
     pub first_prompt: String,
+    /// A subagent's session: its parent's id (listed under it, never continued).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<SessionId>,
 }
 
 /// One skill of the session, as `/skills` shows it.

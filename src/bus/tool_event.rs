@@ -66,6 +66,28 @@ pub enum ToolEvent {
         name: String,
         result: ToolResult,
     },
+    /// A subagent this call runs moved on: its live card.
+    Subagent {
+        call: CallId,
+        status: SubagentStatus,
+    },
+}
+
+/// Where a running subagent is, for its card in the parent's transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubagentStatus {
+    pub agent: String,
+    pub description: String,
+    /// Its own session (`cairn replay` opens it).
+    pub session: String,
+    pub step: u64,
+    /// The tool it runs now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    pub tokens: u64,
+    /// One of its calls waits for the user's approval.
+    #[serde(default)]
+    pub waiting: bool,
 }
 
 /// What a hook did that the user must see.

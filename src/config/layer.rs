@@ -55,6 +55,7 @@ pub struct ConfigFile {
     pub hooks: Option<super::HooksFile>,
     pub mcp_servers: Option<super::McpServersFile>,
     pub lsp: Option<super::LspFile>,
+    pub subagents: Option<super::SubagentsFile>,
 }
 
 impl ConfigFile {
@@ -154,6 +155,7 @@ impl ConfigFile {
             hooks: merge_table(self.hooks, over.hooks, super::HooksFile::merge),
             mcp_servers: merge_table(self.mcp_servers, over.mcp_servers, super::mcp::merge),
             lsp: merge_table(self.lsp, over.lsp, super::LspFile::merge),
+            subagents: merge_table(self.subagents, over.subagents, super::SubagentsFile::merge),
         }
     }
 

@@ -12,6 +12,7 @@ mod lsp;
 mod mcp;
 mod presets;
 mod prices;
+mod subagents;
 mod tables;
 mod web;
 mod wire_keys;
@@ -27,6 +28,7 @@ pub use mcp::{
 };
 pub use presets::{CUSTOM_KEY_ENV, DEFAULT_PROVIDER, PRESETS, Preset};
 pub use prices::{PriceFile, PricesFile};
+pub use subagents::{MAX_DEPTH_CEILING, SubagentsFile};
 pub use tables::{BashFile, CheckpointsFile, PermissionsFile, SandboxFile};
 pub use web::{SearchFile, WebFile};
 
@@ -104,6 +106,8 @@ pub struct Config {
     pub mcp_servers: McpServersFile,
     /// `[lsp]` of the user's file and `--config` (a project's is read by `lsp::servers`).
     pub lsp: LspFile,
+    /// `[subagents]` of the user's file and `--config`.
+    pub subagents: SubagentsFile,
     /// The user config file that was read, if any (named in error messages).
     pub config_path: PathBuf,
 }
@@ -272,6 +276,7 @@ impl Config {
             hooks: file.hooks.unwrap_or_default(),
             mcp_servers: file.mcp_servers.unwrap_or_default(),
             lsp: file.lsp.unwrap_or_default(),
+            subagents: file.subagents.unwrap_or_default(),
             web: file
                 .web
                 .unwrap_or_default()

@@ -211,12 +211,16 @@ pub fn start_in(
         }
         None
     };
+    let subagents = subagent_host(&config, &workspace, dirs, &mut notices);
     let (registry, mcp) = with_mcp(
         Registry::with_tools({
             let mut list = without_idle_skill(session_tools(&config), &workspace, dirs);
             list.extend(crate::tools::registry::lsp_tools(
                 tools.lsp.as_ref().is_some_and(crate::lsp::Lsp::offered),
             ));
+            list.push(Box::new(crate::agent::subagent::SubagentTool::new(
+                Arc::clone(&subagents),
+            )));
             list
         }),
         &config,
@@ -231,6 +235,7 @@ pub fn start_in(
         tool_env: tools,
         gate,
         mcp,
+        subagents: Some(subagents),
     };
     let settings = AgentSettings {
         workspace: workspace.clone(),
@@ -249,6 +254,7 @@ pub fn start_in(
         ),
         untrusted_rules: pending_trust.clone(),
         hooks: Arc::new(hooks.hooks),
+        child: None,
     };
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)
@@ -266,6 +272,32 @@ pub fn start_in(
         workspace,
         sandbox: sandbox.summary,
     })
+}
+
+/// What the session's `subagent` tool runs children with: `[subagents]`, the agent
+/// definitions (their mistakes go to `notices`), and the session's own tools (a child is
+/// offered those its definition names; language servers stay the parent's).
+fn subagent_host(
+    config: &Config,
+    workspace: &std::path::Path,
+    dirs: &Dirs,
+    notices: &mut Vec<String>,
+) -> Arc<crate::agent::subagent::SubagentHost> {
+    use crate::agent::subagent::{Definitions, SubagentHost, SubagentSettings};
+    let definitions = Definitions::for_workspace(workspace, dirs);
+    notices.extend(definitions.warnings.iter().cloned());
+    let offered: Vec<&'static str> = without_idle_skill(session_tools(config), workspace, dirs)
+        .iter()
+        .map(|tool| tool.spec().name)
+        .collect();
+    let settings = SubagentSettings::from_config(&config.subagents);
+    let config = config.clone();
+    let tools = Arc::new(move || {
+        let mut list = session_tools(&config);
+        list.retain(|tool| offered.contains(&tool.spec().name));
+        list
+    });
+    SubagentHost::new(settings, definitions, tools)
 }
 
 /// The session's hooks (the user's, and the project's: those not trusted in their current

@@ -353,6 +353,15 @@ impl ChatModel for HttpModel {
         *self.model.write_locked() = model.to_string();
     }
 
+    fn with_model(&self, model: &str) -> Option<std::sync::Arc<dyn ChatModel>> {
+        let mut settings = self.settings.clone();
+        settings.model = model.to_string();
+        let client = HttpModel::with_network(settings, &self.network).ok()?;
+        Some(std::sync::Arc::new(
+            client.with_key_env(self.key_env.clone()),
+        ))
+    }
+
     async fn check_endpoint(&self, timeout: Duration) -> Result<(), LlmError> {
         HttpModel::check_endpoint(self, timeout).await
     }

@@ -215,6 +215,11 @@ pub trait ChatModel: Send + Sync {
     ) -> Result<Completion, LlmError>;
     fn model(&self) -> String;
     fn set_model(&self, model: &str);
+    /// A client of the same provider for another model (a subagent's own `model`); None
+    /// where the client cannot make one.
+    fn with_model(&self, _model: &str) -> Option<std::sync::Arc<dyn ChatModel>> {
+        None
+    }
     /// One cheap request to see whether the endpoint answers at all, without retries, for a
     /// warning before the first message. A model that needs no server has nothing to check.
     async fn check_endpoint(&self, _timeout: Duration) -> Result<(), LlmError> {

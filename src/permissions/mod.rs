@@ -62,6 +62,11 @@ pub trait PermissionGate: Send + Sync {
     /// What a call of `tool` returned to the model: in `auto`, a fetch whose URL carries a
     /// run of it asks (`read_runs`).
     fn note_read(&self, _tool: &str, _text: &str) {}
+    /// The gate's own judgement of a command (read-only or not, and why); None for a gate
+    /// that does not classify commands (a read-only agent then refuses every command).
+    fn classify(&self, _command: &str) -> Option<classify::Classification> {
+        None
+    }
     /// Whether `bash` commands run sandboxed.
     fn sandboxed(&self) -> bool {
         false

@@ -24,6 +24,8 @@ pub fn refusal(
         Access::Read
         | Access::ReadGuarded { .. }
         | Access::Session
+        // The child plans too: it inherits the mode, and this refusal with it.
+        | Access::Delegate { .. }
         | Access::Network { .. }
         | Access::Mcp {
             read_only: true, ..

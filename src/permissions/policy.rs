@@ -327,9 +327,14 @@ fn approval_prefix(analysis: &Analysis) -> String {
 }
 
 impl PermissionGate for PolicyGate {
+    fn classify(&self, command: &str) -> Option<crate::permissions::classify::Classification> {
+        Some(self.analyze(command).classification())
+    }
+
     fn check(&self, tool: &str, access: &Access, mode: Mode) -> Verdict {
         match access {
-            Access::Read | Access::Session => Verdict::Run,
+            // A delegation touches nothing itself: the child's calls pass this gate one by one.
+            Access::Read | Access::Session | Access::Delegate { .. } => Verdict::Run,
             Access::Network { host, url } => {
                 web_hosts::check_fetch(&self.rules.read_locked(), host, url, mode, &self.read)
             }

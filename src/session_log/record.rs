@@ -14,6 +14,16 @@ pub struct LoggedCall {
     pub arguments: String,
 }
 
+/// Where a subagent's session comes from: its parent session, the parent's call that
+/// started it, and the agent it ran as.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentRef {
+    pub session: SessionId,
+    pub call: CallId,
+    pub agent: String,
+    pub description: String,
+}
+
 /// One line of the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -25,6 +35,9 @@ pub enum Record {
         model: String,
         version: String,
         started: String,
+        /// A subagent's log: the session and call that started it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<ParentRef>,
     },
     User {
         text: String,

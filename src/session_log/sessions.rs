@@ -19,13 +19,18 @@ fn summarize(path: &Path) -> Option<SessionSummary> {
         let Ok(line) = line else { break };
         match serde_json::from_str::<Record>(&line) {
             Ok(Record::Meta {
-                id, cwd, started, ..
+                id,
+                cwd,
+                started,
+                parent,
+                ..
             }) => {
                 summary = Some(SessionSummary {
                     id,
                     started,
                     cwd,
                     first_prompt: String::new(),
+                    parent: parent.map(|p| p.session),
                 });
             }
             Ok(Record::User { text, typed, .. }) => {
@@ -182,8 +187,12 @@ pub fn prompt_history(dir: &Path, workspace: &Path, max: usize) -> Vec<String> {
 /// Every session in `dir`, those recorded in `workspace` first (each group newest first).
 pub fn list_sessions_for(dir: &Path, workspace: &Path) -> Vec<SessionSummary> {
     let here = workspace.display().to_string();
-    let (mut mine, others): (Vec<_>, Vec<_>) =
-        list_sessions(dir).into_iter().partition(|s| s.cwd == here);
+    // A subagent's session is its parent's business: the picker resumes sessions the user
+    // worked in.
+    let (mut mine, others): (Vec<_>, Vec<_>) = list_sessions(dir)
+        .into_iter()
+        .filter(|s| s.parent.is_none())
+        .partition(|s| s.cwd == here);
     mine.extend(others);
     mine
 }
@@ -208,9 +217,10 @@ pub fn find_session_in(dir: &Path, id: &str, workspace: &Path) -> Result<PathBuf
 /// The newest session started in `cwd`.
 pub fn latest_in(dir: &Path, cwd: &Path) -> Result<PathBuf, LogError> {
     let cwd = cwd.display().to_string();
+    // Never a subagent's: `--continue` goes on with the conversation the user had.
     list_sessions(dir)
         .into_iter()
-        .find(|s| s.cwd == cwd)
+        .find(|s| s.cwd == cwd && s.parent.is_none())
         .map(|s| dir.join(format!("{}.jsonl", s.id)))
         .ok_or(LogError::NoneHere)
 }

@@ -126,6 +126,32 @@ pub fn split(text: &str) -> Result<(Option<FrontMatter>, &str), FrontMatterError
     Ok((Some(front), body))
 }
 
+/// Splits `text` into front matter of the caller's own keys (`T`) and body, as `split` does
+/// (a file without front matter is all body). Agent definitions read theirs with it.
+pub fn split_as<T: serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<(Option<T>, &str), FrontMatterError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return Ok((None, text));
+    };
+    let (yaml, body) = closing(rest).ok_or(FrontMatterError::Unclosed)?;
+    let yaml = quote_plain_colons(yaml);
+    let yaml = if yaml.trim().is_empty() { "{}" } else { &yaml };
+    match serde_saphyr::from_str::<T>(yaml) {
+        Ok(front) => Ok((Some(front), body)),
+        Err(err) => {
+            let message = err.to_string();
+            Err(FrontMatterError::Yaml(
+                message.lines().next().unwrap_or("").trim().to_string(),
+            ))
+        }
+    }
+}
+
 /// Top-level `key: value` lines whose plain value holds `: ` get the value double-quoted.
 fn quote_plain_colons(yaml: &str) -> String {
     let mut out = String::with_capacity(yaml.len() + 16);

@@ -296,6 +296,7 @@ fn an_after_logged_but_never_written_is_undone_from_the_workspace() {
             model: "m".into(),
             version: "0".into(),
             started: "2026-01-01T00:00:00Z".into(),
+            parent: None,
         },
         user(),
         Record::Checkpoint {

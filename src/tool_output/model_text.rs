@@ -286,6 +286,7 @@ impl ToolOutput {
             Self::Skill(load) => load.text.clone(),
             Self::Mcp(call) => call.text.clone(),
             Self::Answer(answer) => answer.text.clone(),
+            Self::Subagent(run) => run.text.clone(),
         }
     }
 }

@@ -88,6 +88,10 @@ pub enum Access {
         read_only: bool,
         arguments: String,
     },
+    /// Hands a task to a child agent (`subagent`): nothing is touched by the call itself;
+    /// each of the child's own calls passes the same gate. Runs beside other delegations of
+    /// the same reply.
+    Delegate { agent: String, description: String },
 }
 
 /// Errors a tool reports to the model as an `is_error` result. Messages say what to do next.
@@ -180,7 +184,8 @@ impl Access {
 pub struct ToolEnv {
     pub workspace: PathBuf,
     pub reads: ReadTracker,
-    pub writes: WriteQueue,
+    /// Shared with the session's subagents: their writes queue with the parent's.
+    pub writes: Arc<WriteQueue>,
     pub jobs: jobs::JobTable,
     pub bash: process::Settings,
     /// Commands the sandbox refused in this session: the next run of one asks, so the user
@@ -207,7 +212,7 @@ impl ToolEnv {
         Self {
             workspace,
             reads: ReadTracker::default(),
-            writes: WriteQueue::default(),
+            writes: Arc::default(),
             jobs: jobs::JobTable::default(),
             bash,
             refused: process::SandboxRefusals::default(),
@@ -252,7 +257,7 @@ impl ToolEnv {
         Self {
             workspace: self.workspace.clone(),
             reads: ReadTracker::default(),
-            writes: WriteQueue::default(),
+            writes: Arc::default(),
             jobs: jobs::JobTable::default(),
             bash: self.bash.clone(),
             refused: process::SandboxRefusals::default(),
@@ -261,6 +266,18 @@ impl ToolEnv {
             skills: self.skills.clone(),
             lsp: self.lsp.clone(),
             buffers: self.buffers.clone(),
+        }
+    }
+
+    /// The environment of a subagent of this session: its own read stamps, jobs and
+    /// refusals (its jobs die with it), the same write queue (writes of one path by parent
+    /// and children keep their order), settings, file policy and web client; no language
+    /// servers (the parent's stay the parent's to stop).
+    pub fn for_child(&self) -> Self {
+        Self {
+            writes: Arc::clone(&self.writes),
+            lsp: None,
+            ..self.fresh()
         }
     }
 }
@@ -281,6 +298,9 @@ pub struct ToolCx {
     /// Whether the gate would let a fetch of this host run unasked now: a redirect to a host
     /// it would not is returned to the model instead of followed. None: no host is.
     pub hosts: Option<HostCheck>,
+    /// The id of the call being run (none for a call typed by hand): a subagent names its
+    /// live card by it.
+    pub call: Option<crate::bus::CallId>,
 }
 
 /// Asks the gate (with the call's mode) whether a host may be fetched without asking.
@@ -295,6 +315,7 @@ impl ToolCx {
             grant: process::Grant::default(),
             passed: None,
             hosts: None,
+            call: None,
         }
     }
     /// The same context with `access` as what the gate passed.

@@ -65,6 +65,10 @@ impl Registry {
         let _ = self.settled.set(Settled { tools, specs });
         Some(notices)
     }
+    /// The tools that join at the first request, for a subagent's registry to share.
+    pub fn late(&self) -> Option<Arc<dyn LateTools>> {
+        self.late.clone()
+    }
     /// Stops what runs behind the late tools (MCP servers), at the session's end.
     pub async fn shutdown(&self) {
         if let Some(late) = &self.late {

@@ -36,6 +36,9 @@ pub enum Lane {
     Read,
     Write,
     Alone,
+    /// Subagents: the delegations of one reply run together (`[subagents] max_parallel`
+    /// bounds how many at once); each child's own calls are scheduled by its own runtime.
+    Delegate,
 }
 
 impl AsRef<PassedCall> for PassedCall {
@@ -48,6 +51,8 @@ impl Lane {
     pub fn of(access: &Access) -> Lane {
         if access.is_read() {
             Lane::Read
+        } else if matches!(access, Access::Delegate { .. }) {
+            Lane::Delegate
         } else if access.written().is_some() {
             Lane::Write
         } else {
@@ -191,6 +196,7 @@ impl Runtime {
                 grant: call.grant,
                 passed: Some(call.access.clone()),
                 hosts,
+                call: Some(call.id.clone()),
             };
             let handle = spawn_tool(Arc::clone(&self.registry), &call, cx, order, started);
             calls.push_back((call, handle));

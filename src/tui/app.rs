@@ -528,6 +528,9 @@ impl App {
                     self.status.activity = Activity::RunningTool(card.name.clone());
                 }
             }
+            ToolEvent::Subagent { call, status } => self
+                .transcript
+                .update_card(call, |card| card.subagent = Some(status.clone())),
             ToolEvent::OutputTail { call, chunk } => self
                 .transcript
                 .update_card(call, |card| card.push_tail(chunk)),

@@ -60,6 +60,7 @@ mod session_usage;
 mod skills;
 mod steering;
 mod stream_fixtures;
+mod subagents;
 mod support;
 mod terminal_text;
 mod tool_run;

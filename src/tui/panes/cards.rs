@@ -52,6 +52,8 @@ pub struct ToolCard {
     /// The job a command went on as (started in the background or past its timeout), as
     /// last heard: the card says "running as job-1" and then how it ended.
     pub job: Option<crate::bus::JobLine>,
+    /// A subagent's progress, as last heard (`ToolEvent::Subagent`).
+    pub subagent: Option<crate::bus::SubagentStatus>,
 }
 
 impl ToolCard {
@@ -69,6 +71,7 @@ impl ToolCard {
             warnings: Vec::new(),
             expanded: false,
             job: None,
+            subagent: None,
         }
     }
 
@@ -140,6 +143,9 @@ impl ToolCard {
         }
         match &self.state {
             CardState::Running => {
+                if let Some(status) = &self.subagent {
+                    out.push(super::subagent_cards::live_line(status, width));
+                }
                 let lines: Vec<&str> = self.tail.lines().collect();
                 for line in &lines[lines.len().saturating_sub(TAIL_LINES)..] {
                     out.push(clip(&bar, last_redraw(line), theme::dim(), width));
@@ -501,6 +507,7 @@ fn output_summary(output: &ToolOutput) -> String {
             call.duration_ms
         ),
         ToolOutput::Answer(answer) => visible::shown(&answer.summary).text,
+        ToolOutput::Subagent(run) => super::subagent_cards::summary(run),
     }
 }
 
@@ -543,6 +550,10 @@ pub fn summarize_args(name: &str, args: &Value) -> String {
             _ => url,
         }),
         "web_search" => field("query"),
+        "subagent" => field("description").map(|d| match field("agent") {
+            Some(agent) => format!("{agent}: {d}"),
+            None => d,
+        }),
         _ => None,
     };
     // What the card shows is what runs: characters that would not show are `<U+…>`.

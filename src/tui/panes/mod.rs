@@ -11,6 +11,7 @@ pub mod diffs;
 pub(super) mod hook_card;
 pub(super) mod job_cards;
 pub mod status;
+pub(super) mod subagent_cards;
 pub mod todos;
 pub mod transcript;
 pub(super) mod web_cards;

@@ -339,6 +339,7 @@ fn the_resume_picker_sends_the_chosen_session() {
         started: "2026-01-02T03:04:05Z".into(),
         cwd: "/src/app".into(),
         first_prompt: prompt.into(),
+        parent: None,
     };
     let mut elsewhere = session("far", "tune the db");
     elsewhere.cwd = "/src/other".into();

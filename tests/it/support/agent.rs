@@ -25,6 +25,29 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+thread_local! {
+    /// The `[subagents]` settings `with_subagents` hands to the next agent this thread spawns.
+    static SUBAGENTS: std::cell::RefCell<Option<cairn::agent::subagent::SubagentSettings>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The `subagent` tool on `tool_list`, with the workspace's agent definitions: the host the
+/// agent links when it starts.
+fn subagent_host(
+    settings: cairn::agent::subagent::SubagentSettings,
+    workspace: &Path,
+    tool_list: &mut Vec<Box<dyn cairn::tools::Tool>>,
+) -> Arc<cairn::agent::subagent::SubagentHost> {
+    use cairn::agent::subagent::{Definitions, SubagentHost, SubagentTool};
+    let definitions = Definitions::load(
+        &workspace.join(".no-user-agents"),
+        &workspace.join(".cairn/agents"),
+    );
+    let host = SubagentHost::new(settings, definitions, Arc::new(standard_tools));
+    tool_list.push(Box::new(SubagentTool::new(Arc::clone(&host))));
+    host
+}
+
 pub struct TestAgent {
     pub front: FrontEnds,
     /// The session's tool state (its write queue, jobs, read stamps), shared with the agent.
@@ -202,6 +225,19 @@ impl TestAgent {
         .await
     }
 
+    /// A fresh session offering `subagent` with `subagents`, its settings adjusted first.
+    pub async fn with_subagents(
+        workspace: &Path,
+        sessions: &Path,
+        url: &str,
+        mode: Mode,
+        subagents: cairn::agent::subagent::SubagentSettings,
+        adjust: impl FnOnce(&mut AgentSettings),
+    ) -> TestAgent {
+        SUBAGENTS.with(|cell| *cell.borrow_mut() = Some(subagents));
+        Self::adjusted(workspace, sessions, url, mode, adjust).await
+    }
+
     /// A fresh session with `hooks`.
     pub async fn with_hooks(
         workspace: &Path,
@@ -266,6 +302,9 @@ impl TestAgent {
         let sandbox = bash.sandbox.clone();
         let web = WEB.with(|cell| cell.borrow_mut().take());
         let mut tool_list = standard_tools();
+        let subagents = SUBAGENTS
+            .with(|cell| cell.borrow_mut().take())
+            .map(|settings| subagent_host(settings, &workspace, &mut tool_list));
         let tools = Arc::new(match web {
             Some(web) => {
                 tool_list.extend(cairn::tools::registry::web_tools(false));
@@ -287,6 +326,7 @@ impl TestAgent {
                 places: cairn::permissions::classify::Places::from_env(),
             })),
             mcp: None,
+            subagents,
         };
         let mut settings = AgentSettings {
             provider: "custom".into(),
@@ -301,6 +341,7 @@ impl TestAgent {
             skills: cairn::agent::SkillSettings::workspace_only(&workspace),
             untrusted_rules: None,
             hooks: cairn::hooks::Hooks::none(),
+            child: None,
             workspace,
         };
         adjust(&mut settings);

@@ -1,0 +1,49 @@
+//! A subagent's card: while it runs, where the child is (agent, description, step, the tool
+//! it runs, tokens, an approval it waits for); once done, how it ended and its figures.
+
+use ratatui::text::{Line, Span};
+
+use crate::bus::SubagentStatus;
+use crate::tool_output::SubagentRun;
+use crate::tui::{theme, wrap};
+use crate::visible;
+
+/// The running child's line under the card's header.
+pub(super) fn live_line(status: &SubagentStatus, width: usize) -> Line<'static> {
+    let tool = status
+        .tool
+        .as_deref()
+        .map(|t| format!(" · {}", visible::name(t)))
+        .unwrap_or_default();
+    let text = format!(
+        "agent {} · step {}{tool} · {} tokens",
+        visible::name(&status.agent),
+        status.step,
+        status.tokens
+    );
+    let mut spans = vec![Span::styled("  │ ", theme::dim())];
+    spans.push(Span::styled(
+        wrap::truncate(&text, width.saturating_sub(4).max(1)),
+        theme::dim(),
+    ));
+    if status.waiting {
+        spans.push(Span::styled(
+            "  waiting for your approval",
+            theme::warning(),
+        ));
+    }
+    Line::from(spans)
+}
+
+/// The finished child in one line.
+pub(super) fn summary(run: &SubagentRun) -> String {
+    let tokens = run.usage.prompt_tokens + run.usage.completion_tokens;
+    format!(
+        "agent {}: {} · {} steps · {tokens} tokens · {} files changed · session {}",
+        visible::name(&run.agent),
+        visible::shown(&run.ended).text,
+        run.steps,
+        run.files_changed,
+        visible::name(&run.session)
+    )
+}
