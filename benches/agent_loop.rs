@@ -361,6 +361,7 @@ async fn run_session(checkpoints: bool, place: &Place) -> (Duration, Duration) {
             places: cairn::permissions::classify::Places::from_env(),
         })),
         mcp: None,
+        subagents: None,
     };
     let settings = AgentSettings {
         skills: cairn::agent::SkillSettings::workspace_only(&workspace),
@@ -379,6 +380,7 @@ async fn run_session(checkpoints: bool, place: &Place) -> (Duration, Duration) {
         },
         untrusted_rules: None,
         hooks: cairn::hooks::Hooks::none(),
+        child: None,
     };
     let (ends, mut front) = bus::channel();
     let agent = Agent::start(settings, engine, StartFrom::New, ends.events).unwrap();

@@ -190,6 +190,7 @@ fn resume_big_log(dir: &Path) {
         model: "m".into(),
         version: "0".into(),
         started: "2026-01-01T00:00:00Z".into(),
+        parent: None,
     })
     .unwrap();
     let mut written = 1;
