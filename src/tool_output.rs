@@ -282,7 +282,10 @@ pub struct SubagentRun {
     pub ended: String,
     pub finished: bool,
     pub steps: u64,
-    pub usage: crate::bus::Usage,
+    /// The child's tokens (its own requests and its children's).
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
     pub requests: u64,
     pub files_changed: u64,
     pub duration_ms: u64,

@@ -11,8 +11,7 @@ use tokio::sync::mpsc;
 use super::definitions::AgentDef;
 use super::drive::{Follow, follow};
 use super::read_only::ReadOnlyGate;
-use super::tool::{SUBAGENT_TOOL, SubagentArgs, SubagentTool};
-use super::{ParentLink, SubagentHost, report};
+use super::{ParentLink, SUBAGENT_TOOL, SubagentArgs, SubagentHost, report};
 use crate::agent::{Agent, AgentSettings, ChildOf, Engine, StartFrom};
 use crate::bus::{CallId, UserCommand};
 use crate::permissions::PermissionGate;
@@ -20,6 +19,9 @@ use crate::session_log::ParentRef;
 use crate::tool_output::ToolOutput;
 use crate::tools::registry::LateTools;
 use crate::tools::{Registry, Tool, ToolCx, ToolError};
+
+/// Makes the `subagent` tool a child is offered (the tool's own module knows it).
+pub(super) type OfferTool = dyn Fn(Arc<SubagentHost>) -> Box<dyn Tool> + Send + Sync;
 
 /// How long a child that was told to stop gets to wind down before it is dropped (its jobs
 /// are killed either way).
@@ -31,6 +33,7 @@ pub(super) async fn run(
     args: SubagentArgs,
     agent: &str,
     cx: &ToolCx,
+    offer: &OfferTool,
 ) -> Result<ToolOutput, ToolError> {
     let parent = host
         .parent()
@@ -59,7 +62,7 @@ pub(super) async fn run(
         agent: def.name.clone(),
         description: description.clone(),
     };
-    let (settings, engine) = child_parts(host, &parent, &def, link, cx)?;
+    let (settings, engine) = child_parts(host, &parent, &def, link, cx, offer)?;
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let child = Agent::start(settings, engine, StartFrom::New, events_tx)
         .map_err(|err| ToolError::Failed(format!("the subagent's session log: {err}")))?;
@@ -106,6 +109,7 @@ fn child_parts(
     def: &AgentDef,
     link: ParentRef,
     cx: &ToolCx,
+    offer: &OfferTool,
 ) -> Result<(AgentSettings, Engine), ToolError> {
     let mut settings = parent.settings.clone();
     // The mode now, not the session's first: a child never runs looser than its parent.
@@ -147,7 +151,7 @@ fn child_parts(
     if let Some(next) = &grandchildren
         && def.offers(SUBAGENT_TOOL)
     {
-        tools.push(Box::new(SubagentTool::new(Arc::clone(next))));
+        tools.push(offer(Arc::clone(next)));
     }
     let mut registry = Registry::with_tools(tools);
     if let Some(late) = &parent.late {

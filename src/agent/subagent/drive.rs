@@ -30,7 +30,7 @@ pub(super) struct Follow<'a> {
 
 /// How the child ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Ending {
+pub(super) enum ChildEnd {
     /// Its request ended this way.
     Ended(EndReason),
     /// Stopped after no progress for this long.
@@ -43,7 +43,7 @@ pub(super) enum Ending {
 
 /// What the child did so far.
 #[derive(Debug, Default)]
-pub(super) struct Progress {
+pub(super) struct ChildProgress {
     pub steps: u64,
     pub tool: Option<String>,
     pub usage: Usage,
@@ -55,7 +55,7 @@ pub(super) struct Progress {
     pub streaming: String,
 }
 
-impl Progress {
+impl ChildProgress {
     /// Everything the child wrote that the parent has not got yet: its last message, and
     /// what it was writing when it stopped.
     pub fn text(&self) -> String {
@@ -73,36 +73,36 @@ pub(super) async fn follow(
     events: &mut mpsc::UnboundedReceiver<AgentEvent>,
     commands: &mpsc::Sender<UserCommand>,
     cancel: &CancellationToken,
-) -> (Ending, Progress) {
-    let mut progress = Progress::default();
+) -> (ChildEnd, ChildProgress) {
+    let mut progress = ChildProgress::default();
     let mut approvals = Approvals::default();
     let mut last_progress = Instant::now();
-    let mut stopping: Option<Ending> = None;
+    let mut stopping: Option<ChildEnd> = None;
     watched.show(&progress, false);
     let ending = loop {
         let stall_at = tokio::time::Instant::from_std(last_progress + watched.stall);
         let event = tokio::select! {
             event = events.recv() => event,
             () = cancel.cancelled(), if stopping.is_none() => {
-                stopping = Some(Ending::Cancelled);
+                stopping = Some(ChildEnd::Cancelled);
                 let _ = commands.send(UserCommand::Interrupt).await;
                 continue;
             }
             () = tokio::time::sleep_until(stall_at), if stopping.is_none() && approvals.is_empty() => {
-                stopping = Some(Ending::Stalled(watched.stall));
+                stopping = Some(ChildEnd::Stalled(watched.stall));
                 let _ = commands.send(UserCommand::Interrupt).await;
                 continue;
             }
         };
         let Some(event) = event else {
-            break stopping.clone().unwrap_or(Ending::Lost);
+            break stopping.clone().unwrap_or(ChildEnd::Lost);
         };
         if moves(&event) {
             last_progress = Instant::now();
         }
         match event {
             AgentEvent::Conversation(ConversationEvent::RequestEnded { reason, .. }) => {
-                break stopping.clone().unwrap_or(Ending::Ended(reason));
+                break stopping.clone().unwrap_or(ChildEnd::Ended(reason));
             }
             AgentEvent::Conversation(ConversationEvent::StepStarted { .. }) => {
                 progress.steps += 1;
@@ -143,9 +143,9 @@ pub(super) async fn follow(
                     }
                     Some(ToolOutput::Subagent(run)) => {
                         // A grandchild's tokens are this child's too.
-                        progress.usage.prompt_tokens += run.usage.prompt_tokens;
-                        progress.usage.completion_tokens += run.usage.completion_tokens;
-                        progress.usage.cached_tokens += run.usage.cached_tokens;
+                        progress.usage.prompt_tokens += run.prompt_tokens;
+                        progress.usage.completion_tokens += run.completion_tokens;
+                        progress.usage.cached_tokens += run.cached_tokens;
                     }
                     _ => {}
                 }
@@ -188,7 +188,7 @@ fn moves(event: &AgentEvent) -> bool {
 
 impl Follow<'_> {
     /// Publishes the child's card.
-    fn show(&self, progress: &Progress, waiting: bool) {
+    fn show(&self, progress: &ChildProgress, waiting: bool) {
         let status = SubagentStatus {
             agent: self.agent.to_string(),
             description: self.description.to_string(),

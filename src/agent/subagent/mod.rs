@@ -32,7 +32,19 @@ use crate::sync::MutexExt;
 use crate::tools::Tool;
 use crate::tools::registry::LateTools;
 pub use definitions::{AgentDef, Definitions};
-pub use tool::{SUBAGENT_TOOL, SubagentTool};
+pub use tool::SubagentTool;
+
+/// The tool's name, as the model calls it.
+pub const SUBAGENT_TOOL: &str = "subagent";
+
+/// A `subagent` call's arguments.
+#[derive(Debug, serde::Deserialize)]
+struct SubagentArgs {
+    description: String,
+    prompt: String,
+    #[serde(default)]
+    agent: Option<String>,
+}
 
 /// The `[subagents]` settings, resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,10 +184,15 @@ impl super::Agent {
         let Some(crate::tool_output::ToolOutput::Subagent(run)) = &result.output else {
             return;
         };
-        if run.usage == crate::bus::Usage::default() {
+        let usage = crate::bus::Usage {
+            prompt_tokens: run.prompt_tokens,
+            completion_tokens: run.completion_tokens,
+            cached_tokens: run.cached_tokens,
+        };
+        if usage == crate::bus::Usage::default() {
             return;
         }
-        self.record(&crate::session_log::Record::Usage(run.usage));
-        self.session.costs.push((self.step_counter, run.usage));
+        self.record(&crate::session_log::Record::Usage(usage));
+        self.session.costs.push((self.step_counter, usage));
     }
 }

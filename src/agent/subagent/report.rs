@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use super::drive::{Ending, Follow, Progress};
+use super::drive::{ChildEnd, ChildProgress, Follow};
 use crate::bus::EndReason;
 use crate::tool_output::SubagentRun;
 
 pub(super) fn run(
     watched: &Follow<'_>,
-    ending: &Ending,
-    progress: &Progress,
+    ending: &ChildEnd,
+    progress: &ChildProgress,
     took: Duration,
 ) -> SubagentRun {
     let (ended, finished) = ended(ending);
@@ -26,7 +26,7 @@ pub(super) fn run(
         format!("{answer}\n{figures}")
     } else {
         let marker = match ending {
-            Ending::Cancelled => crate::tool_output::CANCELLED.to_string(),
+            ChildEnd::Cancelled => crate::tool_output::CANCELLED.to_string(),
             _ => format!("[subagent did not finish: {ended}]"),
         };
         let had = if had.is_empty() {
@@ -43,7 +43,9 @@ pub(super) fn run(
         ended,
         finished,
         steps: progress.steps,
-        usage: progress.usage,
+        prompt_tokens: progress.usage.prompt_tokens,
+        completion_tokens: progress.usage.completion_tokens,
+        cached_tokens: progress.usage.cached_tokens,
         requests: progress.requests,
         files_changed: progress.files.len() as u64,
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
@@ -52,35 +54,35 @@ pub(super) fn run(
 }
 
 /// How it ended in words, and whether it finished.
-fn ended(ending: &Ending) -> (String, bool) {
+fn ended(ending: &ChildEnd) -> (String, bool) {
     match ending {
-        Ending::Ended(EndReason::Completed) => ("completed".into(), true),
-        Ending::Ended(EndReason::StepLimit) => {
+        ChildEnd::Ended(EndReason::Completed) => ("completed".into(), true),
+        ChildEnd::Ended(EndReason::StepLimit) => {
             ("it reached its step limit (max_steps)".into(), false)
         }
-        Ending::Ended(EndReason::OutputLimit) => {
+        ChildEnd::Ended(EndReason::OutputLimit) => {
             ("its answer was cut at the output limit".into(), false)
         }
-        Ending::Ended(EndReason::Denied) => ("a call of it was denied".into(), false),
-        Ending::Ended(EndReason::Interrupted) => ("it was interrupted".into(), false),
-        Ending::Ended(EndReason::Failed(why)) => (
+        ChildEnd::Ended(EndReason::Denied) => ("a call of it was denied".into(), false),
+        ChildEnd::Ended(EndReason::Interrupted) => ("it was interrupted".into(), false),
+        ChildEnd::Ended(EndReason::Failed(why)) => (
             format!("it failed: {}", crate::llm::stream::cut(why, 300)),
             false,
         ),
-        Ending::Stalled(after) => (
+        ChildEnd::Stalled(after) => (
             format!(
                 "stalled: no progress for {} s, so it was stopped",
                 after.as_secs()
             ),
             false,
         ),
-        Ending::Cancelled => ("cancelled".into(), false),
-        Ending::Lost => ("it stopped without an answer".into(), false),
+        ChildEnd::Cancelled => ("cancelled".into(), false),
+        ChildEnd::Lost => ("it stopped without an answer".into(), false),
     }
 }
 
 /// `[subagent explore: completed · 3 steps · 1,204 tokens · 2 files changed · 4.1 s]`
-fn figures(agent: &str, ended: &str, progress: &Progress, took: Duration) -> String {
+fn figures(agent: &str, ended: &str, progress: &ChildProgress, took: Duration) -> String {
     let tokens = progress.usage.prompt_tokens + progress.usage.completion_tokens;
     let short = if ended.len() > 40 {
         ended.split(':').next().unwrap_or(ended)

@@ -5,25 +5,14 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::Deserialize;
 use serde_json::json;
 
-use super::SubagentHost;
+use super::{SUBAGENT_TOOL, SubagentArgs, SubagentHost};
 use crate::tool_output::ToolOutput;
 use crate::tools::{Access, Tool, ToolCx, ToolError, ToolSpec, parse_args};
 
-pub const SUBAGENT_TOOL: &str = "subagent";
-
 /// A prompt is instructions for one task, not a document.
 const MAX_PROMPT_CHARS: usize = 20_000;
-
-#[derive(Debug, Deserialize)]
-pub(super) struct SubagentArgs {
-    pub description: String,
-    pub prompt: String,
-    #[serde(default)]
-    pub agent: Option<String>,
-}
 
 pub struct SubagentTool {
     host: Arc<SubagentHost>,
@@ -97,6 +86,8 @@ impl Tool for SubagentTool {
 
     async fn run(&self, args: serde_json::Value, cx: &ToolCx) -> Result<ToolOutput, ToolError> {
         let (args, agent) = self.checked(&args)?;
-        super::child::run(&self.host, args, &agent, cx).await
+        // The child's own `subagent` tool, when its depth allows one.
+        let offer = |host| Box::new(SubagentTool::new(host)) as Box<dyn Tool>;
+        super::child::run(&self.host, args, &agent, cx, &offer).await
     }
 }

@@ -37,7 +37,7 @@ pub(super) fn live_line(status: &SubagentStatus, width: usize) -> Line<'static> 
 
 /// The finished child in one line.
 pub(super) fn summary(run: &SubagentRun) -> String {
-    let tokens = run.usage.prompt_tokens + run.usage.completion_tokens;
+    let tokens = run.prompt_tokens + run.completion_tokens;
     format!(
         "agent {}: {} · {} steps · {tokens} tokens · {} files changed · session {}",
         visible::name(&run.agent),
