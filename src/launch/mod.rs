@@ -2,8 +2,11 @@
 //! tools, permission gate, session (new or resumed). Shared by the TUI and `exec`.
 
 pub mod network;
+mod notices;
+pub mod sandbox_setup;
 mod session_tools;
 use network::{command_network_env, network_stack, web_env};
+use sandbox_setup::{SandboxSetup, SandboxSummary, sandbox_policy, with_limits_note};
 pub use session_tools::with_mcp;
 use session_tools::without_idle_skill;
 
@@ -27,7 +30,6 @@ use crate::permissions::policy::{PolicyGate, PolicySettings};
 use crate::permissions::rules::RuleSet;
 use crate::permissions::trust::{self, PendingTrust, ProjectRules, TrustStore};
 use crate::permissions::web_hosts;
-use crate::process::sandbox::{LandlockStatus, SandboxPolicy, landlock_status};
 use crate::secret_stores::SecretStores;
 use crate::session_log;
 use crate::tools::registry::web_tools;
@@ -115,9 +117,11 @@ pub fn start_in(
     let (tools, sandbox, secrets) = (confined.env, confined.sandbox, confined.secrets);
     let store = TrustStore::in_data_dir(dirs.data());
     let (rules, untrusted) = load_rules(&config, &workspace, args.trust_project, &store)?;
+    // What --trust-project trusts is said at every start, never shortened.
+    let mut always: Vec<String> = Vec::new();
     if args.trust_project {
         let ledger = crate::trust::written::WrittenLedger::in_data_dir(dirs.data());
-        notices.extend(crate::trust::written::trust_project_warning(
+        always.extend(crate::trust::written::trust_project_warning(
             &ledger, &workspace,
         ));
     }
@@ -259,7 +263,12 @@ pub fn start_in(
     let (engine_ends, front) = bus::channel();
     let agent = Agent::start(settings, engine, from, engine_ends.events)
         .wrap_err("opening the session log")?;
-    for notice in &notices {
+    let notices = if interactive {
+        notices::said_once(dirs.data(), &workspace, notices)
+    } else {
+        notices
+    };
+    for notice in always.iter().chain(&notices) {
         agent.warn(notice);
     }
     Ok(Launched {
@@ -561,127 +570,6 @@ fn start_from(
             id,
             workspace,
         )?)),
-    }
-}
-
-/// The sandbox commands run in, and what the user is told about it.
-pub struct SandboxSetup {
-    pub policy: Option<SandboxPolicy>,
-    /// Landlock is missing: commands run unsandboxed, so everything not read-only asks.
-    pub missing: bool,
-    pub status_note: Option<String>,
-    pub summary: SandboxSummary,
-}
-
-/// How the model's commands run, said once in full (the welcome screen).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxSummary {
-    pub on: bool,
-    /// What confines the commands, or why nothing does.
-    pub text: String,
-}
-
-/// The sandbox for commands: on by default wherever Landlock works. Landlock is checked once
-/// here, so the user hears about a kernel without it at the start and not from every command.
-pub fn sandbox_policy(
-    config: &Config,
-    workspace: &std::path::Path,
-    secrets: &SecretStores,
-    notices: &mut Vec<String>,
-) -> SandboxSetup {
-    if !config.sandbox.enabled.unwrap_or(true) {
-        return SandboxSetup {
-            policy: None,
-            missing: false,
-            status_note: Some("sandbox off: sandbox.enabled = false".into()),
-            summary: SandboxSummary {
-                on: false,
-                text:
-                    "sandbox.enabled = false in the config; commands run with your full permissions"
-                        .into(),
-            },
-        };
-    }
-    match landlock_status() {
-        LandlockStatus::Available(abi) => {
-            let mut writable = vec![std::env::temp_dir()];
-            if std::path::Path::new("/tmp").is_dir() && !writable.iter().any(|d| d == "/tmp") {
-                writable.push("/tmp".into());
-            }
-            for dir in config.sandbox.writable.iter().flatten() {
-                let dir = expand_home(dir);
-                if !writable.contains(&dir) {
-                    writable.push(dir);
-                }
-            }
-            SandboxSetup {
-                policy: Some(SandboxPolicy {
-                    workspace: workspace.to_path_buf(),
-                    writable,
-                    network: config.sandbox.network.unwrap_or(false),
-                    unix_sockets: config
-                        .sandbox
-                        .allow_unix_sockets
-                        .iter()
-                        .flatten()
-                        .map(|socket| expand_home(socket))
-                        .collect(),
-                    deny_read: secrets.clone(),
-                }),
-                missing: false,
-                status_note: None,
-                summary: SandboxSummary {
-                    on: true,
-                    text: sandboxed_text(abi, config.sandbox.network.unwrap_or(false)),
-                },
-            }
-        }
-        LandlockStatus::Unavailable(reason) => {
-            let status_note = Some(format!("no sandbox: {reason}"));
-            notices.push(format!(
-                "no sandbox: {reason}. Commands run with your full permissions, so every command not known to be read-only asks first (set sandbox.enabled = false to silence this)"
-            ));
-            SandboxSetup {
-                policy: None,
-                missing: true,
-                status_note,
-                summary: SandboxSummary {
-                    on: false,
-                    text: format!("{reason}; every command not known to be read-only asks first"),
-                },
-            }
-        }
-    }
-}
-
-/// What confines a sandboxed command: Landlock, and the seccomp filter where cairn has one
-/// for the architecture.
-fn sandboxed_text(abi: u32, network: bool) -> String {
-    let network = if network {
-        "network allowed"
-    } else {
-        "network off"
-    };
-    if crate::process::sandbox::seccomp_available() {
-        format!("Landlock (ABI {abi}) + seccomp socket filter, {network}")
-    } else {
-        format!("Landlock (ABI {abi}), no seccomp filter on this architecture, {network}")
-    }
-}
-
-/// The status line's note, with what of the per-command limits does not bind here.
-fn with_limits_note(note: Option<String>) -> Option<String> {
-    match (note, crate::process::limits::binding()) {
-        (Some(note), Some(limits)) => Some(format!("{note} · {limits}")),
-        (note, limits) => note.or(limits),
-    }
-}
-
-/// `~/x` in a configured path means the home directory's `x`.
-fn expand_home(path: &std::path::Path) -> std::path::PathBuf {
-    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
-        (Ok(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
-        _ => path.to_path_buf(),
     }
 }
 
