@@ -49,7 +49,7 @@ impl AgentDef {
     fn general() -> Self {
         Self {
             name: DEFAULT_AGENT.into(),
-            description: "the parent's tools on a fresh conversation (the default)".into(),
+            description: "the parent's tools (default)".into(),
             tools: None,
             max_steps: None,
             model: None,
@@ -62,7 +62,7 @@ impl AgentDef {
     fn explore() -> Self {
         Self {
             name: EXPLORE.into(),
-            description: "read-only: searches and reads the codebase to answer a question".into(),
+            description: "read-only search of the codebase".into(),
             tools: Some(EXPLORE_TOOLS.iter().map(|t| t.to_string()).collect()),
             max_steps: None,
             model: None,
@@ -83,7 +83,7 @@ impl AgentDef {
 /// The keys of an agent file's front matter (others are ignored, so files written for other
 /// agents load).
 #[derive(Debug, Default, Deserialize)]
-struct Front {
+struct AgentFrontMatter {
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -201,7 +201,8 @@ fn read_def(path: &Path) -> Result<AgentDef, String> {
 
 /// An agent from a file's text; its name defaults to the file's stem.
 fn parse(text: &str, path: &Path) -> Result<AgentDef, String> {
-    let (front, body) = front_matter::split_as::<Front>(text).map_err(|e| e.to_string())?;
+    let (front, body) =
+        front_matter::split_as::<AgentFrontMatter>(text).map_err(|e| e.to_string())?;
     let front = front.unwrap_or_default();
     let stem = path
         .file_stem()

@@ -57,15 +57,13 @@ impl Tool for SubagentTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: SUBAGENT_TOOL,
-            description: "Hand a self-contained task to a subagent: a fresh agent that sees only \
-                your prompt, works with its own tools and returns its final answer. Use it for \
-                wide searches (agent explore, read-only) or side tasks whose details you do not \
-                need; several calls in one reply run at once.",
+            description: "Delegate a self-contained task to a fresh agent that sees only \
+                `prompt` and returns its answer; calls in one reply run at once.",
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "description": { "type": "string", "description": "3-8 words: the task" },
-                    "prompt": { "type": "string", "description": "the whole task and what to report" },
+                    "description": { "type": "string", "description": "the task in 3-8 words" },
+                    "prompt": { "type": "string" },
                     "agent": {
                         "type": "string",
                         "description": self.host.definitions().listing()
