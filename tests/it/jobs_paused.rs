@@ -94,8 +94,22 @@ async fn a_failed_restore_lets_the_paused_job_go_on() {
         .unwrap()
         .path();
     let lock = store.join("cairn.lock");
-    let _ = std::fs::remove_file(&lock);
-    std::fs::create_dir(&lock).unwrap();
+    // The turn's own checkpoint may be taking the lock right now and make the file again
+    // between the two calls: try until the directory stands.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let _ = std::fs::remove_file(&lock);
+        match std::fs::create_dir(&lock) {
+            Ok(()) => break,
+            Err(err)
+                if err.kind() == std::io::ErrorKind::AlreadyExists
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::yield_now();
+            }
+            Err(err) => panic!("the lock cannot be made a directory: {err}"),
+        }
+    }
 
     agent
         .send(UserCommand::Restore {
