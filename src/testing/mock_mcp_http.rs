@@ -88,19 +88,10 @@ impl MockMcpHttp {
             calls: std::sync::atomic::AtomicUsize::new(0),
         });
         let shutdown = CancellationToken::new();
-        let (s, stop) = (state.clone(), shutdown.clone());
-        tokio::spawn(async move {
-            loop {
-                let accepted = tokio::select! {
-                    accepted = listener.accept() => accepted,
-                    () = stop.cancelled() => return,
-                };
-                let Ok((socket, _)) = accepted else { return };
-                let s = s.clone();
-                tokio::spawn(async move {
-                    let _ = serve(socket, &s).await;
-                });
-            }
+        let served = state.clone();
+        crate::testing::accept::spawn_accept_loop(listener, shutdown.clone(), move |socket| {
+            let state = served.clone();
+            async move { serve(socket, &state).await }
         });
         Self {
             addr,

@@ -91,19 +91,10 @@ impl MockOAuth {
                 .expect("a plain HTTP client"),
         });
         let shutdown = CancellationToken::new();
-        let (s, stop) = (state.clone(), shutdown.clone());
-        tokio::spawn(async move {
-            loop {
-                let accepted = tokio::select! {
-                    accepted = listener.accept() => accepted,
-                    () = stop.cancelled() => return,
-                };
-                let Ok((socket, _)) = accepted else { return };
-                let s = s.clone();
-                tokio::spawn(async move {
-                    let _ = serve(socket, &s).await;
-                });
-            }
+        let served = state.clone();
+        crate::testing::accept::spawn_accept_loop(listener, shutdown.clone(), move |socket| {
+            let state = served.clone();
+            async move { serve(socket, &state).await }
         });
         Self {
             addr,

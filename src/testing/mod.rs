@@ -1,6 +1,7 @@
 //! Test doubles other tests and demos drive cairn with: a scripted OpenAI-compatible server
 //! (`MockLlm`) that plays `Script`s and records what cairn sent.
 
+pub mod accept;
 pub mod exec_count;
 pub mod mock_chunks;
 pub mod mock_llm;
