@@ -1,22 +1,21 @@
 //! The subcommands other than `exec`: the full-screen UI and replay, `sessions`, `tool list|run`
 //! and `policy check`. Each returns its output and exit status; `main` prints.
 
-use crate::bus::{ConversationEvent, ReportEvent};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use color_eyre::eyre::{Result, WrapErr, eyre};
 
-use crate::agent::history;
+use crate::agent::subagent::replayed::Replayed;
 use crate::bus::Mode;
-use crate::bus::{self, AgentEvent, UserCommand};
+use crate::bus::{self, UserCommand};
 use crate::cli::RunArgs;
 use crate::config::{Config, FlagLayer};
 use crate::dirs::Dirs;
 use crate::exec::status;
 use crate::process::Grant;
-use crate::session_log::{self, Record};
+use crate::session_log;
 use crate::tools::runtime::{PassedCall, Runtime, Watch};
 use crate::tools::{Access, Registry, ToolCx};
 use crate::tui::{self, TuiOptions};
@@ -118,53 +117,17 @@ fn welcome(launched: &launch::Launched) -> tui::panes::welcome::Welcome {
 /// A past session, read-only: its events are replayed into the UI and nothing runs.
 pub async fn replay(dirs: &Dirs, id: &str) -> Result<i32> {
     let path = session_log::find_session(dirs.sessions(), id)?;
-    let loaded = session_log::read_log(&path)?;
-    let Some(Record::Meta {
-        id,
+    let Replayed {
         provider,
         model,
-        parent,
+        mode,
+        events,
         ..
-    }) = loaded.records.first().cloned()
-    else {
-        return Err(eyre!("{} is not a cairn session log", path.display()));
-    };
-    // Every branch: what a rewind left stays visible, marked.
-    let rebuilt = history::rebuild_all(&loaded.records);
-    // The mode it started in; the switches follow as events where they happened.
-    let mode = history::start_mode(&loaded.records).unwrap_or_default();
+    } = crate::agent::subagent::replayed::replay(&path)?;
     let (engine, front) = bus::channel();
-    let send = |event| {
+    for event in events {
         let _ = engine.events.send(event);
-    };
-    send(AgentEvent::Conversation(
-        ConversationEvent::SessionStarted {
-            session: id,
-            provider: provider.clone(),
-            model: model.clone(),
-            mode,
-            context_window: 0,
-            resumed: true,
-        },
-    ));
-    if let Some(parent) = parent {
-        // A subagent's transcript says whose it is, and how to get back there.
-        let message = format!(
-            "subagent {} ({}) of session {} (call {}): `cairn replay {}` shows the parent",
-            visible::name(&parent.agent),
-            visible::name(&parent.description),
-            parent.session,
-            parent.call,
-            parent.session
-        );
-        send(AgentEvent::Report(ReportEvent::Warning { message }));
     }
-    loaded
-        .warnings
-        .into_iter()
-        .for_each(|message| send(AgentEvent::Report(ReportEvent::Warning { message })));
-    rebuilt.events.into_iter().for_each(send);
-    send(AgentEvent::Conversation(ConversationEvent::Idle));
     let options = TuiOptions {
         provider,
         model,

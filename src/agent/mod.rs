@@ -20,6 +20,7 @@ mod mcp;
 mod overflow;
 mod plan;
 pub mod prompt;
+mod read_images;
 mod reply_kept;
 mod revert;
 mod rewind;
@@ -489,12 +490,11 @@ impl Agent {
             window: self.window(),
             cost_usd,
         }));
-        let mut totals = crate::bus::Usage::default();
-        for (_, usage) in &self.session.costs {
-            totals.prompt_tokens += usage.prompt_tokens;
-            totals.completion_tokens += usage.completion_tokens;
-            totals.cached_tokens += usage.cached_tokens;
-        }
+        let totals = self
+            .session
+            .costs
+            .iter()
+            .fold(crate::bus::Usage::default(), |sum, (_, usage)| sum + *usage);
         self.emit(AgentEvent::Report(ReportEvent::SessionUsage {
             totals,
             requests: self.session.costs.len() as u64,

@@ -116,7 +116,13 @@ pub(super) fn open_session(
                 .into_iter()
                 .map(|message| AgentEvent::Report(ReportEvent::Warning { message }))
                 .collect();
-            events.extend(rebuilt.events);
+            // Each subagent's transcript opens from its card, as it did live.
+            let sessions = path.parent().unwrap_or(std::path::Path::new("."));
+            events.extend(super::subagent::replayed::with_children(
+                sessions,
+                &id,
+                rebuilt.events,
+            ));
             skills.loaded = rebuilt.skills;
             Ok((
                 Session {

@@ -71,6 +71,13 @@ pub enum ToolEvent {
         call: CallId,
         status: SubagentStatus,
     },
+    /// One event of the subagent this call runs, as the child published it (its transcript,
+    /// opened from the card; live, and again from its log on a resume or a replay). A
+    /// grandchild's events come nested one level deeper.
+    ChildEvent {
+        call: CallId,
+        inner: Box<super::AgentEvent>,
+    },
 }
 
 /// Where a running subagent is, for its card in the parent's transcript.

@@ -137,6 +137,8 @@ pub struct App {
     pub(crate) welcome: Option<crate::tui::panes::welcome::Welcome>,
     /// The session shown (the last `SessionStarted`): what quitting says how to resume.
     pub(crate) session: Option<crate::bus::SessionId>,
+    /// The subagents' transcripts, and the one open over the screen.
+    pub(crate) children: children::Children,
 }
 
 impl App {
@@ -191,6 +193,7 @@ impl App {
             areas: Cell::new(Areas::default()),
             welcome: options.welcome.clone(),
             session: None,
+            children: Default::default(),
         };
         // The trust prompt at start-up is a prompt like any other: its dead time runs now.
         app.see_prompt();
@@ -200,6 +203,9 @@ impl App {
     /// The clock for everything that shows time (spinners, elapsed, countdowns).
     pub fn set_now(&mut self, now: Instant) {
         self.now = now;
+        if let Some(child) = self.open_child_mut() {
+            child.set_now(now);
+        }
     }
 
     pub fn should_quit(&self) -> bool {
@@ -267,13 +273,19 @@ impl App {
         if self.mention_finder.waiting_for_index() {
             want(self.now + Duration::from_millis(50));
         }
+        if let Some(at) = self.open_child().and_then(App::next_tick) {
+            want(at);
+        }
         next
     }
 
     /// Drops expired transient state (flash messages, a prompt's hold-back) and lets the `@`
     /// popup catch up with its index; true when something changed.
     pub fn expire(&mut self) -> bool {
-        let released = self.release_waiting_key() | self.refresh_jobs();
+        let released = self.release_waiting_key()
+            | self.refresh_jobs()
+            | self.open_child_mut().is_some_and(App::expire);
+        self.settle_child();
         // The approval prompt stops saying "you are typing" once the typing paused.
         self.see_prompt();
         let reranked = self
@@ -531,6 +543,7 @@ impl App {
             ToolEvent::Subagent { call, status } => self
                 .transcript
                 .update_card(call, |card| card.subagent = Some(status.clone())),
+            ToolEvent::ChildEvent { call, inner } => self.fold_child(call, inner),
             ToolEvent::OutputTail { call, chunk } => self
                 .transcript
                 .update_card(call, |card| card.push_tail(chunk)),
@@ -565,6 +578,9 @@ impl App {
                     card.finish(result.clone(), now);
                 });
                 self.link_job_card(call, result);
+                if matches!(result.output, Some(ToolOutput::Subagent(_))) {
+                    self.count_running_children();
+                }
                 if !self.transcript.is_animating() && self.busy {
                     self.status.activity = Activity::Thinking;
                 }
@@ -573,4 +589,5 @@ impl App {
     }
 }
 
+mod children;
 mod events;

@@ -391,7 +391,7 @@ impl Composer {
         buf: &mut Buffer,
         focused: bool,
         title: &str,
-        read_only: bool,
+        read_only: Option<&str>,
     ) -> Option<Position> {
         let border = if focused {
             theme::border_focused()
@@ -406,11 +406,8 @@ impl Composer {
         if inner.width == 0 || inner.height == 0 {
             return None;
         }
-        if read_only {
-            let line = Line::styled(
-                "replay: read only · Tab / j k / [ ] browse · Ctrl+C twice quits",
-                theme::dim(),
-            );
+        if let Some(hint) = read_only {
+            let line = Line::styled(hint.to_string(), theme::dim());
             buf.set_line(inner.x, inner.y, &line, inner.width);
             return None;
         }

@@ -15,6 +15,22 @@ use crate::tui::{modals::help, theme, wrap};
 impl App {
     pub fn render(&self, frame: &mut Frame) {
         let area = frame.area();
+        // A subagent's transcript open: over the whole screen, under the parent's prompts.
+        if area.width >= MIN_WIDTH && area.height >= MIN_HEIGHT && self.render_child(frame) {
+            let main = Rect {
+                y: area.y + 1,
+                height: area.height - 1,
+                ..area
+            };
+            self.render_layers(area, main, frame.buffer_mut());
+            return;
+        }
+        self.render_in(frame, area);
+    }
+
+    /// The whole UI in `area` (the screen, or below the banner of a parent showing this
+    /// child's transcript).
+    pub(crate) fn render_in(&self, frame: &mut Frame, area: Rect) {
         if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
             render_too_small(area, frame.buffer_mut());
             return;
@@ -51,7 +67,11 @@ impl App {
             buf,
             self.focus == Focus::Input,
             title,
-            self.read_only,
+            self.read_only.then_some(if self.status.child {
+                "subagent: read only · Tab / j k / [ ] browse · Esc or q: back"
+            } else {
+                "replay: read only · Tab / j k / [ ] browse · Ctrl+C twice quits"
+            }),
         );
         if self.focus == Focus::Input && !self.read_only {
             self.mention_finder.render(input, buf);
@@ -66,6 +86,16 @@ impl App {
         }
         let hint = self.flash.as_ref().map(|(text, _)| text.as_str());
         self.status.render(status, buf, self.now, hint);
+        self.render_layers(area, main, buf);
+        if let Some(position) = cursor
+            && self.layers.is_empty()
+        {
+            frame.set_cursor_position(position);
+        }
+    }
+
+    /// The prompts and overlays open, in the order they opened.
+    fn render_layers(&self, area: Rect, main: Rect, buf: &mut Buffer) {
         for layer in self.layers.iter() {
             match layer {
                 Layer::Help { scroll } => help::render(area, buf, *scroll),
@@ -80,11 +110,6 @@ impl App {
                 Layer::Jobs(view) => view.render(&self.jobs, main, buf),
                 Layer::Choice(picker) => picker.render(main, buf),
             }
-        }
-        if let Some(position) = cursor
-            && self.layers.is_empty()
-        {
-            frame.set_cursor_position(position);
         }
     }
 
@@ -184,10 +209,10 @@ impl App {
         } else {
             theme::border()
         };
-        let title = if self.read_only {
-            " cairn · replay "
-        } else {
-            " cairn "
+        let title = match (self.read_only, self.status.child) {
+            (true, true) => " cairn · subagent ",
+            (true, false) => " cairn · replay ",
+            (false, _) => " cairn ",
         };
         let block = ratatui::widgets::Block::bordered()
             .border_style(border)

@@ -556,6 +556,7 @@ fn compactions_show_as_a_card_and_the_status_line_follows_the_agents_estimate() 
 }
 
 mod attach;
+mod children;
 mod code;
 mod drafts;
 mod hook_cards;

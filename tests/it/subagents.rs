@@ -218,7 +218,50 @@ async fn a_child_sees_only_its_prompt_and_the_parent_gets_its_answer_figures_and
         e,
         AgentEvent::Conversation(ConversationEvent::AssistantMessage { text, .. }) if text.contains("src/config.rs:12")
     )));
+    // Live, the child's own events reached the parent's UI under its call (its transcript).
+    let child_answer = |e: &AgentEvent| {
+        matches!(e, AgentEvent::Conversation(ConversationEvent::AssistantMessage { text, .. })
+            if text.contains("src/config.rs:12"))
+    };
+    let live_child = |e: &AgentEvent| match e {
+        AgentEvent::Tool(ToolEvent::ChildEvent { call, inner }) if call.0 == "s1" => {
+            Some(inner.as_ref().clone())
+        }
+        _ => None,
+    };
+    let live: Vec<AgentEvent> = agent.seen.iter().filter_map(live_child).collect();
+    assert!(live.iter().any(child_answer), "{live:?}");
+    assert!(live.iter().any(|e| matches!(e,
+        AgentEvent::Conversation(ConversationEvent::UserMessage { text, .. }) if text.contains("CHILD-TASK"))));
+    // A replay of the parent opens the child's transcript from its log, under the same call;
+    // a replay of the child names its parent.
+    let parent_log = sessions.join(format!("{parent_id}.jsonl"));
+    let replayed = cairn::agent::subagent::replayed::replay(&parent_log).unwrap();
+    let from_log: Vec<AgentEvent> = replayed.events.iter().filter_map(live_child).collect();
+    assert!(from_log.iter().any(child_answer), "{from_log:?}");
+    let child_replay = cairn::agent::subagent::replayed::replay(&child_log).unwrap();
+    assert_eq!(
+        child_replay.parent.as_ref().map(|p| p.session.clone()),
+        Some(parent_id.clone())
+    );
+    assert!(child_replay.events.iter().any(|e| matches!(e,
+        AgentEvent::Report(ReportEvent::Warning { message }) if message.contains(&format!("cairn replay {parent_id}")))));
     agent.shutdown().await;
+    // A resume of the parent shows the child's transcript under its card again.
+    let mut resumed = TestAgent::spawn(
+        ws.path(),
+        &sessions,
+        &llm.url(),
+        Mode::Ask,
+        cairn::agent::StartFrom::Resume(parent_log),
+    )
+    .await;
+    resumed
+        .wait_for(|e| matches!(e, AgentEvent::Conversation(ConversationEvent::Idle)))
+        .await;
+    let shown: Vec<AgentEvent> = resumed.seen.iter().filter_map(live_child).collect();
+    assert!(shown.iter().any(child_answer), "{shown:?}");
+    resumed.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

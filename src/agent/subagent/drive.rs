@@ -100,6 +100,7 @@ pub(super) async fn follow(
         if moves(&event) {
             last_progress = Instant::now();
         }
+        watched.forward(&event);
         match event {
             AgentEvent::Conversation(ConversationEvent::RequestEnded { reason, .. }) => {
                 break stopping.clone().unwrap_or(ChildEnd::Ended(reason));
@@ -141,12 +142,6 @@ pub(super) async fn follow(
                             .files
                             .extend(run.changes.iter().map(|c| c.path.clone()));
                     }
-                    Some(ToolOutput::Subagent(run)) => {
-                        // A grandchild's tokens are this child's too.
-                        progress.usage.prompt_tokens += run.prompt_tokens;
-                        progress.usage.completion_tokens += run.completion_tokens;
-                        progress.usage.cached_tokens += run.cached_tokens;
-                    }
                     _ => {}
                 }
                 watched.show(&progress, !approvals.is_empty());
@@ -182,6 +177,9 @@ fn moves(event: &AgentEvent) -> bool {
                 | ToolEvent::Started { .. }
                 | ToolEvent::OutputTail { .. }
                 | ToolEvent::Finished { .. }
+                // A grandchild at work is this child's progress too.
+                | ToolEvent::Subagent { .. }
+                | ToolEvent::ChildEvent { .. }
         )
     )
 }
@@ -204,6 +202,17 @@ impl Follow<'_> {
             .send(AgentEvent::Tool(ToolEvent::Subagent {
                 call: self.call.clone(),
                 status,
+            }));
+    }
+
+    /// Hands one of the child's events to the parent's UI, for the child's transcript.
+    fn forward(&self, event: &AgentEvent) {
+        let _ = self
+            .parent
+            .events
+            .send(AgentEvent::Tool(ToolEvent::ChildEvent {
+                call: self.call.clone(),
+                inner: Box::new(event.clone()),
             }));
     }
 

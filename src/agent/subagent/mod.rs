@@ -15,6 +15,7 @@ mod child;
 pub mod definitions;
 mod drive;
 pub mod read_only;
+pub mod replayed;
 mod report;
 mod tool;
 
@@ -194,5 +195,7 @@ impl super::Agent {
         }
         self.record(&crate::session_log::Record::Usage(usage));
         self.session.costs.push((self.step_counter, usage));
+        // The status line's totals take the child's at once, as its live count leaves.
+        self.report_context();
     }
 }

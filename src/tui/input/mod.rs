@@ -26,6 +26,9 @@ use self::route::KeyRoute;
 impl App {
     /// Handles one terminal input event.
     pub fn handle_input(&mut self, event: &Event) {
+        if self.child_input(event) {
+            return;
+        }
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(*key),
             Event::Paste(text) => {

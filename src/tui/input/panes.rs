@@ -30,6 +30,8 @@ impl App {
                     self.set_focus(Focus::Diffs);
                 }
             }
+            // A subagent's card opens its transcript.
+            Some(Action::OpenSelectedEdit) if self.open_selected_child() => {}
             // A web card opens to its whole content, and folds again.
             Some(Action::OpenSelectedEdit) if self.transcript.toggle_selected_card() => {}
             _ if matches!(key.code, KeyCode::Char(_) | KeyCode::Enter) && !self.read_only => {

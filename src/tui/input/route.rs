@@ -164,7 +164,12 @@ impl App {
         let waiting = self.keys.release(self.now);
         let settled = waiting.is_some();
         self.settle(waiting);
-        settled
+        // A subagent's transcript open over the screen holds its own keys.
+        let child = self.open_child_mut().is_some_and(App::release_waiting_key);
+        if child {
+            self.settle_child();
+        }
+        settled || child
     }
 
     fn settle(&mut self, waiting: Option<(KeyEvent, Fate)>) {

@@ -227,7 +227,7 @@ pub const BINDINGS: &[Binding] = &[
         S::Transcript,
         &[key(K::Enter)],
         A::OpenSelectedEdit,
-        "open the selected edit in the diff pane (other keys type)",
+        "open the selected edit, card or subagent's transcript (other keys type)",
     ),
     bind(
         S::Todos,

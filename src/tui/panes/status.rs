@@ -44,6 +44,8 @@ pub struct Status {
     pub cost_usd: Option<f64>,
     pub activity: Activity,
     pub read_only: bool,
+    /// A subagent's transcript shown in its parent's UI (read-only too).
+    pub child: bool,
     /// Why commands run unsandboxed ("no sandbox", "sandbox off"), shown after the mode.
     pub sandbox_off: Option<String>,
     /// Background jobs running now (`⚙ 2 jobs` before the activity).
@@ -52,6 +54,9 @@ pub struct Status {
     pub lsp: Option<String>,
     /// Model requests of the session: no cost is shown before the first.
     pub requests: u64,
+    /// What the subagents running now have used so far: counted with the session's tokens
+    /// until each one's result brings its figures into the session's own.
+    pub children: Usage,
 }
 
 impl Status {
@@ -67,10 +72,12 @@ impl Status {
             cost_usd: None,
             activity: Activity::Idle,
             read_only,
+            child: false,
             sandbox_off: None,
             jobs_running: 0,
             lsp: None,
             requests: 0,
+            children: Usage::default(),
         }
     }
 
@@ -81,9 +88,7 @@ impl Status {
 
     /// One model request's usage, as it arrives (a replay has nothing else to go by).
     pub fn add_usage(&mut self, usage: &Usage) {
-        self.totals.prompt_tokens += usage.prompt_tokens;
-        self.totals.completion_tokens += usage.completion_tokens;
-        self.totals.cached_tokens += usage.cached_tokens;
+        self.totals += *usage;
         self.last_prompt = usage.prompt_tokens;
         self.requests += 1;
     }
@@ -160,7 +165,8 @@ impl Status {
         let sep = || Span::styled(" │ ", theme::border());
         let mut left = Vec::new();
         if self.read_only {
-            left.push(Span::styled("replay ", theme::key()));
+            let what = if self.child { "subagent " } else { "replay " };
+            left.push(Span::styled(what, theme::key()));
             left.push(Span::raw(" "));
         }
         if detail.model {
@@ -179,7 +185,7 @@ impl Status {
             left.push(Span::styled(" · ", theme::dim()));
             left.push(Span::styled(badge, style));
         }
-        let t = &self.totals;
+        let t = &(self.totals + self.children);
         if detail.tokens {
             left.push(sep());
             let mut counts = format!(

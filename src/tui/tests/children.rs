@@ -1,0 +1,298 @@
+//! A subagent's card opens the child's own transcript (live while it runs, read-only), Esc or
+//! q comes back; a parent's approval shows over it; the child's tokens count in the status
+//! line while it runs and once, not twice, after.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Instant;
+
+use crossterm::event::KeyCode;
+use serde_json::json;
+
+use super::{app, draw, key, press, screen_text, tool, type_text};
+use crate::bus::{
+    AgentEvent, CallId, ConversationEvent, DecisionKind, Mode, ReportEvent, SessionId, StepId,
+    SubagentStatus, ToolEvent, ToolResult, Usage,
+};
+use crate::tool_output::{SubagentRun, ToolOutput};
+use crate::tui::app::{App, Focus};
+
+const CALL: &str = "call_sub";
+
+fn child(app: &mut App, inner: AgentEvent) {
+    app.apply(&tool(ToolEvent::ChildEvent {
+        call: CallId::new(CALL),
+        inner: Box::new(inner),
+    }));
+}
+
+fn status(step: u64, tool: Option<&str>, tokens: u64) -> SubagentStatus {
+    SubagentStatus {
+        agent: "explore".into(),
+        description: "find the parser".into(),
+        session: "child-session".into(),
+        step,
+        tool: tool.map(str::to_string),
+        tokens,
+        waiting: false,
+    }
+}
+
+fn usage(prompt: u64, completion: u64) -> Usage {
+    Usage {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        cached_tokens: 0,
+    }
+}
+
+/// A parent that called `subagent`, whose child started, read a file and is writing its
+/// answer.
+fn running_child() -> App {
+    let mut app = app(Instant::now());
+    app.apply(&tool(ToolEvent::Requested {
+        call: CallId::new(CALL),
+        name: "subagent".into(),
+        args: json!({"description": "find the parser", "prompt": "where is the parser?", "agent": "explore"}),
+    }));
+    app.apply(&tool(ToolEvent::Started {
+        call: CallId::new(CALL),
+    }));
+    app.apply(&tool(ToolEvent::Subagent {
+        call: CallId::new(CALL),
+        status: status(2, Some("read_file"), 1_500),
+    }));
+    child(
+        &mut app,
+        AgentEvent::Conversation(ConversationEvent::SessionStarted {
+            session: SessionId("child-session".into()),
+            provider: "deepseek".into(),
+            model: "deepseek-chat".into(),
+            mode: Mode::AutoEdit,
+            context_window: 64_000,
+            resumed: false,
+        }),
+    );
+    child(
+        &mut app,
+        AgentEvent::Conversation(ConversationEvent::UserMessage {
+            text: "where is the parser?".into(),
+            images: Vec::new(),
+            files: Vec::new(),
+            typed: None,
+        }),
+    );
+    child(
+        &mut app,
+        tool(ToolEvent::Requested {
+            call: CallId::new("child_1"),
+            name: "read_file".into(),
+            args: json!({"path": "src/parser/mod.rs"}),
+        }),
+    );
+    child(
+        &mut app,
+        tool(ToolEvent::Finished {
+            call: CallId::new("child_1"),
+            name: "read_file".into(),
+            result: ToolResult {
+                is_error: false,
+                text: "pub fn parse() {}".into(),
+                output: None,
+            },
+        }),
+    );
+    child(
+        &mut app,
+        AgentEvent::Conversation(ConversationEvent::TextDelta {
+            step: StepId(2),
+            text: "CHILD-ANSWER-SO-FAR: the parser lives in src/parser".into(),
+        }),
+    );
+    child(
+        &mut app,
+        AgentEvent::Report(ReportEvent::SessionUsage {
+            totals: usage(1_200, 300),
+            requests: 2,
+        }),
+    );
+    app
+}
+
+fn open_card(app: &mut App) {
+    app.handle_input(&key(KeyCode::Tab));
+    assert_eq!(app.focus(), Focus::Transcript);
+    draw(app, 100, 40);
+    app.handle_input(&key(KeyCode::Up));
+    assert!(app.transcript.selected_card().is_some());
+    app.handle_input(&key(KeyCode::Enter));
+}
+
+fn finish(app: &mut App) {
+    app.apply(&AgentEvent::Report(ReportEvent::SessionUsage {
+        totals: usage(1_200 + 100, 300 + 10),
+        requests: 3,
+    }));
+    app.apply(&tool(ToolEvent::Finished {
+        call: CallId::new(CALL),
+        name: "subagent".into(),
+        result: ToolResult::ok(ToolOutput::Subagent(SubagentRun {
+            agent: "explore".into(),
+            description: "find the parser".into(),
+            session: "child-session".into(),
+            ended: "completed".into(),
+            finished: true,
+            steps: 2,
+            prompt_tokens: 1_200,
+            completion_tokens: 300,
+            cached_tokens: 0,
+            requests: 2,
+            files_changed: 0,
+            duration_ms: 4_000,
+            text: "the parser lives in src/parser".into(),
+        })),
+    }));
+}
+
+#[test]
+fn enter_on_a_running_subagent_opens_its_transcript_and_esc_comes_back() {
+    let mut app = running_child();
+    let parent = screen_text(&app, 100, 40);
+    assert!(
+        parent.contains("agent explore · step 2 · read_file"),
+        "{parent}"
+    );
+    assert!(!parent.contains("CHILD-ANSWER-SO-FAR"), "{parent}");
+    open_card(&mut app);
+    let view = screen_text(&app, 100, 40);
+    assert!(
+        view.contains("subagent explore (find the parser) · read-only · Esc: back"),
+        "{view}"
+    );
+    assert!(view.contains("where is the parser?"), "{view}");
+    assert!(view.contains("src/parser/mod.rs"), "{view}");
+    assert!(view.contains("CHILD-ANSWER-SO-FAR"), "{view}");
+    // Live: what the child does next shows in the open view.
+    child(
+        &mut app,
+        tool(ToolEvent::Requested {
+            call: CallId::new("child_2"),
+            name: "grep".into(),
+            args: json!({"pattern": "LIVE-PATTERN"}),
+        }),
+    );
+    let view = screen_text(&app, 100, 40);
+    assert!(view.contains("LIVE-PATTERN"), "{view}");
+    // Nothing typed here is sent, and the parent's input gets nothing either.
+    type_text(&mut app, "hello");
+    assert!(app.take_commands().is_empty());
+    press(&mut app, KeyCode::Esc);
+    let back = screen_text(&app, 100, 40);
+    assert!(!back.contains("read-only · Esc: back"), "{back}");
+    assert!(back.contains("agent explore · step 2"), "{back}");
+    assert!(!back.contains("hello"), "{back}");
+    assert!(
+        app.take_commands().is_empty(),
+        "Esc came back, it interrupted nothing"
+    );
+}
+
+#[test]
+fn q_in_the_childs_transcript_comes_back_and_the_parent_goes_on() {
+    let mut app = running_child();
+    open_card(&mut app);
+    press(&mut app, KeyCode::Char('q'));
+    assert!(!app.should_quit(), "q leaves the child's view, not cairn");
+    let back = screen_text(&app, 100, 40);
+    assert!(!back.contains("read-only · Esc: back"), "{back}");
+    // Opened again after it finished: the same transcript, with its end.
+    child(
+        &mut app,
+        AgentEvent::Conversation(ConversationEvent::AssistantMessage {
+            step: StepId(2),
+            text: "FINAL-CHILD-TEXT".into(),
+            reasoning: String::new(),
+        }),
+    );
+    finish(&mut app);
+    app.handle_input(&key(KeyCode::Enter));
+    let view = screen_text(&app, 100, 40);
+    assert!(view.contains("FINAL-CHILD-TEXT"), "{view}");
+}
+
+#[test]
+fn an_approval_of_the_parent_shows_over_the_childs_transcript_and_is_answered_there() {
+    let mut app = running_child();
+    open_card(&mut app);
+    app.apply(&tool(ToolEvent::AwaitingApproval {
+        call: CallId::new("call_sub~child_3"),
+        name: "bash".into(),
+        subject: "rm -rf build".into(),
+        why: "agent explore (find the parser) asks: deletes files".into(),
+        sandboxed: true,
+        reach: None,
+        prefix: "rm".into(),
+        decisions: vec![DecisionKind::Approve, DecisionKind::Deny],
+        dangers: Vec::new(),
+        diff: None,
+    }));
+    let screen = screen_text(&app, 100, 40);
+    assert!(
+        screen.contains("agent explore (find the parser) asks"),
+        "{screen}"
+    );
+    press(&mut app, KeyCode::Char('n'));
+    let commands = app.take_commands();
+    assert!(
+        commands.iter().any(|c| matches!(c,
+            crate::bus::UserCommand::Decide { call, .. } if call.0 == "call_sub~child_3")),
+        "{commands:?}"
+    );
+    // The view is still the child's once the prompt is answered.
+    let after = screen_text(&app, 100, 40);
+    assert!(after.contains("read-only · Esc: back"), "{after}");
+}
+
+#[test]
+fn the_status_line_counts_a_running_childs_tokens_and_once_after_it_ends() {
+    let mut app = running_child();
+    app.apply(&AgentEvent::Report(ReportEvent::SessionUsage {
+        totals: usage(100, 10),
+        requests: 1,
+    }));
+    // The parent's 100 in plus the child's 1,200 so far.
+    let running = screen_text(&app, 160, 30);
+    assert!(running.contains("↑1.3k ↓310"), "{running}");
+    finish(&mut app);
+    let done = screen_text(&app, 160, 30);
+    assert!(done.contains("↑1.3k ↓310"), "{done}");
+}
+
+#[test]
+fn a_subagent_card_without_a_transcript_says_where_its_log_is() {
+    let mut app = app(Instant::now());
+    app.apply(&tool(ToolEvent::Requested {
+        call: CallId::new(CALL),
+        name: "subagent".into(),
+        args: json!({"description": "find the parser", "prompt": "p"}),
+    }));
+    finish(&mut app);
+    open_card(&mut app);
+    let screen = screen_text(&app, 120, 40);
+    assert!(!screen.contains("read-only · Esc: back"), "{screen}");
+    assert!(
+        screen.contains("cairn replay child-session"),
+        "the flash names the log: {screen}"
+    );
+}
+
+#[test]
+fn snapshots_of_a_running_childs_card_its_open_transcript_and_its_finished_card() {
+    let mut app = running_child();
+    insta::assert_snapshot!("subagent_card_running", draw(&app, 100, 16));
+    open_card(&mut app);
+    insta::assert_snapshot!("subagent_transcript_open", draw(&app, 100, 16));
+    press(&mut app, KeyCode::Esc);
+    finish(&mut app);
+    insta::assert_snapshot!("subagent_card_finished", draw(&app, 100, 16));
+}
