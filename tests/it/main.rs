@@ -61,6 +61,7 @@ mod skills;
 mod steering;
 mod stream_fixtures;
 mod subagents;
+mod subagents_e2e;
 mod support;
 mod terminal_text;
 mod tool_run;

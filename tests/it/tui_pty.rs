@@ -14,6 +14,7 @@ mod rewind;
 mod shell;
 mod skills;
 mod stand_alone;
+mod subagents;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
