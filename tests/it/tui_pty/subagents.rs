@@ -54,6 +54,8 @@ async fn child_asks(tui: &mut Tui, command: &str) -> String {
         .await;
     assert!(prompt.contains(LABEL), "{prompt}");
     assert!(prompt.contains("Allow bash?"), "{prompt}");
+    // The child's live card says what it waits for.
+    assert!(prompt.contains("waiting for your approval"), "{prompt}");
     prompt
 }
 
@@ -95,6 +97,24 @@ async fn tui_pty_a_childs_approval_is_asked_in_the_parents_screen_and_y_runs_it(
     assert!(
         report.starts_with("CHILD: made it.\n[subagent general: completed"),
         "{report}"
+    );
+    // `/cost` counts them too: its total row has the child's 50 in and 5 out.
+    tui.send("/cost");
+    tui.wait_for_text("/cost").await;
+    tui.send("\r");
+    let total = |s: &str| {
+        s.lines()
+            .find(|l| l.contains(" total "))
+            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+    };
+    let screen = tui
+        .wait_for("the /cost table", |s| total(s).is_some())
+        .await;
+    let row = total(&screen).unwrap();
+    assert!(
+        row.windows(4)
+            .any(|w| w[0] == "total" && w[1] == "350" && w[2] == "0" && w[3] == "35"),
+        "{row:?}\n{screen}"
     );
     tui.quit().await;
 }
