@@ -1,7 +1,8 @@
 //! Subagents through the real `cairn exec` (SPEC §11.5), against the scripted mock: a child's
 //! dangerous command in a headless run is denied at once and the parent still gets its report;
 //! a child's calls pass the same hooks as the parent's; a child is offered the parent's MCP
-//! tools, narrowed by its definition's `tools:`, and asks for its definition's `model:`.
+//! tools, narrowed by its definition's `tools:`, and asks for its definition's `model:`;
+//! `cairn undo` takes back what a child's command changed.
 //! The mock tells a child's requests from the parent's by their first user message (a child
 //! sees only its prompt).
 #![allow(clippy::unwrap_used)]
@@ -12,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::hooks::{Scripts, hook_config};
 use crate::mcp::Server;
-use crate::support::cairn_cmd::Sandbox;
+use crate::support::cairn_cmd::{Sandbox, reverted, undo_json};
 use cairn::testing::mock_mcp::{McpScript, tool};
 use cairn::testing::{MockCall, MockLlm, Script};
 
@@ -303,4 +304,42 @@ async fn exec_a_child_is_offered_the_parents_mcp_tools_narrowed_by_its_definitio
         second.starts_with("GENERAL-DONE\n[subagent general: completed"),
         "{second}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_undo_takes_back_what_a_childs_command_changed() {
+    let sb = Sandbox::new().file("keep.txt", "original\n");
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([delegate("s1", "change two files", "CHANGE-TASK", None)]),
+        Script::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo made > made.txt && echo changed > keep.txt"}),
+        ),
+        Script::text("CHILD-REPORT: changed them."),
+        Script::text("The child changed two files."),
+    ])
+    .await;
+    let run = sb
+        .exec(&llm.url(), &["--mode", "never", "change things"])
+        .await;
+    assert_eq!(
+        run.code, 0,
+        "stdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(sb.read("keep.txt"), "changed\n");
+    assert!(sb.path("made.txt").exists());
+    // The child's changes belong to the parent's turn: `cairn undo` takes them back.
+    let (code, report) = undo_json(&sb);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(
+        reverted(&report),
+        [
+            ("keep.txt".into(), "restored".into()),
+            ("made.txt".into(), "removed".into())
+        ]
+    );
+    assert_eq!(sb.read("keep.txt"), "original\n");
+    assert!(!sb.path("made.txt").exists());
 }
