@@ -247,6 +247,7 @@ impl Printer {
             AgentEvent::Tool(ToolEvent::Requested { name, args, .. }) => {
                 progress!("→ {name} {}", summarize_args(args));
             }
+            AgentEvent::Tool(ToolEvent::ChildEvent { inner, .. }) => child_progress(inner, 1),
             AgentEvent::Tool(ToolEvent::Finished { result, .. }) if result.is_error => {
                 progress!("  {}", first_line(&result.text));
             }
@@ -318,13 +319,33 @@ impl Printer {
     }
 }
 
+/// What a subagent does, under its call and indented by its depth: its calls, the errors and
+/// denials they met (headless, a child's call that needs approval is denied at once: said here,
+/// not only to the child), its warnings.
+fn child_progress(event: &AgentEvent, depth: usize) {
+    let indent = "  ".repeat(depth);
+    match event {
+        AgentEvent::Tool(ToolEvent::Requested { name, args, .. }) => {
+            progress!("{indent}↳ {name} {}", summarize_args(args));
+        }
+        AgentEvent::Tool(ToolEvent::Finished { result, .. }) if result.is_error => {
+            progress!("{indent}    {}", first_line(&result.text));
+        }
+        AgentEvent::Tool(ToolEvent::ChildEvent { inner, .. }) => child_progress(inner, depth + 1),
+        AgentEvent::Report(ReportEvent::Warning { message }) => {
+            progress!("{indent}  warning: {message}");
+        }
+        _ => {}
+    }
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 
 /// A one-line view of a call's arguments for the progress log.
 pub fn summarize_args(args: &serde_json::Value) -> String {
-    let main = ["command", "path", "pattern"]
+    let main = ["command", "path", "pattern", "description", "url", "query"]
         .iter()
         .find_map(|key| args.get(key).and_then(|v| v.as_str()))
         .map(str::to_string)

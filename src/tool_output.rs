@@ -141,6 +141,20 @@ pub struct FileChange {
     pub replacements: usize,
 }
 
+impl FileChange {
+    /// The path, with `(created)` or `(deleted)` when it is either: how a list of changes
+    /// names it to the model.
+    pub fn label(&self) -> String {
+        if self.created {
+            format!("{} (created)", self.path)
+        } else if self.diff.contains("+++ /dev/null") {
+            format!("{} (deleted)", self.path)
+        } else {
+            self.path.clone()
+        }
+    }
+}
+
 /// One entry of a listing or a glob.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListEntry {
@@ -290,6 +304,10 @@ pub struct SubagentRun {
     pub files_changed: u64,
     pub duration_ms: u64,
     pub text: String,
+    /// What it changed, as the parent's checkpoints around it saw it (when it ran alone in
+    /// its reply): its diffs in the parent's diff pane.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FileChange>,
 }
 
 /// What an MCP server's tool answered: `text` is what the model reads (capped head and tail,

@@ -328,7 +328,8 @@ impl Agent {
         let mut commands = 0;
         let delegates = batch
             .iter()
-            .any(|r| matches!(r.call.access, Access::Delegate { .. }));
+            .filter(|r| matches!(r.call.access, Access::Delegate { .. }))
+            .count();
         // What the batch's file tools write: looked at directly by the checkpoint after it.
         let written: Vec<PathBuf> = batch
             .iter()
@@ -361,10 +362,14 @@ impl Agent {
                 self.attach_command_changes(before, &mut result).await;
                 self.flag_runs_later(&mut result);
             }
+            if let (Some(before), Access::Delegate { .. }, 1) = (&before, &call.access, delegates) {
+                // A child alone in its reply: what changed since the checkpoint is its doing.
+                self.attach_child_changes(before, &mut result).await;
+            }
             self.post_tool_hooks(&call, &mut result, cancel).await;
             self.finish(call.id, call.name, result);
         }
-        if before.is_some() && delegates {
+        if before.is_some() && delegates > 0 {
             // Children change what they change anywhere in the workspace: the checkpoint
             // after them looks at all of it, so undo of this turn takes their changes back.
             self.checkpoint_after().await;

@@ -38,7 +38,7 @@ use crate::checkpoint::{
     file_changes,
 };
 use crate::session_log::Record;
-use crate::tool_output::ToolOutput;
+use crate::tool_output::{FileChange, ToolOutput};
 
 /// Longest a snapshot may take before checkpoints are switched off for the session.
 const SNAPSHOT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(15);
@@ -437,29 +437,8 @@ impl Agent {
         result: &mut ToolResult,
     ) {
         let _timer = phases::time_wall(Phase::CommandAfter);
-        let Some(after) = self.checkpoint_after().await else {
+        let Some((changes, note)) = self.changes_since(before).await else {
             return;
-        };
-        if after == *before {
-            return;
-        }
-        let Some(store) = self.checkpoints.store.clone() else {
-            return;
-        };
-        let before = before.clone();
-        let found = tokio::task::spawn_blocking(move || {
-            let _timer = phases::time(Phase::Changes);
-            let changes = store.diff(&before, &after)?;
-            file_changes(&store, &changes)
-        })
-        .await;
-        let (changes, note) = match found {
-            Ok(Ok(found)) => found,
-            Ok(Err(err)) => {
-                tracing::warn!("diff of a command's checkpoints: {err}");
-                return;
-            }
-            Err(_) => return,
         };
         let Some(ToolOutput::Command(run)) = result.output.as_mut() else {
             return;
@@ -468,19 +447,7 @@ impl Agent {
             return;
         }
         let mut told = String::from("\n[files changed by this command: ");
-        let names: Vec<String> = changes
-            .iter()
-            .take(20)
-            .map(|c| {
-                if c.created {
-                    format!("{} (created)", c.path)
-                } else if c.diff.contains("+++ /dev/null") {
-                    format!("{} (deleted)", c.path)
-                } else {
-                    c.path.clone()
-                }
-            })
-            .collect();
+        let names: Vec<String> = changes.iter().take(20).map(FileChange::label).collect();
         told.push_str(&names.join(", "));
         if changes.len() > 20 || note.is_some() {
             told.push_str(", …");
@@ -489,6 +456,34 @@ impl Agent {
         result.text.push_str(&told);
         run.changes = changes;
         run.changes_note = note;
+    }
+
+    /// Takes the checkpoint after a call and finds what changed since `before`: the files,
+    /// and a note when there were more than are kept. None when nothing can tell.
+    pub(super) async fn changes_since(
+        &mut self,
+        before: &CheckpointId,
+    ) -> Option<(Vec<FileChange>, Option<String>)> {
+        let after = self.checkpoint_after().await?;
+        if after == *before {
+            return Some((Vec::new(), None));
+        }
+        let store = self.checkpoints.store.clone()?;
+        let before = before.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let _timer = phases::time(Phase::Changes);
+            let changes = store.diff(&before, &after)?;
+            file_changes(&store, &changes)
+        })
+        .await;
+        match found {
+            Ok(Ok(found)) => Some(found),
+            Ok(Err(err)) => {
+                tracing::warn!("diff of checkpoints around a call: {err}");
+                None
+            }
+            Err(_) => None,
+        }
     }
 }
 

@@ -557,9 +557,12 @@ impl App {
                     Some(ToolOutput::FileChanged(change)) => {
                         Some(self.diffs.push_from(change.clone(), source, 0))
                     }
-                    // What a command created, changed or deleted browses like edits.
-                    Some(ToolOutput::Command(run)) => run
-                        .changes
+                    // What a command or a subagent created, changed or deleted browses
+                    // like edits.
+                    Some(
+                        ToolOutput::Command(crate::tool_output::CommandRun { changes, .. })
+                        | ToolOutput::Subagent(crate::tool_output::SubagentRun { changes, .. }),
+                    ) => changes
                         .iter()
                         .enumerate()
                         .map(|(file, change)| {

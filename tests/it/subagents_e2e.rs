@@ -108,6 +108,15 @@ async fn exec_a_childs_dangerous_command_is_denied_at_once_and_the_parent_gets_i
         "The build directory is still there: removing it needs your approval."
     );
     assert!(run.stderr.contains("→ subagent"), "{}", run.stderr);
+    // The user is told too, under the child's call: what it ran and that it was denied.
+    assert!(
+        run.stderr.contains("  ↳ bash rm -rf build")
+            && run
+                .stderr
+                .contains("nobody can approve it in this headless run"),
+        "{}",
+        run.stderr
+    );
     assert!(sb.path("build/out.o").exists(), "the command did not run");
     assert_eq!(llm.requests().len(), 4);
     // The child was told why, and not asked again.
@@ -174,7 +183,7 @@ async fn exec_a_childs_command_goes_through_the_parents_pre_tool_hook() {
     let report = llm.tool_result(4, "s1").unwrap();
     assert!(
         report.starts_with(
-            "CHILD-REPORT: the hook blocked the push.\n[subagent general: completed · 3 steps"
+            "CHILD-REPORT: the hook blocked the push.\n[files the subagent changed: allowed (created)]\n[subagent general: completed · 3 steps"
         ),
         "{report}"
     );
@@ -307,7 +316,7 @@ async fn exec_a_child_is_offered_the_parents_mcp_tools_narrowed_by_its_definitio
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exec_undo_takes_back_what_a_childs_command_changed() {
+async fn exec_a_childs_command_changes_are_counted_and_undo_takes_them_back() {
     let sb = Sandbox::new().file("keep.txt", "original\n");
     let llm = MockLlm::start(vec![
         Script::tool_calls([delegate("s1", "change two files", "CHANGE-TASK", None)]),
@@ -330,6 +339,13 @@ async fn exec_undo_takes_back_what_a_childs_command_changed() {
     );
     assert_eq!(sb.read("keep.txt"), "changed\n");
     assert!(sb.path("made.txt").exists());
+    // What the child's command changed is counted and named in what the parent reads.
+    let report = llm.tool_result(3, "s1").unwrap();
+    assert!(
+        report.contains("[files the subagent changed: keep.txt, made.txt (created)]")
+            && report.contains(" · 2 files changed · "),
+        "{report}"
+    );
     // The child's changes belong to the parent's turn: `cairn undo` takes them back.
     let (code, report) = undo_json(&sb);
     assert_eq!(code, 0, "{report}");

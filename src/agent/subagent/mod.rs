@@ -179,6 +179,29 @@ impl SubagentHost {
 }
 
 impl super::Agent {
+    /// What a child changed (also by its commands, which its own runs cannot see: a child
+    /// keeps no checkpoints) goes into its report, from the parent's checkpoints around it.
+    pub(super) async fn attach_child_changes(
+        &mut self,
+        before: &crate::checkpoint::CheckpointId,
+        result: &mut crate::bus::ToolResult,
+    ) {
+        if !matches!(
+            result.output,
+            Some(crate::tool_output::ToolOutput::Subagent(_))
+        ) {
+            return;
+        }
+        let Some((changes, note)) = self.changes_since(before).await else {
+            return;
+        };
+        let Some(crate::tool_output::ToolOutput::Subagent(run)) = result.output.as_mut() else {
+            return;
+        };
+        report::with_changes(run, changes, note.is_some());
+        result.text.clone_from(&run.text);
+    }
+
     /// A child's tokens are the session's: logged as a request of this step, they count in
     /// the status line, `/cost`, a resume and `cairn sessions --json`.
     pub(super) fn count_child_usage(&mut self, result: &crate::bus::ToolResult) {

@@ -44,6 +44,7 @@ fn run(session: &str) -> ToolResult {
         files_changed: 0,
         duration_ms: 1,
         text: "answer".into(),
+        changes: Vec::new(),
     }))
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::drive::{ChildEnd, ChildProgress, Follow};
 use crate::bus::EndReason;
-use crate::tool_output::SubagentRun;
+use crate::tool_output::{FileChange, SubagentRun};
 
 pub(super) fn run(
     watched: &Follow<'_>,
@@ -16,27 +16,7 @@ pub(super) fn run(
 ) -> SubagentRun {
     let (ended, finished) = ended(ending);
     let had = progress.text();
-    let figures = figures(watched.agent, &ended, progress, took);
-    let text = if finished {
-        let answer = if had.is_empty() {
-            "(the subagent finished without a final message)".to_string()
-        } else {
-            had
-        };
-        format!("{answer}\n{figures}")
-    } else {
-        let marker = match ending {
-            ChildEnd::Cancelled => crate::tool_output::CANCELLED.to_string(),
-            _ => format!("[subagent did not finish: {ended}]"),
-        };
-        let had = if had.is_empty() {
-            "(it had written nothing yet)".to_string()
-        } else {
-            format!("What it had so far:\n{had}")
-        };
-        format!("{marker}\n{had}\n{figures}")
-    };
-    SubagentRun {
+    let mut run = SubagentRun {
         agent: watched.agent.to_string(),
         description: watched.description.to_string(),
         session: watched.session.0.clone(),
@@ -49,8 +29,52 @@ pub(super) fn run(
         requests: progress.requests,
         files_changed: progress.files.len() as u64,
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-        text,
+        text: String::new(),
+        changes: Vec::new(),
+    };
+    let body = if finished {
+        if had.is_empty() {
+            "(the subagent finished without a final message)".to_string()
+        } else {
+            had
+        }
+    } else {
+        let marker = match ending {
+            ChildEnd::Cancelled => crate::tool_output::CANCELLED.to_string(),
+            _ => format!("[subagent did not finish: {}]", run.ended),
+        };
+        let had = if had.is_empty() {
+            "(it had written nothing yet)".to_string()
+        } else {
+            format!("What it had so far:\n{had}")
+        };
+        format!("{marker}\n{had}")
+    };
+    run.text = format!("{body}\n{}", figures(&run));
+    run
+}
+
+/// What the child changed, as the parent's checkpoints around it saw it (its commands' changes
+/// too): counted in the figures, named for the model above them, kept for the diff pane.
+pub(super) fn with_changes(run: &mut SubagentRun, changes: Vec<FileChange>, more: bool) {
+    if changes.is_empty() {
+        return;
     }
+    let body = run
+        .text
+        .rsplit_once('\n')
+        .map_or(String::new(), |(body, _figures)| body.to_string());
+    let mut names: Vec<String> = changes.iter().take(20).map(FileChange::label).collect();
+    if more || changes.len() > 20 {
+        names.push("…".into());
+    }
+    run.files_changed = changes.len() as u64;
+    run.text = format!(
+        "{body}\n[files the subagent changed: {}]\n{}",
+        names.join(", "),
+        figures(run)
+    );
+    run.changes = changes;
 }
 
 /// How it ended in words, and whether it finished.
@@ -82,20 +106,20 @@ fn ended(ending: &ChildEnd) -> (String, bool) {
 }
 
 /// `[subagent explore: completed · 3 steps · 1,204 tokens · 2 files changed · 4.1 s]`
-fn figures(agent: &str, ended: &str, progress: &ChildProgress, took: Duration) -> String {
-    let tokens = progress.usage.prompt_tokens + progress.usage.completion_tokens;
-    let short = if ended.len() > 40 {
-        ended.split(':').next().unwrap_or(ended)
+fn figures(run: &SubagentRun) -> String {
+    let tokens = run.prompt_tokens + run.completion_tokens;
+    let short = if run.ended.len() > 40 {
+        run.ended.split(':').next().unwrap_or(&run.ended)
     } else {
-        ended
+        &run.ended
     };
     format!(
-        "[subagent {agent}: {short} · {} step{} · {} tokens · {} file{} changed · {:.1} s]",
-        progress.steps,
-        if progress.steps == 1 { "" } else { "s" },
-        tokens,
-        progress.files.len(),
-        if progress.files.len() == 1 { "" } else { "s" },
-        took.as_secs_f64()
+        "[subagent {}: {short} · {} step{} · {tokens} tokens · {} file{} changed · {:.1} s]",
+        run.agent,
+        run.steps,
+        if run.steps == 1 { "" } else { "s" },
+        run.files_changed,
+        if run.files_changed == 1 { "" } else { "s" },
+        run.duration_ms as f64 / 1000.0
     )
 }

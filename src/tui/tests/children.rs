@@ -150,6 +150,7 @@ fn finish(app: &mut App) {
             files_changed: 0,
             duration_ms: 4_000,
             text: "the parser lives in src/parser".into(),
+            changes: Vec::new(),
         })),
     }));
 }

@@ -95,7 +95,9 @@ async fn tui_pty_a_childs_approval_is_asked_in_the_parents_screen_and_y_runs_it(
     assert!(first_user_text(&llm.request(2)).contains("TIDY-TASK"));
     let report = llm.tool_result(3, "s1").unwrap();
     assert!(
-        report.starts_with("CHILD: made it.\n[subagent general: completed"),
+        report.starts_with(
+            "CHILD: made it.\n[files the subagent changed: made-by-child (created)]\n[subagent general: completed"
+        ) && report.contains(" · 1 file changed · "),
         "{report}"
     );
     // `/cost` counts them too: its total row has the child's 50 in and 5 out.
@@ -151,6 +153,31 @@ async fn tui_pty_a_childs_approval_denied_with_n_tells_the_child_and_the_parent_
         report.starts_with("CHILD: the user said no.\n[subagent general: completed"),
         "{report}"
     );
+    // Enter on the child's card opens its own transcript, read-only; Esc comes back.
+    tui.press("\t").await;
+    tui.press("\x1b[A").await;
+    tui.press("\x1b[A").await;
+    tui.press("\r").await;
+    let child = tui
+        .wait_for("the child's transcript", |s| {
+            s.contains("subagent general (tidy the workspace) · read-only · Esc: back")
+        })
+        .await;
+    assert!(child.contains("TIDY-TASK"), "its prompt:\n{child}");
+    assert!(child.contains("CHILD: the user said no."), "{child}");
+    assert!(
+        child.contains("rm scratch.txt"),
+        "its denied call:\n{child}"
+    );
+    assert!(
+        !child.contains("scratch.txt stays: you declined."),
+        "the parent's answer is not the child's:\n{child}"
+    );
+    tui.press("\x1b").await;
+    tui.wait_for("the parent's transcript again", |s| {
+        !s.contains("read-only · Esc: back") && s.contains("scratch.txt stays: you declined.")
+    })
+    .await;
     tui.quit().await;
 }
 
@@ -252,4 +279,28 @@ async fn tui_pty_sessions_lists_a_child_under_its_parent_and_replay_opens_it() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
+
+    // The parent's replay opens the child's transcript from its card, as it did live.
+    let mut tui = Tui::start_args(&sb, &["replay", &parent_id], 160, 40);
+    tui.wait_for("the parent's replayed session", |s| {
+        s.contains("PARENT-ANSWER: the child says 42.")
+    })
+    .await;
+    tui.press("\x1b[A").await;
+    tui.press("\x1b[A").await;
+    tui.press("\r").await;
+    let child = tui
+        .wait_for("the child's transcript from the parent's replay", |s| {
+            s.contains("subagent general (multiply) · read-only · Esc: back")
+        })
+        .await;
+    assert!(child.contains("CHILD-ANSWER: forty-two"), "{child}");
+    assert!(!child.contains("PARENT-ANSWER"), "{child}");
+    tui.press("\x1b").await;
+    tui.wait_for("the parent's replay again", |s| {
+        s.contains("PARENT-ANSWER") && !s.contains("read-only · Esc: back")
+    })
+    .await;
+    assert_eq!(llm.requests().len(), 3, "a replay sends nothing");
+    tui.quit().await;
 }
