@@ -12,8 +12,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::bus::{AgentEvent, CallId, Usage};
+use crate::tool_output::ToolOutput;
 use crate::tui::app::App;
 use crate::tui::options::TuiOptions;
+use crate::tui::panes::cards::{CardState, ToolCard};
 use crate::tui::{theme, wrap};
 use crate::visible;
 
@@ -84,10 +86,8 @@ impl App {
         let Some(card) = self.transcript.selected_card() else {
             return false;
         };
-        let session = match (&card.subagent, card.subagent_run()) {
-            (_, Some(run)) => run.session.clone(),
-            (Some(status), None) => status.session.clone(),
-            (None, None) => return false,
+        let Some(Delegated { session, .. }) = delegated(card) else {
+            return false;
         };
         let call = card.call.clone();
         if self.children.apps.contains_key(&call) {
@@ -185,8 +185,17 @@ impl App {
             .open
             .as_ref()
             .and_then(|call| self.transcript.card(call))
-            .and_then(|card| card.subagent_title())
-            .unwrap_or_else(|| "subagent".to_string());
+            .and_then(delegated)
+            .map_or_else(
+                || "subagent".to_string(),
+                |child| {
+                    format!(
+                        "subagent {} ({})",
+                        visible::name(child.agent),
+                        visible::name(child.description)
+                    )
+                },
+            );
         let text = format!(" {title} · read-only · Esc: back ");
         frame.render_widget(
             Paragraph::new(Line::from(Span::styled(
@@ -198,4 +207,28 @@ impl App {
         child.render_in(frame, body);
         true
     }
+}
+
+/// Who a `subagent` card ran: from its result once finished, from its live status before.
+struct Delegated<'a> {
+    agent: &'a str,
+    description: &'a str,
+    session: String,
+}
+
+fn delegated(card: &ToolCard) -> Option<Delegated<'_>> {
+    if let CardState::Finished { result, .. } = &card.state
+        && let Some(ToolOutput::Subagent(run)) = &result.output
+    {
+        return Some(Delegated {
+            agent: &run.agent,
+            description: &run.description,
+            session: run.session.clone(),
+        });
+    }
+    card.subagent.as_ref().map(|status| Delegated {
+        agent: &status.agent,
+        description: &status.description,
+        session: status.session.clone(),
+    })
 }

@@ -3,9 +3,8 @@
 
 use ratatui::text::{Line, Span};
 
-use super::cards::{CardState, ToolCard};
 use crate::bus::SubagentStatus;
-use crate::tool_output::{SubagentRun, ToolOutput};
+use crate::tool_output::SubagentRun;
 use crate::tui::{theme, wrap};
 use crate::visible;
 
@@ -47,31 +46,4 @@ pub(super) fn summary(run: &SubagentRun) -> String {
         run.files_changed,
         visible::name(&run.session)
     )
-}
-
-impl ToolCard {
-    /// The finished subagent's run, when this card is a `subagent` call's.
-    pub fn subagent_run(&self) -> Option<&SubagentRun> {
-        let CardState::Finished { result, .. } = &self.state else {
-            return None;
-        };
-        match &result.output {
-            Some(ToolOutput::Subagent(run)) => Some(run),
-            _ => None,
-        }
-    }
-
-    /// `subagent NAME (description)`, when this card runs or ran one.
-    pub fn subagent_title(&self) -> Option<String> {
-        let (agent, description) = match (self.subagent_run(), &self.subagent) {
-            (Some(run), _) => (&run.agent, &run.description),
-            (None, Some(status)) => (&status.agent, &status.description),
-            (None, None) => return None,
-        };
-        Some(format!(
-            "subagent {} ({})",
-            visible::name(agent),
-            visible::name(description)
-        ))
-    }
 }
