@@ -318,3 +318,37 @@ impl Approvals {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child waiting on its own child is not stalled while the grandchild works.
+    #[test]
+    fn a_grandchild_at_work_is_progress_and_idling_is_not() {
+        let call = CallId::new("s1");
+        let grandchild = AgentEvent::Tool(ToolEvent::ChildEvent {
+            call: call.clone(),
+            inner: Box::new(AgentEvent::Conversation(ConversationEvent::TextDelta {
+                step: crate::bus::StepId(1),
+                text: "x".into(),
+            })),
+        });
+        assert!(moves(&grandchild));
+        let card = AgentEvent::Tool(ToolEvent::Subagent {
+            call,
+            status: SubagentStatus {
+                agent: "explore".into(),
+                description: "d".into(),
+                session: "s".into(),
+                step: 1,
+                tool: None,
+                tokens: 0,
+                waiting: false,
+            },
+        });
+        assert!(moves(&card));
+        let idle = AgentEvent::Conversation(ConversationEvent::Idle);
+        assert!(!moves(&idle));
+    }
+}
