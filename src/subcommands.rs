@@ -128,18 +128,7 @@ pub async fn replay(dirs: &Dirs, id: &str) -> Result<i32> {
     for event in events {
         let _ = engine.events.send(event);
     }
-    let options = TuiOptions {
-        provider,
-        model,
-        mode,
-        read_only: true,
-        initial_prompt: None,
-        sandbox_off: None,
-        trust: None,
-        welcome: None,
-        command_sources: None,
-        history: Vec::new(),
-    };
+    let options = TuiOptions::read_only(provider, model, mode);
     // Keep the engine ends alive while the UI runs, so it does not see a closed bus.
     let result = tui::run(front, options).await;
     drop(engine);

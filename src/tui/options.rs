@@ -23,3 +23,21 @@ pub struct TuiOptions {
     /// What the user sent in this directory before, oldest first (Up brings it back).
     pub history: Vec<String>,
 }
+
+impl TuiOptions {
+    /// A session shown read-only: nothing to ask, send or complete.
+    pub fn read_only(provider: String, model: String, mode: crate::bus::Mode) -> Self {
+        Self {
+            provider,
+            model,
+            mode,
+            read_only: true,
+            initial_prompt: None,
+            sandbox_off: None,
+            trust: None,
+            welcome: None,
+            command_sources: None,
+            history: Vec::new(),
+        }
+    }
+}

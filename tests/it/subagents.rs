@@ -38,7 +38,7 @@ fn usage(prompt: u64, completion: u64) -> Usage {
     }
 }
 
-fn delegate(id: &str, description: &str, prompt: &str, agent: Option<&str>) -> MockCall {
+pub(crate) fn delegate(id: &str, description: &str, prompt: &str, agent: Option<&str>) -> MockCall {
     let mut args = json!({ "description": description, "prompt": prompt });
     if let Some(agent) = agent {
         args["agent"] = json!(agent);
@@ -46,7 +46,7 @@ fn delegate(id: &str, description: &str, prompt: &str, agent: Option<&str>) -> M
     MockCall::new(id, "subagent", args)
 }
 
-fn tool_names(request: &Value) -> Vec<String> {
+pub(crate) fn tool_names(request: &Value) -> Vec<String> {
     request["tools"]
         .as_array()
         .map(|tools| {
@@ -59,7 +59,7 @@ fn tool_names(request: &Value) -> Vec<String> {
 }
 
 /// The text of a request's first user message (how the mock tells a child from its parent).
-fn first_user_text(request: &Value) -> String {
+pub(crate) fn first_user_text(request: &Value) -> String {
     request["messages"]
         .as_array()
         .and_then(|m| m.iter().find(|m| m["role"] == "user"))

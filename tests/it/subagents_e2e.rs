@@ -13,39 +13,10 @@ use serde_json::{Value, json};
 
 use crate::hooks::{Scripts, hook_config};
 use crate::mcp::Server;
+use crate::subagents::{delegate, first_user_text, tool_names};
 use crate::support::cairn_cmd::{Sandbox, reverted, undo_json};
 use cairn::testing::mock_mcp::{McpScript, tool};
-use cairn::testing::{MockCall, MockLlm, Script};
-
-/// A `subagent` call.
-pub(crate) fn delegate(id: &str, description: &str, prompt: &str, agent: Option<&str>) -> MockCall {
-    let mut args = json!({ "description": description, "prompt": prompt });
-    if let Some(agent) = agent {
-        args["agent"] = json!(agent);
-    }
-    MockCall::new(id, "subagent", args)
-}
-
-/// The text of a request's first user message: a child's is its prompt.
-pub(crate) fn first_user_text(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
-        .map(|m| m["content"].to_string())
-        .unwrap_or_default()
-}
-
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use cairn::testing::{MockLlm, Script};
 
 /// Whether the request already answers a tool call (the child's second request).
 fn has_tool_result(request: &Value) -> bool {

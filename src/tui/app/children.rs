@@ -36,7 +36,11 @@ impl App {
     /// One of the child's events, into its transcript.
     pub(super) fn fold_child(&mut self, call: &CallId, inner: &AgentEvent) {
         let now = self.now;
-        let options = self.child_options();
+        let options = TuiOptions::read_only(
+            self.status.provider.clone(),
+            self.status.model.clone(),
+            self.status.mode,
+        );
         let child = self.children.apps.entry(call.clone()).or_insert_with(|| {
             let mut child = Box::new(App::new(&options, now));
             child.status.child = true;
@@ -63,21 +67,6 @@ impl App {
             .fold(Usage::default(), |sum, (_, child)| {
                 sum + child.status.totals
             });
-    }
-
-    fn child_options(&self) -> TuiOptions {
-        TuiOptions {
-            provider: self.status.provider.clone(),
-            model: self.status.model.clone(),
-            mode: self.status.mode,
-            read_only: true,
-            initial_prompt: None,
-            sandbox_off: None,
-            trust: None,
-            welcome: None,
-            command_sources: None,
-            history: Vec::new(),
-        }
     }
 
     /// Enter on the selected card: a subagent's opens its transcript. False when the card is

@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::harness::{DEADLINE, Tui};
-use crate::subagents_e2e::{delegate, first_user_text};
+use crate::subagents::{delegate, first_user_text};
 use crate::support::cairn_cmd::Sandbox;
 use cairn::bus::Usage;
 use cairn::testing::{MockLlm, Script};
@@ -57,6 +57,17 @@ async fn child_asks(tui: &mut Tui, command: &str) -> String {
     // The child's live card says what it waits for.
     assert!(prompt.contains("waiting for your approval"), "{prompt}");
     prompt
+}
+
+/// With the transcript focused, selects the entry before the last (the `subagent` card under
+/// the parent's answer) and opens it: the child's transcript, under its banner.
+async fn open_second_to_last_card(tui: &mut Tui, agent: &str) -> String {
+    tui.press("\x1b[A").await;
+    tui.press("\x1b[A").await;
+    tui.press("\r").await;
+    let banner = format!("subagent {agent} · read-only · Esc: back");
+    tui.wait_for("the child's transcript", |s| s.contains(&banner))
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,14 +166,7 @@ async fn tui_pty_a_childs_approval_denied_with_n_tells_the_child_and_the_parent_
     );
     // Enter on the child's card opens its own transcript, read-only; Esc comes back.
     tui.press("\t").await;
-    tui.press("\x1b[A").await;
-    tui.press("\x1b[A").await;
-    tui.press("\r").await;
-    let child = tui
-        .wait_for("the child's transcript", |s| {
-            s.contains("subagent general (tidy the workspace) · read-only · Esc: back")
-        })
-        .await;
+    let child = open_second_to_last_card(&mut tui, "general (tidy the workspace)").await;
     assert!(child.contains("TIDY-TASK"), "its prompt:\n{child}");
     assert!(child.contains("CHILD: the user said no."), "{child}");
     assert!(
@@ -286,14 +290,7 @@ async fn tui_pty_sessions_lists_a_child_under_its_parent_and_replay_opens_it() {
         s.contains("PARENT-ANSWER: the child says 42.")
     })
     .await;
-    tui.press("\x1b[A").await;
-    tui.press("\x1b[A").await;
-    tui.press("\r").await;
-    let child = tui
-        .wait_for("the child's transcript from the parent's replay", |s| {
-            s.contains("subagent general (multiply) · read-only · Esc: back")
-        })
-        .await;
+    let child = open_second_to_last_card(&mut tui, "general (multiply)").await;
     assert!(child.contains("CHILD-ANSWER: forty-two"), "{child}");
     assert!(!child.contains("PARENT-ANSWER"), "{child}");
     tui.press("\x1b").await;
