@@ -297,3 +297,36 @@ fn snapshots_of_a_running_childs_card_its_open_transcript_and_its_finished_card(
     finish(&mut app);
     insta::assert_snapshot!("subagent_card_finished", draw(&app, 100, 16));
 }
+
+#[test]
+fn what_a_child_changed_browses_in_the_parents_diff_pane() {
+    let mut app = running_child();
+    app.apply(&tool(ToolEvent::Finished {
+        call: CallId::new(CALL),
+        name: "subagent".into(),
+        result: ToolResult::ok(ToolOutput::Subagent(SubagentRun {
+            agent: "explore".into(),
+            description: "find the parser".into(),
+            session: "child-session".into(),
+            ended: "completed".into(),
+            finished: true,
+            files_changed: 1,
+            text: "made it".into(),
+            changes: vec![crate::tool_output::FileChange {
+                path: "src/made_by_child.rs".into(),
+                created: true,
+                diff: "--- /dev/null\n+++ b/src/made_by_child.rs\n@@ -0,0 +1 @@\n+CHILD-LINE\n"
+                    .into(),
+                added: 1,
+                removed: 0,
+                first_line: 1,
+                last_line: 1,
+                replacements: 1,
+            }],
+            ..SubagentRun::default()
+        })),
+    }));
+    let screen = screen_text(&app, 140, 30);
+    assert!(screen.contains("src/made_by_child.rs"), "{screen}");
+    assert!(screen.contains("CHILD-LINE"), "{screen}");
+}
