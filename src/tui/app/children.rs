@@ -24,11 +24,26 @@ use crate::visible;
 pub(crate) struct Children {
     apps: HashMap<CallId, Box<App>>,
     open: Option<CallId>,
+    /// In a child's own App: what was typed or pasted into its read-only view, which goes on
+    /// to the parent's input (nothing typed is lost).
+    for_parent: Vec<Event>,
 }
 
 impl Children {
     pub fn is_open(&self) -> bool {
         self.open.is_some()
+    }
+}
+
+impl App {
+    /// Text typed into this App when it is a child's read-only transcript: kept for the
+    /// parent's input; true when it was (a replay's text goes nowhere).
+    pub(crate) fn pass_to_parent(&mut self, event: Event) -> bool {
+        if !self.status.child {
+            return false;
+        }
+        self.children.for_parent.push(event);
+        true
     }
 }
 
@@ -147,6 +162,19 @@ impl App {
         }
         self.intents.append(&mut child.intents);
         child.commands.clear();
+        // Typing there is a message being written: the view closes and the text goes on
+        // into the input, in order.
+        let typed = std::mem::take(&mut child.children.for_parent);
+        if !typed.is_empty() {
+            self.children.open = None;
+            for event in typed {
+                match event {
+                    Event::Key(key) => self.type_key(key),
+                    Event::Paste(text) => self.handle_paste(&text),
+                    _ => {}
+                }
+            }
+        }
     }
 
     /// The frame clock reaches the open transcript (its spinners, a key it holds back).

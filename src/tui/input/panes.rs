@@ -73,7 +73,7 @@ impl App {
     /// A paste is text: into the field of the prompt on top when it has one (a deny message,
     /// the model picker's name), else into the input, as typing goes (a prompt never takes
     /// it as an answer, and nothing pasted is lost behind one). The help closes.
-    pub(super) fn handle_paste(&mut self, text: &str) {
+    pub(crate) fn handle_paste(&mut self, text: &str) {
         let top = self.layers.len().checked_sub(1);
         match top.and_then(|index| self.layers.get_mut(index)) {
             Some(Layer::Choice(picker)) if picker.is_model_picker() => return picker.paste(text),
@@ -90,6 +90,8 @@ impl App {
         if !self.read_only {
             self.set_focus(Focus::Input);
             self.paste_into_input(text);
+        } else {
+            self.pass_to_parent(crossterm::event::Event::Paste(text.to_string()));
         }
     }
 

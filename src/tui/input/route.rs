@@ -133,11 +133,12 @@ impl App {
 
     /// A key typed as text: into the input (which takes the focus), in order. A replay has no
     /// input: the key is dropped. The help overlay closes: the input is where the keys go.
-    pub(super) fn type_key(&mut self, key: KeyEvent) {
+    pub(crate) fn type_key(&mut self, key: KeyEvent) {
         if is_printable(&key) {
             self.keys.typed(self.now);
         }
         if self.read_only {
+            self.pass_to_parent(crossterm::event::Event::Key(key));
             return;
         }
         if matches!(self.layers.top(), Some(Layer::Help { .. })) {

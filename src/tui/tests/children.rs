@@ -184,18 +184,29 @@ fn enter_on_a_running_subagent_opens_its_transcript_and_esc_comes_back() {
     );
     let view = screen_text(&app, 100, 40);
     assert!(view.contains("LIVE-PATTERN"), "{view}");
-    // Nothing typed here is sent, and the parent's input gets nothing either.
-    type_text(&mut app, "hello");
-    assert!(app.take_commands().is_empty());
     press(&mut app, KeyCode::Esc);
     let back = screen_text(&app, 100, 40);
     assert!(!back.contains("read-only · Esc: back"), "{back}");
     assert!(back.contains("agent explore · step 2"), "{back}");
-    assert!(!back.contains("hello"), "{back}");
     assert!(
         app.take_commands().is_empty(),
         "Esc came back, it interrupted nothing"
     );
+}
+
+#[test]
+fn typing_in_the_childs_transcript_goes_on_into_the_parents_input_and_sends_nothing() {
+    let mut app = running_child();
+    open_card(&mut app);
+    type_text(&mut app, "hello there");
+    app.handle_input(&crossterm::event::Event::Paste(" and more".into()));
+    app.set_now(app.now + std::time::Duration::from_secs(1));
+    app.expire();
+    let screen = screen_text(&app, 100, 40);
+    assert!(!screen.contains("read-only · Esc: back"), "{screen}");
+    assert_eq!(app.composer.text(), "hello there and more");
+    assert_eq!(app.focus(), Focus::Input);
+    assert!(app.take_commands().is_empty(), "nothing is sent");
 }
 
 #[test]
