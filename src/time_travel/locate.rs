@@ -66,7 +66,9 @@ impl Located {
 
     /// Whether the label names the one file the change is about ("the edit of x.py").
     fn names_its_file(&self) -> bool {
-        !self.label.starts_with("the command ") && self.changes.len() == 1
+        !self.label.starts_with("the command ")
+            && !self.label.starts_with("the subagent ")
+            && self.changes.len() == 1
     }
 }
 
@@ -74,6 +76,7 @@ fn changes_of(output: Option<&ToolOutput>) -> Vec<FileChange> {
     match output {
         Some(ToolOutput::FileChanged(change)) => vec![change.clone()],
         Some(ToolOutput::Command(run)) => run.changes.clone(),
+        Some(ToolOutput::Subagent(run)) => run.changes.clone(),
         _ => Vec::new(),
     }
 }
@@ -84,6 +87,14 @@ pub fn change_label(tool: &str, output: Option<&ToolOutput>, changes: &[FileChan
     if let Some(ToolOutput::Command(run)) = output {
         let (cut, more) = crate::fs::text::cut_chars(run.command.trim(), 60);
         return format!("the command `{cut}{}`", if more { "…" } else { "" });
+    }
+    if let Some(ToolOutput::Subagent(run)) = output {
+        let (cut, more) = crate::fs::text::cut_chars(run.description.trim(), 60);
+        return format!(
+            "the subagent {} ({cut}{})",
+            crate::visible::name(&run.agent),
+            if more { "…" } else { "" }
+        );
     }
     let Some(change) = changes.first() else {
         return format!("the {tool} change");
@@ -177,7 +188,11 @@ fn locate_call(
     };
     let changes = changes_of(output.as_ref());
     let label = change_label(&name, output.as_ref(), &changes);
-    let is_command = matches!(output, Some(ToolOutput::Command(_)));
+    // A subagent alone in its reply is bracketed like a command: the After taken as it ended.
+    let is_command = matches!(
+        output,
+        Some(ToolOutput::Command(_) | ToolOutput::Subagent(_))
+    );
     let (before, after, range) = bracket(records, before_at, at, is_command);
     let mut seen: HashMap<String, usize> = HashMap::new();
     if let Some((from, to)) = range {
@@ -202,8 +217,8 @@ fn locate_call(
     })
 }
 
-/// The checkpoints around the result at `at`: a command's are the `Before` of its batch and
-/// the `After` just before its result; a batch of edits has its `After` after the results.
+/// The checkpoints around the result at `at`: a command's (and a lone subagent's) are the
+/// `Before` of its batch and the `After` just before its result; a batch of edits has its `After` after the results.
 /// None when they cannot be told apart (a failed checkpoint left the batch without one).
 #[allow(clippy::type_complexity)]
 fn bracket(

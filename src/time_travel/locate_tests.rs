@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::bus::{CallId, ToolResult};
-use crate::tool_output::CommandRun;
+use crate::tool_output::{CommandRun, SubagentRun};
 
 fn checkpoint(id: &str, kind: CheckpointKind) -> Record {
     Record::Checkpoint {
@@ -75,6 +75,45 @@ fn a_commands_checkpoints_are_the_ones_around_it_and_a_batchs_follow_its_results
     // a.rs changed twice in that batch: its checkpoint contents are not one edit's.
     assert!(found.shared.contains("a.rs") && !found.shared.contains("b.rs"));
     assert!(locate(&records, &source("nope")).is_err());
+}
+
+/// What a subagent alone in its reply changed reverts like a command's changes: between the
+/// Before of its batch and the After taken as it ended.
+#[test]
+fn a_lone_subagents_changes_are_found_between_its_checkpoints() {
+    use CheckpointKind::{After, Before};
+    let subagent = Record::ToolResult {
+        call: CallId::new("s1"),
+        name: "subagent".into(),
+        result: ToolResult::ok(ToolOutput::Subagent(SubagentRun {
+            agent: "general".into(),
+            description: "regenerate the parser".into(),
+            changes: vec![
+                FileChange {
+                    path: "gen.rs".into(),
+                    ..FileChange::default()
+                },
+                FileChange {
+                    path: "gen_tests.rs".into(),
+                    ..FileChange::default()
+                },
+            ],
+            ..SubagentRun::default()
+        })),
+    };
+    let records = vec![
+        checkpoint("b1", Before),
+        checkpoint("a1", After),
+        subagent,
+        checkpoint("a1", After),
+    ];
+    let found = locate(&records, &source("s1")).unwrap();
+    assert_eq!(found.label, "the subagent general (regenerate the parser)");
+    assert_eq!(found.changes.len(), 2);
+    assert_eq!(
+        (found.before.unwrap().0, found.after.unwrap().0),
+        ("b1".into(), "a1".into())
+    );
 }
 
 #[test]

@@ -423,6 +423,58 @@ async fn undo_of_the_parents_turn_takes_back_a_childs_edit() {
     agent.shutdown().await;
 }
 
+/// A child alone in its reply: what its command changed is in its result (for the diff
+/// pane) and reverts from there like a command's change, leaving the rest of the turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_childs_command_changes_revert_from_its_result() {
+    let (ws, data) = dirs();
+    std::fs::write(ws.path().join("keep.txt"), "before\n").unwrap();
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([delegate("s1", "regenerate", "GEN-TASK", None)]),
+        Script::tool_call(
+            "c1",
+            "bash",
+            json!({"command": "echo generated > gen.txt && echo after > keep.txt"}),
+        ),
+        Script::text("Regenerated."),
+        Script::text("The child regenerated."),
+    ])
+    .await;
+    let sessions = data.path().join("sessions");
+    let mut agent = agent_with(
+        ws.path(),
+        &sessions,
+        &llm,
+        Mode::Auto,
+        SubagentSettings::default(),
+        true,
+    )
+    .await;
+    agent.submit("regenerate").await;
+    agent.wait_for(ended).await;
+    let result = subagent_result(&agent, "s1");
+    let Some(cairn::tool_output::ToolOutput::Subagent(run)) = &result.output else {
+        panic!("{result:?}")
+    };
+    let mut paths: Vec<&str> = run.changes.iter().map(|c| c.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["gen.txt", "keep.txt"], "{}", result.text);
+    let target = crate::revert::target(
+        cairn::bus::ChangeSource::Call(cairn::bus::CallId::new("s1")),
+        None,
+        None,
+    );
+    let (what, _plan) = crate::revert::preview(&mut agent, &target).await;
+    assert!(what.contains("the subagent general (regenerate)"), "{what}");
+    crate::revert::revert(&mut agent, &target).await;
+    assert!(!ws.path().join("gen.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("keep.txt")).unwrap(),
+        "before\n"
+    );
+    agent.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_childs_approval_is_asked_in_the_parents_ui_labelled_and_a_denial_reaches_it() {
     let (ws, data) = dirs();
