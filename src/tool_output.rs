@@ -302,6 +302,9 @@ pub struct SubagentRun {
     pub cached_tokens: u64,
     pub requests: u64,
     pub files_changed: u64,
+    /// Commands it ran: while none did, `files_changed` is exact from its file tools alone.
+    #[serde(default)]
+    pub commands: u64,
     pub duration_ms: u64,
     pub text: String,
     /// What it changed, as the parent's checkpoints around it saw it (when it ran alone in

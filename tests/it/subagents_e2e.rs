@@ -330,3 +330,51 @@ async fn exec_a_childs_command_changes_are_counted_and_undo_takes_them_back() {
     assert_eq!(sb.read("keep.txt"), "original\n");
     assert!(!sb.path("made.txt").exists());
 }
+
+/// Two children in one reply, one of them running a command that writes a file: one
+/// checkpoint around both cannot tell whose change it is, so the figures say what they count
+/// rather than a wrong number; `cairn undo` still takes the change back with the turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_children_side_by_side_say_their_commands_changes_are_not_counted() {
+    let sb = Sandbox::new();
+    let llm = MockLlm::start(vec![
+        Script::tool_calls([
+            delegate("s1", "generate", "CMD-TASK", None),
+            delegate("s2", "look", "TEXT-TASK", None),
+        ]),
+        Script::text("Both done."),
+    ])
+    .await;
+    llm.respond_with(|body| {
+        let first = first_user_text(body);
+        if first.contains("CMD-TASK") {
+            Some(if has_tool_result(body) {
+                Script::text("CMD-DONE")
+            } else {
+                Script::tool_call("c1", "bash", json!({"command": "echo made > made.txt"}))
+            })
+        } else if first.contains("TEXT-TASK") {
+            Some(Script::text("TEXT-DONE"))
+        } else {
+            None
+        }
+    });
+    let run = sb
+        .exec(&llm.url(), &["--mode", "auto", "use two helpers"])
+        .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(sb.path("made.txt").exists());
+    let requests = llm.requests();
+    let last = requests.len() - 1;
+    let with_command = llm.tool_result(last, "s1").unwrap();
+    assert!(
+        with_command
+            .contains("· 0 files written by its file tools (its commands' changes not counted) ·"),
+        "{with_command}"
+    );
+    let without = llm.tool_result(last, "s2").unwrap();
+    assert!(without.contains("· 0 files changed ·"), "{without}");
+    let (code, report) = undo_json(&sb);
+    assert_eq!(code, 0, "{report}");
+    assert!(!sb.path("made.txt").exists(), "{report}");
+}

@@ -49,6 +49,8 @@ pub(super) struct ChildProgress {
     pub usage: Usage,
     pub requests: u64,
     pub files: BTreeSet<String>,
+    /// Commands it ran (what they changed only the parent's checkpoints can tell).
+    pub commands: u64,
     /// Its last complete message with text.
     pub answer: String,
     /// Text streamed in the step that runs now.
@@ -137,11 +139,7 @@ pub(super) async fn follow(
                     Some(ToolOutput::FileChanged(change)) => {
                         progress.files.insert(change.path.clone());
                     }
-                    Some(ToolOutput::Command(run)) => {
-                        progress
-                            .files
-                            .extend(run.changes.iter().map(|c| c.path.clone()));
-                    }
+                    Some(ToolOutput::Command(_)) => progress.commands += 1,
                     _ => {}
                 }
                 watched.show(&progress, !approvals.is_empty());

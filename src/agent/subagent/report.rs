@@ -28,6 +28,7 @@ pub(super) fn run(
         cached_tokens: progress.usage.cached_tokens,
         requests: progress.requests,
         files_changed: progress.files.len() as u64,
+        commands: progress.commands,
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         text: String::new(),
         changes: Vec::new(),
@@ -50,30 +51,34 @@ pub(super) fn run(
         };
         format!("{marker}\n{had}")
     };
-    run.text = format!("{body}\n{}", figures(&run));
+    // Its file tools' writes are all it changed unless it ran commands; what those changed
+    // the parent's checkpoints tell when it ran alone (`with_changes`).
+    let exact = run.commands == 0;
+    run.text = format!("{body}\n{}", figures(&run, exact));
     run
 }
 
 /// What the child changed, as the parent's checkpoints around it saw it (its commands' changes
 /// too): counted in the figures, named for the model above them, kept for the diff pane.
 pub(super) fn with_changes(run: &mut SubagentRun, changes: Vec<FileChange>, more: bool) {
-    if changes.is_empty() {
-        return;
-    }
     let body = run
         .text
         .rsplit_once('\n')
         .map_or(String::new(), |(body, _figures)| body.to_string());
-    let mut names: Vec<String> = changes.iter().take(20).map(FileChange::label).collect();
-    if more || changes.len() > 20 {
-        names.push("…".into());
-    }
     run.files_changed = changes.len() as u64;
-    run.text = format!(
-        "{body}\n[files the subagent changed: {}]\n{}",
-        names.join(", "),
-        figures(run)
-    );
+    run.text = if changes.is_empty() {
+        format!("{body}\n{}", figures(run, true))
+    } else {
+        let mut names: Vec<String> = changes.iter().take(20).map(FileChange::label).collect();
+        if more || changes.len() > 20 {
+            names.push("…".into());
+        }
+        format!(
+            "{body}\n[files the subagent changed: {}]\n{}",
+            names.join(", "),
+            figures(run, true)
+        )
+    };
     run.changes = changes;
 }
 
@@ -106,20 +111,29 @@ fn ended(ending: &ChildEnd) -> (String, bool) {
 }
 
 /// `[subagent explore: completed · 3 steps · 1,204 tokens · 2 files changed · 4.1 s]`
-fn figures(run: &SubagentRun) -> String {
+/// When the count is not `exact` (its commands ran beside other subagents, whose changes one
+/// checkpoint cannot tell apart), it says what it counts.
+fn figures(run: &SubagentRun, exact: bool) -> String {
     let tokens = run.prompt_tokens + run.completion_tokens;
+    let files = if run.files_changed == 1 { "" } else { "s" };
+    let changed = if exact {
+        format!("{} file{files} changed", run.files_changed)
+    } else {
+        format!(
+            "{} file{files} written by its file tools (its commands' changes not counted)",
+            run.files_changed
+        )
+    };
     let short = if run.ended.len() > 40 {
         run.ended.split(':').next().unwrap_or(&run.ended)
     } else {
         &run.ended
     };
     format!(
-        "[subagent {}: {short} · {} step{} · {tokens} tokens · {} file{} changed · {:.1} s]",
+        "[subagent {}: {short} · {} step{} · {tokens} tokens · {changed} · {:.1} s]",
         run.agent,
         run.steps,
         if run.steps == 1 { "" } else { "s" },
-        run.files_changed,
-        if run.files_changed == 1 { "" } else { "s" },
         run.duration_ms as f64 / 1000.0
     )
 }

@@ -35,15 +35,26 @@ pub(super) fn live_line(status: &SubagentStatus, width: usize) -> Line<'static> 
     Line::from(spans)
 }
 
-/// The finished child in one line.
+/// The finished child in one line: the figures the model read (the last line of its result,
+/// `[subagent NAME: how it ended · steps · tokens · files · time]`), and its session.
 pub(super) fn summary(run: &SubagentRun) -> String {
-    let tokens = run.prompt_tokens + run.completion_tokens;
-    format!(
-        "agent {}: {} · {} steps · {tokens} tokens · {} files changed · session {}",
-        visible::name(&run.agent),
-        visible::shown(&run.ended).text,
-        run.steps,
-        run.files_changed,
-        visible::name(&run.session)
-    )
+    let figures = run
+        .text
+        .lines()
+        .last()
+        .and_then(|line| line.strip_prefix("[sub"))
+        .and_then(|line| line.strip_suffix(']'))
+        .filter(|line| line.starts_with("agent "));
+    let figures = match figures {
+        Some(line) => visible::shown(line).text,
+        None => format!(
+            "agent {}: {} · {} steps · {} tokens · {} files changed",
+            visible::name(&run.agent),
+            visible::shown(&run.ended).text,
+            run.steps,
+            run.prompt_tokens + run.completion_tokens,
+            run.files_changed
+        ),
+    };
+    format!("{figures} · session {}", visible::name(&run.session))
 }

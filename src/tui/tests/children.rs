@@ -148,6 +148,7 @@ fn finish(app: &mut App) {
             cached_tokens: 0,
             requests: 2,
             files_changed: 0,
+            commands: 0,
             duration_ms: 4_000,
             text: "the parser lives in src/parser".into(),
             changes: Vec::new(),
