@@ -14,7 +14,7 @@ use crate::bus::{
     AgentEvent, CallId, ConversationEvent, DecisionKind, Mode, ReportEvent, SessionId, StepId,
     SubagentStatus, ToolEvent, ToolResult, Usage,
 };
-use crate::tool_output::{SubagentRun, ToolOutput};
+use crate::tool_output::{FileChange, SubagentRun, ToolOutput};
 use crate::tui::app::{App, Focus};
 
 const CALL: &str = "call_sub";
@@ -129,6 +129,11 @@ fn open_card(app: &mut App) {
 }
 
 fn finish(app: &mut App) {
+    finish_with(app, Vec::new());
+}
+
+/// The child ends with `changes` (what the parent's checkpoints saw it change).
+fn finish_with(app: &mut App, changes: Vec<FileChange>) {
     app.apply(&AgentEvent::Report(ReportEvent::SessionUsage {
         totals: usage(1_200 + 100, 300 + 10),
         requests: 3,
@@ -145,13 +150,12 @@ fn finish(app: &mut App) {
             steps: 2,
             prompt_tokens: 1_200,
             completion_tokens: 300,
-            cached_tokens: 0,
             requests: 2,
-            files_changed: 0,
-            commands: 0,
+            files_changed: changes.len() as u64,
             duration_ms: 4_000,
             text: "the parser lives in src/parser".into(),
-            changes: Vec::new(),
+            changes,
+            ..SubagentRun::default()
         })),
     }));
 }
@@ -313,31 +317,19 @@ fn snapshots_of_a_running_childs_card_its_open_transcript_and_its_finished_card(
 #[test]
 fn what_a_child_changed_browses_in_the_parents_diff_pane() {
     let mut app = running_child();
-    app.apply(&tool(ToolEvent::Finished {
-        call: CallId::new(CALL),
-        name: "subagent".into(),
-        result: ToolResult::ok(ToolOutput::Subagent(SubagentRun {
-            agent: "explore".into(),
-            description: "find the parser".into(),
-            session: "child-session".into(),
-            ended: "completed".into(),
-            finished: true,
-            files_changed: 1,
-            text: "made it".into(),
-            changes: vec![crate::tool_output::FileChange {
-                path: "src/made_by_child.rs".into(),
-                created: true,
-                diff: "--- /dev/null\n+++ b/src/made_by_child.rs\n@@ -0,0 +1 @@\n+CHILD-LINE\n"
-                    .into(),
-                added: 1,
-                removed: 0,
-                first_line: 1,
-                last_line: 1,
-                replacements: 1,
-            }],
-            ..SubagentRun::default()
-        })),
-    }));
+    finish_with(
+        &mut app,
+        vec![FileChange {
+            path: "src/made_by_child.rs".into(),
+            created: true,
+            diff: "--- /dev/null\n+++ b/src/made_by_child.rs\n@@ -0,0 +1 @@\n+CHILD-LINE\n".into(),
+            added: 1,
+            removed: 0,
+            first_line: 1,
+            last_line: 1,
+            replacements: 1,
+        }],
+    );
     let screen = screen_text(&app, 140, 30);
     assert!(screen.contains("src/made_by_child.rs"), "{screen}");
     assert!(screen.contains("CHILD-LINE"), "{screen}");
