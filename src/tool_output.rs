@@ -302,9 +302,10 @@ pub struct SubagentRun {
     pub cached_tokens: u64,
     pub requests: u64,
     pub files_changed: u64,
-    /// Commands it ran: while none did, `files_changed` is exact from its file tools alone.
+    /// Its calls whose changes its file tools' count misses (commands, its own subagents that
+    /// changed files): while there are none, `files_changed` is exact.
     #[serde(default)]
-    pub commands: u64,
+    pub uncounted: u64,
     pub duration_ms: u64,
     pub text: String,
     /// What it changed, as the parent's checkpoints around it saw it (when it ran alone in

@@ -369,7 +369,7 @@ async fn exec_children_side_by_side_say_their_commands_changes_are_not_counted()
     let with_command = llm.tool_result(last, "s1").unwrap();
     assert!(
         with_command
-            .contains("· 0 files written by its file tools (its commands' changes not counted) ·"),
+            .contains("· 0 files written by its file tools (changes by its commands or subagents not counted) ·"),
         "{with_command}"
     );
     let without = llm.tool_result(last, "s2").unwrap();

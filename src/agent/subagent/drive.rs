@@ -49,8 +49,9 @@ pub(super) struct ChildProgress {
     pub usage: Usage,
     pub requests: u64,
     pub files: BTreeSet<String>,
-    /// Commands it ran (what they changed only the parent's checkpoints can tell).
-    pub commands: u64,
+    /// Calls whose changes its file-tool count misses: the commands it ran and its own
+    /// subagents that changed files (only the parent's checkpoints can tell what they did).
+    pub uncounted: u64,
     /// Its last complete message with text.
     pub answer: String,
     /// Text streamed in the step that runs now.
@@ -139,7 +140,12 @@ pub(super) async fn follow(
                     Some(ToolOutput::FileChanged(change)) => {
                         progress.files.insert(change.path.clone());
                     }
-                    Some(ToolOutput::Command(_)) => progress.commands += 1,
+                    Some(ToolOutput::Command(_)) => progress.uncounted += 1,
+                    Some(ToolOutput::Subagent(run))
+                        if run.files_changed > 0 || run.uncounted > 0 =>
+                    {
+                        progress.uncounted += 1;
+                    }
                     _ => {}
                 }
                 watched.show(&progress, !approvals.is_empty());

@@ -42,7 +42,7 @@ fn run(session: &str) -> ToolResult {
         cached_tokens: 0,
         requests: 1,
         files_changed: 0,
-        commands: 0,
+        uncounted: 0,
         duration_ms: 1,
         text: "answer".into(),
         changes: Vec::new(),

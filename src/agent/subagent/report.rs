@@ -28,7 +28,7 @@ pub(super) fn run(
         cached_tokens: progress.usage.cached_tokens,
         requests: progress.requests,
         files_changed: progress.files.len() as u64,
-        commands: progress.commands,
+        uncounted: progress.uncounted,
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         text: String::new(),
         changes: Vec::new(),
@@ -51,9 +51,10 @@ pub(super) fn run(
         };
         format!("{marker}\n{had}")
     };
-    // Its file tools' writes are all it changed unless it ran commands; what those changed
-    // the parent's checkpoints tell when it ran alone (`with_changes`).
-    let exact = run.commands == 0;
+    // Its file tools' writes are all it changed unless it ran commands or subagents that
+    // changed files; what those changed the parent's checkpoints tell when it ran alone
+    // (`with_changes`).
+    let exact = run.uncounted == 0;
     run.text = format!("{body}\n{}", figures(&run, exact));
     run
 }
@@ -120,7 +121,7 @@ fn figures(run: &SubagentRun, exact: bool) -> String {
         format!("{} file{files} changed", run.files_changed)
     } else {
         format!(
-            "{} file{files} written by its file tools (its commands' changes not counted)",
+            "{} file{files} written by its file tools (changes by its commands or subagents not counted)",
             run.files_changed
         )
     };
@@ -136,4 +137,66 @@ fn figures(run: &SubagentRun, exact: bool) -> String {
         if run.steps == 1 { "" } else { "s" },
         run.duration_ms as f64 / 1000.0
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(uncounted: u64) -> SubagentRun {
+        SubagentRun {
+            agent: "general".into(),
+            ended: "completed".into(),
+            finished: true,
+            steps: 3,
+            prompt_tokens: 1_000,
+            completion_tokens: 204,
+            files_changed: 1,
+            uncounted,
+            duration_ms: 4_100,
+            text: "the answer\n[old figures]".into(),
+            ..SubagentRun::default()
+        }
+    }
+
+    #[test]
+    fn the_figures_say_what_they_count() {
+        assert_eq!(
+            figures(&run(0), true),
+            "[subagent general: completed · 3 steps · 1204 tokens · 1 file changed · 4.1 s]"
+        );
+        assert!(
+            figures(&run(2), false).contains(
+                "· 1 file written by its file tools (changes by its commands or subagents not counted) ·"
+            )
+        );
+    }
+
+    #[test]
+    fn the_parents_checkpoints_replace_the_count_and_name_the_files() {
+        let mut counted = run(2);
+        let change = |path: &str, created| FileChange {
+            path: path.into(),
+            created,
+            ..FileChange::default()
+        };
+        with_changes(
+            &mut counted,
+            vec![change("a.rs", false), change("b.rs", true)],
+            false,
+        );
+        assert_eq!(
+            counted.text,
+            "the answer\n[files the subagent changed: a.rs, b.rs (created)]\n[subagent general: completed · 3 steps · 1204 tokens · 2 files changed · 4.1 s]"
+        );
+        // Nothing changed: the count is exact too, and no list.
+        let mut none = run(1);
+        with_changes(&mut none, Vec::new(), false);
+        assert!(
+            none.text.ends_with("· 0 files changed · 4.1 s]"),
+            "{}",
+            none.text
+        );
+        assert!(!none.text.contains("files the subagent changed"));
+    }
 }
