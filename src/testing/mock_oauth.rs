@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
@@ -460,50 +460,15 @@ async fn mcp(state: &OAuthMockState, request: &Received) -> MockReply {
 
 /// One request: the head, then `Content-Length` bytes of body.
 async fn read(socket: &mut TcpStream) -> std::io::Result<Option<Received>> {
-    let mut buf = Vec::with_capacity(4096);
-    let head_end = loop {
-        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at;
-        }
-        if buf.len() > 64 * 1024 {
-            return Err(std::io::Error::other("request head too large"));
-        }
-        let mut chunk = [0u8; 4096];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk[..n]);
+    let Some(request) = super::accept::read_request(socket, 64 * 1024).await? else {
+        return Ok(None);
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next().unwrap_or_default().split(' ');
-    let method = first.next().unwrap_or_default().to_string();
-    let target = first.next().unwrap_or_default();
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
-        .collect();
-    let length = headers
-        .iter()
-        .find(|(name, _)| name == "content-length")
-        .and_then(|(_, value)| value.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = buf.split_off(head_end + 4);
-    while body.len() < length {
-        let mut chunk = vec![0u8; length - body.len()];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
+    let (path, query) = request.path_and_query();
     Ok(Some(Received {
-        method,
         path: path.to_string(),
         query: query.to_string(),
-        headers,
-        body,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
     }))
 }

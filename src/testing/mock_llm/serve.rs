@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
@@ -392,52 +392,15 @@ async fn read_request(
     socket: &mut TcpStream,
     whole: bool,
 ) -> std::io::Result<Option<RecordedRequest>> {
-    let mut buf = Vec::with_capacity(8192);
-    let head_end = loop {
-        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at;
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(std::io::Error::other("request head too large"));
-        }
-        let mut chunk = [0u8; 8192];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk[..n]);
+    let Some(request) = crate::testing::accept::read_request(socket, MAX_HEAD).await? else {
+        return Ok(None);
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut request_line = lines.next().unwrap_or_default().split(' ');
-    let method = request_line.next().unwrap_or_default().to_string();
-    let path = request_line.next().unwrap_or_default().to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
-        .collect();
-    let length = headers
-        .iter()
-        .find(|(name, _)| name == "content-length")
-        .and_then(|(_, value)| value.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = buf.split_off(head_end + 4);
-    // curl asks before sending a body over 1 KiB; without an answer it stalls for a second.
-    let expects_continue = headers
-        .iter()
-        .any(|(name, value)| name == "expect" && value.eq_ignore_ascii_case("100-continue"));
-    if expects_continue && body.len() < length {
-        socket.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").await?;
-    }
-    while body.len() < length {
-        let mut chunk = vec![0u8; (length - body.len()).min(64 * 1024)];
-        let n = socket.read(&mut chunk).await?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&chunk[..n]);
-    }
-    let raw = body;
+    let (method, path, headers, raw) = (
+        request.method,
+        request.target,
+        request.headers,
+        request.body,
+    );
     let body = if whole {
         serde_json::from_slice(&raw).unwrap_or_else(|_| {
             serde_json::Value::String(String::from_utf8_lossy(&raw).into_owned())
