@@ -81,6 +81,11 @@ async fn agent_with(
     .await
 }
 
+/// A user's session with the default `[subagents]` settings, someone at the keys.
+async fn interactive_parent(ws: &Path, sessions: &Path, llm: &MockLlm, mode: Mode) -> TestAgent {
+    agent_with(ws, sessions, llm, mode, SubagentSettings::default(), true).await
+}
+
 /// Processes whose working directory is in `workspace`.
 fn processes_in(workspace: &Path) -> Vec<String> {
     let workspace = std::fs::canonicalize(workspace).unwrap();
@@ -125,15 +130,7 @@ async fn a_child_sees_only_its_prompt_and_the_parent_gets_its_answer_figures_and
     ])
     .await;
     let sessions = data.path().join("sessions");
-    let mut agent = agent_with(
-        ws.path(),
-        &sessions,
-        &llm,
-        Mode::Ask,
-        SubagentSettings::default(),
-        true,
-    )
-    .await;
+    let mut agent = interactive_parent(ws.path(), &sessions, &llm, Mode::Ask).await;
     agent
         .submit("PARENT-HISTORY: find where config loads")
         .await;
@@ -358,15 +355,7 @@ async fn explore_cannot_write_and_its_commands_must_be_read_only() {
     ])
     .await;
     let sessions = data.path().join("sessions");
-    let mut agent = agent_with(
-        ws.path(),
-        &sessions,
-        &llm,
-        Mode::Never,
-        SubagentSettings::default(),
-        true,
-    )
-    .await;
+    let mut agent = interactive_parent(ws.path(), &sessions, &llm, Mode::Never).await;
     agent.submit("explore").await;
     agent.wait_for(ended).await;
     let tools = tool_names(&llm.request(1));
@@ -400,15 +389,7 @@ async fn undo_of_the_parents_turn_takes_back_a_childs_edit() {
     ])
     .await;
     let sessions = data.path().join("sessions");
-    let mut agent = agent_with(
-        ws.path(),
-        &sessions,
-        &llm,
-        Mode::AutoEdit,
-        SubagentSettings::default(),
-        true,
-    )
-    .await;
+    let mut agent = interactive_parent(ws.path(), &sessions, &llm, Mode::AutoEdit).await;
     agent.submit("make a file").await;
     agent.wait_for(ended).await;
     assert!(ws.path().join("made.txt").exists());
@@ -441,15 +422,7 @@ async fn a_lone_childs_command_changes_revert_from_its_result() {
     ])
     .await;
     let sessions = data.path().join("sessions");
-    let mut agent = agent_with(
-        ws.path(),
-        &sessions,
-        &llm,
-        Mode::Auto,
-        SubagentSettings::default(),
-        true,
-    )
-    .await;
+    let mut agent = interactive_parent(ws.path(), &sessions, &llm, Mode::Auto).await;
     agent.submit("regenerate").await;
     agent.wait_for(ended).await;
     let result = subagent_result(&agent, "s1");
@@ -486,15 +459,7 @@ async fn a_childs_approval_is_asked_in_the_parents_ui_labelled_and_a_denial_reac
     ])
     .await;
     let sessions = data.path().join("sessions");
-    let mut agent = agent_with(
-        ws.path(),
-        &sessions,
-        &llm,
-        Mode::Ask,
-        SubagentSettings::default(),
-        true,
-    )
-    .await;
+    let mut agent = interactive_parent(ws.path(), &sessions, &llm, Mode::Ask).await;
     agent.submit("clean").await;
     let held = agent
         .wait_for(|e| matches!(e, AgentEvent::Tool(ToolEvent::AwaitingApproval { .. })))
@@ -573,15 +538,7 @@ async fn interrupting_the_parent_stops_a_childs_command_and_reads_cancelled() {
     ])
     .await;
     let sessions = data.path().join("sessions");
-    let mut agent = agent_with(
-        ws.path(),
-        &sessions,
-        &llm,
-        Mode::Never,
-        SubagentSettings::default(),
-        true,
-    )
-    .await;
+    let mut agent = interactive_parent(ws.path(), &sessions, &llm, Mode::Never).await;
     agent.submit("sleep").await;
     let deadline = Instant::now() + Duration::from_secs(20);
     while !processes_in(ws.path())

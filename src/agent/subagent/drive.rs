@@ -239,57 +239,39 @@ impl Approvals {
 
     /// Puts the child's held call to the parent's UI, labelled with the agent and its
     /// description; the user's answer (a `Decide` of the outer id) goes back to the child.
-    fn ask(&mut self, watched: &Follow<'_>, held: ToolEvent, commands: &mpsc::Sender<UserCommand>) {
-        let ToolEvent::AwaitingApproval {
-            call,
-            name,
-            subject,
-            why,
-            sandboxed,
-            reach,
-            prefix,
-            decisions,
-            dangers,
-            diff,
-        } = held
-        else {
+    fn ask(
+        &mut self,
+        watched: &Follow<'_>,
+        mut held: ToolEvent,
+        commands: &mpsc::Sender<UserCommand>,
+    ) {
+        let ToolEvent::AwaitingApproval { call, why, .. } = &mut held else {
             return;
         };
-        let outer = watched.outer(&call);
+        let inner = call.clone();
+        let outer = watched.outer(&inner);
         let (tx, rx) = oneshot::channel::<Decision>();
         watched.parent.shared.park_approval(outer.clone(), tx);
-        let commands = commands.clone();
-        let inner = call.clone();
+        let answers = commands.clone();
+        let to_child = inner.clone();
         tokio::spawn(async move {
             if let Ok(decision) = rx.await {
-                let _ = commands
+                let _ = answers
                     .send(UserCommand::Decide {
-                        call: inner,
+                        call: to_child,
                         decision,
                     })
                     .await;
             }
         });
-        self.held.insert(outer.clone(), call);
-        let why = format!(
+        self.held.insert(outer.clone(), inner);
+        // The same question, under the parent's id and saying who asks.
+        *call = outer;
+        *why = format!(
             "agent {} ({}) asks: {why}",
             watched.agent, watched.description
         );
-        let _ = watched
-            .parent
-            .events
-            .send(AgentEvent::Tool(ToolEvent::AwaitingApproval {
-                call: outer,
-                name,
-                subject,
-                why,
-                sandboxed,
-                reach,
-                prefix,
-                decisions,
-                dangers,
-                diff,
-            }));
+        let _ = watched.parent.events.send(AgentEvent::Tool(held));
     }
 
     /// The child carried out an answer: the parent's prompt for it is settled.

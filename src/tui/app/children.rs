@@ -51,12 +51,10 @@ impl App {
     /// One of the child's events, into its transcript.
     pub(super) fn fold_child(&mut self, call: &CallId, inner: &AgentEvent) {
         let now = self.now;
-        let options = TuiOptions::read_only(
-            self.status.provider.clone(),
-            self.status.model.clone(),
-            self.status.mode,
-        );
+        let status = &self.status;
         let child = self.children.apps.entry(call.clone()).or_insert_with(|| {
+            let options =
+                TuiOptions::read_only(status.provider.clone(), status.model.clone(), status.mode);
             let mut child = Box::new(App::new(&options, now));
             child.status.child = true;
             child

@@ -334,3 +334,53 @@ fn what_a_child_changed_browses_in_the_parents_diff_pane() {
     assert!(screen.contains("src/made_by_child.rs"), "{screen}");
     assert!(screen.contains("CHILD-LINE"), "{screen}");
 }
+
+/// A word typed fast in the child's view is text, whatever its letters: `q` (back) and `j`
+/// (scroll) in it act on nothing, and every letter reaches the parent's input in order.
+#[test]
+fn a_word_with_the_views_keys_in_it_is_text_for_the_parents_input() {
+    let mut app = running_child();
+    open_card(&mut app);
+    app.set_now(app.now + std::time::Duration::from_secs(1));
+    for c in "quiq jog".chars() {
+        app.handle_input(&key(KeyCode::Char(c)));
+        app.set_now(app.now + std::time::Duration::from_millis(30));
+    }
+    app.set_now(app.now + std::time::Duration::from_secs(1));
+    app.expire();
+    assert!(!app.should_quit());
+    assert_eq!(app.composer.text(), "quiq jog");
+    assert!(app.take_commands().is_empty());
+}
+
+/// A key used in the child's view a moment before a parent's approval opens counts as typing:
+/// the `y` right after is text, not an answer.
+#[test]
+fn a_key_in_the_childs_view_just_before_an_approval_answers_nothing() {
+    let mut app = running_child();
+    open_card(&mut app);
+    press(&mut app, KeyCode::Char('j'));
+    app.apply(&tool(ToolEvent::AwaitingApproval {
+        call: CallId::new("call_sub~child_9"),
+        name: "bash".into(),
+        subject: "rm -rf build".into(),
+        why: "agent explore (find the parser) asks: deletes files".into(),
+        sandboxed: true,
+        reach: None,
+        prefix: "rm".into(),
+        decisions: vec![DecisionKind::Approve, DecisionKind::Deny],
+        dangers: Vec::new(),
+        diff: None,
+    }));
+    app.set_now(app.now + std::time::Duration::from_millis(100));
+    app.handle_input(&key(KeyCode::Char('y')));
+    app.set_now(app.now + std::time::Duration::from_secs(1));
+    app.expire();
+    let sent = app.take_commands();
+    assert!(
+        !sent
+            .iter()
+            .any(|c| matches!(c, crate::bus::UserCommand::Decide { .. })),
+        "{sent:?}"
+    );
+}
